@@ -1,0 +1,26 @@
+"""Exceptions raised for users' mistakes: bad files, bad parameters, mismatched inputs.
+
+The CLI turns every :class:`LdacliError` into a one-line message on stderr and exit code 1;
+anything else escaping is a bug in ldacli.
+"""
+
+from __future__ import annotations
+
+
+class LdacliError(Exception):
+    """A problem with what the user gave us (a file, a parameter), not a bug."""
+
+
+class InputError(LdacliError):
+    """A file that cannot be read as expected.
+
+    The message reads ``PATH:LINE: what was expected, what was found`` (``PATH: ...`` when no
+    single line is to blame), so editors and terminals can jump to the place.
+    """
+
+    def __init__(self, path: str, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        self.detail = message
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(f"{where}: {message}")

@@ -1,0 +1,225 @@
+"""Low-level file handling shared by the readers and writers.
+
+* :func:`atomic_write` writes a file so that readers see either the old file or the complete
+  new one, never a half-written file.
+* :class:`Source` opens a named input (a path, or ``-`` for standard input) as a binary stream,
+  decompressing gzip transparently (recognised by its magic bytes, whatever the name).
+* :func:`iter_blocks` and :func:`iter_lines` stream a :class:`Source` in whole lines with their
+  1-based line numbers, turning every read or decompression failure into an
+  :class:`~ldacli.errors.InputError` that names the file and the line being read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import os
+import sys
+import tempfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, BinaryIO
+
+from ldacli.errors import InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
+BLOCK_SIZE = 1 << 20
+
+# What can go wrong while reading a (possibly gzipped) stream: OSError covers I/O errors and
+# gzip.BadGzipFile; EOFError a truncated gzip stream; zlib.error corrupt compressed data.
+READ_ERRORS = (OSError, EOFError, zlib.error)
+
+_umask: int | None = None
+
+
+def _current_umask() -> int:
+    """The process umask, read without changing it where the platform allows."""
+    global _umask
+    if _umask is None:
+        try:
+            with open("/proc/self/status", encoding="ascii") as f:
+                for line in f:
+                    if line.startswith("Umask:"):
+                        _umask = int(line.split()[1], 8)
+                        break
+        except (OSError, ValueError, IndexError):
+            pass
+        if _umask is None:
+            _umask = os.umask(0o022)
+            os.umask(_umask)
+    return _umask
+
+
+def _fsync_directory(folder: str) -> None:
+    """Best effort: make a rename in ``folder`` durable (not supported everywhere)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]:
+    """Open ``path`` for writing so that it appears complete or not at all.
+
+    Yields a file object (binary for ``mode="wb"``, UTF-8 text with ``\\n`` line ends for
+    ``mode="w"``) on a temporary file in the target's folder. When the block ends normally the
+    file is flushed, fsynced, given the usual permissions (0666 minus the umask) and renamed
+    over ``path`` with :func:`os.replace`, then the folder is fsynced (best effort). When the
+    block raises, the temporary file is removed, ``path`` is left untouched and the exception
+    propagates.
+    """
+    if mode not in ("wb", "w"):
+        raise ValueError(f"mode: expected 'wb' or 'w', found {mode!r}")
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    kwargs = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
+    tmp = tempfile.NamedTemporaryFile(
+        mode, dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp", delete=False, **kwargs
+    )
+    try:
+        yield tmp
+        tmp.flush()
+        os.fsync(tmp.fileno())
+        tmp.close()
+        os.chmod(tmp.name, 0o666 & ~_current_umask())
+        os.replace(tmp.name, target)
+    except BaseException:
+        tmp.close()
+        with contextlib.suppress(OSError):
+            os.unlink(tmp.name)
+        raise
+    _fsync_directory(folder)
+
+
+def _read_error(name: str, line: int | None, exc: BaseException, compressed: bool) -> InputError:
+    """An InputError for a failure while reading ``name`` (at ``line`` when known)."""
+    if compressed and not (isinstance(exc, OSError) and exc.strerror):
+        return InputError(name, line, f"expected valid gzip data, found corrupt or truncated data ({exc})")
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return InputError(name, line, f"cannot read: {reason}")
+
+
+@dataclass(frozen=True)
+class Source:
+    """An input file, or standard input buffered in memory.
+
+    ``name`` is what error messages call it (the path, or ``<stdin>``); ``path`` the file to
+    open, or ``None`` when ``data`` holds the bytes read from standard input.
+    """
+
+    name: str
+    path: str | None = None
+    data: bytes | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], stdin: IO | None = None) -> Source:
+        """A source for ``path``; ``"-"`` reads all of ``stdin`` (default ``sys.stdin``) now.
+
+        Standard input cannot be read twice, so it is buffered whole; files are only checked
+        for readability here and streamed later.
+        """
+        path = os.fspath(path)
+        if path == "-":
+            stream = stdin if stdin is not None else sys.stdin
+            stream = getattr(stream, "buffer", stream)
+            try:
+                data = stream.read()
+            except READ_ERRORS as exc:
+                raise _read_error("<stdin>", None, exc, False) from None
+            if isinstance(data, str):
+                data = data.encode("utf-8")
+            return cls("<stdin>", None, bytes(data))
+        if os.path.isdir(path):
+            raise InputError(path, None, "expected a file, found a directory")
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+        return cls(path, path, None)
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.path is None
+
+    @contextlib.contextmanager
+    def stream(self) -> Iterator[tuple[BinaryIO, bool]]:
+        """Open a fresh binary stream from the start; yields ``(stream, is_gzip)``."""
+        if self.path is None:
+            raw: BinaryIO = io.BytesIO(self.data or b"")
+        else:
+            try:
+                raw = open(self.path, "rb")
+            except OSError as exc:
+                raise InputError(self.name, None, f"cannot read: {exc.strerror or exc}") from None
+        try:
+            try:
+                head = raw.peek(2)[:2] if hasattr(raw, "peek") else raw.read(2)
+                if not hasattr(raw, "peek"):
+                    raw.seek(0)
+            except READ_ERRORS as exc:
+                raise _read_error(self.name, 1, exc, False) from None
+            if head == GZIP_MAGIC:
+                with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+                    yield gz, True  # type: ignore[misc]
+            else:
+                yield raw, False
+        finally:
+            raw.close()
+
+
+def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[int, bytes]]:
+    """Stream ``source`` as ``(first_line_number, block)`` pairs.
+
+    Each block holds whole lines, each ending in ``\\n`` except possibly the very last line of
+    the input; line numbers start at 1. A UTF-8 byte-order mark at the start is dropped. A line
+    longer than ``block_size`` is returned whole in a larger block.
+    """
+    with source.stream() as (stream, compressed):
+        lineno = 1
+        pending: list[bytes] = []  # pieces of a line not yet ended
+        first = True
+        while True:
+            try:
+                chunk = stream.read(block_size)
+            except READ_ERRORS as exc:
+                raise _read_error(source.name, lineno, exc, compressed) from None
+            if first:
+                first = False
+                if chunk.startswith(UTF8_BOM):
+                    chunk = chunk[len(UTF8_BOM):]
+            if not chunk:
+                break
+            cut = chunk.rfind(b"\n") + 1
+            if cut == 0:
+                pending.append(chunk)
+                continue
+            block = b"".join(pending) + chunk[:cut] if pending else chunk[:cut]
+            pending = [chunk[cut:]] if cut < len(chunk) else []
+            yield lineno, block
+            lineno += block.count(b"\n")
+        tail = b"".join(pending)
+        if tail:
+            yield lineno, tail
+
+
+def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
+    """Stream ``source`` as ``(line_number, line)`` with 1-based numbers, ``\\n`` removed.
+
+    A final ``\\n`` ends the last line (it does not start an empty one). ``\\r`` is kept.
+    """
+    for first, block in iter_blocks(source):
+        lines = block.split(b"\n")
+        if block.endswith(b"\n"):
+            lines.pop()
+        yield from enumerate(lines, start=first)
