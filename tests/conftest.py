@@ -1,0 +1,21 @@
+import numpy as np
+import pytest
+
+from ldacli.corpus import write_corpus
+from ldacli.synthetic import generate
+
+
+@pytest.fixture(scope="session")
+def planted():
+    """A synthetic corpus with 5 well-separated planted topics (200 documents of 60 tokens)."""
+    return generate(200, 5, 50, doc_length=60, alpha=0.2, seed=7, planted=True)
+
+
+@pytest.fixture
+def small_ldac(tmp_path, planted):
+    """The planted corpus written as LDA-C with its vocabulary beside it; returns the path."""
+    path = tmp_path / "small.ldac"
+    write_corpus(planted.corpus, str(path), str(tmp_path / "small.vocab"), format="ldac")
+    return str(path)
+
+

@@ -1,0 +1,142 @@
+"""Training through the Python API: recovery of planted topics, determinism, exact resume."""
+
+import dataclasses
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+import ldacli
+from ldacli.errors import LdacliError
+from ldacli.synthetic import generate, recovery
+from ldacli.train import TrainingInterrupted
+
+
+def test_planted_topics_are_recovered(planted):
+    model = ldacli.train(planted.corpus, 5, iterations=150, seed=1)
+    _, distance = recovery(planted.phi, model.phi)
+    # Mean total-variation distance between matched true and estimated topics.
+    assert distance < 0.1
+    # The likelihood trace rises from the random start.
+    assert model.loglik_per_token[-1] > model.loglik_per_token[0]
+
+
+def test_model_shapes_and_normalisation(planted):
+    model = ldacli.train(planted.corpus, 4, iterations=20, alpha=0.3, beta=0.05, seed=2)
+    c = planted.corpus
+    assert model.phi.shape == (4, c.n_words) and model.theta.shape == (c.n_docs, 4)
+    np.testing.assert_allclose(model.phi.sum(axis=1), 1.0)
+    np.testing.assert_allclose(model.theta.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.alpha, np.full(4, 0.3))
+    assert model.beta == 0.05
+    assert model.params["seed"] == 2 and model.params["corpus_fingerprint"] == c.fingerprint()
+    assert list(model.loglik_iterations) == [10, 20]
+
+
+def test_empty_documents_get_the_prior():
+    syn = generate(30, 3, 20, doc_length=(0, 10), seed=3)
+    lengths = syn.corpus.doc_lengths
+    assert (lengths == 0).any()
+    model = ldacli.train(syn.corpus, 3, iterations=5, alpha=0.5, seed=4)
+    np.testing.assert_allclose(model.theta[lengths == 0], 1 / 3)
+
+
+def test_same_seed_same_bytes_and_fresh_entropy_is_recorded(planted, tmp_path):
+    paths = []
+    for name in ("a", "b"):
+        m = ldacli.train(planted.corpus, 5, iterations=12, seed=99)
+        m.save(str(tmp_path / f"{name}.npz"))
+        paths.append(tmp_path / f"{name}.npz")
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    fresh = ldacli.train(planted.corpus, 5, iterations=12)
+    again = ldacli.train(planted.corpus, 5, iterations=12, seed=fresh.params["seed"])
+    np.testing.assert_array_equal(fresh.phi, again.phi)
+    assert fresh.params["seed"] > 2**64  # 128 bits of fresh entropy
+
+
+def test_resume_gives_the_same_bytes_as_an_uninterrupted_run(planted, tmp_path):
+    full = tmp_path / "full.npz"
+    ldacli.train(planted.corpus, 5, iterations=17, seed=5).save(str(full))
+    ckpt = str(tmp_path / "run.ckpt.npz")
+    ldacli.train(planted.corpus, 5, iterations=9, seed=5, checkpoint=ckpt, checkpoint_every=4)
+    assert ldacli.Checkpoint.load(ckpt).iteration == 9
+    resumed = tmp_path / "resumed.npz"
+    ldacli.train(planted.corpus, iterations=17, resume=ckpt).save(str(resumed))
+    assert full.read_bytes() == resumed.read_bytes()
+
+
+def test_a_signal_stops_training_with_a_checkpoint_that_resumes_exactly(planted, tmp_path):
+    ckpt = str(tmp_path / "sig.ckpt.npz")
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(TrainingInterrupted, match="SIGINT"):
+        ldacli.train(planted.corpus, 5, iterations=10**7, seed=6, checkpoint=ckpt)
+    timer.join()
+    stopped = ldacli.Checkpoint.load(ckpt).iteration
+    assert 0 < stopped < 10**7
+    target = stopped + 3
+    resumed = ldacli.train(planted.corpus, iterations=target, resume=ckpt)
+    straight = ldacli.train(planted.corpus, 5, iterations=target, seed=6)
+    np.testing.assert_array_equal(resumed.phi, straight.phi)
+    np.testing.assert_array_equal(resumed.theta, straight.theta)
+
+
+def test_resume_refuses_another_corpus_or_changed_parameters(planted, tmp_path):
+    ckpt = str(tmp_path / "c.npz")
+    ldacli.train(planted.corpus, 5, iterations=3, seed=1, checkpoint=ckpt)
+    other = generate(20, 2, 10, seed=1).corpus
+    with pytest.raises(LdacliError, match="another corpus"):
+        ldacli.train(other, iterations=5, resume=ckpt)
+    with pytest.raises(LdacliError, match="n_topics"):
+        ldacli.train(planted.corpus, 6, iterations=5, resume=ckpt)
+    with pytest.raises(LdacliError, match="past the 2"):
+        ldacli.train(planted.corpus, iterations=2, resume=ckpt)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_topics": 0}, "n_topics"),
+    ({"alpha": -1.0}, "alpha"),
+    ({"beta": float("nan")}, "beta"),
+    ({"iterations": 0}, "iterations"),
+])
+def test_bad_parameters_are_refused_with_their_name(planted, kwargs, match):
+    args = {"n_topics": 3, "iterations": 2, **kwargs}
+    with pytest.raises(LdacliError, match=match):
+        ldacli.train(planted.corpus, **args)
+
+
+def test_model_round_trips_through_its_file(planted, tmp_path):
+    m = ldacli.train(planted.corpus, 5, iterations=10, seed=8)
+    m.save(str(tmp_path / "m.npz"))
+    back = ldacli.load_model(str(tmp_path / "m.npz"))
+    np.testing.assert_array_equal(back.phi, m.phi)
+    np.testing.assert_array_equal(back.theta, m.theta)
+    assert back.vocab == m.vocab and back.doc_ids == m.doc_ids and back.params == m.params
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as f:
+        assert str(f["kind"]) == "model" and int(f["format_version"]) == 1
+
+
+def test_inference_recovers_the_proportions_of_planted_documents(planted):
+    model = ldacli.train(planted.corpus, 5, iterations=100, seed=3)
+    perm, _ = recovery(planted.phi, model.phi)
+    new = generate(40, 5, 50, doc_length=200, alpha=0.2, seed=70, planted=True)
+    result, dropped = ldacli.infer(model, new.corpus, iterations=60, burn_in=20, seed=1)
+    assert dropped == 0
+    theta = result.theta[:, perm]  # estimated topics in the order of the true ones
+    assert np.abs(theta - new.theta).sum(axis=1).mean() / 2 < 0.1
+
+
+def test_perplexity_of_a_trained_model_matches_the_true_model(planted):
+    model = ldacli.train(planted.corpus, 5, iterations=100, seed=3)
+    held = generate(50, 5, 50, doc_length=60, alpha=0.2, seed=71, planted=True).corpus
+    result = ldacli.perplexity(model, held, seed=2)
+    assert result["estimator"] == "document-completion"
+    assert result["n_tokens"] == 50 * 30 and result["n_docs"] == 50
+    assert np.isclose(result["perplexity"], np.exp(-result["log_likelihood"] / result["n_tokens"]))
+    # Scored with the topics that generated the data, the same documents give the floor; a
+    # model that knows nothing (uniform topics) scores 50, the vocabulary size.
+    truth = dataclasses.replace(model, phi=planted.phi, alpha=np.full(5, 0.2))
+    floor = ldacli.perplexity(truth, held, seed=2)["perplexity"]
+    assert floor <= result["perplexity"] < 1.02 * floor < 25
