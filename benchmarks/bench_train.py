@@ -46,6 +46,7 @@ def run_lda(corpus, k, iterations, alpha, beta):
     import lda
 
     logging.getLogger("lda").setLevel(logging.WARNING)
+    logging.getLogger("ldacli").setLevel(logging.WARNING)
     model = lda.LDA(n_topics=k, n_iter=iterations, alpha=alpha, eta=beta, random_state=1, refresh=10)
     t0 = time.perf_counter()
     model.fit(corpus.counts.tocsr().astype(np.int64))
