@@ -1,5 +1,8 @@
 """Declares and cythonizes the extension modules; all other metadata is in pyproject.toml."""
 
+import glob
+import os
+
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -18,14 +21,16 @@ DIRECTIVES = {
 # in the tests on every platform (aarch64 compilers fuse by default).
 COMPILE_ARGS = ["-O3", "-ffp-contract=off"]
 
+# Every ext/NAME.pyx becomes the module ldacli.NAME.
 extensions = [
     Extension(
-        "ldacli._gibbs",
-        ["ext/_gibbs.pyx"],
+        f"ldacli.{os.path.splitext(os.path.basename(source))[0]}",
+        [source],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=COMPILE_ARGS,
-    ),
+    )
+    for source in sorted(glob.glob("ext/*.pyx"))
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES))
