@@ -45,8 +45,10 @@ def test_every_command_has_help_with_examples(command):
     assert "Examples:" in result.stdout and "ldacli" in result.stdout
 
 
-def test_python_dash_m_runs_the_cli():
-    out = subprocess.run([sys.executable, "-m", "ldacli", "--version"], capture_output=True, text=True)
+def test_python_dash_m_runs_the_cli(tmp_path):
+    # From another folder, so the installed package runs, not the source tree.
+    out = subprocess.run([sys.executable, "-m", "ldacli", "--version"], capture_output=True, text=True,
+                         cwd=tmp_path)
     assert out.returncode == 0 and "ldacli" in out.stdout
 
 
