@@ -1,17 +1,26 @@
 """Gibbs-sampling kernels for LDA.
 
-Every array is allocated and coerced by the caller (``ldacli.train`` and ``ldacli.infer``); a
-kernel updates its arrays in place inside one ``nogil`` block and returns nothing. One call is one
-sweep over the tokens it is given. Random numbers come from the ``numpy.random.Generator`` passed
-in (its bit generator's ``next_double``, the stream ``Generator.random()`` draws from); the
-generator's lock is held for the call. The kernels never validate: shapes, dtypes and ranges are
-the caller's job.
+Every array is allocated and coerced by the caller (``ldacli.sampler`` and ``ldacli.infer``); a
+kernel updates its arrays in place inside one ``nogil`` block and returns a count or nothing.
+One call is one sweep over the tokens of one shard (a contiguous range of documents). Random
+numbers come from the ``numpy.random.Generator`` passed in (its bit generator's
+``next_double``, the stream ``Generator.random()`` draws from); the generator's lock is held for
+the call. The kernels never validate: shapes, dtypes and ranges are the caller's job.
 
-Each kernel's docstring gives the plain NumPy it is equivalent to, draw for draw; those NumPy
-versions live in ``tests/oracle.py`` and the tests check the kernels against them bit for bit.
+Shards. A training sweep runs every shard against the same snapshot of the topic-word counts
+(AD-LDA, Newman et al. 2009): a shard sees its own updates at once and the other shards' only
+after the sweep. The caller keeps each shard's topics from before the sweep; ``apply_dense`` and
+``apply_sparse`` replay the moves from one topic vector to another on a copy of the counts (to
+undo a shard, or to merge every shard into every copy). Integer additions commute, so the
+merged counts do not depend on the order of shards or threads.
+
+Each sampling kernel's docstring gives the plain NumPy it is equivalent to; those NumPy versions
+live in ``tests/oracle.py`` and the tests check the kernels against them bit for bit (dense) or
+against the exact posterior of a tiny corpus (all samplers).
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.math cimport lgamma
 from libc.stdint cimport int32_t, int64_t
 from numpy.random cimport bitgen_t
 
@@ -28,42 +37,42 @@ cdef inline Py_ssize_t _search(const double* cum, Py_ssize_t n, double u) noexce
     return k
 
 
-def cgs_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
-              int32_t[:, ::1] nwk, int32_t[:, ::1] ndk, int32_t[::1] nk,
-              const double[::1] alpha, double beta, double beta_sum,
-              double[::1] work, object rng):
-    """One collapsed Gibbs sweep (Griffiths & Steyvers 2004) over every token, in order.
+# --------------------------------------------------------------------------------------------
+# Dense O(K) sampler
 
-    Shapes and dtypes (N tokens, D documents, V words, K topics):
-    ``words`` (N,) int32 word id of each token; ``doc_ptr`` (D+1,) int64, document d owns tokens
-    ``doc_ptr[d]:doc_ptr[d+1]``; ``z`` (N,) int32 topic of each token; ``nwk`` (V, K) int32
-    word-topic counts (word-major); ``ndk`` (D, K) int32; ``nk`` (K,) int32; ``alpha`` (K,)
-    float64; ``beta`` the symmetric topic-word prior and ``beta_sum`` = V * beta; ``work`` (2K,)
-    float64 scratch.
+def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
+                int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
+                double beta_sum, int32_t[::1] ndk, double[::1] work, object rng):
+    """One collapsed Gibbs sweep (Griffiths & Steyvers 2004) over one shard's tokens, in order.
 
-    Mutates ``z``, ``nwk``, ``ndk``, ``nk`` (and ``work``); draws N doubles from ``rng``.
-    Equivalent NumPy, token by token::
+    Shapes and dtypes (n tokens and d documents in the shard, V words, K topics): ``words`` (n,)
+    int32; ``doc_ptr`` (d+1,) int64 from 0, document j owns tokens ``doc_ptr[j]:doc_ptr[j+1]``;
+    ``z`` (n,) int32 topics; ``nwk`` (V, K) int32 word-topic counts (word-major); ``nk`` (K,)
+    int32; ``alpha`` (K,) float64; ``beta`` the symmetric topic-word prior and ``beta_sum`` =
+    V * beta; ``ndk`` (K,) int32 scratch, zero on entry and on exit; ``work`` (2K,) float64
+    scratch. Mutates ``z``, ``nwk``, ``nk``; draws n doubles from ``rng``. Equivalent NumPy::
 
         inv = 1.0 / (nk + beta_sum)
-        for d in range(D):
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+        for j in range(d):
+            ndk = np.bincount(z[doc_ptr[j]:doc_ptr[j + 1]], minlength=K)
+            for i in range(doc_ptr[j], doc_ptr[j + 1]):
                 w, t = words[i], z[i]
-                nwk[w, t] -= 1; ndk[d, t] -= 1; nk[t] -= 1
+                nwk[w, t] -= 1; ndk[t] -= 1; nk[t] -= 1
                 inv[t] = 1.0 / (nk[t] + beta_sum)
-                cum = np.cumsum((ndk[d] + alpha) * (nwk[w] + beta) * inv)
+                cum = np.cumsum((ndk + alpha) * (nwk[w] + beta) * inv)
                 u = rng.random() * cum[-1]
                 t = min(np.searchsorted(cum, u, side="right"), K - 1)
-                z[i] = t; nwk[w, t] += 1; ndk[d, t] += 1; nk[t] += 1
+                z[i] = t; nwk[w, t] += 1; ndk[t] += 1; nk[t] += 1
                 inv[t] = 1.0 / (nk[t] + beta_sum)
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
-    cdef Py_ssize_t d, i, k, w, t
+    cdef Py_ssize_t d, i, k, w, t, old
     cdef double total, u
     cdef double* cum = &work[0]
     cdef double* inv = &work[K]
     cdef int32_t* nw
-    cdef int32_t* nd
+    cdef int32_t* nd = &ndk[0]
     cdef bitgen_t* bitgen = _bitgen(rng)
 
     with rng.bit_generator.lock:
@@ -71,15 +80,16 @@ def cgs_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1]
             for k in range(K):
                 inv[k] = 1.0 / (nk[k] + beta_sum)
             for d in range(D):
-                nd = &ndk[d, 0]
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    nd[z[i]] += 1
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
                     w = words[i]
-                    t = z[i]
+                    old = z[i]
                     nw = &nwk[w, 0]
-                    nw[t] -= 1
-                    nd[t] -= 1
-                    nk[t] -= 1
-                    inv[t] = 1.0 / (nk[t] + beta_sum)
+                    nw[old] -= 1
+                    nd[old] -= 1
+                    nk[old] -= 1
+                    inv[old] = 1.0 / (nk[old] + beta_sum)
                     total = 0.0
                     for k in range(K):
                         total = total + (nd[k] + alpha[k]) * (nw[k] + beta) * inv[k]
@@ -91,7 +101,257 @@ def cgs_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1]
                     nd[t] += 1
                     nk[t] += 1
                     inv[t] = 1.0 / (nk[t] + beta_sum)
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    nd[z[i]] = 0
 
+
+def apply_dense(const int32_t[::1] words, const int32_t[::1] z_from, const int32_t[::1] z_to,
+                int32_t[:, ::1] nwk, int32_t[::1] nk):
+    """Move every token's count from its topic in ``z_from`` to its topic in ``z_to``.
+
+    NumPy: ``np.subtract.at(nwk, (words, z_from), 1); np.add.at(nwk, (words, z_to), 1)`` and
+    the same on ``nk``.
+    """
+    cdef Py_ssize_t i, w, a, b
+    with nogil:
+        for i in range(words.shape[0]):
+            a = z_from[i]
+            b = z_to[i]
+            if a != b:
+                w = words[i]
+                nwk[w, a] -= 1
+                nwk[w, b] += 1
+                nk[a] -= 1
+                nk[b] += 1
+
+
+# --------------------------------------------------------------------------------------------
+# Sparse exact sampler (SparseLDA, Yao, Mimno & McCallum 2009)
+#
+# Word-topic counts are kept per word as a list of (topic, count) pairs with non-zero counts,
+# in ``wt_topic`` / ``wt_count`` at offsets ``wt_ptr[w]:wt_ptr[w] + wt_len[w]``; the capacity of
+# word w's list is min(K, its corpus frequency), fixed for the run. The list is kept sorted by
+# count (largest first) and then by topic, so large counts are met first when sampling.
+
+cdef inline void _word_dec(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t t) noexcept nogil:
+    """Decrement topic t's count in one word's sorted list (t must be present)."""
+    cdef Py_ssize_t j = 0, n = length[0]
+    cdef int32_t c, tt
+    while tp[j] != t:
+        j += 1
+    c = ct[j] - 1
+    if c == 0:
+        while j + 1 < n:
+            tp[j] = tp[j + 1]
+            ct[j] = ct[j + 1]
+            j += 1
+        length[0] = <int32_t> (n - 1)
+        return
+    # move down past entries that now rank higher: larger count, or equal count and lower topic
+    while j + 1 < n and (ct[j + 1] > c or (ct[j + 1] == c and tp[j + 1] < t)):
+        tp[j] = tp[j + 1]
+        ct[j] = ct[j + 1]
+        j += 1
+    tp[j] = <int32_t> t
+    ct[j] = c
+
+
+cdef inline void _word_inc(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t t) noexcept nogil:
+    """Increment topic t's count in one word's sorted list, inserting it when absent."""
+    cdef Py_ssize_t j = 0, n = length[0]
+    cdef int32_t c
+    while j < n and tp[j] != t:
+        j += 1
+    if j == n:
+        c = 1
+        length[0] = <int32_t> (n + 1)
+    else:
+        c = ct[j] + 1
+    # move up past entries that now rank lower: smaller count, or equal count and higher topic
+    while j > 0 and (ct[j - 1] < c or (ct[j - 1] == c and tp[j - 1] > t)):
+        tp[j] = tp[j - 1]
+        ct[j] = ct[j - 1]
+        j -= 1
+    tp[j] = <int32_t> t
+    ct[j] = c
+
+
+def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
+                 const int64_t[::1] wt_ptr, int32_t[::1] wt_topic, int32_t[::1] wt_count,
+                 int32_t[::1] wt_len, int32_t[::1] nk, const double[::1] alpha, double beta,
+                 double beta_sum, int32_t[::1] ndk, int32_t[::1] doc_topics, int32_t[::1] doc_pos,
+                 double[::1] work, object rng):
+    """One SparseLDA sweep over one shard: exact collapsed Gibbs in O(K_d + K_w) per token.
+
+    The conditional ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` is split into three buckets:
+    ``s = sum_k a_k b / (n_k + V b)`` (all topics, kept up to date as n_k changes),
+    ``r = sum_{k in doc} n_dk b / (n_k + V b)`` (the document's topics) and
+    ``q = sum_{k in word} (a_k + n_dk) n_wk / (n_k + V b)`` (the word's topics). One uniform
+    draw picks the bucket and the topic within it, searching q, then r, then s.
+
+    Arrays as in :func:`dense_sweep`, plus the word lists ``wt_ptr`` (V+1,) int64,
+    ``wt_topic``, ``wt_count`` int32 and ``wt_len`` (V,) int32 (see above); ``doc_topics``
+    and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit); ``work`` (3K,)
+    float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double per token.
+    """
+    cdef Py_ssize_t K = nk.shape[0]
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc
+    cdef double s = 0.0, r, q, u, mass
+    cdef double* inv = &work[0]      # 1 / (n_k + V b)
+    cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
+    cdef double* qterm = &work[2 * K]
+    cdef int32_t* nd = &ndk[0]
+    cdef int32_t* dt = &doc_topics[0]
+    cdef int32_t* dp = &doc_pos[0]
+    cdef int32_t* tp
+    cdef int32_t* ct
+    cdef bitgen_t* bitgen = _bitgen(rng)
+
+    with rng.bit_generator.lock:
+        with nogil:
+            for k in range(K):
+                inv[k] = 1.0 / (nk[k] + beta_sum)
+                coef[k] = alpha[k] * inv[k]
+                s += alpha[k] * beta * inv[k]
+            for d in range(D):
+                # the document's topic counts, its topic list and the r bucket
+                n_doc = 0
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    t = z[i]
+                    if nd[t] == 0:
+                        dp[t] = <int32_t> n_doc
+                        dt[n_doc] = <int32_t> t
+                        n_doc += 1
+                    nd[t] += 1
+                r = 0.0
+                for j in range(n_doc):
+                    t = dt[j]
+                    r += nd[t] * beta * inv[t]
+                    coef[t] = (alpha[t] + nd[t]) * inv[t]
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    w = words[i]
+                    old = z[i]
+                    tp = &wt_topic[wt_ptr[w]]
+                    ct = &wt_count[wt_ptr[w]]
+                    # remove the token
+                    s -= alpha[old] * beta * inv[old]
+                    r -= nd[old] * beta * inv[old]
+                    nk[old] -= 1
+                    nd[old] -= 1
+                    inv[old] = 1.0 / (nk[old] + beta_sum)
+                    s += alpha[old] * beta * inv[old]
+                    r += nd[old] * beta * inv[old]
+                    coef[old] = (alpha[old] + nd[old]) * inv[old]
+                    if nd[old] == 0:
+                        n_doc -= 1
+                        j = dp[old]
+                        dt[j] = dt[n_doc]
+                        dp[dt[j]] = <int32_t> j
+                        dp[old] = -1
+                    _word_dec(tp, ct, &wt_len[w], old)
+                    nw_len = wt_len[w]
+                    # the word bucket
+                    q = 0.0
+                    for j in range(nw_len):
+                        qterm[j] = coef[tp[j]] * ct[j]
+                        q += qterm[j]
+                    u = bitgen.next_double(bitgen.state) * (s + r + q)
+                    t = -1
+                    if u < q:
+                        for j in range(nw_len):
+                            u -= qterm[j]
+                            if u < 0.0:
+                                t = tp[j]
+                                break
+                        if t < 0:
+                            t = tp[nw_len - 1]
+                    else:
+                        u -= q
+                        if u < r:
+                            for j in range(n_doc):
+                                k = dt[j]
+                                u -= nd[k] * beta * inv[k]
+                                if u < 0.0:
+                                    t = k
+                                    break
+                            if t < 0 and n_doc > 0:
+                                t = dt[n_doc - 1]
+                        if t < 0:
+                            u -= r
+                            for k in range(K):
+                                u -= alpha[k] * beta * inv[k]
+                                if u < 0.0:
+                                    t = k
+                                    break
+                            if t < 0:
+                                t = K - 1
+                    # add the token back with its new topic
+                    s -= alpha[t] * beta * inv[t]
+                    r -= nd[t] * beta * inv[t]
+                    nk[t] += 1
+                    if nd[t] == 0:
+                        dp[t] = <int32_t> n_doc
+                        dt[n_doc] = <int32_t> t
+                        n_doc += 1
+                    nd[t] += 1
+                    inv[t] = 1.0 / (nk[t] + beta_sum)
+                    s += alpha[t] * beta * inv[t]
+                    r += nd[t] * beta * inv[t]
+                    coef[t] = (alpha[t] + nd[t]) * inv[t]
+                    _word_inc(tp, ct, &wt_len[w], t)
+                    z[i] = <int32_t> t
+                # leave the scratch as found
+                for j in range(n_doc):
+                    t = dt[j]
+                    nd[t] = 0
+                    dp[t] = -1
+                    coef[t] = alpha[t] * inv[t]
+
+
+def apply_sparse(const int32_t[::1] words, const int32_t[::1] z_from, const int32_t[::1] z_to,
+                 const int64_t[::1] wt_ptr, int32_t[::1] wt_topic, int32_t[::1] wt_count,
+                 int32_t[::1] wt_len, int32_t[::1] nk):
+    """:func:`apply_dense` for the sparse word lists of :func:`sparse_sweep`."""
+    cdef Py_ssize_t i, w, a, b
+    with nogil:
+        for i in range(words.shape[0]):
+            a = z_from[i]
+            b = z_to[i]
+            if a != b:
+                w = words[i]
+                _word_dec(&wt_topic[wt_ptr[w]], &wt_count[wt_ptr[w]], &wt_len[w], a)
+                _word_inc(&wt_topic[wt_ptr[w]], &wt_count[wt_ptr[w]], &wt_len[w], b)
+                nk[a] -= 1
+                nk[b] += 1
+
+
+# --------------------------------------------------------------------------------------------
+# Likelihood helper
+
+def doc_topic_lgamma(const int64_t[::1] doc_ptr, const int32_t[::1] z, const double[::1] alpha,
+                     int32_t[::1] ndk):
+    """``sum_d sum_k [lgamma(n_dk + alpha_k) - lgamma(alpha_k)]`` over non-zero n_dk, from z.
+
+    ``ndk`` (K,) int32 scratch, zero on entry and exit. O(N), no D x K array.
+    """
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t d, i, t
+    cdef double total = 0.0
+    with nogil:
+        for d in range(D):
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                ndk[z[i]] += 1
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                t = z[i]
+                if ndk[t] > 0:
+                    total += lgamma(ndk[t] + alpha[t]) - lgamma(alpha[t])
+                    ndk[t] = 0
+    return total
+
+
+# --------------------------------------------------------------------------------------------
+# Inference with fixed topics
 
 def fixed_topics_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
                        int32_t[:, ::1] ndk, const double[:, ::1] phi_wk,
@@ -99,8 +359,9 @@ def fixed_topics_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int
     """One Gibbs sweep for new documents with the topics held fixed (inference).
 
     ``phi_wk`` (V, K) float64 is the transposed topic-word matrix (word-major); ``words``,
-    ``doc_ptr``, ``z``, ``ndk``, ``alpha`` as in :func:`cgs_sweep`; ``work`` (K,) float64 scratch.
-    Mutates ``z`` and ``ndk``; draws N doubles from ``rng``. Equivalent NumPy::
+    ``doc_ptr``, ``z`` as in :func:`dense_sweep`; ``ndk`` (D, K) int32 document-topic counts;
+    ``work`` (K,) float64 scratch. Mutates ``z`` and ``ndk``; draws one double per token.
+    Equivalent NumPy::
 
         for d in range(D):
             for i in range(doc_ptr[d], doc_ptr[d + 1]):

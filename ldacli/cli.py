@@ -21,6 +21,7 @@ from ldacli.errors import LdacliError
 from ldacli.evaluate import perplexity as compute_perplexity
 from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, infer as run_infer
 from ldacli.model import Model
+from ldacli.sampler import SAMPLERS
 from ldacli.train import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, TrainingInterrupted, train as run_train
 
 FORMATS = click.Choice(["auto", "uci", "ldac", "text"])
@@ -142,13 +143,23 @@ def main():
               help="Sweeps between checkpoints (0: only at the end and on a signal).")
 @click.option("--resume", type=str, default=None,
               help="Continue from this checkpoint; the result equals an uninterrupted run.")
+@click.option("--sampler", type=click.Choice(["auto", *SAMPLERS]), default="auto", show_default=True,
+              help="dense: O(K) per token; sparse: SparseLDA, exact and faster for K above ~20; "
+                   "auto picks by K. Recorded in the model.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads sampling shards in parallel.  [default: all cores]")
+@click.option("--shards", type=click.IntRange(min=1), default=None,
+              help="Document shards sampled against counts merged once per sweep (AD-LDA). The "
+                   "output depends on the seed and the shards, never on --threads; 1 is the exact "
+                   "sequential sampler.  [default: one per 100,000 tokens, at most 16]")
 @click.option("--loglik-every", type=click.IntRange(min=1), default=10, show_default=True,
               help="Sweeps between log-likelihood evaluations (for the trace and progress).")
 @corpus_options(pruning=True)
 @quiet_option
 @click.option("-v", "--verbose", is_flag=True, help="Log the log-likelihood as training goes.")
 def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, checkpoint_every,
-          resume, loglik_every, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet, verbose):
+          resume, sampler, threads, shards, loglik_every, fmt, vocab, min_df, max_df, max_vocab,
+          stop_words, quiet, verbose):
     """Fit an LDA model to CORPUS by collapsed Gibbs sampling.
 
     CORPUS is a UCI docword file, an LDA-C file, a text file (one document per line), a folder
@@ -157,6 +168,7 @@ def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, c
     \b
     Examples:
       ldacli train docword.kos.txt.gz -k 20 --iterations 500 --seed 1 -o kos.npz
+      ldacli train docword.20ng.txt.gz -k 1000 --sampler sparse --threads 2 -o 20ng.npz
       ldacli train notes.txt --min-df 5 --max-df 0.5 -k 50 -o notes.npz \\
           --checkpoint notes.ckpt.npz --checkpoint-every 100
       ldacli train notes.txt --min-df 5 --max-df 0.5 -o notes.npz --resume notes.ckpt.npz
@@ -171,8 +183,9 @@ def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, c
         _note(quiet, f"{corpus}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens")
         t0 = time.perf_counter()
         model = run_train(data, n_topics, iterations=iterations, alpha=alpha, beta=beta, seed=seed,
-                          checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                          loglik_every=loglik_every, progress=progress)
+                          sampler=sampler, threads=threads, shards=shards, checkpoint=checkpoint,
+                          checkpoint_every=checkpoint_every, resume=resume, loglik_every=loglik_every,
+                          progress=progress)
         seconds = time.perf_counter() - t0
         model.save(output)
     ll = model.loglik_per_token[-1] if model.loglik_per_token.size else float("nan")

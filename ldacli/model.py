@@ -149,13 +149,14 @@ class Checkpoint:
     """Everything needed to continue a training run exactly where it stopped.
 
     ``z`` (N,) topic of every token in the corpus's token order (see ``Corpus.tokens``);
-    ``iteration`` sweeps done; ``rng_state`` the bit generator's state after them; the trace so
+    ``iteration`` sweeps done; ``rng_state`` the states of the run's bit generators after them
+    (one per random stream: the initial draw, then one per shard); the trace so
     far; ``params`` the run's parameters including the corpus fingerprint checked on resume.
     """
 
     z: np.ndarray
     iteration: int
-    rng_state: dict
+    rng_state: list
     loglik_iterations: np.ndarray
     loglik_per_token: np.ndarray
     params: dict

@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import signal
 import sys
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import gammaln
 from tqdm import tqdm
 
 from ldacli import __version__
-from ldacli._gibbs import cgs_sweep
+from ldacli._gibbs import doc_topic_lgamma
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Checkpoint, Model
+from ldacli.sampler import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
 
 log = logging.getLogger("ldacli")
 
@@ -37,48 +38,32 @@ class TrainingInterrupted(LdacliError):
     """Training stopped on SIGINT or SIGTERM after finishing the sweep under way."""
 
 
-@dataclass
-class GibbsState:
-    """Assignments and the counts derived from them, for a corpus's token arrays."""
-
-    words: np.ndarray  # (N,) int32
-    doc_ptr: np.ndarray  # (D+1,) int64
-    z: np.ndarray  # (N,) int32
-    nwk: np.ndarray  # (V, K) int32, word-major
-    ndk: np.ndarray  # (D, K) int32
-    nk: np.ndarray  # (K,) int32
-
-    @classmethod
-    def from_assignments(cls, words, doc_ptr, z, n_words: int, n_topics: int) -> "GibbsState":
-        D = doc_ptr.size - 1
-        docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
-        nwk = np.bincount(words.astype(np.int64) * n_topics + z, minlength=n_words * n_topics)
-        ndk = np.bincount(docs * n_topics + z, minlength=D * n_topics)
-        return cls(
-            words=words,
-            doc_ptr=doc_ptr,
-            z=z,
-            nwk=nwk.astype(np.int32).reshape(n_words, n_topics),
-            ndk=ndk.astype(np.int32).reshape(D, n_topics),
-            nk=np.bincount(z, minlength=n_topics).astype(np.int32),
-        )
+def word_topic_counts(words, z, n_words: int, n_topics: int) -> np.ndarray:
+    codes = words.astype(np.int64) * n_topics + z
+    return np.bincount(codes, minlength=n_words * n_topics).astype(np.int32).reshape(n_words, n_topics)
 
 
-def log_likelihood(state: GibbsState, alpha: np.ndarray, beta: float) -> float:
+def doc_topic_counts(doc_ptr, z, n_topics: int) -> np.ndarray:
+    D = doc_ptr.size - 1
+    docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
+    return np.bincount(docs * n_topics + z, minlength=D * n_topics).astype(np.int32).reshape(D, n_topics)
+
+
+def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> float:
     """Joint log-likelihood log p(w, z | alpha, beta) with theta and phi integrated out."""
-    V, K = state.nwk.shape
-    D = state.ndk.shape[0]
-    lengths = np.diff(state.doc_ptr)
+    V, K = sampler.V, sampler.K
+    counts = sampler.counts
+    lengths = np.diff(sampler.doc_ptr)
+    D = lengths.size
     alpha_sum = float(alpha.sum())
     # log p(w | z): only non-zero counts contribute beyond the constant terms.
-    nz = state.nwk[state.nwk > 0]
+    nz = counts.nonzero_word_topic_counts()
     ll = K * (gammaln(V * beta) - V * gammaln(beta))
     ll += float(np.sum(gammaln(nz + beta))) - nz.size * gammaln(beta)
-    ll -= float(np.sum(gammaln(state.nk + V * beta)))
-    # log p(z | alpha)
-    ll += D * (gammaln(alpha_sum) - float(np.sum(gammaln(alpha))))
-    ll += float(np.sum(gammaln(state.ndk + alpha)))
-    ll -= float(np.sum(gammaln(lengths + alpha_sum)))
+    ll -= float(np.sum(gammaln(counts.nk + V * beta)))
+    # log p(z | alpha), from z without a D x K array
+    ll += D * gammaln(alpha_sum) - float(np.sum(gammaln(lengths + alpha_sum)))
+    ll += doc_topic_lgamma(sampler.doc_ptr, sampler.z, alpha, np.zeros(K, np.int32))
     return float(ll)
 
 
@@ -146,6 +131,10 @@ def _resolve(corpus: Corpus, n_topics, alpha, beta, seed, resume: str | None):
 
 
 
+def default_threads() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def train(
     corpus: Corpus,
     n_topics: int | None = None,
@@ -154,6 +143,9 @@ def train(
     alpha: float | None = None,
     beta: float | None = None,
     seed: int | None = None,
+    sampler: str = "auto",
+    threads: int | None = None,
+    shards: int | None = None,
     checkpoint: str | None = None,
     checkpoint_every: int = 0,
     resume: str | None = None,
@@ -167,23 +159,42 @@ def train(
     sweeps, including those done before a resumed checkpoint. Without ``seed``, fresh entropy is
     drawn and recorded in the model's params as ``seed`` so the run can be repeated.
 
+    ``sampler`` is ``"dense"`` (O(K) per token), ``"sparse"`` (SparseLDA) or ``"auto"`` (by K).
+    Documents are split into ``shards`` (default: one per 100,000 tokens, at most 16) sampled
+    in parallel by ``threads`` (default: all cores) as in AD-LDA; the result depends on the
+    seed and the shards, never on the threads. ``shards=1`` is the exact sequential sampler.
+
     With ``checkpoint``, the sampler state is written there every ``checkpoint_every`` sweeps
     (if > 0), at the end, and when SIGINT/SIGTERM stops the run; ``resume`` continues from such a
-    file and gives exactly what an uninterrupted run gives. n_topics, alpha, beta and seed come
-    from the checkpoint on resume (passing a different value is an error).
+    file and gives exactly what an uninterrupted run gives. n_topics, alpha, beta, seed, sampler
+    and shards come from the checkpoint on resume (passing a different value is an error).
     """
     iterations = _check_count("iterations", iterations, 1)
     checkpoint_every = _check_count("checkpoint_every", checkpoint_every, 0)
     loglik_every = _check_count("loglik_every", loglik_every, 1)
+    threads = default_threads() if threads is None else _check_count("threads", threads, 1)
+    if sampler != "auto" and sampler not in SAMPLERS:
+        raise LdacliError(f"sampler must be auto or one of {', '.join(SAMPLERS)}, found {sampler!r}")
     if corpus.n_tokens == 0:
         raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
     K, alpha_vec, beta, entropy, ckpt = _resolve(corpus, n_topics, alpha, beta, seed, resume)
     V = corpus.n_words
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)
+    if ckpt is None:
+        sampler = choose_sampler(K) if sampler == "auto" else sampler
+        wanted = default_shards(words.size) if shards is None else _check_count("shards", shards, 1)
+        n_shards = shard_bounds(doc_ptr, wanted).size - 1
+    else:
+        for name, value in (("sampler", None if sampler == "auto" else sampler), ("shards", shards)):
+            if value is not None and value != ckpt.params[name]:
+                raise LdacliError(f"{resume}: the checkpoint has {name}={ckpt.params[name]!r}, which cannot change on resume (given {value!r})")
+        sampler, n_shards = ckpt.params["sampler"], int(ckpt.params["shards"])
+    bounds = shard_bounds(doc_ptr, n_shards)
     params = {
         "method": "cgs",
-        "sampler": "dense",
+        "sampler": sampler,
+        "shards": n_shards,
         "n_topics": K,
         "alpha": float(alpha_vec[0]),
         "beta": beta,
@@ -199,66 +210,73 @@ def train(
         "ldacli_version": __version__,
     }
 
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+    # Stream 0 draws the initial topics; stream 1 + s samples shard s.
+    streams = np.random.SeedSequence(entropy).spawn(n_shards + 1)
+    rngs = [np.random.Generator(np.random.PCG64(ss)) for ss in streams]
     if ckpt is None:
-        z = rng.integers(0, K, size=words.size, dtype=np.int32)
+        z = rngs[0].integers(0, K, size=words.size, dtype=np.int32)
         start = 0
         trace_it: list[int] = []
         trace_ll: list[float] = []
     else:
         if iterations < ckpt.iteration:
             raise LdacliError(f"{resume}: the checkpoint is at iteration {ckpt.iteration}, past the {iterations} asked for")
+        if len(ckpt.rng_state) != n_shards + 1:
+            raise LdacliError(f"{resume}: expected {n_shards + 1} generator states, found {len(ckpt.rng_state)}")
         z = ckpt.z
         start = ckpt.iteration
-        rng.bit_generator.state = ckpt.rng_state
+        for rng, state in zip(rngs, ckpt.rng_state):
+            rng.bit_generator.state = state
         trace_it = [int(i) for i in ckpt.loglik_iterations]
         trace_ll = [float(x) for x in ckpt.loglik_per_token]
-    state = GibbsState.from_assignments(words, doc_ptr, z, V, K)
-    work = np.zeros(2 * K, dtype=np.float64)
+    state = ShardedSampler(sampler, words, doc_ptr, z, V, K, alpha_vec, beta, bounds, rngs[1:], threads)
     n_tokens = words.size
 
     def save_checkpoint(it: int) -> None:
         if checkpoint:
-            Checkpoint(state.z, it, rng.bit_generator.state, np.array(trace_it, dtype=np.int64),
+            Checkpoint(state.z, it, [r.bit_generator.state for r in rngs], np.array(trace_it, dtype=np.int64),
                        np.array(trace_ll), params).save(checkpoint)
 
     bar = tqdm(total=iterations, initial=start, disable=not progress, file=sys.stderr,
                unit="sweep", dynamic_ncols=True, leave=False)
     it = start
-    with bar, _stop_requests() as stop:
-        while it < iterations:
-            t0 = time.perf_counter()
-            cgs_sweep(state.words, state.doc_ptr, state.z, state.nwk, state.ndk, state.nk,
-                      alpha_vec, beta, V * beta, work, rng)
-            it += 1
-            rate = n_tokens / max(time.perf_counter() - t0, 1e-9)
-            if it % loglik_every == 0:
-                trace_it.append(it)
-                trace_ll.append(log_likelihood(state, alpha_vec, beta) / n_tokens)
-                log.info("iteration %d: log-likelihood/token %.4f, %.3g tokens/s", it, trace_ll[-1], rate)
-            bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", LL/token {trace_ll[-1]:.4f}" if trace_ll else ""))
-            bar.update(1)
-            if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
-                save_checkpoint(it)
-            if stop["signal"] is not None:
-                save_checkpoint(it)
-                where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}" if checkpoint else "; no --checkpoint was given, progress is lost"
-                raise TrainingInterrupted(f"stopped by {stop['signal']} after iteration {it}{where}")
-    save_checkpoint(it)
-    # The model's trace ends at the last sweep; checkpoints keep only the regular points so
-    # that a resumed run's trace equals an uninterrupted one's.
-    if not trace_it or trace_it[-1] != it:
-        trace_it.append(it)
-        trace_ll.append(log_likelihood(state, alpha_vec, beta) / n_tokens)
-    return _model(corpus, state, alpha_vec, beta, trace_it, trace_ll, params)
+    try:
+        with bar, _stop_requests() as stop:
+            while it < iterations:
+                t0 = time.perf_counter()
+                state.sweep()
+                it += 1
+                rate = n_tokens / max(time.perf_counter() - t0, 1e-9)
+                if it % loglik_every == 0:
+                    trace_it.append(it)
+                    trace_ll.append(log_likelihood(state, alpha_vec, beta) / n_tokens)
+                    log.info("iteration %d: log-likelihood/token %.4f, %.3g tokens/s", it, trace_ll[-1], rate)
+                bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", LL/token {trace_ll[-1]:.4f}" if trace_ll else ""))
+                bar.update(1)
+                if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
+                    save_checkpoint(it)
+                if stop["signal"] is not None:
+                    save_checkpoint(it)
+                    where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}" if checkpoint else "; no --checkpoint was given, progress is lost"
+                    raise TrainingInterrupted(f"stopped by {stop['signal']} after iteration {it}{where}")
+        save_checkpoint(it)
+        # The model's trace ends at the last sweep; checkpoints keep only the regular points so
+        # that a resumed run's trace equals an uninterrupted one's.
+        if not trace_it or trace_it[-1] != it:
+            trace_it.append(it)
+            trace_ll.append(log_likelihood(state, alpha_vec, beta) / n_tokens)
+        return _model(corpus, state, alpha_vec, beta, trace_it, trace_ll, params)
+    finally:
+        state.close()
 
 
-def _model(corpus: Corpus, state: GibbsState, alpha: np.ndarray, beta: float,
+def _model(corpus: Corpus, state: ShardedSampler, alpha: np.ndarray, beta: float,
            trace_it: list[int], trace_ll: list[float], params: dict) -> Model:
-    V = state.nwk.shape[0]
-    phi = (state.nwk.T + beta) / (state.nk[:, None] + V * beta)
+    V = state.V
+    nk = state.counts.nk
+    phi = (state.counts.word_topic_counts().T + beta) / (nk[:, None] + V * beta)
     lengths = np.diff(state.doc_ptr)
-    theta = (state.ndk + alpha) / (lengths[:, None] + alpha.sum())
+    theta = (doc_topic_counts(state.doc_ptr, state.z, state.K) + alpha) / (lengths[:, None] + alpha.sum())
     return Model(
         phi=phi,
         theta=theta,

@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 
@@ -46,9 +47,12 @@ def test_every_command_has_help_with_examples(command):
 
 
 def test_python_dash_m_runs_the_cli(tmp_path):
-    # From another folder, so the installed package runs, not the source tree.
+    # The package these tests import (installed, or built in place), from another folder.
+    import ldacli
+
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(ldacli.__file__))}
     out = subprocess.run([sys.executable, "-m", "ldacli", "--version"], capture_output=True, text=True,
-                         cwd=tmp_path)
+                         cwd=tmp_path, env=env)
     assert out.returncode == 0 and "ldacli" in out.stdout
 
 
@@ -276,3 +280,33 @@ def test_random_bytes_never_cause_a_traceback(tmp_path, data, fmt):
     if result.exit_code == 1:
         assert "Traceback" not in result.stderr and not out.exists()
     out.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("sampler", ["dense", "sparse"])
+def test_one_two_and_three_threads_write_identical_files(tmp_path, small_ldac, sampler):
+    outputs = []
+    for threads in (1, 2, 3):
+        out = tmp_path / f"t{threads}.npz"
+        result = run("train", small_ldac, "-k", 5, "--iterations", 8, "--seed", 2, "--sampler", sampler,
+                     "--shards", 5, "--threads", threads, "-o", out)
+        assert result.exit_code == 0, result.stderr
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] == outputs[2]
+    with np.load(tmp_path / "t1.npz", allow_pickle=False) as f:
+        params = json.loads(str(f["params"]))
+    assert params["sampler"] == sampler and params["shards"] == 5
+
+
+def test_resume_with_another_thread_count_gives_the_same_file(tmp_path, small_ldac):
+    common = ["-k", 5, "--seed", 3, "--sampler", "sparse", "--shards", 4]
+    run("train", small_ldac, *common, "--iterations", 9, "--threads", 1, "-o", tmp_path / "full.npz")
+    ckpt = tmp_path / "c.npz"
+    run("train", small_ldac, *common, "--iterations", 4, "--threads", 3, "-o", tmp_path / "part.npz",
+        "--checkpoint", ckpt)
+    result = run("train", small_ldac, "--iterations", 9, "--threads", 2, "-o", tmp_path / "resumed.npz",
+                 "--resume", ckpt)
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "full.npz").read_bytes() == (tmp_path / "resumed.npz").read_bytes()
+    changed = run("train", small_ldac, "--iterations", 9, "--sampler", "dense", "-o", tmp_path / "x.npz",
+                  "--resume", ckpt)
+    assert_user_error(changed, "sampler")

@@ -1,88 +1,129 @@
-"""The Cython kernels: bit-for-bit equal to the NumPy oracle, count invariants, right posterior."""
+"""The samplers: bit-for-bit equal to the NumPy oracle, consistent counts, the right posterior,
+and the same result for any number of threads."""
 
 import itertools
 
 import numpy as np
 import oracle
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import gammaln
 
-from ldacli._gibbs import cgs_sweep, fixed_topics_sweep
-from ldacli.train import GibbsState
+from ldacli._gibbs import dense_sweep, fixed_topics_sweep
+from ldacli.sampler import SAMPLERS, ShardedSampler, shard_bounds
+from ldacli.train import doc_topic_counts, word_topic_counts
 
 
-def tiny_state(seed, D=7, V=13, K=4, max_len=12):
+def tiny_corpus(seed, D=7, V=13, K=4, max_len=12):
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, max_len, size=D)
     doc_ptr = np.zeros(D + 1, np.int64)
     doc_ptr[1:] = np.cumsum(lengths)
     words = rng.integers(0, V, size=doc_ptr[-1]).astype(np.int32)
     z = rng.integers(0, K, size=words.size).astype(np.int32)
-    return GibbsState.from_assignments(words, doc_ptr, z, V, K)
+    return words, doc_ptr, z
 
 
-def copy_state(s):
-    return GibbsState(s.words, s.doc_ptr, s.z.copy(), s.nwk.copy(), s.ndk.copy(), s.nk.copy())
+def streams(seed, n):
+    return [np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(seed).spawn(n)]
 
 
-def assert_same(a, b):
-    for name in ("z", "nwk", "ndk", "nk"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
-
-
-def test_cgs_sweep_equals_numpy_oracle_bit_for_bit():
-    s = tiny_state(5)
-    o = copy_state(s)
-    V, K = s.nwk.shape
+def test_dense_sweep_equals_numpy_oracle_bit_for_bit():
+    V, K = 13, 4
+    words, doc_ptr, z = tiny_corpus(5, V=V, K=K)
+    z_oracle = z.copy()
+    nwk, nk = word_topic_counts(words, z, V, K), np.bincount(z, minlength=K).astype(np.int32)
+    nwk_o, nk_o = nwk.copy(), nk.copy()
     alpha = np.array([0.1, 0.2, 0.3, 0.05])
     beta = 0.01
     r1 = np.random.Generator(np.random.PCG64(3))
     r2 = np.random.Generator(np.random.PCG64(3))
-    work = np.zeros(2 * K)
-    moved = 0
-    start = s.z.copy()
+    start = z.copy()
     for _ in range(5):
-        cgs_sweep(s.words, s.doc_ptr, s.z, s.nwk, s.ndk, s.nk, alpha, beta, V * beta, work, r1)
-        oracle.cgs_sweep(o.words, o.doc_ptr, o.z, o.nwk, o.ndk, o.nk, alpha, beta, V * beta, r2)
-        assert_same(s, o)
-        moved += int(np.count_nonzero(s.z != start))
-    assert moved > 0  # the sweeps did something
+        dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, V * beta, np.zeros(K, np.int32), np.zeros(2 * K), r1)
+        oracle.dense_sweep(words, doc_ptr, z_oracle, nwk_o, nk_o, alpha, beta, V * beta, r2)
+        np.testing.assert_array_equal(z, z_oracle)
+        np.testing.assert_array_equal(nwk, nwk_o)
+        np.testing.assert_array_equal(nk, nk_o)
+    assert np.count_nonzero(z != start) > 0  # the sweeps did something
     assert r1.bit_generator.state == r2.bit_generator.state  # one draw per token, both sides
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_sharded_dense_sampler_equals_the_ad_lda_oracle_for_any_thread_count(threads):
+    V, K = 11, 3
+    words, doc_ptr, z = tiny_corpus(9, D=12, V=V, K=K)
+    alpha = np.array([0.3, 0.1, 0.2])
+    bounds = shard_bounds(doc_ptr, 4)
+    assert bounds.size == 5
+    z_oracle = z.copy()
+    sampler = ShardedSampler("dense", words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, 4), threads)
+    oracle_rngs = streams(1, 4)
+    for _ in range(4):
+        sampler.sweep()
+        oracle.sharded_sweep(words, doc_ptr, z_oracle, V, K, alpha, 0.05, bounds, oracle_rngs)
+        np.testing.assert_array_equal(z, z_oracle)
+        for replica in sampler.replicas:
+            np.testing.assert_array_equal(replica.nwk, word_topic_counts(words, z, V, K))
+    sampler.close()
+
+
 def test_fixed_topics_sweep_equals_numpy_oracle_bit_for_bit():
-    s = tiny_state(8)
-    D, K = s.ndk.shape
-    V = s.nwk.shape[0]
+    V, K = 13, 4
+    words, doc_ptr, z = tiny_corpus(8, V=V, K=K)
+    ndk = doc_topic_counts(doc_ptr, z, K)
     phi_wk = np.random.default_rng(1).dirichlet(np.ones(V), size=K).T.copy()
     alpha = np.full(K, 0.3)
-    z1, z2 = s.z.copy(), s.z.copy()
-    n1, n2 = s.ndk.copy(), s.ndk.copy()
+    z1, z2 = z.copy(), z.copy()
+    n1, n2 = ndk.copy(), ndk.copy()
     r1 = np.random.Generator(np.random.PCG64(11))
     r2 = np.random.Generator(np.random.PCG64(11))
     for _ in range(4):
-        fixed_topics_sweep(s.words, s.doc_ptr, z1, n1, phi_wk, alpha, np.zeros(K), r1)
-        oracle.fixed_topics_sweep(s.words, s.doc_ptr, z2, n2, phi_wk, alpha, r2)
+        fixed_topics_sweep(words, doc_ptr, z1, n1, phi_wk, alpha, np.zeros(K), r1)
+        oracle.fixed_topics_sweep(words, doc_ptr, z2, n2, phi_wk, alpha, r2)
         np.testing.assert_array_equal(z1, z2)
         np.testing.assert_array_equal(n1, n2)
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), D=st.integers(1, 6), V=st.integers(1, 9), K=st.integers(1, 7),
-       sweeps=st.integers(1, 4))
-def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps):
-    s = tiny_state(seed, D=D, V=V, K=K)
-    rng = np.random.Generator(np.random.PCG64(seed))
-    alpha = np.full(K, 0.1)
+@given(seed=st.integers(0, 2**32 - 1), D=st.integers(1, 8), V=st.integers(1, 9), K=st.integers(1, 7),
+       sweeps=st.integers(1, 3), shards=st.integers(1, 4), threads=st.integers(1, 3),
+       kind=st.sampled_from(SAMPLERS))
+def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, threads, kind):
+    words, doc_ptr, z = tiny_corpus(seed, D=D, V=V, K=K)
+    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.05,
+                             shard_bounds(doc_ptr, shards), streams(seed, shards), threads)
     for _ in range(sweeps):
-        cgs_sweep(s.words, s.doc_ptr, s.z, s.nwk, s.ndk, s.nk, alpha, 0.05, V * 0.05, np.zeros(2 * K), rng)
-    recount = GibbsState.from_assignments(s.words, s.doc_ptr, s.z, V, K)
-    assert_same(s, recount)
-    assert s.z.size == 0 or (s.z.min() >= 0 and s.z.max() < K)
-    assert s.nwk.sum() == s.ndk.sum() == s.nk.sum() == s.words.size
-    np.testing.assert_array_equal(s.ndk.sum(axis=1), np.diff(s.doc_ptr))
-    assert (s.nwk >= 0).all() and (s.ndk >= 0).all()
+        sampler.sweep()
+    sampler.close()
+    assert z.size == 0 or (z.min() >= 0 and z.max() < K)
+    expected = word_topic_counts(words, z, V, K)
+    for replica in sampler.replicas:
+        np.testing.assert_array_equal(replica.word_topic_counts(), expected)
+        np.testing.assert_array_equal(replica.nk, np.bincount(z, minlength=K))
+        if kind == "sparse":  # each word's list is sorted by count, then topic
+            for w in range(V):
+                lo = replica.word_ptr[w]
+                pairs = list(zip(-replica.wt_count[lo:lo + replica.wt_len[w]], replica.wt_topic[lo:lo + replica.wt_len[w]]))
+                assert pairs == sorted(pairs)
+    assert expected.sum() == words.size
+
+
+@pytest.mark.parametrize("kind", SAMPLERS)
+def test_every_sampler_gives_the_same_bytes_for_any_thread_count(kind):
+    V, K = 30, 5
+    words, doc_ptr, z0 = tiny_corpus(4, D=40, V=V, K=K, max_len=30)
+    results = []
+    for threads in (1, 2, 3):
+        z = z0.copy()
+        sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01,
+                                 shard_bounds(doc_ptr, 6), streams(2, 6), threads)
+        for _ in range(5):
+            sampler.sweep()
+        sampler.close()
+        results.append(z.tobytes())
+    assert results[0] == results[1] == results[2]
 
 
 def exact_posterior(words, doc_ptr, V, K, alpha, beta):
@@ -90,16 +131,18 @@ def exact_posterior(words, doc_ptr, V, K, alpha, beta):
     states = list(itertools.product(range(K), repeat=words.size))
     logp = []
     for z in states:
-        s = GibbsState.from_assignments(words, doc_ptr, np.array(z, np.int32), V, K)
-        lp = np.sum(gammaln(s.nwk + beta)) - np.sum(gammaln(s.nk + V * beta))
-        lp += np.sum(gammaln(s.ndk + alpha))
+        z = np.array(z, np.int32)
+        nwk = word_topic_counts(words, z, V, K)
+        lp = np.sum(gammaln(nwk + beta)) - np.sum(gammaln(nwk.sum(axis=0) + V * beta))
+        lp += np.sum(gammaln(doc_topic_counts(doc_ptr, z, K) + alpha))
         logp.append(lp)
     logp = np.array(logp)
     p = np.exp(logp - logp.max())
     return states, p / p.sum()
 
 
-def test_sampler_visits_states_with_the_exact_posterior_probabilities():
+@pytest.mark.parametrize("kind", SAMPLERS)
+def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind):
     # 2 documents, 5 tokens, 3 words, 2 topics: 32 states, posterior computed exactly.
     words = np.array([0, 0, 1, 2, 2], np.int32)
     doc_ptr = np.array([0, 3, 5], np.int64)
@@ -107,14 +150,13 @@ def test_sampler_visits_states_with_the_exact_posterior_probabilities():
     alpha = np.array([0.4, 0.7])
     states, exact = exact_posterior(words, doc_ptr, V, K, alpha, beta)
     index = {z: i for i, z in enumerate(states)}
-    s = GibbsState.from_assignments(words, doc_ptr, np.zeros(5, np.int32), V, K)
-    rng = np.random.Generator(np.random.PCG64(2024))
-    work = np.zeros(2 * K)
+    z = np.zeros(5, np.int32)
+    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), streams(2024, 1))
     sweeps = 60000
     seen = np.zeros(len(states))
     for _ in range(sweeps):
-        cgs_sweep(s.words, s.doc_ptr, s.z, s.nwk, s.ndk, s.nk, alpha, beta, V * beta, work, rng)
-        seen[index[tuple(s.z)]] += 1
+        sampler.sweep()
+        seen[index[tuple(z)]] += 1
     empirical = seen / sweeps
     # Total-variation distance: Monte Carlo error here is about 0.005; a wrong conditional
     # (e.g. the token's own count left in) moves it by well over 0.05.

@@ -1,0 +1,198 @@
+"""The collapsed Gibbs sampler state, split into shards that threads sweep in parallel.
+
+Documents are cut into a fixed number of shards of about equal token counts (the layout depends
+on the corpus and ``n_shards`` only, never on the number of threads). Every shard has its own
+random stream, spawned from the run's seed sequence. One sweep (AD-LDA, Newman et al. 2009):
+
+1. each shard is sampled against the topic-word counts as they were at the start of the sweep
+   plus its own updates (a thread works on its own copy of the counts, and undoes a shard's
+   moves before taking the next shard);
+2. every copy then replays the moves of all shards, which gives the same integer counts in
+   every copy, whatever the order.
+
+So the same seed gives the same topics for any ``threads``. With one shard this is the exact
+sequential sampler.
+"""
+
+from __future__ import annotations
+
+import queue
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ldacli import _gibbs
+from ldacli.errors import LdacliError
+
+SAMPLERS = ("dense", "sparse")
+MAX_DEFAULT_SHARDS = 16
+TOKENS_PER_SHARD = 100_000
+
+
+def default_shards(n_tokens: int) -> int:
+    """One shard per 100,000 tokens, at most 16: small corpora get the exact sequential
+    sampler, large ones enough shards to keep 16 cores busy."""
+    return int(min(MAX_DEFAULT_SHARDS, max(1, n_tokens // TOKENS_PER_SHARD)))
+
+
+def choose_sampler(n_topics: int) -> str:
+    """The fastest exact sampler for this many topics (measured, see benchmarks/)."""
+    return "dense" if n_topics < 24 else "sparse"
+
+
+def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
+    """Document boundaries (n_shards + 1,) cutting the corpus into shards of ~equal tokens."""
+    D = doc_ptr.size - 1
+    n_shards = max(1, min(n_shards, D))
+    targets = np.arange(1, n_shards) * (doc_ptr[-1] / n_shards)
+    cuts = np.searchsorted(doc_ptr, targets, side="left")
+    bounds = np.concatenate([[0], cuts, [D]]).astype(np.int64)
+    return np.maximum.accumulate(bounds)
+
+
+class _Replica:
+    """One thread's copy of the topic-word counts, with its scratch arrays."""
+
+    def __init__(self, kind: str, V: int, K: int, words, z, word_ptr=None):
+        self.kind = kind
+        self.ndk = np.zeros(K, np.int32)
+        self.nk = np.bincount(z, minlength=K).astype(np.int32)
+        if kind == "dense":
+            codes = words.astype(np.int64) * K + z
+            self.nwk = np.bincount(codes, minlength=V * K).astype(np.int32).reshape(V, K)
+            self.work = np.zeros(2 * K)
+        else:
+            self.word_ptr = word_ptr
+            self.wt_topic, self.wt_count, self.wt_len = _word_lists(words, z, V, K, word_ptr)
+            self.doc_topics = np.zeros(K, np.int32)
+            self.doc_pos = np.full(K, -1, np.int32)
+            self.work = np.zeros(3 * K)
+
+    def sweep(self, words, doc_ptr, z, alpha, beta, beta_sum, rng) -> None:
+        if self.kind == "dense":
+            _gibbs.dense_sweep(words, doc_ptr, z, self.nwk, self.nk, alpha, beta, beta_sum,
+                               self.ndk, self.work, rng)
+        else:
+            _gibbs.sparse_sweep(words, doc_ptr, z, self.word_ptr, self.wt_topic, self.wt_count,
+                                self.wt_len, self.nk, alpha, beta, beta_sum, self.ndk,
+                                self.doc_topics, self.doc_pos, self.work, rng)
+
+    def move(self, words, z_from, z_to) -> None:
+        if self.kind == "dense":
+            _gibbs.apply_dense(words, z_from, z_to, self.nwk, self.nk)
+        else:
+            _gibbs.apply_sparse(words, z_from, z_to, self.word_ptr, self.wt_topic,
+                                self.wt_count, self.wt_len, self.nk)
+
+    def word_topic_counts(self) -> np.ndarray:
+        """Dense (V, K) int32 counts."""
+        if self.kind == "dense":
+            return self.nwk.copy()
+        V, K = self.wt_len.size, self.nk.size
+        nwk = np.zeros((V, K), np.int32)
+        rows, idx = self._entries()
+        nwk[rows, self.wt_topic[idx]] = self.wt_count[idx]
+        return nwk
+
+    def nonzero_word_topic_counts(self) -> np.ndarray:
+        if self.kind == "dense":
+            return self.nwk[self.nwk > 0]
+        return self.wt_count[self._entries()[1]]
+
+    def _entries(self):
+        lengths = self.wt_len.astype(np.int64)
+        rows = np.repeat(np.arange(lengths.size), lengths)
+        starts = np.repeat(self.word_ptr[:-1], lengths)
+        within = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return rows, starts + within
+
+
+def _word_lists(words, z, V: int, K: int, word_ptr):
+    """Per-word (topic, count) lists sorted by count (largest first), then topic."""
+    codes, counts = np.unique(words.astype(np.int64) * K + z, return_counts=True)
+    w, t = codes // K, (codes % K).astype(np.int32)
+    order = np.lexsort((t, -counts, w))
+    w, t, counts = w[order], t[order], counts[order].astype(np.int32)
+    lengths = np.bincount(w, minlength=V).astype(np.int32)
+    first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    slot = word_ptr[w] + (np.arange(w.size) - first[w])
+    wt_topic = np.zeros(word_ptr[-1], np.int32)
+    wt_count = np.zeros(word_ptr[-1], np.int32)
+    wt_topic[slot] = t
+    wt_count[slot] = counts
+    return wt_topic, wt_count, lengths
+
+
+class ShardedSampler:
+    """Collapsed Gibbs sampling of ``z`` for a corpus's token arrays, in shards and threads.
+
+    ``words`` (N,) int32 and ``doc_ptr`` (D+1,) int64 as from ``Corpus.tokens()``; ``z`` (N,)
+    int32 is updated in place; ``rngs`` one generator per shard (``len(bounds) - 1``).
+    """
+
+    def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,
+                 bounds: np.ndarray, rngs: list, threads: int = 1):
+        if kind not in SAMPLERS:
+            raise LdacliError(f"sampler must be one of {', '.join(SAMPLERS)}, found {kind!r}")
+        self.kind = kind
+        self.words, self.doc_ptr, self.z = words, doc_ptr, z
+        self.V, self.K = n_words, n_topics
+        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        self.beta = float(beta)
+        self.rngs = rngs
+        self.z_before = z.copy()
+        self.shards = []
+        for s in range(len(bounds) - 1):
+            lo, hi = doc_ptr[bounds[s]], doc_ptr[bounds[s + 1]]
+            self.shards.append((lo, hi, np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)))
+        threads = max(1, min(threads, len(self.shards)))
+        word_ptr = None
+        if kind == "sparse":
+            freq = np.bincount(words, minlength=n_words)
+            word_ptr = np.zeros(n_words + 1, np.int64)
+            np.cumsum(np.minimum(freq, n_topics), out=word_ptr[1:])
+        self.replicas = [_Replica(kind, n_words, n_topics, words, z, word_ptr) for _ in range(threads)]
+        self._free: queue.SimpleQueue = queue.SimpleQueue()
+        for r in self.replicas:
+            self._free.put(r)
+        self._pool = ThreadPoolExecutor(threads) if threads > 1 else None
+
+    @property
+    def counts(self) -> _Replica:
+        """The topic-word counts after the last sweep (any replica: they are all equal)."""
+        return self.replicas[0]
+
+    def set_alpha(self, alpha) -> None:
+        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+
+    def _run_shard(self, s: int) -> None:
+        lo, hi, ptr = self.shards[s]
+        replica = self._free.get()
+        try:
+            words, z = self.words[lo:hi], self.z[lo:hi]
+            replica.sweep(words, ptr, z, self.alpha, self.beta, self.V * self.beta, self.rngs[s])
+            replica.move(words, z, self.z_before[lo:hi])  # back to the sweep's snapshot
+        finally:
+            self._free.put(replica)
+
+    def _merge(self, replica: _Replica) -> None:
+        replica.move(self.words, self.z_before, self.z)
+
+    def sweep(self) -> None:
+        if len(self.shards) == 1:  # the exact sequential sampler: nothing to undo or merge
+            lo, hi, ptr = self.shards[0]
+            self.replicas[0].sweep(self.words, ptr, self.z, self.alpha, self.beta, self.V * self.beta, self.rngs[0])
+            return
+        np.copyto(self.z_before, self.z)
+        if self._pool is None:
+            for s in range(len(self.shards)):
+                self._run_shard(s)
+            self._merge(self.replicas[0])
+        else:
+            list(self._pool.map(self._run_shard, range(len(self.shards))))
+            list(self._pool.map(self._merge, self.replicas))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
