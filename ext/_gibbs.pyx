@@ -133,13 +133,11 @@ def apply_dense(const int32_t[::1] words, const int32_t[::1] z_from, const int32
 # word w's list is min(K, its corpus frequency), fixed for the run. The list is kept sorted by
 # count (largest first) and then by topic, so large counts are met first when sampling.
 
-cdef inline void _word_dec(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t t) noexcept nogil:
-    """Decrement topic t's count in one word's sorted list (t must be present)."""
-    cdef Py_ssize_t j = 0, n = length[0]
-    cdef int32_t c, tt
-    while tp[j] != t:
-        j += 1
-    c = ct[j] - 1
+cdef inline void _word_dec_at(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t j) noexcept nogil:
+    """Decrement the count at position j of one word's sorted list, keeping it sorted."""
+    cdef Py_ssize_t n = length[0]
+    cdef int32_t t = tp[j]
+    cdef int32_t c = ct[j] - 1
     if c == 0:
         while j + 1 < n:
             tp[j] = tp[j + 1]
@@ -152,8 +150,16 @@ cdef inline void _word_dec(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t
         tp[j] = tp[j + 1]
         ct[j] = ct[j + 1]
         j += 1
-    tp[j] = <int32_t> t
+    tp[j] = t
     ct[j] = c
+
+
+cdef inline void _word_dec(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t t) noexcept nogil:
+    """Decrement topic t's count in one word's sorted list (t must be present)."""
+    cdef Py_ssize_t j = 0
+    while tp[j] != t:
+        j += 1
+    _word_dec_at(tp, ct, length, j)
 
 
 cdef inline void _word_inc(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t t) noexcept nogil:
@@ -196,7 +202,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
-    cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc
+    cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new
     cdef double s = 0.0, r, q, u, mass
     cdef double* inv = &work[0]      # 1 / (n_k + V b)
     cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
@@ -234,7 +240,9 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     old = z[i]
                     tp = &wt_topic[wt_ptr[w]]
                     ct = &wt_count[wt_ptr[w]]
-                    # remove the token
+                    nw_len = wt_len[w]
+                    # remove the token from the topic and document counts; the word list is
+                    # only changed if the token moves (most do not, once the chain has mixed)
                     s -= alpha[old] * beta * inv[old]
                     r -= nd[old] * beta * inv[old]
                     nk[old] -= 1
@@ -243,40 +251,47 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     s += alpha[old] * beta * inv[old]
                     r += nd[old] * beta * inv[old]
                     coef[old] = (alpha[old] + nd[old]) * inv[old]
-                    if nd[old] == 0:
-                        n_doc -= 1
-                        j = dp[old]
-                        dt[j] = dt[n_doc]
-                        dp[dt[j]] = <int32_t> j
-                        dp[old] = -1
-                    _word_dec(tp, ct, &wt_len[w], old)
-                    nw_len = wt_len[w]
-                    # the word bucket
+                    # the word bucket, with the token's own count left out
                     q = 0.0
+                    j_old = 0
                     for j in range(nw_len):
-                        qterm[j] = coef[tp[j]] * ct[j]
+                        k = tp[j]
+                        if k == old:
+                            j_old = j
+                            qterm[j] = coef[k] * (ct[j] - 1)
+                        else:
+                            qterm[j] = coef[k] * ct[j]
                         q += qterm[j]
                     u = bitgen.next_double(bitgen.state) * (s + r + q)
                     t = -1
+                    j_new = -1
                     if u < q:
                         for j in range(nw_len):
                             u -= qterm[j]
                             if u < 0.0:
-                                t = tp[j]
+                                j_new = j
                                 break
-                        if t < 0:
-                            t = tp[nw_len - 1]
+                        if j_new < 0:
+                            j_new = nw_len - 1
+                            while qterm[j_new] == 0.0:
+                                j_new -= 1
+                        t = tp[j_new]
                     else:
                         u -= q
                         if u < r:
                             for j in range(n_doc):
                                 k = dt[j]
-                                u -= nd[k] * beta * inv[k]
-                                if u < 0.0:
-                                    t = k
-                                    break
-                            if t < 0 and n_doc > 0:
-                                t = dt[n_doc - 1]
+                                if nd[k] > 0:
+                                    u -= nd[k] * beta * inv[k]
+                                    if u < 0.0:
+                                        t = k
+                                        break
+                            if t < 0:  # rounding: the last topic with mass, if any
+                                j = n_doc - 1
+                                while j >= 0 and nd[dt[j]] == 0:
+                                    j -= 1
+                                if j >= 0:
+                                    t = dt[j]
                         if t < 0:
                             u -= r
                             for k in range(K):
@@ -290,17 +305,25 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     s -= alpha[t] * beta * inv[t]
                     r -= nd[t] * beta * inv[t]
                     nk[t] += 1
-                    if nd[t] == 0:
-                        dp[t] = <int32_t> n_doc
-                        dt[n_doc] = <int32_t> t
-                        n_doc += 1
                     nd[t] += 1
                     inv[t] = 1.0 / (nk[t] + beta_sum)
                     s += alpha[t] * beta * inv[t]
                     r += nd[t] * beta * inv[t]
                     coef[t] = (alpha[t] + nd[t]) * inv[t]
-                    _word_inc(tp, ct, &wt_len[w], t)
-                    z[i] = <int32_t> t
+                    if t != old:
+                        if nd[old] == 0:
+                            n_doc -= 1
+                            j = dp[old]
+                            dt[j] = dt[n_doc]
+                            dp[dt[j]] = <int32_t> j
+                            dp[old] = -1
+                        if nd[t] == 1:
+                            dp[t] = <int32_t> n_doc
+                            dt[n_doc] = <int32_t> t
+                            n_doc += 1
+                        _word_dec_at(tp, ct, &wt_len[w], j_old)
+                        _word_inc(tp, ct, &wt_len[w], t)
+                        z[i] = <int32_t> t
                 # leave the scratch as found
                 for j in range(n_doc):
                     t = dt[j]
@@ -309,21 +332,78 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     coef[t] = alpha[t] * inv[t]
 
 
-def apply_sparse(const int32_t[::1] words, const int32_t[::1] z_from, const int32_t[::1] z_to,
-                 const int64_t[::1] wt_ptr, int32_t[::1] wt_topic, int32_t[::1] wt_count,
-                 int32_t[::1] wt_len, int32_t[::1] nk):
-    """:func:`apply_dense` for the sparse word lists of :func:`sparse_sweep`."""
-    cdef Py_ssize_t i, w, a, b
+def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
+                 const int32_t[::1] z_to, const int64_t[::1] wt_ptr, int32_t[::1] wt_topic,
+                 int32_t[::1] wt_count, int32_t[::1] wt_len, int32_t[::1] nk,
+                 int32_t[::1] dense, int32_t[::1] mark):
+    """:func:`apply_dense` for the sparse word lists of :func:`sparse_sweep`, word by word.
+
+    ``order`` lists the token indices to replay grouped by word (e.g. a stable argsort of
+    ``words``). For each word with a moved token, its list is spread into ``dense`` (K,)
+    int32, all its moves applied, and the list rebuilt in sorted order: one rebuild per word
+    instead of two list updates per moved token. ``dense`` and ``mark`` (K,) int32 are scratch,
+    zero on entry and exit.
+    """
+    cdef Py_ssize_t n = order.shape[0]
+    cdef Py_ssize_t i = 0, j, m, w, a, b, length, cnt, top
+    cdef Py_ssize_t base = 0
+    cdef int32_t* tp
+    cdef int32_t* ct
+    cdef int32_t tk, ck
     with nogil:
-        for i in range(words.shape[0]):
-            a = z_from[i]
-            b = z_to[i]
-            if a != b:
-                w = words[i]
-                _word_dec(&wt_topic[wt_ptr[w]], &wt_count[wt_ptr[w]], &wt_len[w], a)
-                _word_inc(&wt_topic[wt_ptr[w]], &wt_count[wt_ptr[w]], &wt_len[w], b)
-                nk[a] -= 1
-                nk[b] += 1
+        while i < n:
+            w = words[order[i]]
+            j = i
+            length = -1  # the list is not spread yet
+            while j < n and words[order[j]] == w:
+                a = z_from[order[j]]
+                b = z_to[order[j]]
+                if a != b:
+                    if length < 0:
+                        base = wt_ptr[w]
+                        length = wt_len[w]
+                        for m in range(length):
+                            dense[wt_topic[base + m]] = wt_count[base + m]
+                            mark[wt_topic[base + m]] = 1
+                    dense[a] -= 1
+                    dense[b] += 1
+                    if mark[b] == 0:  # a new topic for this word
+                        mark[b] = 1
+                        if base + length < wt_ptr[w + 1]:
+                            wt_topic[base + length] = <int32_t> b
+                            length += 1
+                        else:
+                            # full: the counts still fit the capacity, so a slot has dropped
+                            # to zero; reuse it
+                            m = 0
+                            while dense[wt_topic[base + m]] != 0:
+                                m += 1
+                            mark[wt_topic[base + m]] = 0
+                            wt_topic[base + m] = <int32_t> b
+                    nk[a] -= 1
+                    nk[b] += 1
+                j += 1
+            if length >= 0:
+                # rebuild: non-zero counts, sorted by count (largest first) then topic
+                tp = &wt_topic[base]
+                ct = &wt_count[base]
+                cnt = 0
+                for m in range(length):
+                    tk = tp[m]
+                    ck = dense[tk]
+                    dense[tk] = 0
+                    mark[tk] = 0
+                    if ck > 0:
+                        top = cnt
+                        while top > 0 and (ct[top - 1] < ck or (ct[top - 1] == ck and tp[top - 1] > tk)):
+                            tp[top] = tp[top - 1]
+                            ct[top] = ct[top - 1]
+                            top -= 1
+                        tp[top] = tk
+                        ct[top] = ck
+                        cnt += 1
+                wt_len[w] = <int32_t> cnt
+            i = j
 
 
 # --------------------------------------------------------------------------------------------

@@ -66,6 +66,7 @@ class _Replica:
             self.wt_topic, self.wt_count, self.wt_len = _word_lists(words, z, V, K, word_ptr)
             self.doc_topics = np.zeros(K, np.int32)
             self.doc_pos = np.full(K, -1, np.int32)
+            self.mark = np.zeros(K, np.int32)
             self.work = np.zeros(3 * K)
 
     def sweep(self, words, doc_ptr, z, alpha, beta, beta_sum, rng) -> None:
@@ -77,12 +78,13 @@ class _Replica:
                                 self.wt_len, self.nk, alpha, beta, beta_sum, self.ndk,
                                 self.doc_topics, self.doc_pos, self.work, rng)
 
-    def move(self, words, z_from, z_to) -> None:
+    def move(self, words, order, z_from, z_to) -> None:
+        """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
         if self.kind == "dense":
             _gibbs.apply_dense(words, z_from, z_to, self.nwk, self.nk)
         else:
-            _gibbs.apply_sparse(words, z_from, z_to, self.word_ptr, self.wt_topic,
-                                self.wt_count, self.wt_len, self.nk)
+            _gibbs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt_topic,
+                                self.wt_count, self.wt_len, self.nk, self.ndk, self.mark)
 
     def word_topic_counts(self) -> np.ndarray:
         """Dense (V, K) int32 counts."""
@@ -144,7 +146,11 @@ class ShardedSampler:
         self.shards = []
         for s in range(len(bounds) - 1):
             lo, hi = doc_ptr[bounds[s]], doc_ptr[bounds[s + 1]]
-            self.shards.append((lo, hi, np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)))
+            ptr = np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)
+            # the shard's tokens grouped by word, for replaying moves word by word
+            order = np.argsort(words[lo:hi], kind="stable").astype(np.int32) if kind == "sparse" else None
+            self.shards.append((lo, hi, ptr, order))
+        self.order = np.argsort(words, kind="stable").astype(np.int32) if kind == "sparse" and len(self.shards) > 1 else None
         threads = max(1, min(threads, len(self.shards)))
         word_ptr = None
         if kind == "sparse":
@@ -166,21 +172,21 @@ class ShardedSampler:
         self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
 
     def _run_shard(self, s: int) -> None:
-        lo, hi, ptr = self.shards[s]
+        lo, hi, ptr, order = self.shards[s]
         replica = self._free.get()
         try:
             words, z = self.words[lo:hi], self.z[lo:hi]
             replica.sweep(words, ptr, z, self.alpha, self.beta, self.V * self.beta, self.rngs[s])
-            replica.move(words, z, self.z_before[lo:hi])  # back to the sweep's snapshot
+            replica.move(words, order, z, self.z_before[lo:hi])  # back to the sweep's snapshot
         finally:
             self._free.put(replica)
 
     def _merge(self, replica: _Replica) -> None:
-        replica.move(self.words, self.z_before, self.z)
+        replica.move(self.words, self.order, self.z_before, self.z)
 
     def sweep(self) -> None:
         if len(self.shards) == 1:  # the exact sequential sampler: nothing to undo or merge
-            lo, hi, ptr = self.shards[0]
+            lo, hi, ptr, _ = self.shards[0]
             self.replicas[0].sweep(self.words, ptr, self.z, self.alpha, self.beta, self.V * self.beta, self.rngs[0])
             return
         np.copyto(self.z_before, self.z)
