@@ -9,10 +9,11 @@ the call. The kernels never validate: shapes, dtypes and ranges are the caller's
 
 Shards. A training sweep runs every shard against the same snapshot of the topic-word counts
 (AD-LDA, Newman et al. 2009): a shard sees its own updates at once and the other shards' only
-after the sweep. The caller keeps each shard's topics from before the sweep; ``apply_dense`` and
-``apply_sparse`` replay the moves from one topic vector to another on a copy of the counts (to
-undo a shard, or to merge every shard into every copy). Integer additions commute, so the
-merged counts do not depend on the order of shards or threads.
+after the sweep. ``restore_*`` copies the snapshot's counts of a shard's words into a thread's
+working copy before the shard is sampled; ``apply_dense`` and ``apply_sparse`` replay the moves
+from one topic vector to another, to merge every shard into the snapshot after the sweep.
+Integer additions commute, so the merged counts do not depend on the order of shards or
+threads.
 
 Each sampling kernel's docstring gives the plain NumPy it is equivalent to; those NumPy versions
 live in ``tests/oracle.py`` and the tests check the kernels against them bit for bit (dense) or
@@ -404,6 +405,33 @@ def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32
                         cnt += 1
                 wt_len[w] = <int32_t> cnt
             i = j
+
+
+def restore_dense(const int32_t[::1] word_ids, const int32_t[:, ::1] src, int32_t[:, ::1] dst):
+    """Copy the rows ``word_ids`` of the dense counts ``src`` into ``dst``."""
+    cdef Py_ssize_t m, k, w
+    cdef Py_ssize_t K = src.shape[1]
+    with nogil:
+        for m in range(word_ids.shape[0]):
+            w = word_ids[m]
+            for k in range(K):
+                dst[w, k] = src[w, k]
+
+
+def restore_sparse(const int32_t[::1] word_ids, const int64_t[::1] wt_ptr,
+                   const int32_t[::1] src_topic, const int32_t[::1] src_count,
+                   const int32_t[::1] src_len, int32_t[::1] dst_topic, int32_t[::1] dst_count,
+                   int32_t[::1] dst_len):
+    """Copy the lists of the words ``word_ids`` from one set of sparse word lists to another."""
+    cdef Py_ssize_t m, j, w, base
+    with nogil:
+        for m in range(word_ids.shape[0]):
+            w = word_ids[m]
+            base = wt_ptr[w]
+            for j in range(src_len[w]):
+                dst_topic[base + j] = src_topic[base + j]
+                dst_count[base + j] = src_count[base + j]
+            dst_len[w] = src_len[w]
 
 
 # --------------------------------------------------------------------------------------------

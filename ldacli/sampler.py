@@ -5,10 +5,10 @@ on the corpus and ``n_shards`` only, never on the number of threads). Every shar
 random stream, spawned from the run's seed sequence. One sweep (AD-LDA, Newman et al. 2009):
 
 1. each shard is sampled against the topic-word counts as they were at the start of the sweep
-   plus its own updates (a thread works on its own copy of the counts, and undoes a shard's
-   moves before taking the next shard);
-2. every copy then replays the moves of all shards, which gives the same integer counts in
-   every copy, whatever the order.
+   plus its own updates: a thread works on its own copy of the counts, into which the
+   snapshot's counts of the shard's words are copied before the shard is sampled;
+2. the snapshot then replays the moves of all shards, which gives the same integer counts
+   whatever the order.
 
 So the same seed gives the same topics for any ``threads``. With one shard this is the exact
 sequential sampler.
@@ -86,6 +86,15 @@ class _Replica:
             _gibbs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt_topic,
                                 self.wt_count, self.wt_len, self.nk, self.ndk, self.mark)
 
+    def restore(self, source: "_Replica", word_ids: np.ndarray) -> None:
+        """Take ``source``'s counts for the words ``word_ids`` and all topic totals."""
+        np.copyto(self.nk, source.nk)
+        if self.kind == "dense":
+            _gibbs.restore_dense(word_ids, source.nwk, self.nwk)
+        else:
+            _gibbs.restore_sparse(word_ids, self.word_ptr, source.wt_topic, source.wt_count,
+                                  source.wt_len, self.wt_topic, self.wt_count, self.wt_len)
+
     def word_topic_counts(self) -> np.ndarray:
         """Dense (V, K) int32 counts."""
         if self.kind == "dense":
@@ -147,56 +156,58 @@ class ShardedSampler:
         for s in range(len(bounds) - 1):
             lo, hi = doc_ptr[bounds[s]], doc_ptr[bounds[s + 1]]
             ptr = np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)
-            # the shard's tokens grouped by word, for replaying moves word by word
-            order = np.argsort(words[lo:hi], kind="stable").astype(np.int32) if kind == "sparse" else None
-            self.shards.append((lo, hi, ptr, order))
-        self.order = np.argsort(words, kind="stable").astype(np.int32) if kind == "sparse" and len(self.shards) > 1 else None
+            self.shards.append((lo, hi, ptr, np.unique(words[lo:hi]).astype(np.int32)))
         threads = max(1, min(threads, len(self.shards)))
         word_ptr = None
         if kind == "sparse":
             freq = np.bincount(words, minlength=n_words)
             word_ptr = np.zeros(n_words + 1, np.int64)
             np.cumsum(np.minimum(freq, n_topics), out=word_ptr[1:])
-        self.replicas = [_Replica(kind, n_words, n_topics, words, z, word_ptr) for _ in range(threads)]
+        # The snapshot holds the counts after the last sweep; with one shard it is also the
+        # only working copy (the exact sequential sampler).
+        self.snapshot = _Replica(kind, n_words, n_topics, words, z, word_ptr)
+        if len(self.shards) == 1:
+            self.workers = [self.snapshot]
+            self.order = None
+        else:
+            self.workers = [_Replica(kind, n_words, n_topics, words, z, word_ptr) for _ in range(threads)]
+            # all tokens grouped by word, for merging the moves into the snapshot word by word
+            self.order = np.argsort(words, kind="stable").astype(np.int32) if kind == "sparse" else None
         self._free: queue.SimpleQueue = queue.SimpleQueue()
-        for r in self.replicas:
+        for r in self.workers:
             self._free.put(r)
         self._pool = ThreadPoolExecutor(threads) if threads > 1 else None
 
     @property
     def counts(self) -> _Replica:
-        """The topic-word counts after the last sweep (any replica: they are all equal)."""
-        return self.replicas[0]
+        """The topic-word counts after the last sweep."""
+        return self.snapshot
 
     def set_alpha(self, alpha) -> None:
         self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
 
     def _run_shard(self, s: int) -> None:
-        lo, hi, ptr, order = self.shards[s]
-        replica = self._free.get()
+        lo, hi, ptr, word_ids = self.shards[s]
+        worker = self._free.get()
         try:
-            words, z = self.words[lo:hi], self.z[lo:hi]
-            replica.sweep(words, ptr, z, self.alpha, self.beta, self.V * self.beta, self.rngs[s])
-            replica.move(words, order, z, self.z_before[lo:hi])  # back to the sweep's snapshot
+            if worker is not self.snapshot:
+                worker.restore(self.snapshot, word_ids)
+            worker.sweep(self.words[lo:hi], ptr, self.z[lo:hi], self.alpha, self.beta,
+                         self.V * self.beta, self.rngs[s])
         finally:
-            self._free.put(replica)
-
-    def _merge(self, replica: _Replica) -> None:
-        replica.move(self.words, self.order, self.z_before, self.z)
+            self._free.put(worker)
 
     def sweep(self) -> None:
-        if len(self.shards) == 1:  # the exact sequential sampler: nothing to undo or merge
-            lo, hi, ptr, _ = self.shards[0]
-            self.replicas[0].sweep(self.words, ptr, self.z, self.alpha, self.beta, self.V * self.beta, self.rngs[0])
+        if len(self.shards) == 1:
+            self._run_shard(0)
             return
         np.copyto(self.z_before, self.z)
         if self._pool is None:
             for s in range(len(self.shards)):
                 self._run_shard(s)
-            self._merge(self.replicas[0])
         else:
             list(self._pool.map(self._run_shard, range(len(self.shards))))
-            list(self._pool.map(self._merge, self.replicas))
+        self.snapshot.move(self.words, self.order, self.z_before, self.z)
 
     def close(self) -> None:
         if self._pool is not None:

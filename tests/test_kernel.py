@@ -64,8 +64,7 @@ def test_sharded_dense_sampler_equals_the_ad_lda_oracle_for_any_thread_count(thr
         sampler.sweep()
         oracle.sharded_sweep(words, doc_ptr, z_oracle, V, K, alpha, 0.05, bounds, oracle_rngs)
         np.testing.assert_array_equal(z, z_oracle)
-        for replica in sampler.replicas:
-            np.testing.assert_array_equal(replica.nwk, word_topic_counts(words, z, V, K))
+        np.testing.assert_array_equal(sampler.counts.nwk, word_topic_counts(words, z, V, K))
     sampler.close()
 
 
@@ -99,14 +98,14 @@ def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, 
     sampler.close()
     assert z.size == 0 or (z.min() >= 0 and z.max() < K)
     expected = word_topic_counts(words, z, V, K)
-    for replica in sampler.replicas:
-        np.testing.assert_array_equal(replica.word_topic_counts(), expected)
-        np.testing.assert_array_equal(replica.nk, np.bincount(z, minlength=K))
-        if kind == "sparse":  # each word's list is sorted by count, then topic
-            for w in range(V):
-                lo = replica.word_ptr[w]
-                pairs = list(zip(-replica.wt_count[lo:lo + replica.wt_len[w]], replica.wt_topic[lo:lo + replica.wt_len[w]]))
-                assert pairs == sorted(pairs)
+    counts = sampler.counts
+    np.testing.assert_array_equal(counts.word_topic_counts(), expected)
+    np.testing.assert_array_equal(counts.nk, np.bincount(z, minlength=K))
+    if kind == "sparse":  # each word's list is sorted by count, then topic
+        for w in range(V):
+            lo = counts.word_ptr[w]
+            pairs = list(zip(-counts.wt_count[lo:lo + counts.wt_len[w]], counts.wt_topic[lo:lo + counts.wt_len[w]]))
+            assert pairs == sorted(pairs)
     assert expected.sum() == words.size
 
 
