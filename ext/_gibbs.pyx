@@ -407,6 +407,213 @@ def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32
             i = j
 
 
+# --------------------------------------------------------------------------------------------
+# Metropolis-Hastings sampler with alias tables (LightLDA, Yuan et al. 2015), O(1) per token
+
+cdef void _build_alias(const double* weight, Py_ssize_t n, double total, double* prob,
+                       int32_t* alias, int32_t* small, int32_t* large) noexcept nogil:
+    """Vose's alias table for ``weight[:n]`` (summing to ``total``)."""
+    cdef Py_ssize_t j, ns = 0, nl = 0, a, b
+    cdef double scale = n / total
+    for j in range(n):
+        prob[j] = weight[j] * scale
+        alias[j] = <int32_t> j
+        if prob[j] < 1.0:
+            small[ns] = <int32_t> j
+            ns += 1
+        else:
+            large[nl] = <int32_t> j
+            nl += 1
+    while ns > 0 and nl > 0:
+        ns -= 1
+        a = small[ns]
+        b = large[nl - 1]
+        alias[a] = <int32_t> b
+        prob[b] = (prob[b] + prob[a]) - 1.0
+        if prob[b] < 1.0:
+            nl -= 1
+            small[ns] = <int32_t> b
+            ns += 1
+    while nl > 0:
+        nl -= 1
+        prob[large[nl]] = 1.0
+    while ns > 0:  # rounding leftovers
+        ns -= 1
+        prob[small[ns]] = 1.0
+
+
+cdef inline Py_ssize_t _draw_alias(const double* prob, const int32_t* alias, Py_ssize_t n,
+                                   double u) noexcept nogil:
+    """An index from the alias table, for u uniform in [0, 1)."""
+    cdef double x = u * n
+    cdef Py_ssize_t j = <Py_ssize_t> x
+    if j >= n:
+        j = n - 1
+    if x - j < prob[j]:
+        return j
+    return alias[j]
+
+
+def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
+                const int32_t[::1] order, const int32_t[::1] doc_of,
+                const int64_t[::1] wt_ptr, int32_t[::1] wt_topic, int32_t[::1] wt_count,
+                int32_t[::1] wt_len, int32_t[::1] nk, const double[::1] alpha, double beta,
+                double beta_sum, int32_t[:, ::1] ndk, int32_t[::1] cur, int32_t[::1] mark,
+                int32_t[::1] iwork, double[::1] work, int mh_steps, object rng):
+    """One Metropolis-Hastings sweep over one shard, word by word, O(1) per token.
+
+    Tokens are visited in ``order`` (the shard's tokens grouped by word). For each token,
+    ``mh_steps`` cycles of two Metropolis-Hastings steps target the collapsed conditional
+    ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` (token's own counts removed), as LightLDA does,
+    with proposals that depend only on the current state, so the chain is exact:
+
+    * a document proposal ``q(k) ~ n_dk + a_k`` (counts with the token at its current topic):
+      a random token of the document, or with weight ``sum a`` a topic from the prior (alias
+      table); acceptance ``W(t) / W(s)`` with ``W(k) = (n_wk + b) / (n_k + V b)``;
+    * a word proposal ``q(k) ~ n_wk + b`` (with the token at its current topic): the word's
+      counts in the other shards (frozen during the sweep: an alias table per word and shard),
+      or a random token of the word in this shard, or with weight ``K b`` a uniform topic;
+      acceptance ``(n_dt + a_t)(n_s + V b) / ((n_ds + a_s)(n_t + V b))``.
+
+    Arrays as in :func:`sparse_sweep` plus ``order`` and ``doc_of`` (n,) int32 (each token's
+    document within the shard); ``ndk`` (d, K) int32 document-topic counts of the shard's
+    documents (overwritten); ``cur``, ``mark`` (K,) int32 zero on entry and exit; ``iwork``
+    (5K,) int32 and ``work`` (3K,) float64 scratch.
+    """
+    cdef Py_ssize_t K = nk.shape[0]
+    cdef Py_ssize_t n = order.shape[0]
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t d, i, j, k, m, w, t, st, length, cnt, top, base, nd_len
+    cdef Py_ssize_t step, run_start, run_len, n_other
+    cdef double u, ratio, other_mass, alpha_sum = 0.0
+    cdef double* other_prob = &work[0]
+    cdef double* alpha_prob = &work[K]
+    cdef double* weight = &work[2 * K]
+    cdef int32_t* other_alias = &iwork[0]
+    cdef int32_t* alpha_alias = &iwork[K]
+    cdef int32_t* small = &iwork[2 * K]
+    cdef int32_t* large = &iwork[3 * K]
+    cdef int32_t* other_topics = &iwork[4 * K]
+    cdef int32_t* tp
+    cdef int32_t* ct
+    cdef int32_t tk, ck
+    cdef bitgen_t* bitgen = _bitgen(rng)
+
+    with rng.bit_generator.lock:
+        with nogil:
+            for k in range(K):
+                weight[k] = alpha[k]
+                alpha_sum += alpha[k]
+            _build_alias(weight, K, alpha_sum, alpha_prob, alpha_alias, small, large)
+            # the shard's document-topic counts
+            for d in range(D):
+                for k in range(K):
+                    ndk[d, k] = 0
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    ndk[d, z[i]] += 1
+
+            i = 0
+            while i < n:
+                w = words[order[i]]
+                base = wt_ptr[w]
+                tp = &wt_topic[base]
+                ct = &wt_count[base]
+                length = wt_len[w]
+                run_start = i
+                run_len = 0
+                while i + run_len < n and words[order[i + run_len]] == w:
+                    run_len += 1
+                # spread the word's counts; the other shards' part is what this shard's tokens
+                # do not account for
+                for j in range(length):
+                    k = tp[j]
+                    cur[k] = ct[j]
+                    mark[k] = 1
+                for j in range(run_len):
+                    mark[z[order[run_start + j]]] -= 1  # mark - 1 - (tokens here): borrowed
+                n_other = 0
+                other_mass = 0.0
+                for j in range(length):
+                    k = tp[j]
+                    cnt = cur[k] + (mark[k] - 1)  # counts from the other shards
+                    mark[k] = 1
+                    if cnt > 0:
+                        other_topics[n_other] = <int32_t> k
+                        weight[n_other] = cnt
+                        other_mass += cnt
+                        n_other += 1
+                if n_other > 0:
+                    _build_alias(weight, n_other, other_mass, other_prob, other_alias, small, large)
+                # this word's tokens
+                while i < run_start + run_len:
+                    m = order[i]
+                    d = doc_of[m]
+                    st = z[m]
+                    cur[st] -= 1
+                    ndk[d, st] -= 1
+                    nk[st] -= 1
+                    nd_len = doc_ptr[d + 1] - doc_ptr[d]
+                    for step in range(mh_steps):
+                        # document proposal
+                        u = bitgen.next_double(bitgen.state) * (nd_len + alpha_sum)
+                        if u < nd_len:
+                            t = z[doc_ptr[d] + <Py_ssize_t> u]
+                        else:
+                            t = _draw_alias(alpha_prob, alpha_alias, K, (u - nd_len) / alpha_sum)
+                        if t != st:
+                            ratio = ((cur[t] + beta) * (nk[st] + beta_sum)) / ((cur[st] + beta) * (nk[t] + beta_sum))
+                            if bitgen.next_double(bitgen.state) < ratio:
+                                st = t
+                                z[m] = <int32_t> st
+                        # word proposal
+                        u = bitgen.next_double(bitgen.state) * (other_mass + run_len + K * beta)
+                        if u < other_mass:
+                            t = other_topics[_draw_alias(other_prob, other_alias, n_other, u / other_mass)]
+                        elif u < other_mass + run_len:
+                            t = z[order[run_start + <Py_ssize_t> (u - other_mass)]]
+                        else:
+                            t = <Py_ssize_t> ((u - other_mass - run_len) / beta)
+                            if t >= K:
+                                t = K - 1
+                        if t != st:
+                            ratio = ((ndk[d, t] + alpha[t]) * (nk[st] + beta_sum)) / ((ndk[d, st] + alpha[st]) * (nk[t] + beta_sum))
+                            if bitgen.next_double(bitgen.state) < ratio:
+                                st = t
+                                z[m] = <int32_t> st
+                    cur[st] += 1
+                    ndk[d, st] += 1
+                    nk[st] += 1
+                    if mark[st] == 0:  # a topic new to this word: give it a slot
+                        mark[st] = 1
+                        if length < wt_ptr[w + 1] - base:
+                            tp[length] = <int32_t> st
+                            length += 1
+                        else:  # full: some slot's count has dropped to zero; reuse it
+                            j = 0
+                            while cur[tp[j]] != 0:
+                                j += 1
+                            mark[tp[j]] = 0
+                            tp[j] = <int32_t> st
+                    i += 1
+                # write the word's list back, sorted by count then topic; clear the scratch
+                cnt = 0
+                for j in range(length):
+                    tk = tp[j]
+                    ck = cur[tk]
+                    cur[tk] = 0
+                    mark[tk] = 0
+                    if ck > 0:
+                        top = cnt
+                        while top > 0 and (ct[top - 1] < ck or (ct[top - 1] == ck and tp[top - 1] > tk)):
+                            tp[top] = tp[top - 1]
+                            ct[top] = ct[top - 1]
+                            top -= 1
+                        tp[top] = tk
+                        ct[top] = ck
+                        cnt += 1
+                wt_len[w] = <int32_t> cnt
+
+
 def restore_dense(const int32_t[::1] word_ids, const int32_t[:, ::1] src, int32_t[:, ::1] dst):
     """Copy the rows ``word_ids`` of the dense counts ``src`` into ``dst``."""
     cdef Py_ssize_t m, k, w

@@ -144,8 +144,9 @@ def main():
 @click.option("--resume", type=str, default=None,
               help="Continue from this checkpoint; the result equals an uninterrupted run.")
 @click.option("--sampler", type=click.Choice(["auto", *SAMPLERS]), default="auto", show_default=True,
-              help="dense: O(K) per token; sparse: SparseLDA, exact and faster for K above ~20; "
-                   "auto picks by K. Recorded in the model.")
+              help="dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and "
+                   "word); alias: Metropolis-Hastings with alias tables, O(1) per token; auto picks "
+                   "by K. Recorded in the model.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads sampling shards in parallel.  [default: all cores]")
 @click.option("--shards", type=click.IntRange(min=1), default=None,

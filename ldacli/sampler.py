@@ -24,7 +24,8 @@ import numpy as np
 from ldacli import _gibbs
 from ldacli.errors import LdacliError
 
-SAMPLERS = ("dense", "sparse")
+SAMPLERS = ("dense", "sparse", "alias")
+MH_STEPS = 2
 MAX_DEFAULT_SHARDS = 16
 TOKENS_PER_SHARD = 100_000
 
@@ -54,6 +55,7 @@ class _Replica:
     """One thread's copy of the topic-word counts, with its scratch arrays."""
 
     def __init__(self, kind: str, V: int, K: int, words, z, word_ptr=None):
+        # "alias" keeps its word-topic counts in the same sorted word lists as "sparse"
         self.kind = kind
         self.ndk = np.zeros(K, np.int32)
         self.nk = np.bincount(z, minlength=K).astype(np.int32)
@@ -68,11 +70,22 @@ class _Replica:
             self.doc_pos = np.full(K, -1, np.int32)
             self.mark = np.zeros(K, np.int32)
             self.work = np.zeros(3 * K)
+        if kind == "alias":
+            self.iwork = np.zeros(5 * K, np.int32)
+            self.work = np.zeros(3 * K)
+            self.ndk_shard = np.zeros((0, K), np.int32)
 
-    def sweep(self, words, doc_ptr, z, alpha, beta, beta_sum, rng) -> None:
+    def sweep(self, words, doc_ptr, z, alpha, beta, beta_sum, rng, order=None, doc_of=None) -> None:
         if self.kind == "dense":
             _gibbs.dense_sweep(words, doc_ptr, z, self.nwk, self.nk, alpha, beta, beta_sum,
                                self.ndk, self.work, rng)
+        elif self.kind == "alias":
+            if self.ndk_shard.shape[0] < doc_ptr.size - 1:
+                self.ndk_shard = np.zeros((doc_ptr.size - 1, self.nk.size), np.int32)
+            _gibbs.alias_sweep(words, doc_ptr, z, order, doc_of, self.word_ptr, self.wt_topic,
+                               self.wt_count, self.wt_len, self.nk, alpha, beta, beta_sum,
+                               self.ndk_shard, self.ndk, self.mark, self.iwork,
+                               self.work, MH_STEPS, rng)
         else:
             _gibbs.sparse_sweep(words, doc_ptr, z, self.word_ptr, self.wt_topic, self.wt_count,
                                 self.wt_len, self.nk, alpha, beta, beta_sum, self.ndk,
@@ -156,10 +169,14 @@ class ShardedSampler:
         for s in range(len(bounds) - 1):
             lo, hi = doc_ptr[bounds[s]], doc_ptr[bounds[s + 1]]
             ptr = np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)
-            self.shards.append((lo, hi, ptr, np.unique(words[lo:hi]).astype(np.int32)))
+            shard = {"lo": lo, "hi": hi, "ptr": ptr, "word_ids": np.unique(words[lo:hi]).astype(np.int32)}
+            if kind == "alias":  # tokens grouped by word, and each token's document
+                shard["order"] = np.argsort(words[lo:hi], kind="stable").astype(np.int32)
+                shard["doc_of"] = np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))
+            self.shards.append(shard)
         threads = max(1, min(threads, len(self.shards)))
         word_ptr = None
-        if kind == "sparse":
+        if kind != "dense":
             freq = np.bincount(words, minlength=n_words)
             word_ptr = np.zeros(n_words + 1, np.int64)
             np.cumsum(np.minimum(freq, n_topics), out=word_ptr[1:])
@@ -172,7 +189,7 @@ class ShardedSampler:
         else:
             self.workers = [_Replica(kind, n_words, n_topics, words, z, word_ptr) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
-            self.order = np.argsort(words, kind="stable").astype(np.int32) if kind == "sparse" else None
+            self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for r in self.workers:
             self._free.put(r)
@@ -187,13 +204,14 @@ class ShardedSampler:
         self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
 
     def _run_shard(self, s: int) -> None:
-        lo, hi, ptr, word_ids = self.shards[s]
+        shard = self.shards[s]
+        lo, hi = shard["lo"], shard["hi"]
         worker = self._free.get()
         try:
             if worker is not self.snapshot:
-                worker.restore(self.snapshot, word_ids)
-            worker.sweep(self.words[lo:hi], ptr, self.z[lo:hi], self.alpha, self.beta,
-                         self.V * self.beta, self.rngs[s])
+                worker.restore(self.snapshot, shard["word_ids"])
+            worker.sweep(self.words[lo:hi], shard["ptr"], self.z[lo:hi], self.alpha, self.beta,
+                         self.V * self.beta, self.rngs[s], shard.get("order"), shard.get("doc_of"))
         finally:
             self._free.put(worker)
 
