@@ -155,12 +155,15 @@ def main():
                    "sequential sampler.  [default: one per 100,000 tokens, at most 16]")
 @click.option("--loglik-every", type=click.IntRange(min=1), default=10, show_default=True,
               help="Sweeps between log-likelihood evaluations (for the trace and progress).")
+@click.option("--max-seconds", type=click.FloatRange(0, min_open=True), default=None,
+              help="Stop after the sweep during which this much time has passed (the model "
+                   "records the sweeps done; the result then depends on the machine's speed).")
 @corpus_options(pruning=True)
 @quiet_option
 @click.option("-v", "--verbose", is_flag=True, help="Log the log-likelihood as training goes.")
 def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, checkpoint_every,
-          resume, sampler, threads, shards, loglik_every, fmt, vocab, min_df, max_df, max_vocab,
-          stop_words, quiet, verbose):
+          resume, sampler, threads, shards, loglik_every, max_seconds, fmt, vocab, min_df, max_df,
+          max_vocab, stop_words, quiet, verbose):
     """Fit an LDA model to CORPUS by collapsed Gibbs sampling.
 
     CORPUS is a UCI docword file, an LDA-C file, a text file (one document per line), a folder
@@ -186,11 +189,11 @@ def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, c
         model = run_train(data, n_topics, iterations=iterations, alpha=alpha, beta=beta, seed=seed,
                           sampler=sampler, threads=threads, shards=shards, checkpoint=checkpoint,
                           checkpoint_every=checkpoint_every, resume=resume, loglik_every=loglik_every,
-                          progress=progress)
+                          max_seconds=max_seconds, progress=progress)
         seconds = time.perf_counter() - t0
         model.save(output)
     ll = model.loglik_per_token[-1] if model.loglik_per_token.size else float("nan")
-    _note(quiet, f"{output}: {model.n_topics} topics after {iterations} sweeps in {seconds:.1f} s, "
+    _note(quiet, f"{output}: {model.n_topics} topics after {model.params['iterations_done']} sweeps in {seconds:.1f} s, "
                  f"log-likelihood/token {ll:.4f}, seed {model.params['seed']}")
 
 

@@ -150,6 +150,7 @@ def train(
     checkpoint_every: int = 0,
     resume: str | None = None,
     loglik_every: int = 10,
+    max_seconds: float | None = None,
     progress: bool = False,
 ) -> Model:
     """Fit LDA to ``corpus`` by collapsed Gibbs sampling and return the model.
@@ -168,8 +169,14 @@ def train(
     (if > 0), at the end, and when SIGINT/SIGTERM stops the run; ``resume`` continues from such a
     file and gives exactly what an uninterrupted run gives. n_topics, alpha, beta, seed, sampler
     and shards come from the checkpoint on resume (passing a different value is an error).
+
+    ``max_seconds`` stops training after the sweep during which that much time has passed
+    (a budget for batch jobs; the result then depends on the machine's speed). The model's
+    params record ``iterations_done`` and ``stopped`` (``"iterations"`` or ``"time limit"``).
     """
     iterations = _check_count("iterations", iterations, 1)
+    if max_seconds is not None:
+        max_seconds = _check_positive("max_seconds", max_seconds)
     checkpoint_every = _check_count("checkpoint_every", checkpoint_every, 0)
     loglik_every = _check_count("loglik_every", loglik_every, 1)
     threads = default_threads() if threads is None else _check_count("threads", threads, 1)
@@ -240,6 +247,8 @@ def train(
     bar = tqdm(total=iterations, initial=start, disable=not progress, file=sys.stderr,
                unit="sweep", dynamic_ncols=True, leave=False)
     it = start
+    began = time.perf_counter()
+    stopped = "iterations"
     try:
         with bar, _stop_requests() as stop:
             while it < iterations:
@@ -259,12 +268,17 @@ def train(
                     save_checkpoint(it)
                     where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}" if checkpoint else "; no --checkpoint was given, progress is lost"
                     raise TrainingInterrupted(f"stopped by {stop['signal']} after iteration {it}{where}")
+                if max_seconds is not None and time.perf_counter() - began >= max_seconds:
+                    stopped = "time limit"
+                    log.info("time limit of %g s reached after iteration %d", max_seconds, it)
+                    break
         save_checkpoint(it)
         # The model's trace ends at the last sweep; checkpoints keep only the regular points so
         # that a resumed run's trace equals an uninterrupted one's.
         if not trace_it or trace_it[-1] != it:
             trace_it.append(it)
             trace_ll.append(log_likelihood(state, alpha_vec, beta) / n_tokens)
+        params.update(iterations_done=it, stopped=stopped)
         return _model(corpus, state, alpha_vec, beta, trace_it, trace_ll, params)
     finally:
         state.close()

@@ -140,3 +140,12 @@ def test_perplexity_of_a_trained_model_matches_the_true_model(planted):
     truth = dataclasses.replace(model, phi=planted.phi, alpha=np.full(5, 0.2))
     floor = ldacli.perplexity(truth, held, seed=2)["perplexity"]
     assert floor <= result["perplexity"] < 1.02 * floor < 25
+
+
+def test_a_time_limit_stops_training_and_says_so(planted):
+    model = ldacli.train(planted.corpus, 5, iterations=10**7, seed=1, max_seconds=0.2)
+    assert model.params["stopped"] == "time limit"
+    assert 0 < model.params["iterations_done"] < 10**7
+    assert model.loglik_iterations[-1] == model.params["iterations_done"]
+    full = ldacli.train(planted.corpus, 5, iterations=3, seed=1)
+    assert full.params["stopped"] == "iterations" and full.params["iterations_done"] == 3
