@@ -1,81 +1,148 @@
-"""Training speed of ldacli against peers installed from PyPI, in one run, as ratios.
+"""Training speed and memory of ldacli against peers installed from PyPI, in one run, as ratios.
 
 Usage::
 
-    python benchmarks/bench_train.py                       # KOS and 20NG from ../shared/corpora
-    python benchmarks/bench_train.py --corpus kos -k 20 -k 100 --iterations 50
-    python benchmarks/bench_train.py --corpus path/to/docword.x.txt.gz --peers lda
+    python benchmarks/bench_train.py                                  # KOS and 20NG, K=20,100
+    python benchmarks/bench_train.py --corpus 20ng -k 100 -k 1000 --threads 1 --threads 2
+    python benchmarks/bench_train.py --corpus synth:10M -k 100 --tools ldacli:sparse,tomotopy
+    python benchmarks/bench_train.py --scaling                        # cost vs tokens and K
 
-Peers (each skipped when not installed): ``lda`` (pip install lda), ``tomotopy``
-(pip install tomotopy). All run single-threaded with the same alpha (per topic), beta, K and
-number of sweeps. Reported: wall seconds of the fit (corpus already in memory, model set-up
-included), training tokens per second, and each peer's rate relative to ldacli's.
-The corpora folder is ``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository.
+Every measurement runs in its own process (so peak RSS is that tool's alone): the corpus is
+loaded, the model built, ``--burn-in`` sweeps run untimed, then ``--sweeps`` sweeps are timed.
+Collapsed Gibbs tools (ldacli, tomotopy, lda) report training tokens per second over the timed
+sweeps (``lda`` cannot pause, so its whole fit is timed); variational tools (gensim,
+scikit-learn) report tokens per second per pass over the corpus. Peers missing from the
+environment are skipped (``pip install tomotopy lda gensim scikit-learn``). Corpora: ``kos``,
+``20ng`` from ``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository, ``synth:N``
+(N tokens, e.g. ``synth:10M``, from the LDA generative process with K=100 true topics), or a
+path. Ratios are against ldacli's first configuration for the same corpus, K and threads.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import subprocess
 import sys
 import time
-
-import numpy as np
-
-import ldacli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
+PEERS = ("tomotopy", "lda", "gensim", "sklearn")
 
 
-def load(name: str) -> ldacli.Corpus:
-    path = os.path.join(CORPORA, NAMED[name]) if name in NAMED else name
-    return ldacli.read_corpus(path)
+def load(name: str):
+    import ldacli
+    from ldacli.synthetic import generate
+
+    if name.startswith("synth:"):
+        size = name.split(":", 1)[1].upper()
+        n = int(float(size.rstrip("MK")) * (1e6 if size.endswith("M") else 1e3 if size.endswith("K") else 1))
+        docs = max(1, n // 200)
+        return generate(docs, 100, 20_000, doc_length=(100, 300), alpha=0.1, beta=0.01, seed=1).corpus
+    return ldacli.read_corpus(os.path.join(CORPORA, NAMED[name]) if name in NAMED else name)
 
 
-def run_ldacli(corpus, k, iterations, alpha, beta):
-    t0 = time.perf_counter()
-    ldacli.train(corpus, k, iterations=iterations, alpha=alpha, beta=beta, seed=1, loglik_every=10)
-    return time.perf_counter() - t0
+def worker(spec: dict) -> dict:
+    """Run one measurement in this process; returns seconds, tokens/s and peak RSS."""
+    corpus = load(spec["corpus"])
+    tool, k, threads, burn, sweeps = spec["tool"], spec["k"], spec["threads"], spec["burn_in"], spec["sweeps"]
+    alpha, beta = spec["alpha"], spec["beta"]
+    n = corpus.n_tokens
+    if tool.startswith("ldacli"):
+        import numpy as np
+
+        from ldacli.sampler import ShardedSampler, default_shards, shard_bounds
+
+        kind = tool.split(":")[1]
+        words, doc_ptr = corpus.tokens()
+        words = np.ascontiguousarray(words, dtype=np.int32)
+        shards = spec["shards"] or default_shards(n)
+        streams = np.random.SeedSequence(1).spawn(shards + 1)
+        rngs = [np.random.Generator(np.random.PCG64(s)) for s in streams]
+        z = rngs[0].integers(0, k, size=n, dtype=np.int32)
+        sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, k, np.full(k, alpha), beta,
+                                 shard_bounds(doc_ptr, shards), rngs[1:], threads)
+        for _ in range(burn):
+            sampler.sweep()
+        t0 = time.perf_counter()
+        for _ in range(sweeps):
+            sampler.sweep()
+        seconds = time.perf_counter() - t0
+        sampler.close()
+        work = n * sweeps
+    elif tool == "tomotopy":
+        import tomotopy as tp
+
+        model = tp.LDAModel(k=k, alpha=alpha, eta=beta, seed=1)
+        c, vocab = corpus.counts, corpus.vocab
+        for d in range(corpus.n_docs):
+            lo, hi = c.indptr[d], c.indptr[d + 1]
+            doc = [vocab[w] for w, m in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(m)]
+            if doc:
+                model.add_doc(doc)
+        model.train(burn, workers=threads) if burn else model.train(0, workers=threads)
+        t0 = time.perf_counter()
+        model.train(sweeps, workers=threads)
+        seconds = time.perf_counter() - t0
+        work = n * sweeps
+    elif tool == "lda":
+        import logging
+
+        import lda
+        import numpy as np
+
+        logging.getLogger("lda").setLevel(logging.WARNING)
+        model = lda.LDA(n_topics=k, n_iter=burn + sweeps, alpha=alpha, eta=beta, random_state=1, refresh=10)
+        t0 = time.perf_counter()
+        model.fit(corpus.counts.astype(np.int64))
+        seconds = time.perf_counter() - t0
+        work = n * (burn + sweeps)
+    elif tool == "gensim":
+        from gensim.models import LdaModel
+
+        c = corpus.counts
+        bow = [list(zip(c.indices[c.indptr[d]:c.indptr[d + 1]].tolist(), c.data[c.indptr[d]:c.indptr[d + 1]].tolist()))
+               for d in range(corpus.n_docs)]
+        t0 = time.perf_counter()
+        LdaModel(bow, num_topics=k, alpha=alpha, eta=beta, passes=sweeps, iterations=50, random_state=1,
+                 id2word=dict(enumerate(corpus.vocab)))
+        seconds = time.perf_counter() - t0
+        work = n * sweeps
+    elif tool == "sklearn":
+        from sklearn.decomposition import LatentDirichletAllocation
+
+        model = LatentDirichletAllocation(n_components=k, doc_topic_prior=alpha, topic_word_prior=beta,
+                                          learning_method="batch", max_iter=sweeps, random_state=1, n_jobs=threads)
+        t0 = time.perf_counter()
+        model.fit(corpus.counts)
+        seconds = time.perf_counter() - t0
+        work = n * sweeps
+    else:
+        raise SystemExit(f"unknown tool {tool}")
+    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"seconds": seconds, "tokens_per_s": work / seconds, "peak_rss_mb": rss_kb / 1024, "n_tokens": n}
 
 
-def run_lda(corpus, k, iterations, alpha, beta):
-    import logging
-
-    import lda
-
-    logging.getLogger("lda").setLevel(logging.WARNING)
-    logging.getLogger("ldacli").setLevel(logging.WARNING)
-    model = lda.LDA(n_topics=k, n_iter=iterations, alpha=alpha, eta=beta, random_state=1, refresh=10)
-    t0 = time.perf_counter()
-    model.fit(corpus.counts.tocsr().astype(np.int64))
-    return time.perf_counter() - t0
+def measure(spec: dict) -> dict | None:
+    env = {**os.environ, "OMP_NUM_THREADS": str(spec["threads"]), "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True,
+                         text=True, env=env)
+    if out.returncode != 0:
+        print(f"  {spec['tool']} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}",
+              file=sys.stderr)
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_tomotopy(corpus, k, iterations, alpha, beta):
-    import tomotopy as tp
-
-    model = tp.LDAModel(k=k, alpha=alpha, eta=beta, seed=1)
-    c = corpus.counts
-    vocab = corpus.vocab
-    for d in range(corpus.n_docs):
-        lo, hi = c.indptr[d], c.indptr[d + 1]
-        words = [vocab[w] for w, n in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(n)]
-        if words:
-            model.add_doc(words)
-    model.train(0, workers=1)  # build the model outside the timed sweeps
-    t1 = time.perf_counter()
-    model.train(iterations, workers=1)
-    return time.perf_counter() - t1
-
-
-PEERS = {"lda": run_lda, "tomotopy": run_tomotopy}
-
-
-def available(name: str) -> bool:
+def available(tool: str) -> bool:
+    if tool.startswith("ldacli"):
+        return True
     try:
-        __import__(name)
+        __import__({"sklearn": "sklearn"}.get(tool, tool))
         return True
     except ImportError:
         return False
@@ -83,35 +150,54 @@ def available(name: str) -> bool:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", action="append", help="kos, 20ng or a corpus path (repeatable)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--corpus", action="append", help="kos, 20ng, synth:N or a path (repeatable)")
     ap.add_argument("-k", "--topics", type=int, action="append", help="K values (repeatable)")
-    ap.add_argument("--iterations", type=int, default=50)
+    ap.add_argument("--threads", type=int, action="append", help="thread counts (repeatable; default 1)")
+    ap.add_argument("--tools", default="ldacli:sparse,ldacli:dense,ldacli:alias,tomotopy,lda",
+                    help="comma-separated: ldacli:SAMPLER, tomotopy, lda, gensim, sklearn")
+    ap.add_argument("--burn-in", type=int, default=20, help="untimed sweeps first (Gibbs tools)")
+    ap.add_argument("--sweeps", type=int, default=10, help="timed sweeps (passes for VB tools)")
+    ap.add_argument("--shards", type=int, default=None, help="ldacli shards (default: its own default)")
     ap.add_argument("--alpha", type=float, default=0.1)
     ap.add_argument("--beta", type=float, default=0.01)
-    ap.add_argument("--peers", default="lda,tomotopy", help="comma-separated peers to compare")
+    ap.add_argument("--scaling", action="store_true",
+                    help="ldacli's sparse sampler on synth:1M/10M/50M at K=100 and 20NG at K=20..5000")
     args = ap.parse_args(argv)
-    corpora = args.corpus or ["kos", "20ng"]
-    ks = args.topics or [20, 100]
-    peers = [p for p in args.peers.split(",") if p]
-    for p in peers:
-        if not available(p):
-            print(f"skipping {p}: not installed (pip install {p})", file=sys.stderr)
-    peers = [p for p in peers if available(p)]
-    if any(c in NAMED for c in corpora) and not os.path.isdir(CORPORA):
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    if args.scaling:
+        plan = [(c, 100) for c in ("synth:1M", "synth:10M", "synth:50M")] + [("20ng", k) for k in (20, 100, 1000, 5000)]
+        tools = ["ldacli:sparse", "ldacli:alias"]
+    else:
+        plan = [(c, k) for c in (args.corpus or ["kos", "20ng"]) for k in (args.topics or [20, 100])]
+        tools = [t for t in args.tools.split(",") if t]
+    skipped = [t for t in tools if not available(t)]
+    for t in skipped:
+        print(f"skipping {t}: not installed", file=sys.stderr)
+    tools = [t for t in tools if t not in skipped]
+    if any(c in NAMED for c, _ in plan) and not os.path.isdir(CORPORA):
         print(f"skipping: no corpora folder at {CORPORA}", file=sys.stderr)
         return 0
 
-    print(f"{'corpus':<10} {'K':>5} {'tool':<10} {'seconds':>8} {'Mtok/s':>8} {'vs ldacli':>9}")
-    for name in corpora:
-        corpus = load(name)
-        label = name if name in NAMED else os.path.basename(name)
-        n = corpus.n_tokens * args.iterations
-        for k in ks:
-            ours = run_ldacli(corpus, k, args.iterations, args.alpha, args.beta)
-            print(f"{label:<10} {k:>5} {'ldacli':<10} {ours:>8.2f} {n / ours / 1e6:>8.2f} {1.0:>9.2f}", flush=True)
-            for p in peers:
-                secs = PEERS[p](corpus, k, args.iterations, args.alpha, args.beta)
-                print(f"{label:<10} {k:>5} {p:<10} {secs:>8.2f} {n / secs / 1e6:>8.2f} {ours / secs:>9.2f}", flush=True)
+    print(f"{'corpus':<10} {'K':>5} {'thr':>3} {'tool':<15} {'s/sweep':>8} {'Mtok/s':>8} {'ratio':>6} {'peak MB':>8}")
+    for corpus, k in plan:
+        for threads in args.threads or [1]:
+            base = None
+            for tool in tools:
+                if tool == "lda" and threads > 1:
+                    continue  # single-threaded only
+                spec = dict(corpus=corpus, tool=tool, k=k, threads=threads, burn_in=args.burn_in,
+                            sweeps=args.sweeps, shards=args.shards, alpha=args.alpha, beta=args.beta)
+                r = measure(spec)
+                if r is None:
+                    continue
+                base = base or r["tokens_per_s"]
+                label = os.path.basename(corpus) if os.path.sep in corpus else corpus
+                print(f"{label:<10} {k:>5} {threads:>3} {tool:<15} {r['n_tokens'] / r['tokens_per_s']:>8.3f} "
+                      f"{r['tokens_per_s'] / 1e6:>8.2f} {r['tokens_per_s'] / base:>6.2f} {r['peak_rss_mb']:>8.0f}",
+                      flush=True)
     return 0
 
 
