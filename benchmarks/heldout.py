@@ -1,15 +1,19 @@
-"""Held-out perplexity and training speed of ldacli against the ``lda`` package, one run.
+"""Held-out perplexity against training time: ldacli and peers, all scored by one command.
 
 Usage::
 
-    python benchmarks/heldout.py                      # 20NG, K=100, 200 sweeps
-    python benchmarks/heldout.py --corpus kos -k 20 --iterations 100
+    python benchmarks/heldout.py                                   # 20NG, K=100, 200 sweeps, vs lda
+    python benchmarks/heldout.py --tools ldacli:sparse,tomotopy --threads 2
+    python benchmarks/heldout.py --tools ldacli:sparse:2,ldacli:alias:2,tomotopy:1 --budget-of tomotopy:1 --budget-fraction 0.5
 
-Every 10th document is held out; the other 90% train both tools with the same alpha (per
-topic), beta, K and number of sweeps. Both models are then scored by the same command,
-``ldacli perplexity`` (document completion, same seed): ``lda``'s topic-word matrix is written
-into an ldacli model file for that. Needs ``pip install lda``; the corpora folder is
-``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository.
+Every 10th document is held out; the other 90% train every tool with the same alpha (per
+topic), beta and K. Gibbs tools run ``--iterations`` sweeps; with ``--budget-of TOOL`` that
+tool runs first and the ldacli tools then get ``--budget-fraction`` of its wall time
+(``--max-seconds``), which measures "time to reach the peer's perplexity". Every model is then
+scored by the same command, ``ldacli perplexity`` (document completion, same seed): peers'
+topic-word matrices are written into ldacli model files for that. Tools: ``ldacli:SAMPLER[:T]``
+(T threads, default 1), ``lda``, ``tomotopy[:T]``. Corpora folder: ``$LDACLI_CORPORA`` or
+``../shared/corpora`` beside the repository.
 """
 
 from __future__ import annotations
@@ -44,62 +48,116 @@ def ldacli_cli(*args: str) -> str:
     return out.stdout
 
 
+def save_peer(path, phi, k, args, vocab, method):
+    ldacli.Model(phi=phi, theta=np.zeros((0, k)), alpha=np.full(k, args.alpha), beta=args.beta, vocab=vocab,
+                 doc_ids=[], loglik_iterations=np.zeros(0, np.int64), loglik_per_token=np.zeros(0),
+                 params={"method": method}).save(path)
+
+
+def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
+    parts = tool.split(":")
+    name = parts[0]
+    out = f(tool.replace(":", "_") + ".npz")
+    if name == "ldacli":
+        sampler = parts[1]
+        threads = parts[2] if len(parts) > 2 else "1"
+        extra = ["--max-seconds", str(budget)] if budget else []
+        t0 = time.perf_counter()
+        ldacli_cli("train", f("train.ldac"), "-k", str(args.topics), "--iterations", str(args.iterations),
+                   "--alpha", str(args.alpha), "--beta", str(args.beta), "--seed", str(args.seed),
+                   "--sampler", sampler, "--threads", threads, "-q", "-o", out, *extra)
+        secs = time.perf_counter() - t0
+        with np.load(out, allow_pickle=False) as m:
+            sweeps = json.loads(str(m["params"]))["iterations_done"]
+    elif name == "lda":
+        import logging
+
+        import lda
+
+        logging.getLogger("lda").setLevel(logging.WARNING)
+        model = lda.LDA(n_topics=args.topics, n_iter=args.iterations, alpha=args.alpha, eta=args.beta,
+                        random_state=args.seed, refresh=10)
+        t0 = time.perf_counter()
+        model.fit(train.counts.astype(np.int64))
+        secs, sweeps = time.perf_counter() - t0, args.iterations
+        save_peer(out, model.topic_word_, args.topics, args, train.vocab, "lda package (collapsed Gibbs)")
+    elif name == "tomotopy":
+        import tomotopy as tp
+
+        workers = int(parts[1]) if len(parts) > 1 else 1
+        t0 = time.perf_counter()
+        model = tp.LDAModel(k=args.topics, alpha=args.alpha, eta=args.beta, seed=args.seed)
+        c, vocab = train.counts, train.vocab
+        for d in range(train.n_docs):
+            lo, hi = c.indptr[d], c.indptr[d + 1]
+            doc = [vocab[w] for w, m in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(m)]
+            if doc:
+                model.add_doc(doc)
+        model.train(args.iterations, workers=workers)
+        secs, sweeps = time.perf_counter() - t0, args.iterations
+        index = {w: i for i, w in enumerate(model.used_vocabs)}
+        cols = np.array([index.get(w, -1) for w in vocab])
+        tw = np.array([model.get_topic_word_dist(k) for k in range(args.topics)])
+        phi = np.where(cols >= 0, tw[:, np.maximum(cols, 0)], 0.0)
+        phi = (phi + 1e-12) / (phi + 1e-12).sum(axis=1, keepdims=True)
+        save_peer(out, phi, args.topics, args, vocab, "tomotopy (collapsed Gibbs)")
+    else:
+        raise SystemExit(f"unknown tool {tool}")
+    score = json.loads(ldacli_cli("perplexity", out, f("held.ldac"), "--seed", str(args.seed), "--json", "-q"))
+    return {"tool": tool, "seconds": secs, "sweeps": sweeps, "perplexity": score["perplexity"],
+            "n_tokens": score["n_tokens"], "estimator": score["estimator"]}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default="20ng", help="kos, 20ng or a corpus path")
+    ap.add_argument("--tools", default="ldacli:sparse,lda")
     ap.add_argument("-k", "--topics", type=int, default=100)
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--alpha", type=float, default=0.1)
     ap.add_argument("--beta", type=float, default=0.01)
     ap.add_argument("--holdout-every", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--budget-of", help="a peer tool whose wall time sets ldacli's budget")
+    ap.add_argument("--budget-fraction", type=float, default=0.5)
     args = ap.parse_args(argv)
-    try:
-        import lda
-    except ImportError:
-        print("skipping: the lda package is not installed (pip install lda)", file=sys.stderr)
-        return 0
     path = os.path.join(CORPORA, NAMED[args.corpus]) if args.corpus in NAMED else args.corpus
     if not os.path.exists(path):
         print(f"skipping: no corpus at {path}", file=sys.stderr)
         return 0
+    tools = [t for t in args.tools.split(",") if t]
+    for t in list(tools):
+        peer = t.split(":")[0]
+        if peer != "ldacli":
+            try:
+                __import__(peer)
+            except ImportError:
+                print(f"skipping {t}: not installed (pip install {peer})", file=sys.stderr)
+                tools.remove(t)
     corpus = ldacli.read_corpus(path)
     train, held = split(corpus, args.holdout_every)
-    common = ["-k", str(args.topics), "--iterations", str(args.iterations), "--alpha", str(args.alpha),
-              "--beta", str(args.beta), "--seed", str(args.seed)]
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         f = lambda name: os.path.join(tmp, name)  # noqa: E731
         ldacli.write_corpus(train, f("train.ldac"), f("train.vocab"))
         ldacli.write_corpus(held, f("held.ldac"), f("held.vocab"))
-
-        t0 = time.perf_counter()
-        ldacli_cli("train", f("train.ldac"), *common, "-q", "-o", f("ours.npz"))
-        ours_s = time.perf_counter() - t0
-
-        model = lda.LDA(n_topics=args.topics, n_iter=args.iterations, alpha=args.alpha, eta=args.beta,
-                        random_state=args.seed, refresh=10)
-        t0 = time.perf_counter()
-        model.fit(train.counts.astype(np.int64))
-        lda_s = time.perf_counter() - t0
-        ldacli.Model(phi=model.topic_word_, theta=model.doc_topic_, alpha=np.full(args.topics, args.alpha),
-                     beta=args.beta, vocab=train.vocab, doc_ids=train.doc_ids,
-                     loglik_iterations=np.zeros(0, np.int64), loglik_per_token=np.zeros(0),
-                     params={"method": "lda package 3 (collapsed Gibbs)"}).save(f("lda.npz"))
-
-        scores = {}
-        for name in ("ours", "lda"):
-            scores[name] = json.loads(ldacli_cli("perplexity", f(f"{name}.npz"), f("held.ldac"),
-                                                 "--seed", str(args.seed), "--json", "-q"))
-    n = train.n_tokens * args.iterations
+        budget = None
+        if args.budget_of:
+            first = run_tool(args.budget_of, train, f, args, None)
+            rows.append(first)
+            budget = first["seconds"] * args.budget_fraction
+            tools = [t for t in tools if t != args.budget_of]
+        for tool in tools:
+            rows.append(run_tool(tool, train, f, args, budget if tool.startswith("ldacli") else None))
+            print(f"  done {tool}", file=sys.stderr, flush=True)
     print(f"corpus {args.corpus}: {train.n_docs} training documents ({train.n_tokens} tokens), "
-          f"{held.n_docs} held out; K={args.topics}, {args.iterations} sweeps, alpha={args.alpha}, beta={args.beta}")
-    print(f"scored by `ldacli perplexity` ({scores['ours']['estimator']}, {scores['ours']['n_tokens']} tokens)")
-    print(f"{'tool':<8} {'train s':>8} {'Mtok/s':>8} {'perplexity':>11}")
-    for name, secs in (("ldacli", ours_s), ("lda", lda_s)):
-        p = scores["ours" if name == "ldacli" else "lda"]["perplexity"]
-        print(f"{name:<8} {secs:>8.1f} {n / secs / 1e6:>8.2f} {p:>11.1f}")
-    print(f"speed ratio ldacli/lda: {lda_s / ours_s:.2f}x; perplexity ratio ldacli/lda: "
-          f"{scores['ours']['perplexity'] / scores['lda']['perplexity']:.4f}")
+          f"{held.n_docs} held out; K={args.topics}, alpha={args.alpha}, beta={args.beta}")
+    print(f"scored by `ldacli perplexity` ({rows[0]['estimator']}, {rows[0]['n_tokens']} tokens)"
+          + (f"; ldacli budget {budget:.1f} s = {args.budget_fraction} x {args.budget_of}'s time" if budget else ""))
+    print(f"{'tool':<18} {'sweeps':>6} {'seconds':>8} {'Mtok/s':>7} {'perplexity':>11}")
+    for r in rows:
+        rate = train.n_tokens * r["sweeps"] / r["seconds"] / 1e6
+        print(f"{r['tool']:<18} {r['sweeps']:>6} {r['seconds']:>8.1f} {rate:>7.2f} {r['perplexity']:>11.1f}")
     return 0
 
 
