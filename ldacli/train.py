@@ -1,8 +1,8 @@
 """Training: collapsed Gibbs sampling for LDA, with checkpoints and exact resume.
 
-The sampler state is the topic of every token; counts are derived from it. Python allocates all
-arrays and calls the Cython kernel once per sweep; the log-likelihood, progress, checkpoints and
-signals are handled here, between sweeps.
+The sampler state is the topic of every token; counts are derived from it. Each sweep is one call
+to the sharded sampler (``ldacli.sampler``); the log-likelihood, progress, checkpoints, time
+limits and signals are handled here, between sweeps.
 """
 
 from __future__ import annotations

@@ -160,3 +160,21 @@ def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind):
     # Total-variation distance: Monte Carlo error here is about 0.005; a wrong conditional
     # (e.g. the token's own count left in) moves it by well over 0.05.
     assert 0.5 * np.abs(empirical - exact).sum() < 0.02
+
+
+@pytest.mark.parametrize("kind", SAMPLERS)
+def test_log_likelihood_equals_the_dense_formula(kind):
+    from ldacli.train import log_likelihood
+
+    V, K = 9, 4
+    words, doc_ptr, z = tiny_corpus(12, D=6, V=V, K=K)
+    alpha, beta = np.array([0.1, 0.5, 0.2, 0.3]), 0.07
+    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 2), streams(1, 2))
+    sampler.sweep()
+    nwk, ndk = word_topic_counts(words, z, V, K), doc_topic_counts(doc_ptr, z, K)
+    lengths = np.diff(doc_ptr)
+    expected = (K * (gammaln(V * beta) - V * gammaln(beta)) + gammaln(nwk + beta).sum()
+                - gammaln(nwk.sum(axis=0) + V * beta).sum()
+                + len(lengths) * (gammaln(alpha.sum()) - gammaln(alpha).sum()) + gammaln(ndk + alpha).sum()
+                - gammaln(lengths + alpha.sum()).sum())
+    assert np.isclose(log_likelihood(sampler, alpha, beta), expected, rtol=1e-12)
