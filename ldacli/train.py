@@ -56,9 +56,9 @@ def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> f
     lengths = np.diff(sampler.doc_ptr)
     D = lengths.size
     alpha_sum = float(alpha.sum())
-    # log p(w | z): only non-zero counts contribute beyond the constant terms.
+    # log p(w | z): a zero count contributes lgamma(beta) - lgamma(beta) = 0
     nz = counts.nonzero_word_topic_counts()
-    ll = K * (gammaln(V * beta) - V * gammaln(beta))
+    ll = K * gammaln(V * beta)
     ll += float(np.sum(gammaln(nz + beta))) - nz.size * gammaln(beta)
     ll -= float(np.sum(gammaln(counts.nk + V * beta)))
     # log p(z | alpha), from z without a D x K array
