@@ -18,6 +18,8 @@ import click
 from ldacli import __version__
 from ldacli.corpus import read_corpus, write_corpus
 from ldacli.errors import LdacliError
+from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
+from ldacli.evaluate import METHODS as EVAL_METHODS
 from ldacli.evaluate import perplexity as compute_perplexity
 from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, infer as run_infer
 from ldacli.model import Model
@@ -270,43 +272,79 @@ def _report_dropped(quiet, corpus, dropped, total):
 @main.command()
 @click.argument("model")
 @click.argument("corpus")
+@click.option("--method", type=click.Choice(list(EVAL_METHODS)), default="completion", show_default=True,
+              help="Estimator: completion (document completion), left-to-right (particles) or "
+                   "importance (samples of theta from the prior).")
 @click.option("--iterations", type=click.IntRange(min=1), default=DEFAULT_ITERATIONS, show_default=True,
-              help="Gibbs sweeps per document to estimate theta from the observed half.")
+              help="completion: Gibbs sweeps per document to estimate theta from the observed half.")
 @click.option("--burn-in", type=click.IntRange(min=0), default=DEFAULT_BURN_IN, show_default=True,
-              help="Sweeps discarded before averaging theta.")
+              help="completion: sweeps discarded before averaging theta.")
+@click.option("--particles", type=click.IntRange(min=2), default=DEFAULT_PARTICLES, show_default=True,
+              help="left-to-right: particles per document.")
+@click.option("--resample", is_flag=True,
+              help="left-to-right: re-draw earlier topics at every position (the original "
+                   "algorithm, quadratic in document length) instead of the linear sequential one.")
+@click.option("--samples", type=click.IntRange(min=2), default=DEFAULT_SAMPLES, show_default=True,
+              help="importance: draws of theta from the prior per document.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Random seed for the theta estimate; without it fresh entropy is drawn and printed.")
+              help="Random seed; without it fresh entropy is drawn and printed.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @corpus_options(pruning=False)
 @quiet_option
-def perplexity(model, corpus, iterations, burn_in, seed, as_json, fmt, vocab, quiet):
-    """Held-out per-word perplexity of CORPUS under MODEL, by document completion.
+def perplexity(model, corpus, method, iterations, burn_in, particles, resample, samples, seed, as_json,
+               fmt, vocab, quiet):
+    """Held-out log-likelihood and per-word perplexity of CORPUS under MODEL.
 
-    Each document's tokens (in word-id order) alternate between an observed half, from which
-    theta is estimated with the topics fixed, and a scored half. Perplexity is
-    exp(-log_likelihood / tokens scored), natural logs.
+    \b
+    --method completion (default): each document's tokens (in word-id order) alternate
+      between an observed half, from which theta is estimated with the topics fixed, and a
+      scored half. Standard error: batch means over the averaged sweeps.
+    --method left-to-right: p(w_d) by the left-to-right particle estimator (Wallach et al.
+      2009) over ALL tokens of each document, taken in a random order drawn from --seed.
+      Linear in document length per particle; --resample for the original quadratic one.
+      Standard error: across particles, combined over documents.
+    --method importance: p(w_d) = mean over --samples draws theta ~ Dir(alpha) of
+      p(w_d | theta), ALL tokens scored; unbiased but very noisy on long documents.
+
+    Every output names the estimator, the natural-log log-likelihood with its standard
+    error, the documents and tokens scored, and perplexity = exp(-log_likelihood / tokens).
 
     \b
     Examples:
       ldacli perplexity kos.npz heldout.ldac
       ldacli perplexity kos.npz heldout.ldac --seed 1 --json
+      ldacli perplexity kos.npz heldout.ldac --method left-to-right --particles 20 --seed 1
+      ldacli perplexity kos.npz heldout.ldac --method importance --samples 10000
     """
     progress = _setup_logging(quiet, False)
-    if burn_in >= iterations:
+    if method == "completion" and burn_in >= iterations:
         raise click.BadParameter(f"must be smaller than --iterations ({iterations}), found {burn_in}", param_hint="--burn-in")
     with user_errors():
         m = Model.load(model)
         data = _read_for_model(corpus, fmt, vocab, m, quiet)
-        result = compute_perplexity(m, data, iterations=iterations, burn_in=burn_in, seed=seed, progress=progress)
+        result = compute_perplexity(m, data, method=method, iterations=iterations, burn_in=burn_in,
+                                    particles=particles, resample=resample, samples=samples, seed=seed,
+                                    progress=progress)
     _report_dropped(quiet, corpus, result["dropped_tokens"], data.n_tokens)
     result = {"model": model, "corpus": corpus, **result}
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    click.echo(f"estimator:       {result['estimator']} (theta from half of each document, the other half scored)")
+    if method == "completion":
+        how = "theta from half of each document, the other half scored"
+        se_how = f"batch means over {result['batches']} blocks of sweeps"
+    elif method == "left-to-right":
+        how = (f"{result['particles']} particles, {'with resampling (quadratic)' if result['resample'] else 'sequential'}"
+               ", all tokens scored")
+        se_how = "across particles"
+    else:
+        how = f"{result['samples']} samples of theta from the prior, all tokens scored"
+        se_how = "across samples"
+    click.echo(f"estimator:       {result['estimator']} ({how})")
     click.echo(f"documents:       {result['n_docs']}")
     click.echo(f"tokens scored:   {result['n_tokens']}")
     click.echo(f"log-likelihood:  {result['log_likelihood']:.6g} (natural log)")
+    click.echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
     click.echo(f"perplexity:      {result['perplexity']:.6g}")
     click.echo(f"seed:            {result['seed']}")
 

@@ -274,3 +274,29 @@ def test_random_bytes_never_cause_a_traceback(tmp_path, data, fmt):
     if result.exit_code == 1:
         assert "Traceback" not in result.stderr and not out.exists()
     out.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("method, extra, label", [
+    ("completion", [], "document-completion"),
+    ("left-to-right", ["--particles", "5"], "left-to-right"),
+    ("left-to-right", ["--particles", "3", "--resample"], "with resampling"),
+    ("importance", ["--samples", "50"], "importance-sampling"),
+])
+def test_perplexity_methods_name_the_estimator_and_report_a_standard_error(model_path, small_ldac, method, extra, label):
+    text = run("perplexity", model_path, small_ldac, "--method", method, *extra, "--seed", 2, "-q")
+    assert text.exit_code == 0, text.stderr
+    assert text.stderr == ""
+    for line in ("estimator:", "tokens scored:", "log-likelihood:", "(natural log)", "standard error:", "perplexity:"):
+        assert line in text.stdout
+    assert label in text.stdout
+    data = json.loads(run("perplexity", model_path, small_ldac, "--method", method, *extra, "--seed", 2, "--json").stdout)
+    assert data["method"] == method and data["standard_error"] > 0
+    assert data["n_tokens"] == (200 * 30 if method == "completion" else 200 * 60)  # all tokens but completion's half
+    assert np.isclose(data["perplexity"], np.exp(-data["log_likelihood"] / data["n_tokens"]))
+    assert f"{data['perplexity']:.6g}" in text.stdout
+
+
+def test_perplexity_method_usage_errors(model_path, small_ldac):
+    assert_user_error(run("perplexity", model_path, small_ldac, "--method", "harmonic"), "--method", code=2)
+    assert_user_error(run("perplexity", model_path, small_ldac, "--method", "left-to-right", "--particles", 1),
+                      "--particles", code=2)
