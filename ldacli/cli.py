@@ -14,8 +14,11 @@ import time
 from contextlib import contextmanager
 
 import click
+import numpy as np
 
 from ldacli import __version__
+from ldacli.coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
+from ldacli.coherence import coherence as topic_coherence, training_reference
 from ldacli.corpus import read_corpus, write_corpus
 from ldacli.errors import LdacliError
 from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
@@ -188,33 +191,86 @@ def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, c
               help="Words shown per topic.")
 @click.option("--format", "fmt", type=click.Choice(["text", "tsv", "json"]), default="text",
               show_default=True, help="Output format.")
-def topics(model, top_words, fmt):
-    """Show the most probable words of each topic of MODEL.
+@click.option("--coherence", "measure", type=click.Choice(list(COHERENCE_MEASURES)), default=None,
+              help="Also score each topic's top words: umass (Mimno et al. 2011; the sum over the "
+                   "N(N-1)/2 rank-ordered pairs of log((D(w_m, w_l) + 1) / D(w_l)), D = document "
+                   "counts, epsilon 1; nearer 0 is better) or npmi (Bouma 2009; the mean over pairs "
+                   "of log((P(w,v) + eps) / (P(w) P(v))) / -log(P(w,v) + eps) with document "
+                   "probabilities, eps 1e-12; in [-1, 1], higher is better).")
+@click.option("--reference", default=None,
+              help="Corpus whose documents are counted for --coherence.  [default: the training "
+                   "corpus recorded in the model, checked by fingerprint]")
+@click.option("--reference-format", type=FORMATS, default="auto", show_default=True,
+              help="Format of --reference.")
+@click.option("--reference-vocab", default=None,
+              help="Vocabulary file of --reference (UCI/LDA-C; found beside it when omitted).")
+@click.option("--top-n", type=click.IntRange(min=2), default=DEFAULT_TOP_N, show_default=True,
+              help="Top words per topic that --coherence scores (pairs among them).")
+@quiet_option
+def topics(model, top_words, fmt, measure, reference, reference_format, reference_vocab, top_n, quiet):
+    """Show the most probable words of each topic of MODEL, optionally with coherence.
+
+    With --coherence, each topic gets a score computed from document co-occurrence counts of
+    its --top-n most probable words in the reference corpus, and the mean over topics is
+    printed last (text), in every row (tsv) or under "coherence" (json). Learned
+    (asymmetric) priors are shown beside each topic.
 
     \b
     Examples:
       ldacli topics kos.npz
       ldacli topics kos.npz -n 20 --format tsv > topics.tsv
       ldacli topics kos.npz --format json | jq '.topics[0]'
+      ldacli topics kos.npz --coherence npmi
+      ldacli topics kos.npz --coherence umass --top-n 20 --reference wiki.ldac
     """
+    _setup_logging(quiet, False)
     with user_errors():
         m = Model.load(model)
+        scores = None
+        if measure is not None:
+            if reference is None:
+                ref = training_reference(m)
+                ref_name = m.params.get("corpus_source", "")
+            else:
+                ref = read_corpus(reference, format=reference_format, vocab=reference_vocab,
+                                  stop_words=None, fixed_vocab=None if reference_vocab else m.vocab)
+                ref_name = reference
+            scores = topic_coherence(m, ref, measure=measure, top_n=top_n)
+            scores["reference"] = ref_name
     tops = m.top_words(top_words)
+    learned = bool(m.params.get("optimize_interval")) or not np.all(m.alpha == m.alpha[0])
     if fmt == "json":
         out = {"model": model, "topics": [
             {"topic": k, "alpha": float(m.alpha[k]),
+             **({"coherence": scores["per_topic"][k]} if scores else {}),
              "words": [{"word": w, "probability": p} for w, p in words]}
             for k, words in enumerate(tops)]}
+        if scores:
+            out["coherence"] = {key: scores[key] for key in
+                                ("measure", "top_n", "epsilon", "mean", "reference", "reference_docs")}
         click.echo(json.dumps(out, indent=2))
     elif fmt == "tsv":
-        click.echo("topic\trank\tword\tprobability")
+        click.echo("topic\trank\tword\tprobability" + (f"\t{measure}" if scores else ""))
         for k, words in enumerate(tops):
+            extra = f"\t{scores['per_topic'][k]:.6g}" if scores else ""
             for r, (w, p) in enumerate(words, 1):
-                click.echo(f"{k}\t{r}\t{w}\t{p:.6g}")
+                click.echo(f"{k}\t{r}\t{w}\t{p:.6g}{extra}")
+        if scores:
+            _note(quiet, f"mean {measure} coherence {scores['mean']:.6g} (top {scores['top_n']} words, "
+                         f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} reference documents)")
     else:
         width = len(str(len(tops) - 1))
         for k, words in enumerate(tops):
-            click.echo(f"topic {k:>{width}}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
+            label = f"topic {k:>{width}}"
+            if learned:
+                label += f" (alpha {m.alpha[k]:.4g})"
+            if scores:
+                label += f" [{measure} {scores['per_topic'][k]:.4g}]"
+            click.echo(f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
+        if scores:
+            click.echo(f"mean {measure} coherence: {scores['mean']:.6g} (top {scores['top_n']} words, "
+                       f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} documents of "
+                       f"{scores['reference']})")
 
 
 @main.command()
