@@ -24,6 +24,7 @@ from ldacli.errors import LdacliError
 from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
 from ldacli.evaluate import METHODS as EVAL_METHODS
 from ldacli.evaluate import perplexity as compute_perplexity
+from ldacli.info import describe as describe_file, format_text as format_info
 from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, infer as run_infer
 from ldacli.model import Model
 from ldacli.train import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, TrainingInterrupted, train as run_train
@@ -124,6 +125,7 @@ def main():
       ldacli topics kos.npz
       ldacli infer kos.npz new_docs.txt -o theta.tsv
       ldacli perplexity kos.npz heldout.ldac
+      ldacli info kos.npz
     """
 
 
@@ -403,6 +405,32 @@ def perplexity(model, corpus, method, iterations, burn_in, particles, resample, 
     click.echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
     click.echo(f"perplexity:      {result['perplexity']:.6g}")
     click.echo(f"seed:            {result['seed']}")
+
+
+@main.command()
+@click.argument("model")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def info(model, as_json):
+    """Describe a model (or checkpoint) file: parameters, sizes, priors, provenance, trace.
+
+    Shows the sampler, K, V, D and N, the priors (alpha per topic, listed when there are few
+    topics and summarised otherwise; beta) and whether they were learned or set, the seed,
+    version and training corpus (path, format, fingerprint), and the log-likelihood trace
+    summarised (first, last and best point). A checkpoint also shows the sweeps done.
+
+    \b
+    Examples:
+      ldacli info kos.npz
+      ldacli info kos.npz --json | jq .priors.alpha.sum
+      ldacli info run.ckpt.npz
+    """
+    with user_errors():
+        summary = describe_file(model)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        for line in format_info(summary):
+            click.echo(line)
 
 
 @main.command()

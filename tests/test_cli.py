@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ldacli.cli import main
 
-COMMANDS = ["train", "topics", "infer", "perplexity", "convert"]
+COMMANDS = ["train", "topics", "infer", "perplexity", "convert", "info"]
 
 
 def run(*args, input=None):
