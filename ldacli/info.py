@@ -91,7 +91,7 @@ def describe(path: str) -> dict:
     }
     if kind == "checkpoint":
         out["iteration"] = ckpt.iteration
-    stopping = {k: params[k] for k in ("stopped_early", "stop_reason", "best_iteration") if k in params}
+    stopping = {k: params[k] for k in ("stopped_early", "stop_reason", "best_iteration", "best_heldout_perplexity", "holdout", "patience") if k in params}
     if stopping:
         out["stopping"] = stopping
     return out
@@ -142,7 +142,8 @@ def format_text(info: dict) -> list[str]:
     other = {k: v for k, v in p.items() if k not in {"method", "sampler", "iterations", "n_topics", "n_words",
                                                      "n_docs", "n_tokens", "alpha", "beta", "optimize_interval",
                                                      "optimize_burn_in", "loglik_every", "stopped_early",
-                                                     "stop_reason", "best_iteration"}}
+                                                     "stop_reason", "best_iteration", "best_heldout_perplexity",
+                                                     "holdout", "patience"}}
     if other:
         lines.append("other parameters: " + ", ".join(f"{k}={v}" for k, v in other.items()))
     return lines
