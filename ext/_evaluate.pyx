@@ -163,3 +163,86 @@ def loglik_given_theta(const int32_t[::1] indices, const int32_t[::1] counts,
                         total = total + th[k] * pw[k]
                     ll = ll + counts[j] * log(total)
                 out[d, s] = ll
+
+
+def particle_filter(const int32_t[::1] words, const int64_t[::1] doc_ptr,
+                    const double[:, ::1] phi_wk, const double[::1] alpha, Py_ssize_t n_filters,
+                    int32_t[:, ::1] ndk, int32_t[:, ::1] ndk_next, double[::1] p, double[::1] cum,
+                    double[:, ::1] log_z, object rng):
+    """Left-to-right estimate of log p(w_d) by independent particle filters, linear in length.
+
+    Shapes and dtypes (N tokens, D documents, V words, K topics, G = ``n_filters`` filters of
+    R particles each, P = G R): ``words`` (N,) int32, each document's tokens in the order they
+    are scored; ``doc_ptr`` (D+1,) int64; ``phi_wk`` (V, K) float64; ``alpha`` (K,) float64.
+    Scratch: ``ndk`` and ``ndk_next`` (P, K) int32, ``p`` (P,) float64, ``cum`` (max(K, R),)
+    float64. Output ``log_z`` (D, G) float64: each filter's log-estimate of p(w_d).
+
+    A fully adapted particle filter over the tokens: at position n every particle r (its state
+    is its topic counts n^r) predicts ``p_r = sum_k (n^r_k + alpha_k) / (n + sum alpha)
+    phi_wk[w_n, k]``; each filter adds ``log mean_r p_r`` over its own particles, draws R
+    ancestors among them with probabilities proportional to p_r (multinomial resampling), and
+    every particle then draws the topic of w_n from ``(n_k + alpha_k) phi_wk[w_n, k]``. The
+    product of the means is an unbiased estimate of p(w_d) for every filter. Draws per
+    position: P for the ancestors, then P for the topics. Equivalent NumPy::
+
+        A = alpha.sum()
+        for d in range(D):
+            ndk[:] = 0; log_z[d] = 0
+            for n, w in enumerate(words[doc_ptr[d]:doc_ptr[d + 1]]):
+                p = np.array([np.cumsum((ndk[r] + alpha) / (n + A) * phi_wk[w])[-1] for r in range(P)])
+                for g in range(G):
+                    ps = p[g * R:(g + 1) * R]
+                    log_z[d, g] += log(np.cumsum(ps)[-1] / R)
+                    for j in range(R):
+                        ndk_next[g * R + j] = ndk[g * R + draw(ps)]
+                ndk[:] = ndk_next
+                for r in range(P):
+                    t = draw((ndk[r] + alpha) * phi_wk[w]); ndk[r, t] += 1
+
+    with ``draw(x) = min(searchsorted(cumsum(x), rng.random() * cumsum(x)[-1], "right"), len(x) - 1)``.
+    """
+    cdef Py_ssize_t K = alpha.shape[0]
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t P = p.shape[0]
+    cdef Py_ssize_t G = n_filters
+    cdef Py_ssize_t R = P // G
+    cdef Py_ssize_t d, n, r, g, j, k, t, a, start, w
+    cdef double A = 0.0
+    cdef double total
+    cdef const double* pw
+    cdef bitgen_t* bitgen = _bitgen(rng)
+    for k in range(K):
+        A = A + alpha[k]
+
+    with rng.bit_generator.lock:
+        with nogil:
+            for d in range(D):
+                start = doc_ptr[d]
+                for g in range(G):
+                    log_z[d, g] = 0.0
+                for r in range(P):
+                    for k in range(K):
+                        ndk[r, k] = 0
+                for n in range(doc_ptr[d + 1] - start):
+                    w = words[start + n]
+                    pw = &phi_wk[w, 0]
+                    for r in range(P):
+                        total = 0.0
+                        for k in range(K):
+                            total = total + (ndk[r, k] + alpha[k]) / (n + A) * pw[k]
+                        p[r] = total
+                    for g in range(G):
+                        total = 0.0
+                        for j in range(R):
+                            total = total + p[g * R + j]
+                            cum[j] = total
+                        log_z[d, g] += log(total / R)
+                        for j in range(R):
+                            a = _draw(&cum[0], R, bitgen.next_double(bitgen.state) * total)
+                            for k in range(K):
+                                ndk_next[g * R + j, k] = ndk[g * R + a, k]
+                    for r in range(P):
+                        for k in range(K):
+                            ndk[r, k] = ndk_next[r, k]
+                        t = _sample(&ndk[r, 0], &alpha[0], pw, K, &cum[0], bitgen)
+                        ndk[r, t] += 1

@@ -2,9 +2,10 @@
 
 * ``completion`` -- document completion (Wallach et al. 2009, section 4): theta from half of
   each document's tokens, the other half scored; the default, comparable across tools.
-* ``left-to-right`` -- the left-to-right particle estimator of p(w_d) (Wallach, Murray,
-  Salakhutdinov & Mimno 2009), every token scored; linear in the document length per particle
-  by default (sequential importance sampling), the original quadratic algorithm on request.
+* ``left-to-right`` -- p(w_d) = prod_n p(w_n | w_<n) (Wallach, Murray, Salakhutdinov & Mimno
+  2009), every token scored; by default with independent particle filters (resampling
+  particles by their predictive probability), linear in the document length, unbiased for
+  p(w_d); the original algorithm, which re-draws earlier topics (quadratic), on request.
 * ``importance`` -- importance sampling from the prior, theta ~ Dir(alpha): unbiased but of
   high variance on long documents; a reference for the others.
 
@@ -22,7 +23,7 @@ from scipy.special import logsumexp
 from tqdm import tqdm
 
 from ldacli import __version__
-from ldacli._evaluate import left_to_right, loglik_given_theta
+from ldacli._evaluate import left_to_right, loglik_given_theta, particle_filter
 from ldacli._gibbs import fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
@@ -33,7 +34,10 @@ from ldacli.train import _check_count
 ESTIMATOR = "document-completion"
 METHODS = ("completion", "left-to-right", "importance")
 ESTIMATORS = {"completion": ESTIMATOR, "left-to-right": "left-to-right", "importance": "importance-sampling"}
-DEFAULT_PARTICLES = 20
+DEFAULT_PARTICLES = 10
+# Independent particle filters per document in the linear left-to-right estimator; the spread
+# of their estimates gives the standard error.
+FILTERS = 10
 DEFAULT_SAMPLES = 1000
 COMPLETION_BATCHES = 10
 # Doubles of theta held at once by the importance sampler (32 MB).
@@ -203,34 +207,43 @@ def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool
     D, K, R = aligned.n_docs, model.n_topics, particles
     phi_wk = np.ascontiguousarray(model.phi.T, dtype=np.float64)
     alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
-    z = np.zeros((R, max(int(lengths.max(initial=0)), 1)), dtype=np.int32)
-    ndk = np.zeros((R, K), dtype=np.int32)
-    p = np.zeros(R)
-    cum = np.zeros(K)
-    log_weight = np.zeros((D, R))
-    position_ll = np.zeros(D)
-    ratio_sum = np.zeros((D, R))
     chunk = 64
-    for s in tqdm(range(0, D, chunk), disable=not progress, file=sys.stderr, unit="chunk", leave=False):
-        e = min(s + chunk, D)
-        ptr = np.ascontiguousarray(doc_ptr[s:e + 1] - doc_ptr[s], dtype=np.int64)
-        left_to_right(words[doc_ptr[s]:doc_ptr[e]], ptr, phi_wk, alpha, resample, z, ndk, p, cum,
-                      log_weight[s:e], position_ll[s:e], ratio_sum[s:e], rng)
+    chunks = tqdm(range(0, D, chunk), disable=not progress, file=sys.stderr, unit="chunk", leave=False)
     if resample:
-        # log p = sum_n log mean_r p_n^r, a smooth function of R independent particles: its
-        # delta-method variance is var_r(sum_n p_n^r / mean p_n) / R.
-        per_doc = position_ll
+        # Wallach et al.'s algorithm: R particles whose earlier topics are re-drawn at every
+        # position; log p = sum_n log mean_r p_n^r, a smooth function of R independent
+        # particles, whose delta-method variance is var_r(sum_n p_n^r / mean p_n) / R.
+        z = np.zeros((R, max(int(lengths.max(initial=0)), 1)), dtype=np.int32)
+        ndk, p, cum = np.zeros((R, K), dtype=np.int32), np.zeros(R), np.zeros(K)
+        log_weight, per_doc, ratio_sum = np.zeros((D, R)), np.zeros(D), np.zeros((D, R))
+        for s in chunks:
+            e = min(s + chunk, D)
+            ptr = np.ascontiguousarray(doc_ptr[s:e + 1] - doc_ptr[s], dtype=np.int64)
+            left_to_right(words[doc_ptr[s]:doc_ptr[e]], ptr, phi_wk, alpha, True, z, ndk, p, cum,
+                          log_weight[s:e], per_doc[s:e], ratio_sum[s:e], rng)
         se2 = ratio_sum.var(axis=1, ddof=1) / R
+        settings = {"particles": R, "resample": True}
     else:
-        per_doc, se = _log_mean_and_se(log_weight)
+        # FILTERS independent particle filters of R particles; each gives an unbiased estimate
+        # of p(w_d), their mean is the estimate and their spread its standard error.
+        P = FILTERS * R
+        ndk, ndk_next = np.zeros((P, K), dtype=np.int32), np.zeros((P, K), dtype=np.int32)
+        p, cum = np.zeros(P), np.zeros(max(K, R))
+        log_z = np.zeros((D, FILTERS))
+        for s in chunks:
+            e = min(s + chunk, D)
+            ptr = np.ascontiguousarray(doc_ptr[s:e + 1] - doc_ptr[s], dtype=np.int64)
+            particle_filter(words[doc_ptr[s]:doc_ptr[e]], ptr, phi_wk, alpha, FILTERS, ndk, ndk_next,
+                            p, cum, log_z[s:e], rng)
+        per_doc, se = _log_mean_and_se(log_z)
         se2 = se ** 2
+        settings = {"particles": R, "filters": FILTERS, "resample": False}
     return {
         "log_likelihood": float(per_doc.sum()),
         "standard_error": float(math.sqrt(se2.sum())),
         "n_tokens": int(lengths.sum()),
         "n_docs": int(np.count_nonzero(lengths)),
-        "particles": R,
-        "resample": resample,
+        **settings,
         "token_order": "random permutation of each document's tokens, drawn from the seed",
     }
 

@@ -82,3 +82,27 @@ def loglik_given_theta(indices, counts, indptr, theta, phi_wk):
                 ll += counts[j] * math.log(np.cumsum(theta[d, s] * phi_wk[indices[j]])[-1])
             out[d, s] = ll
     return out
+
+
+def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
+    """Returns log_z (D, G) as ext/_evaluate.pyx's particle_filter does, draw for draw."""
+    import math
+
+    D, K, G, R = doc_ptr.size - 1, alpha.size, n_filters, n_particles
+    P = G * R
+    A = float(np.cumsum(alpha)[-1])
+    log_z = np.zeros((D, G))
+    for d in range(D):
+        ndk = np.zeros((P, K), dtype=np.int64)
+        for n, w in enumerate(words[doc_ptr[d]:doc_ptr[d + 1]]):
+            p = np.array([np.cumsum((ndk[r] + alpha) / (n + A) * phi_wk[w])[-1] for r in range(P)])
+            nxt = ndk.copy()
+            for g in range(G):
+                ps = p[g * R:(g + 1) * R]
+                log_z[d, g] += math.log(np.cumsum(ps)[-1] / R)
+                for j in range(R):
+                    nxt[g * R + j] = ndk[g * R + _draw(ps, rng)]
+            ndk = nxt
+            for r in range(P):
+                ndk[r, _draw((ndk[r] + alpha) * phi_wk[w], rng)] += 1
+    return log_z

@@ -279,7 +279,7 @@ def test_random_bytes_never_cause_a_traceback(tmp_path, data, fmt):
 @pytest.mark.parametrize("method, extra, label", [
     ("completion", [], "document-completion"),
     ("left-to-right", ["--particles", "5"], "left-to-right"),
-    ("left-to-right", ["--particles", "3", "--resample"], "with resampling"),
+    ("left-to-right", ["--particles", "3", "--resample"], "re-drawing earlier topics"),
     ("importance", ["--samples", "50"], "importance-sampling"),
 ])
 def test_perplexity_methods_name_the_estimator_and_report_a_standard_error(model_path, small_ldac, method, extra, label):
