@@ -11,10 +11,12 @@ The Python API is what the CLI runs::
 
 __version__ = "0.1.0"
 
+from ldacli.coherence import coherence  # noqa: E402
 from ldacli.corpus import Corpus, read_corpus, write_corpus  # noqa: E402
 from ldacli.errors import InputError, LdacliError  # noqa: E402
 from ldacli.evaluate import perplexity  # noqa: E402
 from ldacli.infer import infer  # noqa: E402
+from ldacli.info import describe  # noqa: E402
 from ldacli.model import Checkpoint, Inference, Model  # noqa: E402
 from ldacli.train import train  # noqa: E402
 
@@ -23,4 +25,5 @@ load_model = Model.load
 __all__ = [
     "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "Model",
     "infer", "load_model", "perplexity", "read_corpus", "train", "write_corpus", "__version__",
+    "coherence", "describe",
 ]

@@ -14,11 +14,17 @@ import time
 from contextlib import contextmanager
 
 import click
+import numpy as np
 
 from ldacli import __version__
+from ldacli.coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
+from ldacli.coherence import coherence as topic_coherence, training_reference
 from ldacli.corpus import read_corpus, write_corpus
 from ldacli.errors import LdacliError
+from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
+from ldacli.evaluate import METHODS as EVAL_METHODS
 from ldacli.evaluate import perplexity as compute_perplexity
+from ldacli.info import describe as describe_file, format_text as format_info
 from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, infer as run_infer
 from ldacli.model import Model
 from ldacli.sampler import SAMPLERS
@@ -120,6 +126,7 @@ def main():
       ldacli topics kos.npz
       ldacli infer kos.npz new_docs.txt -o theta.tsv
       ldacli perplexity kos.npz heldout.ldac
+      ldacli info kos.npz
     """
 
 
@@ -203,33 +210,86 @@ def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, c
               help="Words shown per topic.")
 @click.option("--format", "fmt", type=click.Choice(["text", "tsv", "json"]), default="text",
               show_default=True, help="Output format.")
-def topics(model, top_words, fmt):
-    """Show the most probable words of each topic of MODEL.
+@click.option("--coherence", "measure", type=click.Choice(list(COHERENCE_MEASURES)), default=None,
+              help="Also score each topic's top words: umass (Mimno et al. 2011; the sum over the "
+                   "N(N-1)/2 rank-ordered pairs of log((D(w_m, w_l) + 1) / D(w_l)), D = document "
+                   "counts, epsilon 1; nearer 0 is better) or npmi (Bouma 2009; the mean over pairs "
+                   "of log((P(w,v) + eps) / (P(w) P(v))) / -log(P(w,v) + eps) with document "
+                   "probabilities, eps 1e-12; in [-1, 1], higher is better).")
+@click.option("--reference", default=None,
+              help="Corpus whose documents are counted for --coherence.  [default: the training "
+                   "corpus recorded in the model, checked by fingerprint]")
+@click.option("--reference-format", type=FORMATS, default="auto", show_default=True,
+              help="Format of --reference.")
+@click.option("--reference-vocab", default=None,
+              help="Vocabulary file of --reference (UCI/LDA-C; found beside it when omitted).")
+@click.option("--top-n", type=click.IntRange(min=2), default=DEFAULT_TOP_N, show_default=True,
+              help="Top words per topic that --coherence scores (pairs among them).")
+@quiet_option
+def topics(model, top_words, fmt, measure, reference, reference_format, reference_vocab, top_n, quiet):
+    """Show the most probable words of each topic of MODEL, optionally with coherence.
+
+    With --coherence, each topic gets a score computed from document co-occurrence counts of
+    its --top-n most probable words in the reference corpus, and the mean over topics is
+    printed last (text), in every row (tsv) or under "coherence" (json). Learned
+    (asymmetric) priors are shown beside each topic.
 
     \b
     Examples:
       ldacli topics kos.npz
       ldacli topics kos.npz -n 20 --format tsv > topics.tsv
       ldacli topics kos.npz --format json | jq '.topics[0]'
+      ldacli topics kos.npz --coherence npmi
+      ldacli topics kos.npz --coherence umass --top-n 20 --reference wiki.ldac
     """
+    _setup_logging(quiet, False)
     with user_errors():
         m = Model.load(model)
+        scores = None
+        if measure is not None:
+            if reference is None:
+                ref = training_reference(m)
+                ref_name = m.params.get("corpus_source", "")
+            else:
+                ref = read_corpus(reference, format=reference_format, vocab=reference_vocab,
+                                  stop_words=None, fixed_vocab=None if reference_vocab else m.vocab)
+                ref_name = reference
+            scores = topic_coherence(m, ref, measure=measure, top_n=top_n)
+            scores["reference"] = ref_name
     tops = m.top_words(top_words)
+    learned = bool(m.params.get("optimize_interval")) or not np.all(m.alpha == m.alpha[0])
     if fmt == "json":
         out = {"model": model, "topics": [
             {"topic": k, "alpha": float(m.alpha[k]),
+             **({"coherence": scores["per_topic"][k]} if scores else {}),
              "words": [{"word": w, "probability": p} for w, p in words]}
             for k, words in enumerate(tops)]}
+        if scores:
+            out["coherence"] = {key: scores[key] for key in
+                                ("measure", "top_n", "epsilon", "mean", "reference", "reference_docs")}
         click.echo(json.dumps(out, indent=2))
     elif fmt == "tsv":
-        click.echo("topic\trank\tword\tprobability")
+        click.echo("topic\trank\tword\tprobability" + (f"\t{measure}" if scores else ""))
         for k, words in enumerate(tops):
+            extra = f"\t{scores['per_topic'][k]:.6g}" if scores else ""
             for r, (w, p) in enumerate(words, 1):
-                click.echo(f"{k}\t{r}\t{w}\t{p:.6g}")
+                click.echo(f"{k}\t{r}\t{w}\t{p:.6g}{extra}")
+        if scores:
+            _note(quiet, f"mean {measure} coherence {scores['mean']:.6g} (top {scores['top_n']} words, "
+                         f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} reference documents)")
     else:
         width = len(str(len(tops) - 1))
         for k, words in enumerate(tops):
-            click.echo(f"topic {k:>{width}}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
+            label = f"topic {k:>{width}}"
+            if learned:
+                label += f" (alpha {m.alpha[k]:.4g})"
+            if scores:
+                label += f" [{measure} {scores['per_topic'][k]:.4g}]"
+            click.echo(f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
+        if scores:
+            click.echo(f"mean {measure} coherence: {scores['mean']:.6g} (top {scores['top_n']} words, "
+                       f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} documents of "
+                       f"{scores['reference']})")
 
 
 @main.command()
@@ -287,45 +347,113 @@ def _report_dropped(quiet, corpus, dropped, total):
 @main.command()
 @click.argument("model")
 @click.argument("corpus")
+@click.option("--method", type=click.Choice(list(EVAL_METHODS)), default="completion", show_default=True,
+              help="Estimator: completion (document completion), left-to-right (particles) or "
+                   "importance (samples of theta from the prior).")
 @click.option("--iterations", type=click.IntRange(min=1), default=DEFAULT_ITERATIONS, show_default=True,
-              help="Gibbs sweeps per document to estimate theta from the observed half.")
+              help="completion: Gibbs sweeps per document to estimate theta from the observed half.")
 @click.option("--burn-in", type=click.IntRange(min=0), default=DEFAULT_BURN_IN, show_default=True,
-              help="Sweeps discarded before averaging theta.")
+              help="completion: sweeps discarded before averaging theta.")
+@click.option("--particles", type=click.IntRange(min=2), default=DEFAULT_PARTICLES, show_default=True,
+              help="left-to-right: particles per filter (10 independent filters per document); "
+                   "with --resample, particles per document.")
+@click.option("--resample", is_flag=True,
+              help="left-to-right: re-draw earlier topics at every position (the original "
+                   "algorithm, quadratic in document length) instead of the linear sequential one.")
+@click.option("--samples", type=click.IntRange(min=2), default=DEFAULT_SAMPLES, show_default=True,
+              help="importance: draws of theta from the prior per document.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Random seed for the theta estimate; without it fresh entropy is drawn and printed.")
+              help="Random seed; without it fresh entropy is drawn and printed.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @corpus_options(pruning=False)
 @quiet_option
-def perplexity(model, corpus, iterations, burn_in, seed, as_json, fmt, vocab, quiet):
-    """Held-out per-word perplexity of CORPUS under MODEL, by document completion.
+def perplexity(model, corpus, method, iterations, burn_in, particles, resample, samples, seed, as_json,
+               fmt, vocab, quiet):
+    """Held-out log-likelihood and per-word perplexity of CORPUS under MODEL.
 
-    Each document's tokens (in word-id order) alternate between an observed half, from which
-    theta is estimated with the topics fixed, and a scored half. Perplexity is
-    exp(-log_likelihood / tokens scored), natural logs.
+    \b
+    --method completion (default): each document's tokens (in word-id order) alternate
+      between an observed half, from which theta is estimated with the topics fixed, and a
+      scored half. Standard error: batch means over the averaged sweeps.
+    --method left-to-right: p(w_d) by the left-to-right particle estimator (Wallach et al.
+      2009) over ALL tokens of each document, taken in a random order drawn from --seed,
+      by 10 independent particle filters (unbiased for p(w_d), linear in document length);
+      --resample for the original algorithm (quadratic). Standard error: across filters
+      (particles), combined over documents. On long documents the log-estimate rises with
+      --particles until it settles: compare two values.
+    --method importance: p(w_d) = mean over --samples draws theta ~ Dir(alpha) of
+      p(w_d | theta), ALL tokens scored; unbiased but very noisy on long documents.
+
+    Every output names the estimator, the natural-log log-likelihood with its standard
+    error, the documents and tokens scored, and perplexity = exp(-log_likelihood / tokens).
 
     \b
     Examples:
       ldacli perplexity kos.npz heldout.ldac
       ldacli perplexity kos.npz heldout.ldac --seed 1 --json
+      ldacli perplexity kos.npz heldout.ldac --method left-to-right --particles 20 --seed 1
+      ldacli perplexity kos.npz heldout.ldac --method importance --samples 10000
     """
     progress = _setup_logging(quiet, False)
-    if burn_in >= iterations:
+    if method == "completion" and burn_in >= iterations:
         raise click.BadParameter(f"must be smaller than --iterations ({iterations}), found {burn_in}", param_hint="--burn-in")
     with user_errors():
         m = Model.load(model)
         data = _read_for_model(corpus, fmt, vocab, m, quiet)
-        result = compute_perplexity(m, data, iterations=iterations, burn_in=burn_in, seed=seed, progress=progress)
+        result = compute_perplexity(m, data, method=method, iterations=iterations, burn_in=burn_in,
+                                    particles=particles, resample=resample, samples=samples, seed=seed,
+                                    progress=progress)
     _report_dropped(quiet, corpus, result["dropped_tokens"], data.n_tokens)
     result = {"model": model, "corpus": corpus, **result}
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    click.echo(f"estimator:       {result['estimator']} (theta from half of each document, the other half scored)")
+    if method == "completion":
+        how = "theta from half of each document, the other half scored"
+        se_how = f"batch means over {result['batches']} blocks of sweeps"
+    elif method == "left-to-right":
+        if result["resample"]:
+            how = f"{result['particles']} particles re-drawing earlier topics (quadratic), all tokens scored"
+            se_how = "across particles"
+        else:
+            how = f"{result['filters']} particle filters of {result['particles']} particles, all tokens scored"
+            se_how = "across filters"
+    else:
+        how = f"{result['samples']} samples of theta from the prior, all tokens scored"
+        se_how = "across samples"
+    click.echo(f"estimator:       {result['estimator']} ({how})")
     click.echo(f"documents:       {result['n_docs']}")
     click.echo(f"tokens scored:   {result['n_tokens']}")
     click.echo(f"log-likelihood:  {result['log_likelihood']:.6g} (natural log)")
+    click.echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
     click.echo(f"perplexity:      {result['perplexity']:.6g}")
     click.echo(f"seed:            {result['seed']}")
+
+
+@main.command()
+@click.argument("model")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def info(model, as_json):
+    """Describe a model (or checkpoint) file: parameters, sizes, priors, provenance, trace.
+
+    Shows the sampler, K, V, D and N, the priors (alpha per topic, listed when there are few
+    topics and summarised otherwise; beta) and whether they were learned or set, the seed,
+    version and training corpus (path, format, fingerprint), and the log-likelihood trace
+    summarised (first, last and best point). A checkpoint also shows the sweeps done.
+
+    \b
+    Examples:
+      ldacli info kos.npz
+      ldacli info kos.npz --json | jq .priors.alpha.sum
+      ldacli info run.ckpt.npz
+    """
+    with user_errors():
+        summary = describe_file(model)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        for line in format_info(summary):
+            click.echo(line)
 
 
 @main.command()

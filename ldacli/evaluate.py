@@ -1,18 +1,47 @@
-"""Evaluation: held-out per-word perplexity by document completion."""
+"""Evaluation: held-out log-likelihood and per-word perplexity, by three labelled estimators.
+
+* ``completion`` -- document completion (Wallach et al. 2009, section 4): theta from half of
+  each document's tokens, the other half scored; the default, comparable across tools.
+* ``left-to-right`` -- p(w_d) = prod_n p(w_n | w_<n) (Wallach, Murray, Salakhutdinov & Mimno
+  2009), every token scored; by default with independent particle filters (resampling
+  particles by their predictive probability), linear in the document length, unbiased for
+  p(w_d); the original algorithm, which re-draws earlier topics (quadratic), on request.
+* ``importance`` -- importance sampling from the prior, theta ~ Dir(alpha): unbiased but of
+  high variance on long documents; a reference for the others.
+
+Each returns the natural-log log-likelihood, the tokens and documents scored, the perplexity
+``exp(-log_likelihood / n_tokens)`` and a standard error of the log-likelihood.
+"""
 
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
+from scipy.special import logsumexp
+from tqdm import tqdm
 
 from ldacli import __version__
+from ldacli._evaluate import left_to_right, loglik_given_theta, particle_filter
+from ldacli._gibbs import fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, estimate_theta, make_rng
 from ldacli.model import Model
+from ldacli.train import _check_count
 
 ESTIMATOR = "document-completion"
+METHODS = ("completion", "left-to-right", "importance")
+ESTIMATORS = {"completion": ESTIMATOR, "left-to-right": "left-to-right", "importance": "importance-sampling"}
+DEFAULT_PARTICLES = 10
+# Independent particle filters per document in the linear left-to-right estimator; the spread
+# of their estimates gives the standard error.
+FILTERS = 10
+DEFAULT_SAMPLES = 1000
+COMPLETION_BATCHES = 10
+# Doubles of theta held at once by the importance sampler (32 MB).
+_THETA_CHUNK = 1 << 22
 
 
 def completion_split(corpus: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -33,44 +62,216 @@ def completion_split(corpus: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return words[~scored], observed_ptr, docs[scored], words[scored]
 
 
-def perplexity(model: Model, corpus: Corpus, *, iterations: int = DEFAULT_ITERATIONS,
-               burn_in: int = DEFAULT_BURN_IN, seed: int | None = None,
+def perplexity(model: Model, corpus: Corpus, *, method: str = "completion",
+               iterations: int = DEFAULT_ITERATIONS, burn_in: int = DEFAULT_BURN_IN,
+               particles: int = DEFAULT_PARTICLES, resample: bool = False,
+               samples: int = DEFAULT_SAMPLES, seed: int | None = None,
                progress: bool = False) -> dict:
-    """Held-out perplexity of ``corpus`` under ``model`` by document completion.
+    """Held-out log-likelihood and perplexity of ``corpus`` under ``model``.
 
-    For each document, theta is estimated by Gibbs sampling with the topics fixed from the
-    observed half of its tokens (see :func:`completion_split`); each scored token contributes
-    ``log sum_k theta_dk phi_kw`` (natural log). Perplexity is ``exp(-log_likelihood / n_tokens)``.
-    Words unknown to the model are dropped before the split and counted in ``dropped_tokens``.
+    ``method`` chooses the estimator (see the module docstring): ``"completion"`` (uses
+    ``iterations`` and ``burn_in``), ``"left-to-right"`` (``particles``, ``resample``) or
+    ``"importance"`` (``samples``). Words unknown to the model are dropped first and counted
+    in ``dropped_tokens``. Returns a dict with ``estimator``, ``method``, ``log_likelihood``
+    (natural log), ``standard_error`` (of the log-likelihood), ``n_tokens`` and ``n_docs``
+    scored, ``perplexity = exp(-log_likelihood / n_tokens)``, ``seed`` and the settings used.
     """
+    if method not in METHODS:
+        raise LdacliError(f"method: expected one of {', '.join(METHODS)}, found {method!r}")
     aligned, dropped = corpus.align(model.vocab)
+    rng, entropy = make_rng(seed)
+    if method == "completion":
+        result = _completion(model, aligned, corpus.source, iterations, burn_in, rng, progress)
+    elif method == "left-to-right":
+        result = _left_to_right(model, aligned, _check_count("particles", particles, 2),
+                                bool(resample), rng, progress)
+    else:
+        result = _importance(model, aligned, _check_count("samples", samples, 2), rng, progress)
+    loglik, n = result["log_likelihood"], result["n_tokens"]
+    if n == 0:
+        raise LdacliError(f"{corpus.source}: expected at least one token known to the model, found none")
+    return {
+        "estimator": ESTIMATORS[method],
+        "method": method,
+        **result,
+        "perplexity": math.exp(-loglik / n) if n else float("nan"),
+        "dropped_tokens": dropped,
+        "seed": entropy,
+        "ldacli_version": __version__,
+    }
+
+
+def _completion(model: Model, aligned: Corpus, source: str, iterations: int, burn_in: int,
+                rng: np.random.Generator, progress: bool) -> dict:
+    """Document completion, with a batch-means standard error over the sweeps averaged."""
     obs_words, obs_ptr, score_docs, score_words = completion_split(aligned)
     if score_words.size == 0:
         raise LdacliError(
-            f"{corpus.source}: expected documents with at least 2 tokens known to the model "
+            f"{source}: expected documents with at least 2 tokens known to the model "
             f"(one observed, one scored), found none"
         )
-    rng, entropy = make_rng(seed)
-    theta = estimate_theta(model, obs_words, obs_ptr, iterations=iterations, burn_in=burn_in,
-                           rng=rng, progress=progress)
+    theta, batch_thetas = completion_theta(model, obs_words, obs_ptr, iterations=iterations,
+                                           burn_in=burn_in, rng=rng, progress=progress)
     phi_wk = np.ascontiguousarray(model.phi.T)
-    loglik = 0.0
-    chunk = 65536
-    for start in range(0, score_words.size, chunk):
-        d = score_docs[start:start + chunk]
-        w = score_words[start:start + chunk]
-        loglik += float(np.sum(np.log(np.einsum("ik,ik->i", theta[d], phi_wk[w]))))
-    n = int(score_words.size)
+    loglik = _score(theta, phi_wk, score_docs, score_words)
+    batch_ll = np.array([_score(t, phi_wk, score_docs, score_words) for t in batch_thetas])
+    se = float(batch_ll.std(ddof=1) / math.sqrt(batch_ll.size)) if batch_ll.size > 1 else float("nan")
     return {
-        "estimator": ESTIMATOR,
         "log_likelihood": loglik,
-        "n_tokens": n,
+        "standard_error": se,
+        "n_tokens": int(score_words.size),
         "n_docs": int(np.unique(score_docs).size),
-        "perplexity": math.exp(-loglik / n) if n else float("nan"),
         "observed_tokens": int(obs_words.size),
-        "dropped_tokens": dropped,
         "iterations": iterations,
         "burn_in": burn_in,
-        "seed": entropy,
-        "ldacli_version": __version__,
+        "batches": int(batch_ll.size),
+    }
+
+
+def _score(theta: np.ndarray, phi_wk: np.ndarray, docs: np.ndarray, words: np.ndarray) -> float:
+    """sum_i log sum_k theta[docs_i, k] phi_wk[words_i, k]."""
+    loglik = 0.0
+    chunk = 65536
+    for start in range(0, words.size, chunk):
+        d = docs[start:start + chunk]
+        w = words[start:start + chunk]
+        loglik += float(np.sum(np.log(np.einsum("ik,ik->i", theta[d], phi_wk[w]))))
+    return loglik
+
+
+def completion_theta(model: Model, words: np.ndarray, doc_ptr: np.ndarray, *, iterations: int,
+                     burn_in: int, rng: np.random.Generator, batches: int = COMPLETION_BATCHES,
+                     progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+    """:func:`ldacli.infer.estimate_theta` (same draws, same result, bit for bit), plus the
+    averages of theta over ``batches`` consecutive, equal-as-possible blocks of the kept sweeps,
+    for a batch-means standard error. Returns ``(theta (D, K), [theta_b (D, K), ...])``.
+    """
+    iterations = _check_count("iterations", iterations, 1)
+    burn_in = _check_count("burn_in", burn_in, 0)
+    if burn_in >= iterations:
+        raise LdacliError(f"burn-in must be smaller than iterations, found burn-in {burn_in} >= iterations {iterations}")
+    K = model.n_topics
+    D = doc_ptr.size - 1
+    alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
+    phi_wk = np.ascontiguousarray(model.phi.T, dtype=np.float64)
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    z = rng.integers(0, K, size=words.size, dtype=np.int32)
+    docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
+    ndk = np.bincount(docs * K + z, minlength=D * K).astype(np.int32).reshape(D, K)
+    denom = (np.diff(doc_ptr) + alpha.sum())[:, None]
+    kept = iterations - burn_in
+    n_batches = min(batches, kept)
+    theta_sum = np.zeros((D, K))
+    batch_sums = [np.zeros((D, K)) for _ in range(n_batches)]
+    batch_sizes = np.zeros(n_batches, dtype=np.int64)
+    work = np.zeros(K)
+    for it in tqdm(range(iterations), disable=not progress, file=sys.stderr, unit="sweep", leave=False):
+        fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, work, rng)
+        if it >= burn_in:
+            current = (ndk + alpha) / denom
+            theta_sum += current
+            b = (it - burn_in) * n_batches // kept
+            batch_sums[b] += current
+            batch_sizes[b] += 1
+    return theta_sum / kept, [s / n for s, n in zip(batch_sums, batch_sizes)]
+
+
+def _shuffle_within_documents(words: np.ndarray, doc_ptr: np.ndarray,
+                              rng: np.random.Generator) -> np.ndarray:
+    """Each document's tokens in a random order (one uniform permutation per document)."""
+    docs = np.repeat(np.arange(doc_ptr.size - 1, dtype=np.int64), np.diff(doc_ptr))
+    return np.ascontiguousarray(words[np.lexsort((rng.random(words.size), docs))], dtype=np.int32)
+
+
+def _log_mean_and_se(log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``log_w`` (D, R): log of the mean of exp(log_w), and the standard error of
+    that log by the delta method, ``std(W) / (sqrt(R) mean(W))``."""
+    R = log_w.shape[1]
+    top = log_w.max(axis=1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    w = np.exp(log_w - top)
+    mean = w.mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_mean = np.log(mean) + top[:, 0]
+        se = w.std(axis=1, ddof=1) / (math.sqrt(R) * mean)
+    return log_mean, se
+
+
+def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool,
+                   rng: np.random.Generator, progress: bool) -> dict:
+    """The left-to-right estimator over all tokens of every document (see the module docstring)."""
+    words, doc_ptr = aligned.tokens()
+    words = _shuffle_within_documents(words, doc_ptr, rng)
+    lengths = np.diff(doc_ptr)
+    D, K, R = aligned.n_docs, model.n_topics, particles
+    phi_wk = np.ascontiguousarray(model.phi.T, dtype=np.float64)
+    alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
+    chunk = 64
+    chunks = tqdm(range(0, D, chunk), disable=not progress, file=sys.stderr, unit="chunk", leave=False)
+    if resample:
+        # Wallach et al.'s algorithm: R particles whose earlier topics are re-drawn at every
+        # position; log p = sum_n log mean_r p_n^r, a smooth function of R independent
+        # particles, whose delta-method variance is var_r(sum_n p_n^r / mean p_n) / R.
+        z = np.zeros((R, max(int(lengths.max(initial=0)), 1)), dtype=np.int32)
+        ndk, p, cum = np.zeros((R, K), dtype=np.int32), np.zeros(R), np.zeros(K)
+        log_weight, per_doc, ratio_sum = np.zeros((D, R)), np.zeros(D), np.zeros((D, R))
+        for s in chunks:
+            e = min(s + chunk, D)
+            ptr = np.ascontiguousarray(doc_ptr[s:e + 1] - doc_ptr[s], dtype=np.int64)
+            left_to_right(words[doc_ptr[s]:doc_ptr[e]], ptr, phi_wk, alpha, True, z, ndk, p, cum,
+                          log_weight[s:e], per_doc[s:e], ratio_sum[s:e], rng)
+        se2 = ratio_sum.var(axis=1, ddof=1) / R
+        settings = {"particles": R, "resample": True}
+    else:
+        # FILTERS independent particle filters of R particles; each gives an unbiased estimate
+        # of p(w_d), their mean is the estimate and their spread its standard error.
+        P = FILTERS * R
+        ndk, ndk_next = np.zeros((P, K), dtype=np.int32), np.zeros((P, K), dtype=np.int32)
+        p, cum = np.zeros(P), np.zeros(max(K, R))
+        log_z = np.zeros((D, FILTERS))
+        for s in chunks:
+            e = min(s + chunk, D)
+            ptr = np.ascontiguousarray(doc_ptr[s:e + 1] - doc_ptr[s], dtype=np.int64)
+            particle_filter(words[doc_ptr[s]:doc_ptr[e]], ptr, phi_wk, alpha, FILTERS, ndk, ndk_next,
+                            p, cum, log_z[s:e], rng)
+        per_doc, se = _log_mean_and_se(log_z)
+        se2 = se ** 2
+        settings = {"particles": R, "filters": FILTERS, "resample": False}
+    return {
+        "log_likelihood": float(per_doc.sum()),
+        "standard_error": float(math.sqrt(se2.sum())),
+        "n_tokens": int(lengths.sum()),
+        "n_docs": int(np.count_nonzero(lengths)),
+        **settings,
+        "token_order": "random permutation of each document's tokens, drawn from the seed",
+    }
+
+
+def _importance(model: Model, aligned: Corpus, samples: int, rng: np.random.Generator,
+                progress: bool) -> dict:
+    """Importance sampling from the prior: p(w_d) ~ mean_s p(w_d | theta_s), theta_s ~ Dir(alpha)."""
+    counts = aligned.counts
+    D, K, S = aligned.n_docs, model.n_topics, samples
+    indices = np.ascontiguousarray(counts.indices, dtype=np.int32)
+    data = np.ascontiguousarray(counts.data, dtype=np.int32)
+    indptr = np.ascontiguousarray(counts.indptr, dtype=np.int64)
+    phi_wk = np.ascontiguousarray(model.phi.T, dtype=np.float64)
+    alpha = np.asarray(model.alpha, dtype=np.float64)
+    log_w = np.zeros((D, S))
+    chunk = max(1, _THETA_CHUNK // (S * K))
+    for s in tqdm(range(0, D, chunk), disable=not progress, file=sys.stderr, unit="chunk", leave=False):
+        e = min(s + chunk, D)
+        theta = np.ascontiguousarray(rng.dirichlet(alpha, size=(e - s, S)))
+        ptr = np.ascontiguousarray(indptr[s:e + 1] - indptr[s])
+        loglik_given_theta(indices[indptr[s]:indptr[e]], data[indptr[s]:indptr[e]], ptr, theta,
+                           phi_wk, log_w[s:e])
+    per_doc, se = _log_mean_and_se(log_w)
+    lengths = aligned.doc_lengths
+    return {
+        "log_likelihood": float(per_doc.sum()),
+        "standard_error": float(math.sqrt(np.sum(se ** 2))),
+        "n_tokens": int(lengths.sum()),
+        "n_docs": int(np.count_nonzero(lengths)),
+        "samples": S,
     }

@@ -48,3 +48,75 @@ def fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, rng):
             t = min(int(np.searchsorted(cum, u, side="right")), K - 1)
             z[i] = t
             ndk[d, t] += 1
+
+
+def _draw(x, rng):
+    cum = np.cumsum(x)
+    return min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), x.size - 1)
+
+
+def left_to_right(words, doc_ptr, phi_wk, alpha, resample, n_particles, rng):
+    """Returns (log_weight (D, R), position_ll (D,), ratio_sum (D, R)) as ext/_evaluate.pyx does."""
+    import math
+
+    D, K, R = doc_ptr.size - 1, alpha.size, n_particles
+    A = float(np.cumsum(alpha)[-1])
+    log_weight, position_ll, ratio_sum = np.zeros((D, R)), np.zeros(D), np.zeros((D, R))
+    for d in range(D):
+        ws = words[doc_ptr[d]:doc_ptr[d + 1]]
+        ndk = np.zeros((R, K), dtype=np.int64)
+        z = np.zeros((R, ws.size), dtype=np.int64)
+        p = np.zeros(R)
+        for n, w in enumerate(ws):
+            for r in range(R):
+                if resample:
+                    for m in range(n):
+                        ndk[r, z[r, m]] -= 1
+                        z[r, m] = _draw((ndk[r] + alpha) * phi_wk[ws[m]], rng)
+                        ndk[r, z[r, m]] += 1
+                p[r] = np.cumsum((ndk[r] + alpha) / (n + A) * phi_wk[w])[-1]
+                log_weight[d, r] += math.log(p[r])
+                z[r, n] = _draw((ndk[r] + alpha) * phi_wk[w], rng)
+                ndk[r, z[r, n]] += 1
+            mean = np.cumsum(p)[-1] / R
+            position_ll[d] += math.log(mean)
+            ratio_sum[d] += p / mean
+    return log_weight, position_ll, ratio_sum
+
+
+def loglik_given_theta(indices, counts, indptr, theta, phi_wk):
+    import math
+
+    D, S, _ = theta.shape
+    out = np.zeros((D, S))
+    for d in range(D):
+        for s in range(S):
+            ll = 0.0
+            for j in range(indptr[d], indptr[d + 1]):
+                ll += counts[j] * math.log(np.cumsum(theta[d, s] * phi_wk[indices[j]])[-1])
+            out[d, s] = ll
+    return out
+
+
+def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
+    """Returns log_z (D, G) as ext/_evaluate.pyx's particle_filter does, draw for draw."""
+    import math
+
+    D, K, G, R = doc_ptr.size - 1, alpha.size, n_filters, n_particles
+    P = G * R
+    A = float(np.cumsum(alpha)[-1])
+    log_z = np.zeros((D, G))
+    for d in range(D):
+        ndk = np.zeros((P, K), dtype=np.int64)
+        for n, w in enumerate(words[doc_ptr[d]:doc_ptr[d + 1]]):
+            p = np.array([np.cumsum((ndk[r] + alpha) / (n + A) * phi_wk[w])[-1] for r in range(P)])
+            nxt = ndk.copy()
+            for g in range(G):
+                ps = p[g * R:(g + 1) * R]
+                log_z[d, g] += math.log(np.cumsum(ps)[-1] / R)
+                for j in range(R):
+                    nxt[g * R + j] = ndk[g * R + _draw(ps, rng)]
+            ndk = nxt
+            for r in range(P):
+                ndk[r, _draw((ndk[r] + alpha) * phi_wk[w], rng)] += 1
+    return log_z

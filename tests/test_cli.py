@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ldacli.cli import main
 
-COMMANDS = ["train", "topics", "infer", "perplexity", "convert"]
+COMMANDS = ["train", "topics", "infer", "perplexity", "convert", "info"]
 
 
 def run(*args, input=None):
@@ -282,7 +282,7 @@ def test_random_bytes_never_cause_a_traceback(tmp_path, data, fmt):
     out.unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize("sampler", ["dense", "sparse"])
+@pytest.mark.parametrize("sampler", ["dense", "sparse", "alias"])
 def test_one_two_and_three_threads_write_identical_files(tmp_path, small_ldac, sampler):
     outputs = []
     for threads in (1, 2, 3):
@@ -310,3 +310,29 @@ def test_resume_with_another_thread_count_gives_the_same_file(tmp_path, small_ld
     changed = run("train", small_ldac, "--iterations", 9, "--sampler", "dense", "-o", tmp_path / "x.npz",
                   "--resume", ckpt)
     assert_user_error(changed, "sampler")
+
+
+@pytest.mark.parametrize("method, extra, label", [
+    ("completion", [], "document-completion"),
+    ("left-to-right", ["--particles", "5"], "left-to-right"),
+    ("left-to-right", ["--particles", "3", "--resample"], "re-drawing earlier topics"),
+    ("importance", ["--samples", "50"], "importance-sampling"),
+])
+def test_perplexity_methods_name_the_estimator_and_report_a_standard_error(model_path, small_ldac, method, extra, label):
+    text = run("perplexity", model_path, small_ldac, "--method", method, *extra, "--seed", 2, "-q")
+    assert text.exit_code == 0, text.stderr
+    assert text.stderr == ""
+    for line in ("estimator:", "tokens scored:", "log-likelihood:", "(natural log)", "standard error:", "perplexity:"):
+        assert line in text.stdout
+    assert label in text.stdout
+    data = json.loads(run("perplexity", model_path, small_ldac, "--method", method, *extra, "--seed", 2, "--json").stdout)
+    assert data["method"] == method and data["standard_error"] > 0
+    assert data["n_tokens"] == (200 * 30 if method == "completion" else 200 * 60)  # all tokens but completion's half
+    assert np.isclose(data["perplexity"], np.exp(-data["log_likelihood"] / data["n_tokens"]))
+    assert f"{data['perplexity']:.6g}" in text.stdout
+
+
+def test_perplexity_method_usage_errors(model_path, small_ldac):
+    assert_user_error(run("perplexity", model_path, small_ldac, "--method", "harmonic"), "--method", code=2)
+    assert_user_error(run("perplexity", model_path, small_ldac, "--method", "left-to-right", "--particles", 1),
+                      "--particles", code=2)

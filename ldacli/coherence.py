@@ -1,0 +1,144 @@
+"""Topic coherence of a model's top words against a reference corpus: UMass and NPMI.
+
+Both measures count documents, not tokens: ``D(w)`` is the number of reference documents that
+contain word ``w`` and ``D(w, v)`` the number that contain both. Only the top-N words of each
+topic are looked at, in the order of the model's ``top_words`` (decreasing probability, ties by
+word id), and only their co-occurrences are computed, from a binary document-term matrix kept
+sparse; nothing of size V x V is formed.
+
+* **UMass** (Mimno, Wallach, Talley, Leenders & McCallum 2011), per topic, with ``eps = 1``::
+
+      sum_{m=2..N} sum_{l=1..m-1} log((D(v_m, v_l) + eps) / D(v_l))
+
+  the sum over the N(N-1)/2 ordered pairs, each word conditioned on a higher-ranked one.
+  Always <= about 0; closer to 0 is more coherent. (gensim's ``u_mass`` is this divided by
+  the number of pairs.) A pair whose higher-ranked word occurs in no reference document is
+  skipped and counted in ``skipped_pairs``.
+* **NPMI** (Bouma 2009) with document probabilities ``P(w) = D(w) / D``, per topic the mean
+  over the N(N-1)/2 unordered pairs of::
+
+      log((P(w, v) + eps) / (P(w) P(v))) / -log(P(w, v) + eps),   eps = 1e-12
+
+  in [-1, 1] (1: the words always occur together, 0: independent, about -1: never together),
+  the epsilon convention of Roeder et al. (2015) and gensim's ``c_npmi``. A pair with a word
+  that occurs in no reference document is skipped.
+
+The average over topics is the plain mean of the per-topic values (skipped topics, whose every
+pair was skipped, are left out and are ``nan``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+from ldacli.corpus import Corpus, read_corpus
+from ldacli.errors import LdacliError
+from ldacli.model import Model
+
+MEASURES = ("umass", "npmi")
+EPSILON = {"umass": 1.0, "npmi": 1e-12}
+DEFAULT_TOP_N = 10
+
+
+def top_word_ids(phi: np.ndarray, n: int) -> np.ndarray:
+    """(K, n) int64: each topic's ``n`` most probable word ids, ties broken by word id."""
+    n = min(n, phi.shape[1])
+    ids = np.arange(phi.shape[1])
+    return np.array([np.lexsort((ids, -row))[:n] for row in phi], dtype=np.int64).reshape(phi.shape[0], n)
+
+
+def _pair_scores(measure: str, co: np.ndarray, df: np.ndarray, n_docs: int, eps: float) -> tuple[float, int]:
+    """One topic's score from its words' co-document counts ``co`` (N, N) and ``df`` (N,)."""
+    N = df.size
+    values = []
+    skipped = 0
+    for m in range(1, N):
+        for l in range(m):
+            if measure == "umass":
+                if df[l] == 0:
+                    skipped += 1
+                    continue
+                values.append(math.log((co[m, l] + eps) / df[l]))
+            else:
+                if df[l] == 0 or df[m] == 0:
+                    skipped += 1
+                    continue
+                p_joint = co[m, l] / n_docs
+                p_m, p_l = df[m] / n_docs, df[l] / n_docs
+                values.append(math.log((p_joint + eps) / (p_m * p_l)) / -math.log(p_joint + eps))
+    if not values:
+        return float("nan"), skipped
+    return (float(sum(values)) if measure == "umass" else float(np.mean(values))), skipped
+
+
+def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_n: int = DEFAULT_TOP_N) -> dict:
+    """Coherence of each of ``model``'s topics against ``reference`` (see the module docstring).
+
+    The reference corpus's words are matched to the model's vocabulary by string. Returns a
+    dict: ``measure``, ``top_n``, ``epsilon``, ``per_topic`` (list of K floats, ``nan`` when
+    every pair of a topic was skipped), ``mean`` (over the topics that have a value),
+    ``skipped_pairs`` (list of K ints), ``reference_docs`` (D of the reference).
+    """
+    if measure not in MEASURES:
+        raise LdacliError(f"measure: expected one of {', '.join(MEASURES)}, found {measure!r}")
+    if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or top_n < 2:
+        raise LdacliError(f"top_n: expected an integer >= 2 (coherence needs word pairs), found {top_n!r}")
+    eps = EPSILON[measure]
+    aligned, _ = reference.align(model.vocab)
+    top = top_word_ids(model.phi, top_n)
+    used = np.unique(top)
+    # Binary document-term matrix over the top words only, column-major for slicing.
+    binary = sp.csc_array((aligned.counts[:, used] > 0).astype(np.int64))
+    column = {int(w): i for i, w in enumerate(used)}
+    df_all = np.asarray(binary.sum(axis=0)).ravel()
+    per_topic, skipped = [], []
+    for words in top:
+        cols = [column[int(w)] for w in words]
+        sub = binary[:, cols]
+        co = (sub.T @ sub).toarray()
+        score, n_skipped = _pair_scores(measure, co, df_all[cols], aligned.n_docs, eps)
+        per_topic.append(score)
+        skipped.append(n_skipped)
+    values = [v for v in per_topic if not math.isnan(v)]
+    return {
+        "measure": measure,
+        "top_n": int(top.shape[1]),
+        "epsilon": eps,
+        "per_topic": per_topic,
+        "mean": float(np.mean(values)) if values else float("nan"),
+        "skipped_pairs": skipped,
+        "reference_docs": aligned.n_docs,
+    }
+
+
+def training_reference(model: Model) -> Corpus:
+    """Re-read the corpus ``model`` was trained on, from ``params``, and check it is the same.
+
+    The file is ``params["corpus_source"]`` (relative paths are taken from the current folder),
+    read as ``params["corpus_format"]`` with the model's vocabulary fixed, which reproduces the
+    training counts for every format (text pruning and stop words only ever removed words that
+    are not in the vocabulary). Raises :class:`LdacliError` when there is no such file or its
+    fingerprint is not ``params["corpus_fingerprint"]``: then the reference must be given.
+    """
+    p = model.params
+    source, fmt, fingerprint = p.get("corpus_source"), p.get("corpus_format"), p.get("corpus_fingerprint")
+    hint = "give the reference corpus with --reference"
+    if not source or not fingerprint:
+        raise LdacliError(f"the model does not record its training corpus; {hint}")
+    if source == "-" or not os.path.exists(source):
+        where = "standard input" if source == "-" else f"{source!r}, which does not exist here"
+        raise LdacliError(f"the model was trained on {where}; {hint}")
+    fmt = fmt if fmt in ("uci", "ldac", "text") else "auto"
+    try:
+        corpus = read_corpus(source, format=fmt, stop_words=None, fixed_vocab=list(model.vocab))
+    except LdacliError as exc:
+        raise LdacliError(f"cannot re-read the training corpus: {exc}; {hint}") from None
+    if corpus.fingerprint() != fingerprint:
+        raise LdacliError(f"{source}: expected the training corpus (fingerprint {fingerprint[:12]}...), "
+                          f"found a different one (fingerprint {corpus.fingerprint()[:12]}...); the file "
+                          f"changed or was read with another vocabulary; {hint}")
+    return corpus
