@@ -10,11 +10,7 @@ Every 10th document is held out (the split of ``benchmarks/heldout.py``); the ot
 
 * ``symmetric``      ldacli, alpha = 0.1 per topic and beta = 0.01, fixed;
 * ``optimized``      ldacli with ``optimize_interval=10, optimize_burn_in=100`` (learned
-  asymmetric alpha and symmetric beta, Minka's fixed point; needs the training-loop
-  integration of ``ldacli.hyper``; skipped with a note while ``ldacli.train`` lacks it);
-* ``prototype``      the same learning done by a plain loop here (the dense kernel and
-  ``ldacli.hyper`` between sweeps; no checkpoints, no threads): the figure to expect from
-  ``optimized`` before the integration exists;
+  asymmetric alpha and symmetric beta, Minka's fixed point);
 * ``tomotopy-optim`` ``tp.LDAModel(k, alpha=0.1, eta=0.01, seed)`` trained with
   ``optim_interval=10`` (tomotopy learns an asymmetric alpha; eta stays fixed), one worker;
 * ``tomotopy-sym``   the same with ``optim_interval=0``.
@@ -30,7 +26,6 @@ tomotopy`` for the tomotopy runs; the corpora folder is ``$LDACLI_CORPORA`` or
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import subprocess
@@ -46,7 +41,7 @@ from ldacli.corpus import Corpus
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
-RUNS = ("symmetric", "optimized", "prototype", "tomotopy-optim", "tomotopy-sym")
+RUNS = ("symmetric", "optimized", "tomotopy-optim", "tomotopy-sym")
 
 
 def split(corpus: Corpus, every: int) -> tuple[Corpus, Corpus]:
@@ -64,49 +59,13 @@ def score(model_path: str, held_path: str, seed: int) -> dict:
 
 
 def run_ldacli(train: Corpus, args, optimize: bool, path: str) -> dict | None:
-    extra = {}
-    if optimize:
-        if "optimize_interval" not in inspect.signature(ldacli.train).parameters:
-            print("skipping optimized: ldacli.train has no optimize_interval yet", file=sys.stderr)
-            return None
-        extra = {"optimize_interval": args.optimize_interval, "optimize_burn_in": args.optimize_burn_in}
+    extra = {"optimize_interval": args.optimize_interval, "optimize_burn_in": args.optimize_burn_in} if optimize else {}
     t0 = time.perf_counter()
     model = ldacli.train(train, args.topics, iterations=args.iterations, alpha=args.alpha,
                          beta=args.beta, seed=args.seed, **extra)
     seconds = time.perf_counter() - t0
     model.save(path)
     return {"seconds": seconds, "alpha_sum": float(model.alpha.sum()), "beta": float(model.beta)}
-
-
-def run_prototype(train: Corpus, args, path: str) -> dict:
-    """Symmetric start, then alpha and beta learned every ``optimize_interval`` sweeps after
-    ``optimize_burn_in``, with :mod:`ldacli.hyper`, in a loop over the dense kernel."""
-    from ldacli._gibbs import cgs_sweep
-    from ldacli.hyper import optimize_alpha, optimize_beta
-    from ldacli.train import GibbsState, _model
-
-    K, V = args.topics, train.n_words
-    words, doc_ptr = train.tokens()
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(args.seed)))
-    z = rng.integers(0, K, size=words.size, dtype=np.int32)
-    state = GibbsState.from_assignments(np.ascontiguousarray(words, dtype=np.int32), doc_ptr, z, V, K)
-    alpha, beta = np.full(K, args.alpha), args.beta
-    lengths = np.diff(doc_ptr)
-    work = np.zeros(2 * K)
-    t0 = time.perf_counter()
-    for it in range(1, args.iterations + 1):
-        cgs_sweep(state.words, state.doc_ptr, state.z, state.nwk, state.ndk, state.nk, alpha, beta,
-                  V * beta, work, rng)
-        if it > args.optimize_burn_in and it % args.optimize_interval == 0:
-            alpha = optimize_alpha(state.ndk, lengths, alpha)
-            beta = optimize_beta(state.nwk, state.nk, beta)
-    seconds = time.perf_counter() - t0
-    params = {"method": "cgs", "sampler": "dense", "n_topics": K, "alpha": args.alpha, "beta": args.beta,
-              "optimize_interval": args.optimize_interval, "optimize_burn_in": args.optimize_burn_in,
-              "iterations": args.iterations, "seed": args.seed}
-    _model(train, state, alpha, beta, [], [], params).save(path)
-    return {"seconds": seconds, "alpha_sum": float(alpha.sum()), "beta": float(beta),
-            "alpha_min": float(alpha.min()), "alpha_max": float(alpha.max())}
 
 
 def run_tomotopy(train: Corpus, args, optim_interval: int, path: str) -> dict | None:
@@ -178,8 +137,6 @@ def main(argv=None) -> int:
             model_path = f(f"{name}.npz")
             if name in ("symmetric", "optimized"):
                 info = run_ldacli(train, args, name == "optimized", model_path)
-            elif name == "prototype":
-                info = run_prototype(train, args, model_path)
             else:
                 info = run_tomotopy(train, args, args.optimize_interval if name == "tomotopy-optim" else 0,
                                     model_path)

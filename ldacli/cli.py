@@ -160,8 +160,18 @@ def main():
               help="Document shards sampled against counts merged once per sweep (AD-LDA). The "
                    "output depends on the seed and the shards, never on --threads; 1 is the exact "
                    "sequential sampler.  [default: one per 100,000 tokens, at most 16]")
-@click.option("--loglik-every", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Sweeps between log-likelihood evaluations (for the trace and progress).")
+@click.option("--loglik-every", type=click.IntRange(min=1), default=None,
+              help="Sweeps between log-likelihood evaluations (trace, progress, early stopping).  [default: 10]")
+@click.option("--optimize-interval", type=click.IntRange(min=0), default=None,
+              help="Learn an asymmetric alpha and a symmetric beta from the counts every N sweeps "
+                   "(Minka's fixed point); --alpha/--beta are then starting values.  [default: 0, off]")
+@click.option("--optimize-burn-in", type=click.IntRange(min=0), default=None,
+              help="Sweeps before the first optimisation.  [default: 0]")
+@click.option("--holdout", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help="Hold out this fraction of the documents and stop when their perplexity "
+                   "(document completion, every --loglik-every sweeps) stops improving; with --patience.")
+@click.option("--patience", type=click.IntRange(min=1), default=None,
+              help="Evaluations without improvement before stopping (with --holdout).")
 @click.option("--max-seconds", type=click.FloatRange(0, min_open=True), default=None,
               help="Stop after the sweep during which this much time has passed (the model "
                    "records the sweeps done; the result then depends on the machine's speed).")
@@ -169,8 +179,8 @@ def main():
 @quiet_option
 @click.option("-v", "--verbose", is_flag=True, help="Log the log-likelihood as training goes.")
 def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, checkpoint_every,
-          resume, sampler, threads, shards, loglik_every, max_seconds, fmt, vocab, min_df, max_df,
-          max_vocab, stop_words, quiet, verbose):
+          resume, sampler, threads, shards, loglik_every, optimize_interval, optimize_burn_in, holdout,
+          patience, max_seconds, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet, verbose):
     """Fit an LDA model to CORPUS by collapsed Gibbs sampling.
 
     CORPUS is a UCI docword file, an LDA-C file, a text file (one document per line), a folder
@@ -187,6 +197,8 @@ def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, c
     progress = _setup_logging(quiet, verbose)
     _check_output("-o/--output", output)
     _check_output("--checkpoint", checkpoint)
+    if (holdout is None) != (patience is None):
+        raise click.UsageError("--holdout and --patience go together: give both to stop early, or neither")
     if checkpoint and os.path.abspath(checkpoint) == os.path.abspath(output):
         raise click.BadParameter("the checkpoint and the model must be different files", param_hint="--checkpoint")
     with user_errors():
@@ -196,7 +208,8 @@ def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, c
         model = run_train(data, n_topics, iterations=iterations, alpha=alpha, beta=beta, seed=seed,
                           sampler=sampler, threads=threads, shards=shards, checkpoint=checkpoint,
                           checkpoint_every=checkpoint_every, resume=resume, loglik_every=loglik_every,
-                          max_seconds=max_seconds, progress=progress)
+                          optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in,
+                          holdout=holdout, patience=patience, max_seconds=max_seconds, progress=progress)
         seconds = time.perf_counter() - t0
         model.save(output)
     ll = model.loglik_per_token[-1] if model.loglik_per_token.size else float("nan")

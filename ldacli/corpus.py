@@ -469,18 +469,18 @@ def _ldac_line(line: bytes, lineno: int, name: str, n_words: int) -> tuple[list[
     ids: list[int] = []
     counts: list[int] = []
     seen: set[int] = set()
-    for field in fields[1:]:
-        word_s, colon, count_s = field.partition(b":")
+    for pair in fields[1:]:
+        word_s, colon, count_s = pair.partition(b":")
         if not colon:
-            raise InputError(name, lineno, f"expected an 'id:count' pair, found {_show(field)}")
+            raise InputError(name, lineno, f"expected an 'id:count' pair, found {_show(pair)}")
         word, count = _uint(word_s), _uint(count_s)
         if word is None or word >= n_words:
             raise InputError(name, lineno, f"expected a word id in 0..{n_words - 1}, found {_show(word_s)} "
-                                           f"in {_show(field)}")
+                                           f"in {_show(pair)}")
         if count is None or not 1 <= count <= INT32_MAX:
             limit = "" if count is None or count < 1 else f" of at most {INT32_MAX}"
             raise InputError(name, lineno, f"expected a positive integer count{limit}, found {_show(count_s)} "
-                                           f"in {_show(field)}")
+                                           f"in {_show(pair)}")
         if word in seen:
             raise InputError(name, lineno, f"expected each word id once per line, found id {word} again")
         seen.add(word)

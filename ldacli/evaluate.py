@@ -19,7 +19,6 @@ import math
 import sys
 
 import numpy as np
-from scipy.special import logsumexp
 from tqdm import tqdm
 
 from ldacli import __version__
@@ -27,7 +26,7 @@ from ldacli._evaluate import left_to_right, loglik_given_theta, particle_filter
 from ldacli._gibbs import fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
-from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, estimate_theta, make_rng
+from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, make_rng
 from ldacli.model import Model
 from ldacli.train import _check_count
 

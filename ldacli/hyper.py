@@ -105,12 +105,14 @@ def optimize_alpha(ndk: np.ndarray, doc_lengths: np.ndarray, alpha: np.ndarray, 
 
 def optimize_beta(nwk: np.ndarray, nk: np.ndarray, beta: float, *,
                   iterations: int = DEFAULT_ITERATIONS, tol: float = DEFAULT_TOL,
-                  min_value: float = MIN_VALUE) -> float:
+                  min_value: float = MIN_VALUE, n_words: int | None = None) -> float:
     """The symmetric topic-word prior that maximises ``p(w | z, beta)``, from ``beta``.
 
     ``nwk`` (V, K) integer (int32, word-major in the trainer) word-topic counts; ``nk`` (K,)
     integer, its column sums; ``beta`` the current per-word prior. V is ``nwk.shape[0]``, the
     whole vocabulary (words with no tokens count: they pull beta down). Returns a float.
+    Zero counts add nothing to the sums, so ``nwk`` may also be the (M,) array of the non-zero
+    counts alone, with ``n_words`` = V given (the sparse samplers' form).
 
     Minka's fixed point for a symmetric Dirichlet, each topic being one draw::
 
@@ -124,9 +126,9 @@ def optimize_beta(nwk: np.ndarray, nk: np.ndarray, beta: float, *,
     _check_iterations(iterations, tol)
     nwk = np.asarray(nwk)
     nk = np.asarray(nk, dtype=np.int64)
-    if nwk.ndim != 2 or nk.shape != (nwk.shape[1],):
+    if n_words is None and (nwk.ndim != 2 or nk.shape != (nwk.shape[1],)):
         raise ValueError(f"expected nwk (V, K) and nk (K,), found shapes {nwk.shape} and {nk.shape}")
-    V = nwk.shape[0]
+    V = nwk.shape[0] if n_words is None else int(n_words)
     word_hist = count_histograms(nwk.reshape(-1, 1))  # (1, max n_kw + 1)
     totals = nk[nk > 0]
     b = float(beta)

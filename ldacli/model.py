@@ -151,7 +151,9 @@ class Checkpoint:
     ``z`` (N,) topic of every token in the corpus's token order (see ``Corpus.tokens``);
     ``iteration`` sweeps done; ``rng_state`` the states of the run's bit generators after them
     (one per random stream: the initial draw, then one per shard); the trace so
-    far; ``params`` the run's parameters including the corpus fingerprint checked on resume.
+    far; ``params`` the run's parameters including the corpus fingerprint checked on resume;
+    ``extra`` the rest of the run's state as JSON (the current, possibly learned, ``alpha``
+    and ``beta``; the early-stopping history).
     """
 
     z: np.ndarray
@@ -160,6 +162,7 @@ class Checkpoint:
     loglik_iterations: np.ndarray
     loglik_per_token: np.ndarray
     params: dict
+    extra: dict = field(default_factory=dict)
 
     def save(self, path: str) -> None:
         arrays = _header("checkpoint", self.params)
@@ -169,17 +172,20 @@ class Checkpoint:
             rng_state=np.str_(json.dumps(self.rng_state, sort_keys=True)),
             loglik_iterations=np.asarray(self.loglik_iterations, dtype=np.int64),
             loglik_per_token=np.asarray(self.loglik_per_token, dtype=np.float64),
+            extra=np.str_(json.dumps(self.extra, sort_keys=True)),
         )
         write_npz(path, arrays)
 
     @classmethod
     def load(cls, path: str) -> "Checkpoint":
-        a, params = read_npz(path, "checkpoint", ("z", "iteration", "rng_state", "loglik_iterations", "loglik_per_token"))
+        a, params = read_npz(path, "checkpoint", ("z", "iteration", "rng_state", "loglik_iterations", "loglik_per_token", "extra"))
         try:
             rng_state = json.loads(str(a["rng_state"]))
+            extra = json.loads(str(a["extra"]))
         except json.JSONDecodeError as exc:
-            raise InputError(path, None, f"expected JSON in 'rng_state', found invalid text ({exc})") from None
+            raise InputError(path, None, f"expected JSON in 'rng_state' and 'extra', found invalid text ({exc})") from None
         return cls(
+            extra=extra,
             z=np.ascontiguousarray(a["z"], dtype=np.int32),
             iteration=int(a["iteration"]),
             rng_state=rng_state,

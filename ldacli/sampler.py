@@ -200,8 +200,10 @@ class ShardedSampler:
         """The topic-word counts after the last sweep."""
         return self.snapshot
 
-    def set_alpha(self, alpha) -> None:
+    def set_priors(self, alpha, beta: float) -> None:
+        """New priors for the following sweeps (learned ones, say)."""
         self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        self.beta = float(beta)
 
     def _run_shard(self, s: int) -> None:
         shard = self.shards[s]

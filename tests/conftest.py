@@ -1,4 +1,3 @@
-import numpy as np
 import pytest
 
 from ldacli.corpus import write_corpus

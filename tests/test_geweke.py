@@ -6,7 +6,6 @@ documents of 4, 3 and 5 tokens, alpha = (0.4, 0.9), beta = 0.6. About 30 s in al
 adapter ``sweep(words, doc_ptr, z, nwk, ndk, nk, alpha, beta, rng)`` to SAMPLERS.
 """
 
-import numpy as np
 import pytest
 from geweke import geweke
 

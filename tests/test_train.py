@@ -149,3 +149,44 @@ def test_a_time_limit_stops_training_and_says_so(planted):
     assert model.loglik_iterations[-1] == model.params["iterations_done"]
     full = ldacli.train(planted.corpus, 5, iterations=3, seed=1)
     assert full.params["stopped"] == "iterations" and full.params["iterations_done"] == 3
+
+
+@pytest.mark.parametrize("sampler", ["dense", "sparse", "alias"])
+def test_learned_priors_resume_exactly_with_any_thread_count(planted, tmp_path, sampler):
+    common = dict(iterations=24, seed=4, sampler=sampler, shards=3, optimize_interval=5, optimize_burn_in=6)
+    straight = ldacli.train(planted.corpus, 5, threads=1, **common)
+    assert straight.params["optimize_interval"] == 5
+    assert not np.allclose(straight.alpha, 0.1) and np.ptp(straight.alpha) > 0  # learned, asymmetric
+    assert straight.beta != 0.01 and straight.params["beta"] == 0.01  # params keep the start
+    ckpt = str(tmp_path / "c.npz")
+    ldacli.train(planted.corpus, 5, threads=2, checkpoint=ckpt, **{**common, "iterations": 13})
+    resumed = ldacli.train(planted.corpus, iterations=24, resume=ckpt, threads=3)
+    straight.save(str(tmp_path / "a.npz"))
+    resumed.save(str(tmp_path / "b.npz"))
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+
+
+def test_learned_priors_fit_held_out_documents_better_than_a_poor_fixed_prior():
+    syn = generate(300, 6, 60, doc_length=80, alpha=0.05, seed=9)
+    train_part = dataclasses.replace(syn.corpus, counts=syn.corpus.counts[:250], doc_ids=syn.corpus.doc_ids[:250])
+    held = dataclasses.replace(syn.corpus, counts=syn.corpus.counts[250:], doc_ids=syn.corpus.doc_ids[250:])
+    fixed = ldacli.train(train_part, 6, iterations=150, alpha=2.0, beta=0.5, seed=1)
+    learned = ldacli.train(train_part, 6, iterations=150, alpha=2.0, beta=0.5, seed=1,
+                           optimize_interval=10, optimize_burn_in=20)
+    assert learned.alpha.sum() < 6 * 2.0 and learned.beta < 0.5  # moved toward the truth (0.05, 0.01)
+    p_fixed = ldacli.perplexity(fixed, held, seed=1)["perplexity"]
+    p_learned = ldacli.perplexity(learned, held, seed=1)["perplexity"]
+    assert p_learned < p_fixed
+
+
+def test_early_stopping_stops_records_why_and_resumes_exactly(planted, tmp_path):
+    common = dict(iterations=400, seed=2, loglik_every=5, holdout=0.2, patience=3)
+    model = ldacli.train(planted.corpus, 5, **common)
+    assert model.params["stopped"] == "early stopping" and model.params["stopped_early"]
+    assert model.params["iterations_done"] < 400 and "did not improve" in model.params["stop_reason"]
+    assert model.theta.shape[0] == planted.corpus.n_docs - round(0.2 * planted.corpus.n_docs)
+    ckpt = str(tmp_path / "c.npz")
+    ldacli.train(planted.corpus, 5, checkpoint=ckpt, **{**common, "iterations": 10})
+    resumed = ldacli.train(planted.corpus, iterations=400, resume=ckpt)
+    np.testing.assert_array_equal(resumed.phi, model.phi)
+    assert resumed.params == model.params
