@@ -91,7 +91,9 @@ def describe(path: str) -> dict:
     }
     if kind == "checkpoint":
         out["iteration"] = ckpt.iteration
-    stopping = {k: params[k] for k in ("stopped_early", "stop_reason", "best_iteration", "best_heldout_perplexity", "holdout", "patience") if k in params}
+    stopping = {k: params[k] for k in ("stopped", "stopped_early", "stop_reason", "best_iteration",
+                                       "best_heldout_perplexity", "holdout", "patience")
+                if params.get(k) is not None}
     if stopping:
         out["stopping"] = stopping
     return out
@@ -143,7 +145,7 @@ def format_text(info: dict) -> list[str]:
                                                      "n_docs", "n_tokens", "alpha", "beta", "optimize_interval",
                                                      "optimize_burn_in", "loglik_every", "stopped_early",
                                                      "stop_reason", "best_iteration", "best_heldout_perplexity",
-                                                     "holdout", "patience"}}
+                                                     "holdout", "patience", "stopped"}}
     if other:
         lines.append("other parameters: " + ", ".join(f"{k}={v}" for k, v in other.items()))
     return lines
