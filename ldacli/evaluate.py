@@ -23,10 +23,9 @@ from tqdm import tqdm
 
 from ldacli import __version__
 from ldacli._evaluate import left_to_right, loglik_given_theta, particle_filter
-from ldacli._gibbs import fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
-from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, make_rng
+from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, estimate_theta, make_rng
 from ldacli.model import Model
 from ldacli.train import _check_count
 
@@ -109,8 +108,8 @@ def _completion(model: Model, aligned: Corpus, source: str, iterations: int, bur
             f"{source}: expected documents with at least 2 tokens known to the model "
             f"(one observed, one scored), found none"
         )
-    theta, batch_thetas = completion_theta(model, obs_words, obs_ptr, iterations=iterations,
-                                           burn_in=burn_in, rng=rng, progress=progress)
+    theta, batch_thetas = estimate_theta(model, obs_words, obs_ptr, iterations=iterations, burn_in=burn_in,
+                                         rng=rng, batches=COMPLETION_BATCHES, progress=progress)
     phi_wk = np.ascontiguousarray(model.phi.T)
     loglik = _score(theta, phi_wk, score_docs, score_words)
     batch_ll = np.array([_score(t, phi_wk, score_docs, score_words) for t in batch_thetas])
@@ -136,44 +135,6 @@ def _score(theta: np.ndarray, phi_wk: np.ndarray, docs: np.ndarray, words: np.nd
         w = words[start:start + chunk]
         loglik += float(np.sum(np.log(np.einsum("ik,ik->i", theta[d], phi_wk[w]))))
     return loglik
-
-
-def completion_theta(model: Model, words: np.ndarray, doc_ptr: np.ndarray, *, iterations: int,
-                     burn_in: int, rng: np.random.Generator, batches: int = COMPLETION_BATCHES,
-                     progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
-    """:func:`ldacli.infer.estimate_theta` (same draws, same result, bit for bit), plus the
-    averages of theta over ``batches`` consecutive, equal-as-possible blocks of the kept sweeps,
-    for a batch-means standard error. Returns ``(theta (D, K), [theta_b (D, K), ...])``.
-    """
-    iterations = _check_count("iterations", iterations, 1)
-    burn_in = _check_count("burn_in", burn_in, 0)
-    if burn_in >= iterations:
-        raise LdacliError(f"burn-in must be smaller than iterations, found burn-in {burn_in} >= iterations {iterations}")
-    K = model.n_topics
-    D = doc_ptr.size - 1
-    alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
-    phi_wk = np.ascontiguousarray(model.phi.T, dtype=np.float64)
-    words = np.ascontiguousarray(words, dtype=np.int32)
-    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
-    z = rng.integers(0, K, size=words.size, dtype=np.int32)
-    docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
-    ndk = np.bincount(docs * K + z, minlength=D * K).astype(np.int32).reshape(D, K)
-    denom = (np.diff(doc_ptr) + alpha.sum())[:, None]
-    kept = iterations - burn_in
-    n_batches = min(batches, kept)
-    theta_sum = np.zeros((D, K))
-    batch_sums = [np.zeros((D, K)) for _ in range(n_batches)]
-    batch_sizes = np.zeros(n_batches, dtype=np.int64)
-    work = np.zeros(K)
-    for it in tqdm(range(iterations), disable=not progress, file=sys.stderr, unit="sweep", leave=False):
-        fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, work, rng)
-        if it >= burn_in:
-            current = (ndk + alpha) / denom
-            theta_sum += current
-            b = (it - burn_in) * n_batches // kept
-            batch_sums[b] += current
-            batch_sizes[b] += 1
-    return theta_sum / kept, [s / n for s, n in zip(batch_sums, batch_sizes)]
 
 
 def _shuffle_within_documents(words: np.ndarray, doc_ptr: np.ndarray,

@@ -25,12 +25,15 @@ def make_rng(seed: int | None) -> tuple[np.random.Generator, int]:
 
 
 def estimate_theta(model: Model, words: np.ndarray, doc_ptr: np.ndarray, *, iterations: int,
-                   burn_in: int, rng: np.random.Generator, progress: bool = False) -> np.ndarray:
+                   burn_in: int, rng: np.random.Generator, batches: int = 1,
+                   progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
     """Posterior-mean topic proportions (D, K) of the documents given as token arrays.
 
     Topics are initialised uniformly at random; after ``burn_in`` sweeps, the point estimate
     ``(n_dk + alpha_k) / (N_d + sum(alpha))`` is averaged over the remaining sweeps. Documents
-    without tokens get the normalised prior.
+    without tokens get the normalised prior. Returns ``(theta, batch_thetas)``: the average,
+    and the averages over ``batches`` consecutive, equal-as-possible blocks of the kept sweeps
+    (for a batch-means standard error).
     """
     iterations = _check_count("iterations", iterations, 1)
     burn_in = _check_count("burn_in", burn_in, 0)
@@ -46,13 +49,23 @@ def estimate_theta(model: Model, words: np.ndarray, doc_ptr: np.ndarray, *, iter
     docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
     ndk = np.bincount(docs * K + z, minlength=D * K).astype(np.int32).reshape(D, K)
     denom = (np.diff(doc_ptr) + alpha.sum())[:, None]
+    kept = iterations - burn_in
+    n_batches = min(_check_count("batches", batches, 1), kept)
     theta_sum = np.zeros((D, K))
+    batch_sums = [np.zeros((D, K)) for _ in range(n_batches)] if n_batches > 1 else []
+    batch_sizes = np.zeros(n_batches, dtype=np.int64)
     work = np.zeros(K)
     for it in tqdm(range(iterations), disable=not progress, file=sys.stderr, unit="sweep", leave=False):
         fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, work, rng)
         if it >= burn_in:
-            theta_sum += (ndk + alpha) / denom
-    return theta_sum / (iterations - burn_in)
+            current = (ndk + alpha) / denom
+            theta_sum += current
+            if batch_sums:
+                b = (it - burn_in) * n_batches // kept
+                batch_sums[b] += current
+                batch_sizes[b] += 1
+    theta = theta_sum / kept
+    return theta, ([s / n for s, n in zip(batch_sums, batch_sizes)] if batch_sums else [theta])
 
 
 def infer(model: Model, corpus: Corpus, *, iterations: int = DEFAULT_ITERATIONS,
@@ -66,8 +79,8 @@ def infer(model: Model, corpus: Corpus, *, iterations: int = DEFAULT_ITERATIONS,
     aligned, dropped = corpus.align(model.vocab)
     rng, entropy = make_rng(seed)
     words, doc_ptr = aligned.tokens()
-    theta = estimate_theta(model, words, doc_ptr, iterations=iterations, burn_in=burn_in,
-                           rng=rng, progress=progress)
+    theta, _ = estimate_theta(model, words, doc_ptr, iterations=iterations, burn_in=burn_in,
+                              rng=rng, progress=progress)
     params = {
         "iterations": iterations,
         "burn_in": burn_in,

@@ -82,12 +82,13 @@ class HeldOutEvaluator:
     def perplexity(self, phi: np.ndarray, alpha: np.ndarray) -> float:
         """exp(-log-likelihood / scored tokens) of the held-out slice under ``phi`` (K, V) and
         ``alpha`` (K,)."""
-        from ldacli.evaluate import _score, completion_theta
+        from ldacli.evaluate import _score
+        from ldacli.infer import estimate_theta
 
         topics = _Topics(np.asarray(phi, dtype=np.float64), np.asarray(alpha, dtype=np.float64))
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed)))
-        theta, _ = completion_theta(topics, self.obs_words, self.obs_ptr, iterations=self.iterations,
-                                    burn_in=self.burn_in, rng=rng, batches=1)
+        theta, _ = estimate_theta(topics, self.obs_words, self.obs_ptr, iterations=self.iterations,
+                                  burn_in=self.burn_in, rng=rng)
         loglik = _score(theta, np.ascontiguousarray(topics.phi.T), self.score_docs, self.score_words)
         return math.exp(-loglik / self.n_tokens)
 

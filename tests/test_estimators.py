@@ -20,7 +20,7 @@ import ldacli
 import ldacli.synthetic
 from ldacli._evaluate import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
-from ldacli.evaluate import completion_split, completion_theta, perplexity
+from ldacli.evaluate import completion_split, perplexity
 from ldacli.infer import estimate_theta
 
 K, V = 3, 4
@@ -102,13 +102,16 @@ def test_document_completion_agrees_with_the_exact_predictive_probability():
     assert abs(r["log_likelihood"] - exact) < 3 * r["standard_error"], (r["log_likelihood"], exact)
 
 
-def test_completion_theta_equals_estimate_theta_bit_for_bit():
+def test_batched_theta_is_the_same_chain_cut_into_blocks():
     corpus = corpus_of(DOCS)
     words, ptr = corpus.tokens()
-    a = estimate_theta(model_of(), words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3))
-    b, batches = completion_theta(model_of(), words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3))
+    a, one = estimate_theta(model_of(), words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3))
+    b, batches = estimate_theta(model_of(), words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3),
+                                batches=10)
     np.testing.assert_array_equal(a, b)
-    assert len(batches) == 10
+    assert len(one) == 1 and len(batches) == 10
+    sizes = np.bincount(np.arange(23) * 10 // 23)  # 23 kept sweeps in blocks of 2 or 3
+    np.testing.assert_allclose(sum(t * n for t, n in zip(batches, sizes)) / 23, a)
     for t in batches:  # each batch average is a set of proportions
         np.testing.assert_allclose(t.sum(axis=1), 1.0)
 
