@@ -183,6 +183,30 @@ cdef inline void _word_inc(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t
     ct[j] = c
 
 
+cdef inline Py_ssize_t _rebuild_word(int32_t* tp, int32_t* ct, Py_ssize_t length, int32_t* counts,
+                                      int32_t* mark) noexcept nogil:
+    """Rewrite one word's list from ``counts[tp[j]]`` for its ``length`` slots: non-zero counts
+    only, sorted by count (largest first) then topic. Clears ``counts`` and ``mark`` at those
+    topics; returns the new length."""
+    cdef Py_ssize_t j, top, cnt = 0
+    cdef int32_t tk, ck
+    for j in range(length):
+        tk = tp[j]
+        ck = counts[tk]
+        counts[tk] = 0
+        mark[tk] = 0
+        if ck > 0:
+            top = cnt
+            while top > 0 and (ct[top - 1] < ck or (ct[top - 1] == ck and tp[top - 1] > tk)):
+                tp[top] = tp[top - 1]
+                ct[top] = ct[top - 1]
+                top -= 1
+            tp[top] = tk
+            ct[top] = ck
+            cnt += 1
+    return cnt
+
+
 def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
                  const int64_t[::1] wt_ptr, int32_t[::1] wt_topic, int32_t[::1] wt_count,
                  int32_t[::1] wt_len, int32_t[::1] nk, const double[::1] alpha, double beta,
@@ -204,7 +228,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
     cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new
-    cdef double s = 0.0, r, q, u, mass
+    cdef double s = 0.0, r, q, u
     cdef double* inv = &work[0]      # 1 / (n_k + V b)
     cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
     cdef double* qterm = &work[2 * K]
@@ -346,11 +370,8 @@ def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32
     zero on entry and exit.
     """
     cdef Py_ssize_t n = order.shape[0]
-    cdef Py_ssize_t i = 0, j, m, w, a, b, length, cnt, top
+    cdef Py_ssize_t i = 0, j, m, w, a, b, length
     cdef Py_ssize_t base = 0
-    cdef int32_t* tp
-    cdef int32_t* ct
-    cdef int32_t tk, ck
     with nogil:
         while i < n:
             w = words[order[i]]
@@ -385,25 +406,8 @@ def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32
                     nk[b] += 1
                 j += 1
             if length >= 0:
-                # rebuild: non-zero counts, sorted by count (largest first) then topic
-                tp = &wt_topic[base]
-                ct = &wt_count[base]
-                cnt = 0
-                for m in range(length):
-                    tk = tp[m]
-                    ck = dense[tk]
-                    dense[tk] = 0
-                    mark[tk] = 0
-                    if ck > 0:
-                        top = cnt
-                        while top > 0 and (ct[top - 1] < ck or (ct[top - 1] == ck and tp[top - 1] > tk)):
-                            tp[top] = tp[top - 1]
-                            ct[top] = ct[top - 1]
-                            top -= 1
-                        tp[top] = tk
-                        ct[top] = ck
-                        cnt += 1
-                wt_len[w] = <int32_t> cnt
+                wt_len[w] = <int32_t> _rebuild_word(&wt_topic[base], &wt_count[base], length,
+                                                    &dense[0], &mark[0])
             i = j
 
 
@@ -483,8 +487,8 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t n = order.shape[0]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
-    cdef Py_ssize_t d, i, j, k, m, w, t, st, length, cnt, top, base, nd_len
-    cdef Py_ssize_t step, run_start, run_len, n_other
+    cdef Py_ssize_t d, i, j, k, m, w, t, st, length, cnt, base, nd_len
+    cdef Py_ssize_t run_start, run_len, n_other
     cdef double u, ratio, other_mass, alpha_sum = 0.0
     cdef double* other_prob = &work[0]
     cdef double* alpha_prob = &work[K]
@@ -496,7 +500,6 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
     cdef int32_t* other_topics = &iwork[4 * K]
     cdef int32_t* tp
     cdef int32_t* ct
-    cdef int32_t tk, ck
     cdef bitgen_t* bitgen = _bitgen(rng)
 
     with rng.bit_generator.lock:
@@ -553,7 +556,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                     ndk[d, st] -= 1
                     nk[st] -= 1
                     nd_len = doc_ptr[d + 1] - doc_ptr[d]
-                    for step in range(mh_steps):
+                    for _ in range(mh_steps):
                         # document proposal
                         u = bitgen.next_double(bitgen.state) * (nd_len + alpha_sum)
                         if u < nd_len:
@@ -595,23 +598,8 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                             mark[tp[j]] = 0
                             tp[j] = <int32_t> st
                     i += 1
-                # write the word's list back, sorted by count then topic; clear the scratch
-                cnt = 0
-                for j in range(length):
-                    tk = tp[j]
-                    ck = cur[tk]
-                    cur[tk] = 0
-                    mark[tk] = 0
-                    if ck > 0:
-                        top = cnt
-                        while top > 0 and (ct[top - 1] < ck or (ct[top - 1] == ck and tp[top - 1] > tk)):
-                            tp[top] = tp[top - 1]
-                            ct[top] = ct[top - 1]
-                            top -= 1
-                        tp[top] = tk
-                        ct[top] = ck
-                        cnt += 1
-                wt_len[w] = <int32_t> cnt
+                # write the word's list back, sorted; clear the scratch
+                wt_len[w] = <int32_t> _rebuild_word(tp, ct, length, &cur[0], &mark[0])
 
 
 def restore_dense(const int32_t[::1] word_ids, const int32_t[:, ::1] src, int32_t[:, ::1] dst):
