@@ -7,22 +7,11 @@ under the generator's lock), and nothing is validated here. The plain NumPy each
 draw for draw, is in its docstring and in ``tests/oracle.py``.
 """
 
-from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t
 from numpy.random cimport bitgen_t
 
-
-cdef bitgen_t* _bitgen(object rng) except NULL:
-    return <bitgen_t*> PyCapsule_GetPointer(rng.bit_generator.capsule, "BitGenerator")
-
-
-cdef inline Py_ssize_t _draw(const double* cum, Py_ssize_t n, double u) noexcept nogil:
-    """First index k with u < cum[k], or n - 1 when rounding leaves u at the top."""
-    cdef Py_ssize_t k = 0
-    while k < n - 1 and cum[k] <= u:
-        k += 1
-    return k
+from _shared cimport bitgen_of, search_cumulative
 
 
 cdef inline Py_ssize_t _sample(const int32_t* nd, const double* alpha, const double* pw,
@@ -33,7 +22,7 @@ cdef inline Py_ssize_t _sample(const int32_t* nd, const double* alpha, const dou
     for k in range(K):
         total = total + (nd[k] + alpha[k]) * pw[k]
         cum[k] = total
-    return _draw(cum, K, bitgen.next_double(bitgen.state) * total)
+    return search_cumulative(cum, K, bitgen.next_double(bitgen.state) * total)
 
 
 def left_to_right(const int32_t[::1] words, const int64_t[::1] doc_ptr,
@@ -87,7 +76,7 @@ def left_to_right(const int32_t[::1] words, const int64_t[::1] doc_ptr,
     cdef int32_t* nd
     cdef int32_t* zr
     cdef const double* pw
-    cdef bitgen_t* bitgen = _bitgen(rng)
+    cdef bitgen_t* bitgen = bitgen_of(rng)
     for k in range(K):
         A = A + alpha[k]
 
@@ -210,7 +199,7 @@ def particle_filter(const int32_t[::1] words, const int64_t[::1] doc_ptr,
     cdef double A = 0.0
     cdef double total
     cdef const double* pw
-    cdef bitgen_t* bitgen = _bitgen(rng)
+    cdef bitgen_t* bitgen = bitgen_of(rng)
     for k in range(K):
         A = A + alpha[k]
 
@@ -238,7 +227,7 @@ def particle_filter(const int32_t[::1] words, const int64_t[::1] doc_ptr,
                             cum[j] = total
                         log_z[d, g] += log(total / R)
                         for j in range(R):
-                            a = _draw(&cum[0], R, bitgen.next_double(bitgen.state) * total)
+                            a = search_cumulative(&cum[0], R, bitgen.next_double(bitgen.state) * total)
                             for k in range(K):
                                 ndk_next[g * R + j, k] = ndk[g * R + a, k]
                     for r in range(P):

@@ -20,22 +20,11 @@ live in ``tests/oracle.py`` and the tests check the kernels against them bit for
 against the exact posterior of a tiny corpus (all samplers).
 """
 
-from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport lgamma
 from libc.stdint cimport int32_t, int64_t
 from numpy.random cimport bitgen_t
 
-
-cdef bitgen_t* _bitgen(object rng) except NULL:
-    return <bitgen_t*> PyCapsule_GetPointer(rng.bit_generator.capsule, "BitGenerator")
-
-
-cdef inline Py_ssize_t _search(const double* cum, Py_ssize_t n, double u) noexcept nogil:
-    """First index k with u < cum[k], or n - 1 when rounding leaves u at the top."""
-    cdef Py_ssize_t k = 0
-    while k < n - 1 and cum[k] <= u:
-        k += 1
-    return k
+from _shared cimport bitgen_of, search_cumulative
 
 
 # --------------------------------------------------------------------------------------------
@@ -74,7 +63,7 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
     cdef double* inv = &work[K]
     cdef int32_t* nw
     cdef int32_t* nd = &ndk[0]
-    cdef bitgen_t* bitgen = _bitgen(rng)
+    cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
         with nogil:
@@ -96,7 +85,7 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                         total = total + (nd[k] + alpha[k]) * (nw[k] + beta) * inv[k]
                         cum[k] = total
                     u = bitgen.next_double(bitgen.state) * total
-                    t = _search(cum, K, u)
+                    t = search_cumulative(cum, K, u)
                     z[i] = <int32_t> t
                     nw[t] += 1
                     nd[t] += 1
@@ -237,7 +226,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     cdef int32_t* dp = &doc_pos[0]
     cdef int32_t* tp
     cdef int32_t* ct
-    cdef bitgen_t* bitgen = _bitgen(rng)
+    cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
         with nogil:
@@ -500,7 +489,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
     cdef int32_t* other_topics = &iwork[4 * K]
     cdef int32_t* tp
     cdef int32_t* ct
-    cdef bitgen_t* bitgen = _bitgen(rng)
+    cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
         with nogil:
@@ -682,7 +671,7 @@ def fixed_topics_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int
     cdef double* cum = &work[0]
     cdef const double* pw
     cdef int32_t* nd
-    cdef bitgen_t* bitgen = _bitgen(rng)
+    cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
         with nogil:
@@ -697,6 +686,6 @@ def fixed_topics_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int
                         total = total + (nd[k] + alpha[k]) * pw[k]
                         cum[k] = total
                     u = bitgen.next_double(bitgen.state) * total
-                    t = _search(cum, K, u)
+                    t = search_cumulative(cum, K, u)
                     z[i] = <int32_t> t
                     nd[t] += 1
