@@ -9,8 +9,8 @@ Usage::
 
 Every measurement runs in its own process (so peak RSS is that tool's alone): the corpus is
 loaded, the model built, ``--burn-in`` sweeps run untimed, then ``--sweeps`` sweeps are timed.
-Collapsed Gibbs tools (ldacli, tomotopy, lda) report training tokens per second over the timed
-sweeps (``lda`` cannot pause, so its whole fit is timed); variational tools (gensim,
+Peak RSS is measured from after the corpus is loaded to the end of training. Collapsed Gibbs
+tools (ldacli, tomotopy, lda) report training tokens per second over the timed sweeps (``lda`` cannot pause, so its whole fit is timed); variational tools (gensim,
 scikit-learn) report tokens per second per pass over the corpus. Peers missing from the
 environment are skipped (``pip install tomotopy lda gensim scikit-learn``). Corpora: ``kos``,
 ``20ng`` from ``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository, ``synth:N``
@@ -21,6 +21,7 @@ path. Ratios are against ldacli's first configuration for the same corpus, K and
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -46,9 +47,35 @@ def load(name: str):
     return ldacli.read_corpus(os.path.join(CORPORA, NAMED[name]) if name in NAMED else name)
 
 
+def reset_peak_rss() -> None:
+    """Start a new peak-RSS measurement (Linux: VmHWM is reset by writing 5 to clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mb() -> float:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def worker(spec: dict) -> dict:
-    """Run one measurement in this process; returns seconds, tokens/s and peak RSS."""
+    """Run one measurement in this process; returns seconds, tokens/s and peak RSS.
+
+    The peak RSS is taken from after the corpus is loaded (it stays in memory, the same for
+    every tool) to the end of training, so loading does not hide the trainers' own memory.
+    """
     corpus = load(spec["corpus"])
+    gc.collect()
+    reset_peak_rss()
     tool, k, threads, burn, sweeps = spec["tool"], spec["k"], spec["threads"], spec["burn_in"], spec["sweeps"]
     alpha, beta = spec["alpha"], spec["beta"]
     n = corpus.n_tokens
@@ -123,8 +150,7 @@ def worker(spec: dict) -> dict:
         work = n * sweeps
     else:
         raise SystemExit(f"unknown tool {tool}")
-    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"seconds": seconds, "tokens_per_s": work / seconds, "peak_rss_mb": rss_kb / 1024, "n_tokens": n}
+    return {"seconds": seconds, "tokens_per_s": work / seconds, "peak_rss_mb": peak_rss_mb(), "n_tokens": n}
 
 
 def measure(spec: dict) -> dict | None:
