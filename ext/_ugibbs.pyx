@@ -143,13 +143,13 @@ def draw_z_theta(const int64_t[::1] indptr, const int32_t[::1] indices, const in
                         th[k] = (alpha[k] + nd[k]) / total
 
 
-def draw_topic(const int32_t[:, ::1] nwk, Py_ssize_t topic, double beta, double[:, ::1] phi_wk,
+def draw_topic(const int32_t[:, ::1] nwk, Py_ssize_t topic, double beta, double[::1] out,
                object rng):
-    """``phi_wk[:, topic] ~ Dirichlet(beta + nwk[:, topic])``, drawn word by word in order.
+    """``out ~ Dirichlet(beta + nwk[:, topic])``: topic ``topic``'s words, drawn in word order.
 
-    ``nwk`` (V, K) int32 word-topic counts of this sweep; ``phi_wk`` (V, K) float64, only
-    column ``topic`` is written. Equivalent NumPy: ``g = Gamma(beta + nwk[:, topic])``
-    (V variates), ``phi_wk[:, topic] = g / g.sum()``.
+    ``nwk`` (V, K) int32 word-topic counts of this sweep; ``out`` (V,) float64, e.g. a row of a
+    (K, V) array. Equivalent NumPy: ``g = Gamma(beta + nwk[:, topic])`` (V variates from this
+    module's gamma sampler), ``out[:] = g / g.sum()``.
     """
     cdef Py_ssize_t V = nwk.shape[0]
     cdef Py_ssize_t w
@@ -159,17 +159,17 @@ def draw_topic(const int32_t[:, ::1] nwk, Py_ssize_t topic, double beta, double[
         with nogil:
             for w in range(V):
                 x = _gamma(bg, beta + nwk[w, topic])
-                phi_wk[w, topic] = x
+                out[w] = x
                 total += x
             if total > 0.0:
                 for w in range(V):
-                    phi_wk[w, topic] = phi_wk[w, topic] / total
+                    out[w] = out[w] / total
             else:  # every variate underflowed: use the mean
                 total = 0.0
                 for w in range(V):
                     total += beta + nwk[w, topic]
                 for w in range(V):
-                    phi_wk[w, topic] = (beta + nwk[w, topic]) / total
+                    out[w] = (beta + nwk[w, topic]) / total
 
 
 def doc_loglik(const int64_t[::1] indptr, const int32_t[::1] indices, const int32_t[::1] counts,
