@@ -388,6 +388,7 @@ def train_vem(
     params["converged"] = _converged(trace_ll, s["em_tol"])
     phi = (topics / topics.sum(axis=0)).T
     theta = gamma / gamma.sum(axis=1, keepdims=True)
+    theta[~a.nonempty] = alpha_vec / alpha_vec.sum()  # the prior mean under the final alpha
     return Model(
         phi=np.ascontiguousarray(phi),
         theta=theta,
