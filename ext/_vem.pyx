@@ -173,7 +173,7 @@ cdef double _elbo(Py_ssize_t start, Py_ssize_t stop, const int32_t* counts, cons
 
 def estep(const int64_t[::1] indptr, const int32_t[::1] indices, const int32_t[::1] counts,
           const double[:, ::1] topic_wk, const double[::1] alpha,
-          Py_ssize_t doc_start, Py_ssize_t doc_stop, double tol, Py_ssize_t max_iter, bint restart,
+          Py_ssize_t doc_start, Py_ssize_t doc_stop, double tol, Py_ssize_t max_iter, double restart,
           double[:, ::1] gamma, double[:, ::1] expelog_theta, double[::1] norm,
           double[::1] elbo_doc, int32_t[::1] doc_iters, double[::1] work):
     """Variational E-step for documents ``doc_start:doc_stop``, per unique word with its count.
@@ -198,12 +198,14 @@ def estep(const int64_t[::1] indptr, const int32_t[::1] indices, const int32_t[:
         lgamma(alpha.sum()) - lgamma(alpha).sum() + lgamma(gamma).sum() - lgamma(gamma.sum())
         + (counts * log(norm)).sum() - ((gamma - alpha) * log(e)).sum()
 
-    Without ``restart``, rounds run from the stored gamma (warm start). With ``restart``, one
-    round is run from the stored gamma, then rounds from the fresh start ``alpha +
-    counts.sum() / K`` until convergence; the fresh result is kept if its ELBO is at least the
-    warm round's, otherwise the warm rounds continue. Either way the ELBO is at least that of
-    one round from the stored gamma, so the EM trace never decreases, while a fresh start lets
-    a topic that a document had dropped come back (warm starts with a small alpha never do).
+    With ``restart == 0``, rounds run from the stored gamma (warm start). With ``restart`` in
+    (0, 1], one round is run from the stored gamma, then rounds from a second start that mixes
+    the stored gamma with the uniform one, ``alpha + (1 - restart) * (gamma - alpha) + restart
+    * counts.sum() / K`` (1: a fresh start), until convergence; that result is kept if its ELBO
+    is at least the warm round's, otherwise the warm rounds continue. Either way the ELBO is at
+    least that of one round from the stored gamma, so the EM trace never decreases, while the
+    second start lets a topic that a document had dropped come back (warm starts with a small
+    alpha never do).
 
     Outputs: ``gamma`` the final gamma; ``expelog_theta`` the ``e`` and ``norm`` the norms of
     the last round (together they give its phi, for the M-step); ``elbo_doc`` the ELBO above;
@@ -245,17 +247,17 @@ def estep(const int64_t[::1] indptr, const int32_t[::1] indices, const int32_t[:
             n_tokens = 0.0
             for n in range(start, stop):
                 n_tokens += counts[n]
-            if not restart:
+            if restart <= 0.0:
                 it = _rounds(start, stop, ind, cnt, topic_wk, al, K, tol * n_tokens, max_iter,
                              g, e, elog_w, acc, &norm[start], &conv)
                 elbo_doc[d] = _elbo(start, stop, cnt, al, K, alpha_const, g, elog_w, &norm[start])
                 doc_iters[d] = <int32_t> it
                 continue
+            for k in range(K):
+                g_f[k] = alpha[k] + (1.0 - restart) * (g[k] - alpha[k]) + restart * (n_tokens / K)
             it = _rounds(start, stop, ind, cnt, topic_wk, al, K, tol * n_tokens, 1,
                          g, e, elog_w, acc, &norm[start], &conv_warm)
             warm = _elbo(start, stop, cnt, al, K, alpha_const, g, elog_w, &norm[start])
-            for k in range(K):
-                g_f[k] = alpha[k] + n_tokens / K
             n = _rounds(start, stop, ind, cnt, topic_wk, al, K, tol * n_tokens, max_iter,
                         g_f, e_f, elog_f, acc, nrm_f, &conv)
             it += n

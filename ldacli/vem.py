@@ -39,9 +39,10 @@ from ldacli.train import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, TrainingIn
 log = logging.getLogger("ldacli")
 
 DEFAULT_ITERATIONS = 100
-DEFAULT_ESTEP_TOL = 1e-3
+DEFAULT_ESTEP_TOL = 5e-3
 DEFAULT_ESTEP_MAX_ITER = 100
 DEFAULT_EM_TOL = 1e-4
+DEFAULT_ESTEP_RESTART = 1.0
 
 # Arrays of a variational EM checkpoint (kind "checkpoint", params["method"] == "vem").
 STATE_ARRAYS = ("topics", "gamma", "alpha", "eta", "iteration", "loglik_iterations", "loglik_per_token")
@@ -183,6 +184,14 @@ def _check_tol(name: str, value: float) -> float:
     return float(value)
 
 
+def _check_fraction(name: str, value: float) -> float:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if not (isinstance(value, (int, float, np.floating, np.integer)) and 0 <= value <= 1):
+        raise LdacliError(f"{name} must be a number in [0, 1], found {value!r}")
+    return float(value)
+
+
 def _resolve(corpus: Corpus, given: dict, resume: str | None):
     """Effective settings (a dict) and the checkpoint to start from (None for a fresh run)."""
     if resume is None:
@@ -196,7 +205,7 @@ def _resolve(corpus: Corpus, given: dict, resume: str | None):
             "estep_tol": _check_tol("estep_tol", DEFAULT_ESTEP_TOL if given["estep_tol"] is None else given["estep_tol"]),
             "estep_max_iter": _check_count("estep_max_iter", DEFAULT_ESTEP_MAX_ITER if given["estep_max_iter"] is None else given["estep_max_iter"], 1),
             "em_tol": _check_tol("em_tol", DEFAULT_EM_TOL if given["em_tol"] is None else given["em_tol"]),
-            "estep_restart": True if given["estep_restart"] is None else bool(given["estep_restart"]),
+            "estep_restart": _check_fraction("estep_restart", DEFAULT_ESTEP_RESTART if given["estep_restart"] is None else given["estep_restart"]),
             "seed": np.random.SeedSequence().entropy if given["seed"] is None else _check_count("seed", given["seed"], 0),
         }
         if not s["smoothed"]:
@@ -242,7 +251,7 @@ def train_vem(
     estep_tol: float | None = None,
     estep_max_iter: int | None = None,
     em_tol: float | None = None,
-    estep_restart: bool | None = None,
+    estep_restart: float | None = None,
     threads: int | None = None,
     checkpoint: str | None = None,
     checkpoint_every: int = 0,
@@ -255,7 +264,10 @@ def train_vem(
     earlier once an iteration raises the ELBO by less than ``em_tol`` (relative; 0 never stops
     early). Each document's E-step stops when fewer than a fraction ``estep_tol`` of its tokens
     changed topic in a round (the L1 change of gamma over its length), or after
-    ``estep_max_iter`` rounds. ``alpha`` is the starting per-topic document-topic prior, then
+    ``estep_max_iter`` rounds. Each document's E-step also tries a second start,
+    ``estep_restart`` of the way from the previous gamma to the uniform one (1: a fresh start, 0:
+    warm start only), and keeps whichever ends with the higher ELBO (see ``ldacli._vem.estep``);
+    warm starts alone never give back a topic a document has dropped. ``alpha`` is the starting per-topic document-topic prior, then
     estimated (an asymmetric K-vector) unless ``estimate_alpha`` is false. ``smoothed`` (default
     true) puts a symmetric Dirichlet(``beta``) prior on the topics, ``beta`` being eta, itself
     estimated unless ``estimate_eta`` is false; the plain model has no topic prior. ``seed``

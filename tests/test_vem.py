@@ -84,12 +84,13 @@ def _oracle_estep(c, topic, alpha, gamma0, tol, max_iter, restart):
             eth[d] = np.exp(sc.digamma(alpha) - sc.digamma(alpha.sum()))
             continue
         words, n = c.indices[s:t], c.data[s:t].astype(float)
-        if not restart:
+        if restart == 0:
             g, e, nm, _, _ = _doc_rounds(gamma0[d], words, n, topic, alpha, tol, max_iter)
         else:
             g, e, nm, _, conv = _doc_rounds(gamma0[d], words, n, topic, alpha, tol, 1)
             warm = _doc_elbo(g, e, nm, n, alpha)
-            gf, ef, nmf, _, _ = _doc_rounds(alpha + n.sum() / K, words, n, topic, alpha, tol, max_iter)
+            start = alpha + (1 - restart) * (gamma0[d] - alpha) + restart * (n.sum() / K)
+            gf, ef, nmf, _, _ = _doc_rounds(start, words, n, topic, alpha, tol, max_iter)
             if _doc_elbo(gf, ef, nmf, n, alpha) >= warm:
                 g, e, nm = gf, ef, nmf
             elif not conv:
@@ -99,7 +100,7 @@ def _oracle_estep(c, topic, alpha, gamma0, tol, max_iter, restart):
     return gamma, eth, norm, elbo
 
 
-@pytest.mark.parametrize("restart", [False, True])
+@pytest.mark.parametrize("restart", [0.0, 0.3, 1.0])
 def test_estep_kernel_matches_numpy(restart):
     syn = generate(40, 4, 30, doc_length=(0, 40), alpha=0.3, seed=3)
     c = syn.corpus.counts
@@ -132,7 +133,7 @@ def test_document_elbo_equals_the_textbook_formula_with_explicit_phi():
     a = _Arrays(syn.corpus)
     gamma = np.tile(alpha + 10.0, (10, 1))
     eth, norm, elbo, iters = np.empty((10, K)), np.empty(c.nnz), np.empty(10), np.zeros(10, np.int32)
-    estep(a.indptr, a.indices, a.counts, topic, alpha, 0, 10, 1e-3, 4, False, gamma, eth, norm, elbo,
+    estep(a.indptr, a.indices, a.counts, topic, alpha, 0, 10, 1e-3, 4, 0.0, gamma, eth, norm, elbo,
           iters, np.empty(5 * K + a.max_len))
     for d in range(10):
         s, t = c.indptr[d], c.indptr[d + 1]
@@ -211,7 +212,8 @@ def test_optimize_symmetric_dirichlet_matches_a_scalar_search():
     {},  # smoothed, alpha and eta estimated
     {"smoothed": False},
     {"estimate_alpha": False, "estimate_eta": False},
-    {"estep_restart": False, "estep_max_iter": 3},
+    {"estep_restart": 0.0, "estep_max_iter": 3},
+    {"estep_restart": 0.2},
 ])
 def test_the_elbo_never_decreases(kwargs):
     syn = generate(150, 6, 80, doc_length=(0, 70), alpha=0.3, beta=0.05, seed=11)
