@@ -231,8 +231,9 @@ def _resolve(corpus: Corpus, given: dict, resume: str | None):
 
 
 def _converged(trace: list[float], em_tol: float) -> bool:
-    """Whether the last EM iteration raised the ELBO by less than ``em_tol`` relative."""
-    if len(trace) < 2:
+    """Whether the last EM iteration raised the ELBO by less than ``em_tol`` relative (never
+    when ``em_tol`` is 0: then every iteration asked for runs)."""
+    if len(trace) < 2 or em_tol == 0:
         return False
     return trace[-1] - trace[-2] <= em_tol * abs(trace[-2])
 

@@ -252,3 +252,24 @@ def test_cli_trains_resumes_and_scores_with_gibbs(small_ldac, tmp_path):
 def test_cli_refuses_a_burn_in_as_long_as_the_run(small_ldac, tmp_path):
     r = run("train", small_ldac, "--method", "gibbs", "--iterations", 5, "--burn-in", 5, "-o", tmp_path / "m.npz")
     assert r.exit_code == 1 and "burn_in" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_signal_stops_training_with_a_checkpoint_that_resumes_exactly(planted, tmp_path):
+    import os
+    import signal
+    import threading
+
+    from ldacli.train import TrainingInterrupted
+
+    ckpt = str(tmp_path / "sig.npz")
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(TrainingInterrupted, match="SIGINT"):
+        train_gibbs(planted.corpus, 5, iterations=10**7, burn_in=2, seed=6, threads=2, checkpoint=ckpt)
+    timer.join()
+    stopped = int(ldacli.model.TrainingState.load(ckpt, "gibbs", ()).arrays["iteration"])
+    assert 0 < stopped < 10**7
+    resumed = train_gibbs(planted.corpus, iterations=stopped + 3, resume=ckpt, threads=1)
+    straight = train_gibbs(planted.corpus, 5, iterations=stopped + 3, burn_in=2, seed=6, threads=1)
+    np.testing.assert_array_equal(resumed.phi, straight.phi)
+    np.testing.assert_array_equal(resumed.theta, straight.theta)

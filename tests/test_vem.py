@@ -375,3 +375,24 @@ def test_cli_refuses_a_checkpoint_of_another_method(small_ldac, tmp_path):
     assert run("train", small_ldac, "-k", 3, "--iterations", 2, "--checkpoint", ckpt, "-o", tmp_path / "a.npz").exit_code == 0
     r = run("train", small_ldac, "--method", "vem", "--resume", ckpt, "-o", tmp_path / "b.npz")
     assert r.exit_code == 2 and "--method cgs" in r.stderr
+
+
+def test_a_signal_stops_training_with_a_checkpoint_that_resumes_exactly(planted, tmp_path):
+    import os
+    import signal
+    import threading
+
+    from ldacli.train import TrainingInterrupted
+
+    ckpt = str(tmp_path / "sig.npz")
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(TrainingInterrupted, match="SIGINT"):
+        train_vem(planted.corpus, 5, iterations=10**7, seed=6, em_tol=0, threads=2, checkpoint=ckpt)
+    timer.join()
+    state = ldacli.model.TrainingState.load(ckpt, "vem", ())
+    target = int(state.arrays["iteration"]) + 2
+    resumed = train_vem(planted.corpus, iterations=target, resume=ckpt, threads=1)
+    straight = train_vem(planted.corpus, 5, iterations=target, seed=6, em_tol=0, threads=1)
+    np.testing.assert_array_equal(resumed.phi, straight.phi)
+    np.testing.assert_array_equal(resumed.loglik_per_token, straight.loglik_per_token)
