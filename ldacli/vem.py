@@ -380,7 +380,7 @@ def train_vem(
             if s["estimate_eta"]:
                 ss = float(np.sum(digamma(topics) - digamma(topics.sum(axis=0))))
                 eta = optimize_symmetric_dirichlet(eta, ss, K, V)
-            if s["estimate_alpha"] and n_live:
+            if s["estimate_alpha"] and n_live and K > 1:  # with one topic alpha changes nothing
                 live = gamma[a.nonempty]
                 ss = np.sum(digamma(live) - digamma(live.sum(axis=1))[:, None], axis=0)
                 alpha_vec = optimize_dirichlet(alpha_vec, ss, n_live)

@@ -396,3 +396,14 @@ def test_a_signal_stops_training_with_a_checkpoint_that_resumes_exactly(planted,
     straight = train_vem(planted.corpus, 5, iterations=target, seed=6, em_tol=0, threads=1)
     np.testing.assert_array_equal(resumed.phi, straight.phi)
     np.testing.assert_array_equal(resumed.loglik_per_token, straight.loglik_per_token)
+
+
+def test_one_topic_trains_without_numerical_warnings():
+    import warnings
+
+    corpus = generate(30, 2, 20, doc_length=(0, 20), seed=1).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = train_vem(corpus, 1, iterations=5, seed=1, threads=1)
+    np.testing.assert_allclose(model.phi.sum(), 1.0)
+    assert model.alpha.tolist() == [0.1]  # with one topic alpha changes nothing, so it is kept
