@@ -5,6 +5,7 @@ The Python API is what the CLI runs::
     import ldacli
     corpus = ldacli.read_corpus("docword.kos.txt.gz")
     model = ldacli.train(corpus, n_topics=20, iterations=200, seed=1)
+    # or ldacli.train_vem(corpus, 20, seed=1), ldacli.train_gibbs(corpus, 20, seed=1)
     model.save("kos.npz")
     model = ldacli.load_model("kos.npz")
 """
@@ -19,11 +20,13 @@ from ldacli.infer import infer  # noqa: E402
 from ldacli.info import describe  # noqa: E402
 from ldacli.model import Checkpoint, Inference, Model  # noqa: E402
 from ldacli.train import train  # noqa: E402
+from ldacli.gibbs import train_gibbs  # noqa: E402
+from ldacli.vem import train_vem  # noqa: E402
 
 load_model = Model.load
 
 __all__ = [
     "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "Model",
-    "infer", "load_model", "perplexity", "read_corpus", "train", "write_corpus", "__version__",
-    "coherence", "describe",
+    "infer", "load_model", "perplexity", "read_corpus", "train", "train_gibbs", "train_vem",
+    "write_corpus", "__version__", "coherence", "describe",
 ]

@@ -26,9 +26,11 @@ from ldacli.evaluate import METHODS as EVAL_METHODS
 from ldacli.evaluate import perplexity as compute_perplexity
 from ldacli.info import describe as describe_file, format_text as format_info
 from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, infer as run_infer
-from ldacli.model import Model
+from ldacli.gibbs import train_gibbs
+from ldacli.model import Model, checkpoint_method
 from ldacli.sampler import SAMPLERS
 from ldacli.train import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, TrainingInterrupted, train as run_train
+from ldacli.vem import DEFAULT_EM_TOL, DEFAULT_ESTEP_MAX_ITER, DEFAULT_ESTEP_TOL, train_vem
 
 FORMATS = click.Choice(["auto", "uci", "ldac", "text"])
 
@@ -135,53 +137,82 @@ def main():
 @click.option("-o", "--output", required=True, help="Model file to write (.npz).")
 @click.option("-k", "--topics", "n_topics", type=click.IntRange(min=1), default=None,
               help=f"Number of topics.  [default: {DEFAULT_TOPICS}]")
-@click.option("--iterations", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Gibbs sweeps in all (counting those before a --resume).")
+@click.option("--method", type=click.Choice(["cgs", "vem", "gibbs"]), default=None,
+              help="cgs: collapsed Gibbs sampling; vem: variational EM (Blei, Ng & Jordan 2003); "
+                   "gibbs: uncollapsed (blocked) Gibbs sampling.  [default: cgs, or the "
+                   "checkpoint's method with --resume]")
+@click.option("--iterations", type=click.IntRange(min=1), default=None,
+              help="Sweeps (cgs, gibbs) or at most this many EM iterations (vem), counting those "
+                   "before a --resume.  [default: 1000; vem: 100]")
 @click.option("--alpha", type=click.FloatRange(0, min_open=True), default=None,
               help=f"Document-topic prior for EACH topic (not MALLET's sum over topics; "
-                   f"the sum is K * alpha).  [default: {DEFAULT_ALPHA}]")
+                   f"the sum is K * alpha); vem starts from it and estimates an asymmetric "
+                   f"alpha unless --fixed-alpha.  [default: {DEFAULT_ALPHA}]")
 @click.option("--beta", type=click.FloatRange(0, min_open=True), default=None,
-              help=f"Topic-word prior for each word (tomotopy's eta).  [default: {DEFAULT_BETA}]")
+              help=f"Topic-word prior for each word (tomotopy's eta); vem starts from it and "
+                   f"estimates it unless --fixed-eta.  [default: {DEFAULT_BETA}]")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads (cgs: sampling shards; vem: the E-step; gibbs: all steps); the result "
+                   "is the same for any number.  [default: all cores]")
+@click.option("--burn-in", type=click.IntRange(min=0), default=None,
+              help="gibbs: sweeps discarded before averaging theta and phi.  [default: half of --iterations]")
+@click.option("--estep-tol", type=click.FloatRange(0), default=None,
+              help=f"vem: a document's E-step stops when fewer than this fraction of its tokens "
+                   f"change topic in a round.  [default: {DEFAULT_ESTEP_TOL:g}]")
+@click.option("--estep-max-iter", type=click.IntRange(min=1), default=None,
+              help=f"vem: at most this many E-step rounds per document.  [default: {DEFAULT_ESTEP_MAX_ITER}]")
+@click.option("--em-tol", type=click.FloatRange(0), default=None,
+              help=f"vem: stop when an EM iteration raises the evidence lower bound by less than "
+                   f"this (relative; 0: run all --iterations).  [default: {DEFAULT_EM_TOL:g}]")
+@click.option("--smoothed/--no-smoothed", default=None,
+              help="vem: Dirichlet(beta) prior on the topics with a variational posterior "
+                   "(smoothed, the default), or topics as plain parameters.")
+@click.option("--estimate-alpha/--fixed-alpha", default=None,
+              help="vem: estimate alpha by Newton's method in every M-step (default), or keep --alpha.")
+@click.option("--estimate-eta/--fixed-eta", default=None,
+              help="vem, smoothed: estimate the topic prior (--beta) by Newton's method (default), or keep it.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Random seed; without it fresh entropy is drawn and recorded in the model.")
 @click.option("--checkpoint", type=str, default=None,
               help="Checkpoint file (.npz): written every --checkpoint-every sweeps, at the end, and on Ctrl-C/SIGTERM.")
 @click.option("--checkpoint-every", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Sweeps between checkpoints (0: only at the end and on a signal).")
+              help="Sweeps (vem: EM iterations) between checkpoints (0: only at the end and on a signal).")
 @click.option("--resume", type=str, default=None,
               help="Continue from this checkpoint; the result equals an uninterrupted run.")
-@click.option("--sampler", type=click.Choice(["auto", *SAMPLERS]), default="auto", show_default=True,
-              help="dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and "
+@click.option("--sampler", type=click.Choice(["auto", *SAMPLERS]), default=None,
+              help="cgs: dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and "
                    "word); alias: Metropolis-Hastings with alias tables, O(1) per token; auto picks "
-                   "by K. Recorded in the model.")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="Threads sampling shards in parallel.  [default: all cores]")
+                   "by K. Recorded in the model.  [default: auto]")
 @click.option("--shards", type=click.IntRange(min=1), default=None,
-              help="Document shards sampled against counts merged once per sweep (AD-LDA). The "
+              help="cgs: document shards sampled against counts merged once per sweep (AD-LDA). The "
                    "output depends on the seed and the shards, never on --threads; 1 is the exact "
                    "sequential sampler.  [default: one per 100,000 tokens, at most 16]")
 @click.option("--loglik-every", type=click.IntRange(min=1), default=None,
-              help="Sweeps between log-likelihood evaluations (trace, progress, early stopping).  [default: 10]")
+              help="Sweeps between log-likelihood evaluations (trace, progress, early stopping; vem "
+                   "records the evidence lower bound every iteration).  [default: 10]")
 @click.option("--optimize-interval", type=click.IntRange(min=0), default=None,
-              help="Learn an asymmetric alpha and a symmetric beta from the counts every N sweeps "
+              help="cgs: learn an asymmetric alpha and a symmetric beta from the counts every N sweeps "
                    "(Minka's fixed point); --alpha/--beta are then starting values.  [default: 0, off]")
 @click.option("--optimize-burn-in", type=click.IntRange(min=0), default=None,
-              help="Sweeps before the first optimisation.  [default: 0]")
+              help="cgs: sweeps before the first optimisation.  [default: 0]")
 @click.option("--holdout", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
-              help="Hold out this fraction of the documents and stop when their perplexity "
+              help="cgs: hold out this fraction of the documents and stop when their perplexity "
                    "(document completion, every --loglik-every sweeps) stops improving; with --patience.")
 @click.option("--patience", type=click.IntRange(min=1), default=None,
-              help="Evaluations without improvement before stopping (with --holdout).")
+              help="cgs: evaluations without improvement before stopping (with --holdout).")
 @click.option("--max-seconds", type=click.FloatRange(0, min_open=True), default=None,
-              help="Stop after the sweep during which this much time has passed (the model "
+              help="cgs: stop after the sweep during which this much time has passed (the model "
                    "records the sweeps done; the result then depends on the machine's speed).")
 @corpus_options(pruning=True)
 @quiet_option
 @click.option("-v", "--verbose", is_flag=True, help="Log the log-likelihood as training goes.")
-def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, checkpoint_every,
-          resume, sampler, threads, shards, loglik_every, optimize_interval, optimize_burn_in, holdout,
-          patience, max_seconds, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet, verbose):
-    """Fit an LDA model to CORPUS by collapsed Gibbs sampling.
+def train(corpus, output, n_topics, method, iterations, alpha, beta, threads, burn_in, estep_tol,
+          estep_max_iter, em_tol, smoothed, estimate_alpha, estimate_eta, seed, checkpoint,
+          checkpoint_every, resume, sampler, shards, loglik_every, optimize_interval, optimize_burn_in,
+          holdout, patience, max_seconds, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet,
+          verbose):
+    """Fit an LDA model to CORPUS by collapsed Gibbs sampling (default), variational EM or
+    uncollapsed Gibbs sampling (--method).
 
     CORPUS is a UCI docword file, an LDA-C file, a text file (one document per line), a folder
     of .txt files, or - for stdin; .gz is read transparently.
@@ -193,8 +224,17 @@ def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, c
       ldacli train notes.txt --min-df 5 --max-df 0.5 -k 50 -o notes.npz \\
           --checkpoint notes.ckpt.npz --checkpoint-every 100
       ldacli train notes.txt --min-df 5 --max-df 0.5 -o notes.npz --resume notes.ckpt.npz
+      ldacli train docword.kos.txt.gz -k 20 --method vem --seed 1 -o kos-vem.npz
+      ldacli train docword.kos.txt.gz -k 20 --method gibbs --iterations 500 --burn-in 200 -o kos-gibbs.npz
     """
     progress = _setup_logging(quiet, verbose)
+    specific = {"cgs": {"--sampler": sampler, "--shards": shards, "--optimize-interval": optimize_interval,
+                        "--optimize-burn-in": optimize_burn_in, "--holdout": holdout, "--patience": patience,
+                        "--max-seconds": max_seconds},
+                "gibbs": {"--burn-in": burn_in},
+                "vem": {"--estep-tol": estep_tol, "--estep-max-iter": estep_max_iter, "--em-tol": em_tol,
+                        "--smoothed/--no-smoothed": smoothed, "--estimate-alpha/--fixed-alpha": estimate_alpha,
+                        "--estimate-eta/--fixed-eta": estimate_eta}}
     _check_output("-o/--output", output)
     _check_output("--checkpoint", checkpoint)
     if (holdout is None) != (patience is None):
@@ -202,19 +242,44 @@ def train(corpus, output, n_topics, iterations, alpha, beta, seed, checkpoint, c
     if checkpoint and os.path.abspath(checkpoint) == os.path.abspath(output):
         raise click.BadParameter("the checkpoint and the model must be different files", param_hint="--checkpoint")
     with user_errors():
+        if resume:
+            stored = checkpoint_method(resume)
+            if method is not None and method != stored:
+                raise click.BadParameter(f"the checkpoint {resume} was written by --method {stored}, "
+                                         f"found --method {method}", param_hint="--method")
+            method = stored
+        method = method or "cgs"
+        for owner, options in specific.items():
+            for name, value in options.items():
+                if owner != method and value is not None:
+                    raise click.BadParameter(f"applies to --method {owner} only, found --method {method}", param_hint=name)
         data = _read(corpus, fmt, vocab, quiet, min_df=min_df, max_df=max_df, max_vocab=max_vocab, stop_words=stop_words)
         _note(quiet, f"{corpus}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens")
         t0 = time.perf_counter()
-        model = run_train(data, n_topics, iterations=iterations, alpha=alpha, beta=beta, seed=seed,
-                          sampler=sampler, threads=threads, shards=shards, checkpoint=checkpoint,
-                          checkpoint_every=checkpoint_every, resume=resume, loglik_every=loglik_every,
-                          optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in,
-                          holdout=holdout, patience=patience, max_seconds=max_seconds, progress=progress)
+        common = dict(alpha=alpha, beta=beta, seed=seed, checkpoint=checkpoint,
+                      checkpoint_every=checkpoint_every, resume=resume, progress=progress)
+        if method == "vem":
+            model = train_vem(data, n_topics, iterations=iterations or 100, threads=threads,
+                              smoothed=smoothed, estimate_alpha=estimate_alpha, estimate_eta=estimate_eta,
+                              estep_tol=estep_tol, estep_max_iter=estep_max_iter, em_tol=em_tol, **common)
+        elif method == "gibbs":
+            model = train_gibbs(data, n_topics, iterations=iterations or 1000, burn_in=burn_in,
+                                threads=threads, loglik_every=loglik_every or 10, **common)
+        else:
+            model = run_train(data, n_topics, iterations=iterations or 1000, loglik_every=loglik_every,
+                              sampler=sampler or "auto", threads=threads, shards=shards,
+                              optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in,
+                              holdout=holdout, patience=patience, max_seconds=max_seconds, **common)
         seconds = time.perf_counter() - t0
         model.save(output)
     ll = model.loglik_per_token[-1] if model.loglik_per_token.size else float("nan")
-    _note(quiet, f"{output}: {model.n_topics} topics after {model.params['iterations_done']} sweeps in {seconds:.1f} s, "
-                 f"log-likelihood/token {ll:.4f}, seed {model.params['seed']}")
+    if method == "vem":
+        done = f"{model.params['iterations_done']} EM iterations" + (" (converged)" if model.params["converged"] else "")
+        score = f"ELBO/token {ll:.4f}"
+    else:
+        done = f"{model.params.get('iterations_done', model.params['iterations'])} sweeps"
+        score = f"log-likelihood/token {ll:.4f}"
+    _note(quiet, f"{output}: {model.n_topics} topics after {done} in {seconds:.1f} s, {score}, seed {model.params['seed']}")
 
 
 @main.command()

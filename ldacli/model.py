@@ -222,3 +222,42 @@ class Inference:
                 writer.writerow([doc] + [f"{p:.6g}" for p in row])
             text.flush()
             text.detach()
+
+
+@dataclass
+class TrainingState:
+    """A checkpoint of a trainer other than collapsed Gibbs (``params["method"]`` says which):
+    named arrays plus params, everything needed to continue the run exactly.
+
+    ``kind`` is ``checkpoint`` like :class:`Checkpoint`; the arrays each method stores are
+    listed in ``ldacli.vem`` and ``ldacli.gibbs``. Arrays are written in the given order.
+    """
+
+    arrays: dict[str, np.ndarray]
+    params: dict
+
+    def save(self, path: str) -> None:
+        arrays = _header("checkpoint", self.params)
+        arrays.update(self.arrays)
+        write_npz(path, arrays)
+
+    @classmethod
+    def load(cls, path: str, method: str, required: tuple[str, ...]) -> "TrainingState":
+        """Load a checkpoint written by ``method``; an :class:`InputError` names the file when
+        it is another method's checkpoint or lacks one of the ``required`` arrays."""
+        a, params = read_npz(path, "checkpoint", ())
+        found = params.get("method", "cgs")
+        if found != method:
+            raise InputError(path, None, f"expected a checkpoint of --method {method}, found one of --method {found}")
+        missing = [name for name in required if name not in a]
+        if missing:
+            raise InputError(path, None, f"expected arrays {', '.join(missing)} in this {method} checkpoint, found none")
+        for name in ("format_version", "kind", "params"):
+            a.pop(name)
+        return cls(arrays=a, params=params)
+
+
+def checkpoint_method(path: str) -> str:
+    """The training method (``cgs``, ``vem``, ``gibbs``) that wrote the checkpoint at ``path``."""
+    _, params = read_npz(path, "checkpoint", ())
+    return str(params.get("method", "cgs"))

@@ -1,0 +1,80 @@
+"""Fixed work ranges and a thread pool to run nogil kernels on them.
+
+Results must not depend on ``--threads``: ranges are cut from the data alone (never from the
+thread count), each range writes only its own part of the outputs or, where it has a random
+stream, uses the stream spawned for that range, and anything summed across ranges is summed
+afterwards in range order (or is an integer sum, which does not depend on order).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import numpy as np
+
+from ldacli.errors import LdacliError
+
+T = TypeVar("T")
+
+# Non-zero (document, word) entries per document range: small enough that 2-16 threads stay
+# busy on a mid-sized corpus, large enough that the per-call overhead is negligible.
+CHUNK_NNZ = 1 << 15
+
+
+def default_threads() -> int:
+    """Every core the machine has (``os.cpu_count()``), at least 1."""
+    return max(1, os.cpu_count() or 1)
+
+
+def check_threads(threads: int | None) -> int:
+    if threads is None:
+        return default_threads()
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise LdacliError(f"threads must be an integer >= 1, found {threads!r}")
+    return int(threads)
+
+
+def doc_ranges(indptr: np.ndarray, target: int | None = None) -> list[tuple[int, int]]:
+    """Consecutive document ranges ``(start, stop)`` covering all documents, each ending with
+    the first document that brings it to ``target`` (default :data:`CHUNK_NNZ`) non-zero
+    entries or more. Depends only on the corpus's CSR ``indptr``; also cuts words by a CSC
+    ``colptr``."""
+    target = CHUNK_NNZ if target is None else target
+    n_docs = indptr.size - 1
+    if n_docs == 0:
+        return []
+    nnz = int(indptr[-1])
+    cuts = np.searchsorted(indptr, np.arange(target, nnz, target), side="left")
+    bounds = np.unique(np.concatenate(([0], np.minimum(cuts, n_docs), [n_docs])))
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def even_ranges(n: int, target: int) -> list[tuple[int, int]]:
+    """``range(n)`` cut into consecutive pieces of ``target`` items (the last may be shorter)."""
+    return [(a, min(a + target, n)) for a in range(0, n, target)]
+
+
+class Pool:
+    """Runs a function over items on ``threads`` threads and returns the results in item order.
+
+    With one thread everything runs in the calling thread. Use as a context manager.
+    """
+
+    def __init__(self, threads: int):
+        self.threads = threads
+        self._executor = ThreadPoolExecutor(threads, thread_name_prefix="ldacli") if threads > 1 else None
+
+    def map(self, fn: Callable[..., T], items: Iterable) -> list[T]:
+        if self._executor is None:
+            return [fn(item) for item in items]
+        return list(self._executor.map(fn, items))
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
