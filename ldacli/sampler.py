@@ -190,6 +190,16 @@ class ShardedSampler:
             self.workers = [_Replica(kind, n_words, n_topics, words, z, word_ptr) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
             self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
+        # With threads, the sparse lists merge in parallel: each thread takes a range of words.
+        self.merge_chunks = []
+        if self.order is not None and threads > 1:
+            sorted_words = words[self.order]
+            cuts = [0]
+            for t in range(1, threads):
+                c = int(np.searchsorted(sorted_words, sorted_words[t * words.size // threads], side="left"))
+                cuts.append(max(c, cuts[-1]))
+            cuts.append(words.size)
+            self.merge_chunks = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for r in self.workers:
             self._free.put(r)
@@ -227,7 +237,25 @@ class ShardedSampler:
                 self._run_shard(s)
         else:
             list(self._pool.map(self._run_shard, range(len(self.shards))))
-        self.snapshot.move(self.words, self.order, self.z_before, self.z)
+        if self.merge_chunks:
+            deltas = list(self._pool.map(self._merge_words, self.merge_chunks))
+            self.snapshot.nk += np.sum(deltas, axis=0, dtype=np.int32)
+        else:
+            self.snapshot.move(self.words, self.order, self.z_before, self.z)
+
+    def _merge_words(self, chunk: tuple[int, int]) -> np.ndarray:
+        """Merge the moves of the words in ``order[chunk]`` into the snapshot; returns the
+        change of the topic totals (summed over chunks by the caller)."""
+        a, b = chunk
+        delta = np.zeros(self.K, np.int32)
+        worker = self._free.get()  # for its scratch arrays
+        try:
+            snap = self.snapshot
+            _gibbs.apply_sparse(self.words, self.order[a:b], self.z_before, self.z, snap.word_ptr,
+                                snap.wt_topic, snap.wt_count, snap.wt_len, delta, worker.ndk, worker.mark)
+        finally:
+            self._free.put(worker)
+        return delta
 
     def close(self) -> None:
         if self._pool is not None:
