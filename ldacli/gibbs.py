@@ -27,7 +27,8 @@ from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Model, TrainingState
 from ldacli.parallel import CHUNK_NNZ, Pool, check_threads, doc_ranges
-from ldacli.train import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, TrainingInterrupted, _check_count, _check_positive, _stop_requests
+from ldacli.train import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, _check_count, _check_positive, _stop_requests,
+                          resumed_settings, stop_on_signal)
 
 log = logging.getLogger("ldacli")
 
@@ -54,16 +55,7 @@ def _resolve(corpus: Corpus, given: dict, iterations: int, resume: str | None):
         }
         return s, None
     state = TrainingState.load(resume, "gibbs", STATE_ARRAYS)
-    p = state.params
-    if p.get("corpus_fingerprint") != corpus.fingerprint():
-        raise LdacliError(
-            f"{resume}: expected a checkpoint of this corpus ({corpus.source}), found one of "
-            f"another corpus ({p.get('corpus_source')}, fingerprint differs)"
-        )
-    s = {name: p[name] for name in given}
-    for name, value in given.items():
-        if value is not None and value != s[name]:
-            raise LdacliError(f"{resume}: the checkpoint has {name}={s[name]!r}, which cannot change on resume (given {value!r})")
+    s = resumed_settings(resume, corpus, state.params, given)
     K = int(s["n_topics"])
     shapes = {"theta": (corpus.n_docs, K), "theta_sum": (corpus.n_docs, K),
               "phi_wk": (corpus.n_words, K), "phi_sum": (corpus.n_words, K)}
@@ -222,10 +214,7 @@ def train_gibbs(
             bar.update(1)
             if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
                 save_checkpoint(it)
-            if stop["signal"] is not None:
-                save_checkpoint(it)
-                where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}" if checkpoint else "; no --checkpoint was given, progress is lost"
-                raise TrainingInterrupted(f"stopped by {stop['signal']} after iteration {it}{where}")
+            stop_on_signal(stop, it, save_checkpoint, checkpoint)
         save_checkpoint(it)
         if not trace_it or trace_it[-1] != it:
             trace_it.append(it)

@@ -102,6 +102,32 @@ def _stop_requests():
             signal.signal(s, h)
 
 
+def resumed_settings(resume: str, corpus: Corpus, params: dict, given: dict, *, auto: tuple = ()) -> dict:
+    """The settings stored in a checkpoint's ``params`` for the names in ``given``, after
+    checking that it was written for ``corpus`` and that no given value (other than None or
+    one of ``auto``) contradicts it. Shared by the three training methods."""
+    if params.get("corpus_fingerprint") != corpus.fingerprint():
+        raise LdacliError(
+            f"{resume}: expected a checkpoint of this corpus ({corpus.source}), found one of "
+            f"another corpus ({params.get('corpus_source')}, fingerprint differs)"
+        )
+    settings = {name: params.get(name) for name in given}
+    for name, value in given.items():
+        if value is not None and value not in auto and value != settings[name]:
+            raise LdacliError(f"{resume}: the checkpoint has {name}={settings[name]!r}, which cannot change on resume (given {value!r})")
+    return settings
+
+
+def stop_on_signal(stop: dict, it: int, save_checkpoint, checkpoint: str | None) -> None:
+    """After a sweep: if SIGINT/SIGTERM arrived, write the checkpoint and raise TrainingInterrupted."""
+    if stop["signal"] is None:
+        return
+    save_checkpoint(it)
+    where = (f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}" if checkpoint
+             else "; no --checkpoint was given, progress is lost")
+    raise TrainingInterrupted(f"stopped by {stop['signal']} after iteration {it}{where}")
+
+
 def _resolve(corpus: Corpus, given: dict, resume: str | None) -> tuple[dict, Checkpoint | None]:
     """The run's settings (from the arguments, or from the checkpoint) and the checkpoint."""
     if resume is None:
@@ -126,17 +152,7 @@ def _resolve(corpus: Corpus, given: dict, resume: str | None) -> tuple[dict, Che
             raise LdacliError("holdout and patience go together: give both to stop early, or neither")
         return settings, None
     ckpt = Checkpoint.load(resume)
-    p = ckpt.params
-    if p.get("corpus_fingerprint") != corpus.fingerprint():
-        raise LdacliError(
-            f"{resume}: expected a checkpoint of this corpus ({corpus.source}), found one of "
-            f"another corpus ({p.get('corpus_source')}, fingerprint differs)"
-        )
-    settings = {name: p.get(name) for name in given}
-    for name, value in given.items():
-        if value is not None and value != "auto" and value != settings[name]:
-            raise LdacliError(f"{resume}: the checkpoint has {name}={settings[name]!r}, which cannot change on resume (given {value!r})")
-    return settings, ckpt
+    return resumed_settings(resume, corpus, ckpt.params, given, auto=("auto",)), ckpt
 
 
 def default_threads() -> int:
@@ -299,10 +315,7 @@ def train(
                 bar.update(1)
                 if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
                     save_checkpoint(it)
-                if stop["signal"] is not None:
-                    save_checkpoint(it)
-                    where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}" if checkpoint else "; no --checkpoint was given, progress is lost"
-                    raise TrainingInterrupted(f"stopped by {stop['signal']} after iteration {it}{where}")
+                stop_on_signal(stop, it, save_checkpoint, checkpoint)
                 if max_seconds is not None and time.perf_counter() - began >= max_seconds:
                     stopped = "time limit"
                     log.info("time limit of %g s reached after iteration %d", max_seconds, it)

@@ -34,7 +34,8 @@ from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Model, TrainingState
 from ldacli.parallel import Pool, check_threads, doc_ranges
-from ldacli.train import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, TrainingInterrupted, _check_count, _check_positive, _stop_requests
+from ldacli.train import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, _check_count, _check_positive, _stop_requests,
+                          resumed_settings, stop_on_signal)
 
 log = logging.getLogger("ldacli")
 
@@ -212,16 +213,7 @@ def _resolve(corpus: Corpus, given: dict, resume: str | None):
             s["estimate_eta"] = False
         return s, None
     state = TrainingState.load(resume, "vem", STATE_ARRAYS)
-    p = state.params
-    if p.get("corpus_fingerprint") != corpus.fingerprint():
-        raise LdacliError(
-            f"{resume}: expected a checkpoint of this corpus ({corpus.source}), found one of "
-            f"another corpus ({p.get('corpus_source')}, fingerprint differs)"
-        )
-    s = {name: p[name] for name in given}
-    for name, value in given.items():
-        if value is not None and value != s[name]:
-            raise LdacliError(f"{resume}: the checkpoint has {name}={s[name]!r}, which cannot change on resume (given {value!r})")
+    s = resumed_settings(resume, corpus, state.params, given)
     K = int(s["n_topics"])
     shapes = {"topics": (corpus.n_words, K), "gamma": (corpus.n_docs, K), "alpha": (K,)}
     for name, shape in shapes.items():
@@ -392,10 +384,7 @@ def train_vem(
             bar.update(1)
             if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
                 save_checkpoint(it)
-            if stop["signal"] is not None:
-                save_checkpoint(it)
-                where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}" if checkpoint else "; no --checkpoint was given, progress is lost"
-                raise TrainingInterrupted(f"stopped by {stop['signal']} after iteration {it}{where}")
+            stop_on_signal(stop, it, save_checkpoint, checkpoint)
     save_checkpoint(it)
     params["iterations_done"] = it
     params["converged"] = _converged(trace_ll, s["em_tol"])
