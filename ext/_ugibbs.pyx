@@ -14,14 +14,11 @@ standard normals from Marsaglia's polar method, both written here so that the dr
 without the GIL; the tests check their moments.
 """
 
-from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport exp, log, sqrt
 from libc.stdint cimport int32_t, int64_t
 from numpy.random cimport bitgen_t
 
-
-cdef bitgen_t* _bitgen(object rng) except NULL:
-    return <bitgen_t*> PyCapsule_GetPointer(rng.bit_generator.capsule, "BitGenerator")
+from _shared cimport bitgen_of
 
 
 cdef double _normal(bitgen_t* bg) noexcept nogil:
@@ -61,7 +58,7 @@ cdef double _gamma(bitgen_t* bg, double shape) noexcept nogil:
 def gamma_fill(const double[::1] shape, double[::1] out, object rng):
     """``out[i] ~ Gamma(shape[i], 1)``, independently; the tests' handle on the gamma sampler."""
     cdef Py_ssize_t i
-    cdef bitgen_t* bg = _bitgen(rng)
+    cdef bitgen_t* bg = bitgen_of(rng)
     with rng.bit_generator.lock:
         with nogil:
             for i in range(shape.shape[0]):
@@ -101,14 +98,14 @@ def draw_z_theta(const int64_t[::1] indptr, const int32_t[::1] indices, const in
         theta[d] = g / g.sum()                             # theta_d ~ Dirichlet(alpha + n_d)
     """
     cdef Py_ssize_t K = alpha.shape[0]
-    cdef Py_ssize_t d, p, k, j, t, w
+    cdef Py_ssize_t d, p, k, t, w
     cdef double total, u
     cdef double* cum = &work[0]
     cdef double* g = &work[K]
     cdef double* th
     cdef const double* pw
     cdef int32_t* nd = &ndk_work[0]
-    cdef bitgen_t* bg = _bitgen(rng)
+    cdef bitgen_t* bg = bitgen_of(rng)
 
     with rng.bit_generator.lock:
         with nogil:
@@ -154,7 +151,7 @@ def draw_topic(const int32_t[:, ::1] nwk, Py_ssize_t topic, double beta, double[
     cdef Py_ssize_t V = nwk.shape[0]
     cdef Py_ssize_t w
     cdef double total = 0.0, x
-    cdef bitgen_t* bg = _bitgen(rng)
+    cdef bitgen_t* bg = bitgen_of(rng)
     with rng.bit_generator.lock:
         with nogil:
             for w in range(V):
