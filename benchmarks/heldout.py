@@ -48,6 +48,11 @@ def ldacli_cli(*args: str) -> str:
     return out.stdout
 
 
+def score(model_path: str, held_path: str, seed: int) -> dict:
+    """``ldacli perplexity --json`` of a model file on a held-out corpus file."""
+    return json.loads(ldacli_cli("perplexity", model_path, held_path, "--seed", str(seed), "--json", "-q"))
+
+
 def save_peer(path, phi, k, args, vocab, method):
     ldacli.Model(phi=phi, theta=np.zeros((0, k)), alpha=np.full(k, args.alpha), beta=args.beta, vocab=vocab,
                  doc_ids=[], loglik_iterations=np.zeros(0, np.int64), loglik_per_token=np.zeros(0),
@@ -103,9 +108,9 @@ def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
         save_peer(out, phi, args.topics, args, vocab, "tomotopy (collapsed Gibbs)")
     else:
         raise SystemExit(f"unknown tool {tool}")
-    score = json.loads(ldacli_cli("perplexity", out, f("held.ldac"), "--seed", str(args.seed), "--json", "-q"))
-    return {"tool": tool, "seconds": secs, "sweeps": sweeps, "perplexity": score["perplexity"],
-            "n_tokens": score["n_tokens"], "estimator": score["estimator"]}
+    scored = score(out, f("held.ldac"), args.seed)
+    return {"tool": tool, "seconds": secs, "sweeps": sweeps, "perplexity": scored["perplexity"],
+            "n_tokens": scored["n_tokens"], "estimator": scored["estimator"]}
 
 
 def main(argv=None) -> int:

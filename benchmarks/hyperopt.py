@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,23 +38,10 @@ import ldacli
 from ldacli.corpus import Corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
-NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
+sys.path.insert(0, HERE)
+from heldout import CORPORA, NAMED, score, split  # noqa: E402
+
 RUNS = ("symmetric", "optimized", "tomotopy-optim", "tomotopy-sym")
-
-
-def split(corpus: Corpus, every: int) -> tuple[Corpus, Corpus]:
-    """Every ``every``-th document held out, as in benchmarks/heldout.py."""
-    held = np.arange(corpus.n_docs) % every == every - 1
-    part = lambda mask: Corpus(corpus.counts[mask], corpus.vocab,  # noqa: E731
-                               [d for d, m in zip(corpus.doc_ids, mask) if m])
-    return part(~held), part(held)
-
-
-def score(model_path: str, held_path: str, seed: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "ldacli", "perplexity", model_path, held_path,
-                          "--seed", str(seed), "--json", "-q"], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
 
 
 def run_ldacli(train: Corpus, args, optimize: bool, path: str) -> dict | None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,13 +38,7 @@ import ldacli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from heldout import CORPORA, NAMED, split  # noqa: E402
-
-
-def score(model_path: str, held_path: str, seed: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "ldacli", "perplexity", model_path, held_path,
-                          "--seed", str(seed), "--json", "-q"], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+from heldout import CORPORA, NAMED, score, split  # noqa: E402
 
 
 def foreign_model(phi, alpha, beta, train, method: str) -> ldacli.Model:
