@@ -21,7 +21,7 @@ DIRECTIVES = {
 # in the tests on every platform (aarch64 compilers fuse by default).
 COMPILE_ARGS = ["-O3", "-ffp-contract=off"]
 
-# Every ext/NAME.pyx becomes the module ldacli.NAME.
+# Every ext/NAME.pyx becomes the module ldacli.NAME (in src/ldacli when built in place).
 extensions = [
     Extension(
         f"ldacli.{os.path.splitext(os.path.basename(source))[0]}",

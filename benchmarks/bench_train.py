@@ -82,7 +82,7 @@ def worker(spec: dict) -> dict:
     if tool.startswith("ldacli"):
         import numpy as np
 
-        from ldacli.sampler import ShardedSampler, default_shards, shard_bounds
+        from ldacli.methods.sharded import ShardedSampler, default_shards, shard_bounds
 
         kind = tool.split(":")[1]
         words, doc_ptr = corpus.tokens()

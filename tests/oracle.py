@@ -4,7 +4,7 @@ import numpy as np
 
 
 def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng):
-    """ldacli._gibbs.dense_sweep for one shard."""
+    """ldacli._cgs.dense_sweep for one shard."""
     K = nk.size
     inv = 1.0 / (nk + beta_sum)
     for d in range(doc_ptr.size - 1):
@@ -37,7 +37,7 @@ def sharded_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, rngs):
 
 
 def fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, rng):
-    """ldacli._gibbs.fixed_topics_sweep."""
+    """ldacli._cgs.fixed_topics_sweep."""
     K = alpha.size
     for d in range(doc_ptr.size - 1):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):

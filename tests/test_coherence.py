@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import main
-from ldacli.coherence import coherence, top_word_ids, training_reference
+from ldacli.topic_coherence import coherence, top_word_ids, training_reference
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 

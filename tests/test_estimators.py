@@ -18,10 +18,10 @@ from scipy.special import gammaln, logsumexp
 
 import ldacli
 import ldacli.synthetic
-from ldacli._evaluate import left_to_right, loglik_given_theta, particle_filter
+from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.evaluate import completion_split, perplexity
-from ldacli.infer import estimate_theta
+from ldacli.inference import estimate_theta
 
 K, V = 3, 4
 ALPHA = np.array([0.3, 0.8, 0.5])

@@ -9,8 +9,8 @@ adapter ``sweep(words, doc_ptr, z, nwk, ndk, nk, alpha, beta, rng)`` to SAMPLERS
 import pytest
 from geweke import geweke
 
-from ldacli.sampler import SAMPLERS as KINDS
-from ldacli.sampler import ShardedSampler, shard_bounds
+from ldacli.methods.sharded import SAMPLERS as KINDS
+from ldacli.methods.sharded import ShardedSampler, shard_bounds
 
 
 def adapter(kind):

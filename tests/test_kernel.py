@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import gammaln
 
-from ldacli._gibbs import dense_sweep, fixed_topics_sweep
-from ldacli.sampler import SAMPLERS, ShardedSampler, shard_bounds
-from ldacli.train import doc_topic_counts, word_topic_counts
+from ldacli._cgs import dense_sweep
+from ldacli._heldout import fixed_topics_sweep
+from ldacli.methods.sharded import SAMPLERS, ShardedSampler, shard_bounds
+from ldacli.methods.cgs import doc_topic_counts, word_topic_counts
 
 
 def tiny_corpus(seed, D=7, V=13, K=4, max_len=12):
@@ -164,7 +165,7 @@ def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind):
 
 @pytest.mark.parametrize("kind", SAMPLERS)
 def test_log_likelihood_equals_the_dense_formula(kind):
-    from ldacli.train import log_likelihood
+    from ldacli.methods.cgs import log_likelihood
 
     V, K = 9, 4
     words, doc_ptr, z = tiny_corpus(12, D=6, V=V, K=K)

@@ -12,7 +12,7 @@ from ldacli.errors import LdacliError
 from ldacli.evaluate import perplexity
 from ldacli.info import describe
 from ldacli.stopping import EarlyStopping, HeldOutEvaluator, holdout_split
-from ldacli.sampler import ShardedSampler, shard_bounds
+from ldacli.methods.sharded import ShardedSampler, shard_bounds
 
 
 def test_holdout_split_is_a_seeded_partition(planted):

@@ -11,7 +11,7 @@ import pytest
 import ldacli
 from ldacli.errors import LdacliError
 from ldacli.synthetic import generate, recovery
-from ldacli.train import TrainingInterrupted
+from ldacli.methods.cgs import TrainingInterrupted
 
 
 def test_planted_topics_are_recovered(planted):

@@ -13,7 +13,7 @@ from ldacli import parallel
 from ldacli._ugibbs import doc_loglik, draw_topic, draw_z_theta, gamma_fill
 from ldacli.cli import main
 from ldacli.errors import LdacliError
-from ldacli.gibbs import train_gibbs
+from ldacli.methods.ugibbs import train_gibbs
 from ldacli.synthetic import generate, recovery
 
 
@@ -259,7 +259,7 @@ def test_a_signal_stops_training_with_a_checkpoint_that_resumes_exactly(planted,
     import signal
     import threading
 
-    from ldacli.train import TrainingInterrupted
+    from ldacli.methods.cgs import TrainingInterrupted
 
     ckpt = str(tmp_path / "sig.npz")
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))

@@ -13,7 +13,7 @@ from ldacli._vem import digamma_array, estep, lgamma_array, word_stats
 from ldacli.cli import main
 from ldacli.errors import LdacliError
 from ldacli.synthetic import generate, recovery
-from ldacli.vem import (
+from ldacli.methods.vem import (
     _Arrays,
     dirichlet_objective,
     newton_step,
@@ -382,7 +382,7 @@ def test_a_signal_stops_training_with_a_checkpoint_that_resumes_exactly(planted,
     import signal
     import threading
 
-    from ldacli.train import TrainingInterrupted
+    from ldacli.methods.cgs import TrainingInterrupted
 
     ckpt = str(tmp_path / "sig.npz")
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))

@@ -17,20 +17,20 @@ import click
 import numpy as np
 
 from ldacli import __version__
-from ldacli.coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
-from ldacli.coherence import coherence as topic_coherence, training_reference
+from ldacli.topic_coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
+from ldacli.topic_coherence import coherence as topic_coherence, training_reference
 from ldacli.corpus import read_corpus, write_corpus
 from ldacli.errors import LdacliError
 from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
 from ldacli.evaluate import METHODS as EVAL_METHODS
 from ldacli.evaluate import perplexity as compute_perplexity
 from ldacli.info import describe as describe_file, format_text as format_info
-from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, infer as run_infer
-from ldacli.gibbs import train_gibbs
+from ldacli.inference import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, infer as run_infer
+from ldacli.methods.ugibbs import train_gibbs
 from ldacli.model import Model, checkpoint_method
-from ldacli.sampler import SAMPLERS
-from ldacli.train import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, TrainingInterrupted, train as run_train
-from ldacli.vem import DEFAULT_EM_TOL, DEFAULT_ESTEP_MAX_ITER, DEFAULT_ESTEP_TOL, train_vem
+from ldacli.methods.sharded import SAMPLERS
+from ldacli.methods.cgs import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, TrainingInterrupted, train as run_train
+from ldacli.methods.vem import DEFAULT_EM_TOL, DEFAULT_ESTEP_MAX_ITER, DEFAULT_ESTEP_TOL, train_vem
 
 FORMATS = click.Choice(["auto", "uci", "ldac", "text"])
 

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ldacli import _gibbs
+from ldacli import _cgs
 from ldacli.errors import LdacliError
 
 SAMPLERS = ("dense", "sparse", "alias")
@@ -77,35 +77,35 @@ class _Replica:
 
     def sweep(self, words, doc_ptr, z, alpha, beta, beta_sum, rng, order=None, doc_of=None) -> None:
         if self.kind == "dense":
-            _gibbs.dense_sweep(words, doc_ptr, z, self.nwk, self.nk, alpha, beta, beta_sum,
+            _cgs.dense_sweep(words, doc_ptr, z, self.nwk, self.nk, alpha, beta, beta_sum,
                                self.ndk, self.work, rng)
         elif self.kind == "alias":
             if self.ndk_shard.shape[0] < doc_ptr.size - 1:
                 self.ndk_shard = np.zeros((doc_ptr.size - 1, self.nk.size), np.int32)
-            _gibbs.alias_sweep(words, doc_ptr, z, order, doc_of, self.word_ptr, self.wt_topic,
+            _cgs.alias_sweep(words, doc_ptr, z, order, doc_of, self.word_ptr, self.wt_topic,
                                self.wt_count, self.wt_len, self.nk, alpha, beta, beta_sum,
                                self.ndk_shard, self.ndk, self.mark, self.iwork,
                                self.work, MH_STEPS, rng)
         else:
-            _gibbs.sparse_sweep(words, doc_ptr, z, self.word_ptr, self.wt_topic, self.wt_count,
+            _cgs.sparse_sweep(words, doc_ptr, z, self.word_ptr, self.wt_topic, self.wt_count,
                                 self.wt_len, self.nk, alpha, beta, beta_sum, self.ndk,
                                 self.doc_topics, self.doc_pos, self.work, rng)
 
     def move(self, words, order, z_from, z_to) -> None:
         """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
         if self.kind == "dense":
-            _gibbs.apply_dense(words, z_from, z_to, self.nwk, self.nk)
+            _cgs.apply_dense(words, z_from, z_to, self.nwk, self.nk)
         else:
-            _gibbs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt_topic,
+            _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt_topic,
                                 self.wt_count, self.wt_len, self.nk, self.ndk, self.mark)
 
     def restore(self, source: "_Replica", word_ids: np.ndarray) -> None:
         """Take ``source``'s counts for the words ``word_ids`` and all topic totals."""
         np.copyto(self.nk, source.nk)
         if self.kind == "dense":
-            _gibbs.restore_dense(word_ids, source.nwk, self.nwk)
+            _cgs.restore_dense(word_ids, source.nwk, self.nwk)
         else:
-            _gibbs.restore_sparse(word_ids, self.word_ptr, source.wt_topic, source.wt_count,
+            _cgs.restore_sparse(word_ids, self.word_ptr, source.wt_topic, source.wt_count,
                                   source.wt_len, self.wt_topic, self.wt_count, self.wt_len)
 
     def word_topic_counts(self) -> np.ndarray:
@@ -251,7 +251,7 @@ class ShardedSampler:
         worker = self._free.get()  # for its scratch arrays
         try:
             snap = self.snapshot
-            _gibbs.apply_sparse(self.words, self.order[a:b], self.z_before, self.z, snap.word_ptr,
+            _cgs.apply_sparse(self.words, self.order[a:b], self.z_before, self.z, snap.word_ptr,
                                 snap.wt_topic, snap.wt_count, snap.wt_len, delta, worker.ndk, worker.mark)
         finally:
             self._free.put(worker)

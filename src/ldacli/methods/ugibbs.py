@@ -27,7 +27,7 @@ from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Model, TrainingState
 from ldacli.parallel import CHUNK_NNZ, Pool, check_threads, doc_ranges
-from ldacli.train import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, _check_count, _check_positive, _stop_requests,
+from ldacli.methods.cgs import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, _check_count, _check_positive, _stop_requests,
                           resumed_settings, stop_on_signal)
 
 log = logging.getLogger("ldacli")
@@ -88,7 +88,7 @@ def train_gibbs(
     ``alpha`` (per topic) and ``beta`` (per word) are the symmetric priors. The chain starts from
     uniform theta and phi, so the first sweep's topics are uniformly random. ``threads``
     (default: all cores) only change the speed, never the result. Checkpoints and ``resume`` work
-    as in :func:`ldacli.train`; on resume K, alpha, beta, burn-in and seed come from the
+    as in :func:`ldacli.methods.cgs`; on resume K, alpha, beta, burn-in and seed come from the
     checkpoint. The trace holds ``log p(w | theta, phi)`` per token of the current sample every
     ``loglik_every`` sweeps and at the end.
     """

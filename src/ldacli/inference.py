@@ -8,11 +8,11 @@ import numpy as np
 from tqdm import tqdm
 
 from ldacli import __version__
-from ldacli._gibbs import fixed_topics_sweep
+from ldacli._heldout import fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Inference, Model
-from ldacli.train import _check_count
+from ldacli.methods.cgs import _check_count
 
 DEFAULT_ITERATIONS = 100
 DEFAULT_BURN_IN = 50

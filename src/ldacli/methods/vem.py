@@ -34,7 +34,7 @@ from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Model, TrainingState
 from ldacli.parallel import Pool, check_threads, doc_ranges
-from ldacli.train import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, _check_count, _check_positive, _stop_requests,
+from ldacli.methods.cgs import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, _check_count, _check_positive, _stop_requests,
                           resumed_settings, stop_on_signal)
 
 log = logging.getLogger("ldacli")
@@ -266,7 +266,7 @@ def train_vem(
     estimated unless ``estimate_eta`` is false; the plain model has no topic prior. ``seed``
     draws the random starting topics (fresh entropy, recorded as ``params["seed"]``, when None).
     ``threads`` (default: all cores) run the E-step and M-step statistics; the result is the
-    same for any number. Checkpoints and ``resume`` work as in :func:`ldacli.train`; on resume
+    same for any number. Checkpoints and ``resume`` work as in :func:`ldacli.methods.cgs`; on resume
     every setting except ``iterations`` and ``threads`` comes from the checkpoint.
 
     The model's ``phi`` is the posterior mean of the topics (smoothed) or beta (plain); ``theta``

@@ -67,7 +67,7 @@ class HeldOutEvaluator:
 
     def __init__(self, held: Corpus, *, iterations: int = DEFAULT_ITERATIONS,
                  burn_in: int = DEFAULT_BURN_IN, seed: int = 0):
-        # Imported here: ldacli.train will import this module, and ldacli.evaluate imports train.
+        # Imported here: ldacli.methods.cgs will import this module, and ldacli.evaluate imports train.
         from ldacli.evaluate import completion_split
 
         self.obs_words, self.obs_ptr, self.score_docs, self.score_words = completion_split(held)
@@ -83,7 +83,7 @@ class HeldOutEvaluator:
         """exp(-log-likelihood / scored tokens) of the held-out slice under ``phi`` (K, V) and
         ``alpha`` (K,)."""
         from ldacli.evaluate import _score
-        from ldacli.infer import estimate_theta
+        from ldacli.inference import estimate_theta
 
         topics = _Topics(np.asarray(phi, dtype=np.float64), np.asarray(alpha, dtype=np.float64))
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed)))

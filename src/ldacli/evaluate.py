@@ -22,12 +22,12 @@ import numpy as np
 from tqdm import tqdm
 
 from ldacli import __version__
-from ldacli._evaluate import left_to_right, loglik_given_theta, particle_filter
+from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
-from ldacli.infer import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, estimate_theta, make_rng
+from ldacli.inference import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, estimate_theta, make_rng
 from ldacli.model import Model
-from ldacli.train import _check_count
+from ldacli.methods.cgs import _check_count
 
 ESTIMATOR = "document-completion"
 METHODS = ("completion", "left-to-right", "importance")

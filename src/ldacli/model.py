@@ -230,7 +230,7 @@ class TrainingState:
     named arrays plus params, everything needed to continue the run exactly.
 
     ``kind`` is ``checkpoint`` like :class:`Checkpoint`; the arrays each method stores are
-    listed in ``ldacli.vem`` and ``ldacli.gibbs``. Arrays are written in the given order.
+    listed in ``ldacli.methods.vem`` and ``ldacli.methods.ugibbs``. Arrays are written in the given order.
     """
 
     arrays: dict[str, np.ndarray]

@@ -12,16 +12,16 @@ The Python API is what the CLI runs::
 
 __version__ = "0.1.0"
 
-from ldacli.coherence import coherence  # noqa: E402
+from ldacli.topic_coherence import coherence  # noqa: E402
 from ldacli.corpus import Corpus, read_corpus, write_corpus  # noqa: E402
 from ldacli.errors import InputError, LdacliError  # noqa: E402
 from ldacli.evaluate import perplexity  # noqa: E402
-from ldacli.infer import infer  # noqa: E402
+from ldacli.inference import infer  # noqa: E402
 from ldacli.info import describe  # noqa: E402
 from ldacli.model import Checkpoint, Inference, Model  # noqa: E402
-from ldacli.train import train  # noqa: E402
-from ldacli.gibbs import train_gibbs  # noqa: E402
-from ldacli.vem import train_vem  # noqa: E402
+from ldacli.methods.cgs import train  # noqa: E402
+from ldacli.methods.ugibbs import train_gibbs  # noqa: E402
+from ldacli.methods.vem import train_vem  # noqa: E402
 
 load_model = Model.load
 

@@ -1,7 +1,7 @@
 """Training: collapsed Gibbs sampling for LDA, with checkpoints and exact resume.
 
 The sampler state is the topic of every token; counts are derived from it. Each sweep is one call
-to the sharded sampler (``ldacli.sampler``); the log-likelihood, progress, checkpoints, time
+to the sharded sampler (``ldacli.methods.sharded``); the log-likelihood, progress, checkpoints, time
 limits and signals are handled here, between sweeps.
 """
 
@@ -21,12 +21,12 @@ from scipy.special import gammaln
 from tqdm import tqdm
 
 from ldacli import __version__
-from ldacli._gibbs import doc_topic_lgamma
+from ldacli._cgs import doc_topic_lgamma
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Checkpoint, Model
-from ldacli.hyper import optimize_alpha, optimize_beta
-from ldacli.sampler import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
+from ldacli.priors import optimize_alpha, optimize_beta
+from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
 from ldacli.stopping import EarlyStopping, HeldOutEvaluator, holdout_split
 
 log = logging.getLogger("ldacli")
@@ -196,7 +196,7 @@ def train(
 
     With ``optimize_interval`` N > 0, an asymmetric alpha and a symmetric beta are learned from
     the counts every N sweeps after ``optimize_burn_in`` sweeps (Minka's fixed point,
-    :mod:`ldacli.hyper`); ``alpha``/``beta`` are then the starting values. With ``holdout``
+    :mod:`ldacli.priors`); ``alpha``/``beta`` are then the starting values. With ``holdout``
     (a fraction) and ``patience``, that fraction of the documents is held out and training
     stops when their document-completion perplexity, computed every ``loglik_every`` sweeps,
     has not improved ``patience`` times in a row; the model is fitted to the rest.

@@ -1,6 +1,7 @@
-"""Kernels for held-out likelihood estimators: left-to-right particles and likelihood given theta.
+"""Kernels for documents under fixed topics: theta by Gibbs sampling (``infer``, document
+completion, early stopping), left-to-right particles and the likelihood given theta.
 
-As in ``_gibbs.pyx``: the caller allocates and coerces every array, a kernel updates its outputs
+As in ``_cgs.pyx``: the caller allocates and coerces every array, a kernel updates its outputs
 in place inside one ``nogil`` block, random numbers come from the ``numpy.random.Generator``
 passed in (``next_double`` of its bit generator, the stream ``Generator.random()`` draws from,
 under the generator's lock), and nothing is validated here. The plain NumPy each kernel equals,
@@ -23,6 +24,49 @@ cdef inline Py_ssize_t _sample(const int32_t* nd, const double* alpha, const dou
         total = total + (nd[k] + alpha[k]) * pw[k]
         cum[k] = total
     return search_cumulative(cum, K, bitgen.next_double(bitgen.state) * total)
+
+
+# --------------------------------------------------------------------------------------------
+# Theta of documents under fixed topics (infer, document completion, early stopping)
+
+def fixed_topics_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
+                       int32_t[:, ::1] ndk, const double[:, ::1] phi_wk,
+                       const double[::1] alpha, double[::1] work, object rng):
+    """One Gibbs sweep for new documents with the topics held fixed (inference).
+
+    ``phi_wk`` (V, K) float64 is the transposed topic-word matrix (word-major); ``words``,
+    ``doc_ptr``, ``z`` as in :func:`dense_sweep`; ``ndk`` (D, K) int32 document-topic counts;
+    ``work`` (K,) float64 scratch. Mutates ``z`` and ``ndk``; draws one double per token.
+    Equivalent NumPy::
+
+        for d in range(D):
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                w, t = words[i], z[i]
+                ndk[d, t] -= 1
+                cum = np.cumsum((ndk[d] + alpha) * phi_wk[w])
+                u = rng.random() * cum[-1]
+                t = min(np.searchsorted(cum, u, side="right"), K - 1)
+                z[i] = t; ndk[d, t] += 1
+    """
+    cdef Py_ssize_t K = alpha.shape[0]
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t d, i, t
+    cdef double* cum = &work[0]
+    cdef const double* pw
+    cdef int32_t* nd
+    cdef bitgen_t* bitgen = bitgen_of(rng)
+
+    with rng.bit_generator.lock:
+        with nogil:
+            for d in range(D):
+                nd = &ndk[d, 0]
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    t = z[i]
+                    pw = &phi_wk[words[i], 0]
+                    nd[t] -= 1
+                    t = _sample(nd, &alpha[0], pw, K, cum, bitgen)
+                    z[i] = <int32_t> t
+                    nd[t] += 1
 
 
 def left_to_right(const int32_t[::1] words, const int64_t[::1] doc_ptr,

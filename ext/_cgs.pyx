@@ -1,6 +1,6 @@
 """Gibbs-sampling kernels for LDA.
 
-Every array is allocated and coerced by the caller (``ldacli.sampler`` and ``ldacli.infer``); a
+Every array is allocated and coerced by the caller (``ldacli.methods.sharded``); a
 kernel updates its arrays in place inside one ``nogil`` block and returns a count or nothing.
 One call is one sweep over the tokens of one shard (a contiguous range of documents). Random
 numbers come from the ``numpy.random.Generator`` passed in (its bit generator's
@@ -640,52 +640,3 @@ def doc_topic_lgamma(const int64_t[::1] doc_ptr, const int32_t[::1] z, const dou
                     total += lgamma(ndk[t] + alpha[t]) - lgamma(alpha[t])
                     ndk[t] = 0
     return total
-
-
-# --------------------------------------------------------------------------------------------
-# Inference with fixed topics
-
-def fixed_topics_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
-                       int32_t[:, ::1] ndk, const double[:, ::1] phi_wk,
-                       const double[::1] alpha, double[::1] work, object rng):
-    """One Gibbs sweep for new documents with the topics held fixed (inference).
-
-    ``phi_wk`` (V, K) float64 is the transposed topic-word matrix (word-major); ``words``,
-    ``doc_ptr``, ``z`` as in :func:`dense_sweep`; ``ndk`` (D, K) int32 document-topic counts;
-    ``work`` (K,) float64 scratch. Mutates ``z`` and ``ndk``; draws one double per token.
-    Equivalent NumPy::
-
-        for d in range(D):
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                w, t = words[i], z[i]
-                ndk[d, t] -= 1
-                cum = np.cumsum((ndk[d] + alpha) * phi_wk[w])
-                u = rng.random() * cum[-1]
-                t = min(np.searchsorted(cum, u, side="right"), K - 1)
-                z[i] = t; ndk[d, t] += 1
-    """
-    cdef Py_ssize_t K = alpha.shape[0]
-    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
-    cdef Py_ssize_t d, i, k, t
-    cdef double total, u
-    cdef double* cum = &work[0]
-    cdef const double* pw
-    cdef int32_t* nd
-    cdef bitgen_t* bitgen = bitgen_of(rng)
-
-    with rng.bit_generator.lock:
-        with nogil:
-            for d in range(D):
-                nd = &ndk[d, 0]
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                    t = z[i]
-                    pw = &phi_wk[words[i], 0]
-                    nd[t] -= 1
-                    total = 0.0
-                    for k in range(K):
-                        total = total + (nd[k] + alpha[k]) * pw[k]
-                        cum[k] = total
-                    u = bitgen.next_double(bitgen.state) * total
-                    t = search_cumulative(cum, K, u)
-                    z[i] = <int32_t> t
-                    nd[t] += 1

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import digamma, gammaln
 
-from ldacli.hyper import count_histograms, optimize_alpha, optimize_beta
+from ldacli.priors import count_histograms, optimize_alpha, optimize_beta
 
 
 def dm_loglik_alpha(ndk, alpha):

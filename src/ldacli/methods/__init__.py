@@ -1,0 +1,1 @@
+"""The training methods (collapsed Gibbs, uncollapsed Gibbs, variational EM)."""
