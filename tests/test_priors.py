@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import digamma, gammaln
 
+from ldacli.errors import LdacliError
 from ldacli.priors import count_histograms, optimize_alpha, optimize_beta
 
 
@@ -136,9 +137,9 @@ def test_same_counts_same_result_and_bad_shapes_are_refused():
     a = optimize_alpha(ndk, ndk.sum(axis=1), np.array([0.1, 0.1]))
     b = optimize_alpha(ndk.copy(), ndk.sum(axis=1), np.array([0.1, 0.1]))
     np.testing.assert_array_equal(a, b)
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(LdacliError, match="alpha"):
         optimize_alpha(ndk, ndk.sum(axis=1), np.ones(3))
-    with pytest.raises(ValueError, match="nwk"):
+    with pytest.raises(LdacliError, match="nwk"):
         optimize_beta(ndk, np.ones(5), 0.1)
-    with pytest.raises(ValueError, match="iterations"):
+    with pytest.raises(LdacliError, match="iterations"):
         optimize_alpha(ndk, ndk.sum(axis=1), np.ones(2), iterations=0)

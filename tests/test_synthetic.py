@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from ldacli.errors import LdacliError
 from ldacli.corpus import Corpus
 from ldacli.synthetic import Synthetic, generate, planted_topics, recovery
 
@@ -134,7 +135,7 @@ def test_zero_documents_and_empty_documents():
 def test_bad_parameters_are_refused(kwargs, match):
     args = dict(n_docs=5, n_topics=4, n_words=20)
     args.update(kwargs)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(LdacliError, match=match):
         generate(**args)
 
 
@@ -194,7 +195,7 @@ def test_recovery_distance_of_disjoint_topics_is_one():
     ],
 )
 def test_recovery_refuses_bad_input(true, est, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(LdacliError, match=match):
         recovery(true, est)
 
 

@@ -24,3 +24,12 @@ class InputError(LdacliError):
         self.detail = message
         where = self.path if line is None else f"{self.path}:{line}"
         super().__init__(f"{where}: {message}")
+
+
+class SettingError(LdacliError):
+    """A setting (a parameter of the library, an option of the command line) with a value that
+    is not allowed, or that does not apply; ``name`` is the setting's name in the library."""
+
+    def __init__(self, name: str, message: str):
+        self.name = name
+        super().__init__(message)

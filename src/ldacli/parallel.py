@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ldacli.errors import LdacliError
+from ldacli import checks
 
 T = TypeVar("T")
 
@@ -25,16 +25,16 @@ CHUNK_NNZ = 1 << 15
 
 
 def default_threads() -> int:
-    """Every core the machine has (``os.cpu_count()``), at least 1."""
+    """"All cores": the cores this process may run on (its CPU affinity mask, which a container,
+    ``taskset`` or a batch scheduler may narrow), else the machine's count; at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
 
 
 def check_threads(threads: int | None) -> int:
-    if threads is None:
-        return default_threads()
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise LdacliError(f"threads must be an integer >= 1, found {threads!r}")
-    return int(threads)
+    """``threads`` checked, or :func:`default_threads` when it is None."""
+    return default_threads() if threads is None else checks.count("threads", threads, 1)
 
 
 def doc_ranges(indptr: np.ndarray, target: int | None = None) -> list[tuple[int, int]]:
@@ -60,7 +60,8 @@ def even_ranges(n: int, target: int) -> list[tuple[int, int]]:
 class Pool:
     """Runs a function over items on ``threads`` threads and returns the results in item order.
 
-    With one thread everything runs in the calling thread. Use as a context manager.
+    With one thread everything runs in the calling thread. Use as a context manager, or call
+    :meth:`close`.
     """
 
     def __init__(self, threads: int):
@@ -72,9 +73,13 @@ class Pool:
             return [fn(item) for item in items]
         return list(self._executor.map(fn, items))
 
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+
     def __enter__(self) -> "Pool":
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
+        self.close()

@@ -20,6 +20,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma
 
+from ldacli import checks
+from ldacli.errors import LdacliError
+
 __all__ = ["optimize_alpha", "optimize_beta", "count_histograms"]
 
 DEFAULT_ITERATIONS = 200
@@ -53,13 +56,6 @@ def _digamma_sums(hist: np.ndarray, a: np.ndarray) -> np.ndarray:
     return np.bincount(rows, weights=terms, minlength=hist.shape[0])
 
 
-def _check_iterations(iterations: int, tol: float) -> None:
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-        raise ValueError(f"iterations must be an integer >= 1, found {iterations!r}")
-    if not tol >= 0:
-        raise ValueError(f"tol must be a non-negative number, found {tol!r}")
-
-
 def optimize_alpha(ndk: np.ndarray, doc_lengths: np.ndarray, alpha: np.ndarray, *,
                    iterations: int = DEFAULT_ITERATIONS, tol: float = DEFAULT_TOL,
                    min_value: float = MIN_VALUE) -> np.ndarray:
@@ -81,12 +77,13 @@ def optimize_alpha(ndk: np.ndarray, doc_lengths: np.ndarray, alpha: np.ndarray, 
     Empty documents carry no information and are ignored. Values are floored at
     ``min_value`` so that a topic no document uses keeps a positive prior.
     """
-    _check_iterations(iterations, tol)
+    checks.count("iterations", iterations, 1)
+    checks.non_negative("tol", tol)
     ndk = np.asarray(ndk)
     lengths = np.asarray(doc_lengths, dtype=np.int64).reshape(1, -1)
     a = np.array(alpha, dtype=np.float64)
     if ndk.ndim != 2 or a.shape != (ndk.shape[1],) or lengths.shape[1] != ndk.shape[0]:
-        raise ValueError(f"expected ndk (D, K), doc_lengths (D,) and alpha (K,), found shapes "
+        raise LdacliError(f"expected ndk (D, K), doc_lengths (D,) and alpha (K,), found shapes "
                          f"{ndk.shape}, {np.shape(doc_lengths)} and {np.shape(alpha)}")
     topic_hist = count_histograms(ndk)  # (K, max n_dk + 1)
     length_hist = count_histograms(lengths.T)  # (1, max N_d + 1)
@@ -123,11 +120,12 @@ def optimize_beta(nwk: np.ndarray, nk: np.ndarray, beta: float, *,
     K totals, so a step costs O(distinct counts + K). Stops as :func:`optimize_alpha` does;
     never below ``min_value``.
     """
-    _check_iterations(iterations, tol)
+    checks.count("iterations", iterations, 1)
+    checks.non_negative("tol", tol)
     nwk = np.asarray(nwk)
     nk = np.asarray(nk, dtype=np.int64)
     if n_words is None and (nwk.ndim != 2 or nk.shape != (nwk.shape[1],)):
-        raise ValueError(f"expected nwk (V, K) and nk (K,), found shapes {nwk.shape} and {nk.shape}")
+        raise LdacliError(f"expected nwk (V, K) and nk (K,), found shapes {nwk.shape} and {nk.shape}")
     V = nwk.shape[0] if n_words is None else int(n_words)
     word_hist = count_histograms(nwk.reshape(-1, 1))  # (1, max n_kw + 1)
     totals = nk[nk > 0]

@@ -24,14 +24,15 @@ seven seconds for 50 million tokens (K=50, V=20,000) on one core.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
+from ldacli import checks
 from ldacli.corpus import Corpus
+from ldacli.errors import LdacliError
 
 __all__ = ["Synthetic", "generate", "planted_topics", "recovery", "total_variation"]
 
@@ -54,32 +55,17 @@ class Synthetic:
     theta: np.ndarray
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
-
-
-def _check_positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}.")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be a positive number, got {value!r}.")
-    return value
-
-
 def _doc_lengths(doc_length, n_docs: int, rng: np.random.Generator) -> np.ndarray:
     """Lengths (n_docs,) int64: a fixed length, or uniform on the inclusive range (lo, hi)."""
     if isinstance(doc_length, (tuple, list)):
         if len(doc_length) != 2:
-            raise ValueError(f"doc_length must be an integer or a (lo, hi) pair, got {doc_length!r}.")
-        lo = _check_int("doc_length[0]", doc_length[0], 0)
-        hi = _check_int("doc_length[1]", doc_length[1], 0)
+            raise LdacliError(f"doc_length must be an integer or a (lo, hi) pair, got {doc_length!r}.")
+        lo = checks.count("doc_length[0]", doc_length[0], 0)
+        hi = checks.count("doc_length[1]", doc_length[1], 0)
         if lo > hi:
-            raise ValueError(f"doc_length must be a (lo, hi) pair with lo <= hi, got {doc_length!r}.")
+            raise LdacliError(f"doc_length must be a (lo, hi) pair with lo <= hi, got {doc_length!r}.")
         return rng.integers(lo, hi, size=n_docs, endpoint=True, dtype=np.int64)
-    n = _check_int("doc_length", doc_length, 0)
+    n = checks.count("doc_length", doc_length, 0)
     return np.full(n_docs, n, dtype=np.int64)
 
 
@@ -118,8 +104,8 @@ def planted_topics(n_topics: int, n_words: int) -> np.ndarray:
     one (``np.array_split``); topic ``k`` is uniform over block ``k`` and zero elsewhere, so
     the topics have disjoint supports and every word belongs to exactly one topic.
     """
-    n_topics = _check_int("n_topics", n_topics, 1)
-    n_words = _check_int("n_words", n_words, n_topics)
+    n_topics = checks.count("n_topics", n_topics, 1)
+    n_words = checks.count("n_words", n_words, n_topics)
     phi = np.zeros((n_topics, n_words), dtype=np.float64)
     for k, block in enumerate(np.array_split(np.arange(n_words), n_topics)):
         phi[k, block] = 1.0 / block.size
@@ -164,12 +150,12 @@ def generate(
         explicit zeros; vocabulary ``"w00000", "w00001", ...``; document ids ``"0", "1",
         ...``; source and format ``"synthetic"``) with the true ``phi`` and ``theta``.
     """
-    n_docs = _check_int("n_docs", n_docs, 0)
-    n_topics = _check_int("n_topics", n_topics, 1)
-    n_words = _check_int("n_words", n_words, n_topics if planted else 1)
-    alpha = _check_positive("alpha", alpha)
+    n_docs = checks.count("n_docs", n_docs, 0)
+    n_topics = checks.count("n_topics", n_topics, 1)
+    n_words = checks.count("n_words", n_words, n_topics if planted else 1)
+    alpha = checks.positive("alpha", alpha)
     if not planted:
-        beta = _check_positive("beta", beta)
+        beta = checks.positive("beta", beta)
     rng = np.random.default_rng(seed)
 
     if planted:
@@ -233,12 +219,12 @@ def _as_distributions(name: str, x) -> np.ndarray:
     """Rows of ``x`` scaled to sum to 1, after checking they are non-negative and non-zero."""
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array (topics x words), got shape {x.shape}.")
+        raise LdacliError(f"{name} must be a non-empty 2-D array (topics x words), got shape {x.shape}.")
     if not np.all(np.isfinite(x)) or np.any(x < 0):
-        raise ValueError(f"{name} must hold finite non-negative values.")
+        raise LdacliError(f"{name} must hold finite non-negative values.")
     sums = x.sum(axis=1, keepdims=True)
     if np.any(sums == 0):
-        raise ValueError(f"{name} has a topic (row) that sums to zero.")
+        raise LdacliError(f"{name} has a topic (row) that sums to zero.")
     return x / sums
 
 
@@ -272,12 +258,12 @@ def recovery(phi_true: np.ndarray, phi_est: np.ndarray) -> tuple[np.ndarray, flo
     p = _as_distributions("phi_true", phi_true)
     q = _as_distributions("phi_est", phi_est)
     if p.shape[1] != q.shape[1]:
-        raise ValueError(
+        raise LdacliError(
             f"phi_true and phi_est must have the same number of words (columns), "
             f"got {p.shape[1]} and {q.shape[1]}."
         )
     if q.shape[0] < p.shape[0]:
-        raise ValueError(
+        raise LdacliError(
             f"phi_est must have at least as many topics as phi_true ({p.shape[0]}), got {q.shape[0]}."
         )
     dist = total_variation(p, q)

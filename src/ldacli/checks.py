@@ -1,0 +1,62 @@
+"""Validation of settings given to the library: one message form, the project's own error.
+
+Every check takes the setting's name and value and returns the value as the type the code uses,
+or raises :class:`~ldacli.errors.SettingError` (a :class:`~ldacli.errors.LdacliError`) whose
+message reads ``NAME must be WHAT, found VALUE`` and which carries the name, so the command line
+can point at the option.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from ldacli.errors import SettingError
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def count(name: str, value, minimum: int) -> int:
+    """An integer >= ``minimum`` (bools are not integers here)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise SettingError(name, f"{name} must be an integer >= {minimum}, found {value!r}")
+    return int(value)
+
+
+def positive(name: str, value) -> float:
+    """A finite number > 0."""
+    if not (_is_real(value) and math.isfinite(value) and value > 0):
+        raise SettingError(name, f"{name} must be a positive finite number, found {value!r}")
+    return float(value)
+
+
+def non_negative(name: str, value) -> float:
+    """A finite number >= 0."""
+    if not (_is_real(value) and math.isfinite(value) and value >= 0):
+        raise SettingError(name, f"{name} must be a finite number >= 0, found {value!r}")
+    return float(value)
+
+
+def fraction(name: str, value, *, open_ends: bool = False) -> float:
+    """A number in [0, 1], or in (0, 1) with ``open_ends``."""
+    ok = _is_real(value) and (0 < value < 1 if open_ends else 0 <= value <= 1)
+    if not ok:
+        where = "strictly between 0 and 1" if open_ends else "in [0, 1]"
+        raise SettingError(name, f"{name} must be a number {where}, found {value!r}")
+    return float(value)
+
+
+def flag(name: str, value) -> bool:
+    """True or False (numpy bools included)."""
+    if value is True or value is False or type(value).__name__ == "bool_":
+        return bool(value)
+    raise SettingError(name, f"{name} must be True or False, found {value!r}")
+
+
+def choice(name: str, value, options) -> str:
+    """One of ``options``."""
+    if value not in options:
+        raise SettingError(name, f"{name} must be one of {', '.join(options)}, found {value!r}")
+    return str(value)
