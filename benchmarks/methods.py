@@ -8,8 +8,8 @@ Usage::
 Every 10th document is held out; the other 90% train
 
 * ``cgs``   -- ldacli collapsed Gibbs (``ldacli.train``, one thread), alpha 0.1, beta 0.01;
-* ``vem``   -- ldacli variational EM (``ldacli.train_vem``, default settings), ``--threads``;
-* ``gibbs`` -- ldacli uncollapsed Gibbs (``ldacli.train_gibbs``), ``--threads``, same priors as cgs;
+* ``vem``   -- ldacli variational EM (``ldacli.train(method="vem")``, default settings), ``--threads``;
+* ``gibbs`` -- ldacli uncollapsed Gibbs (``ldacli.train(method="gibbs")``), ``--threads``, same priors as cgs;
 * ``sklearn`` -- scikit-learn's ``LatentDirichletAllocation(learning_method="batch")`` with its
   defaults (priors 1/K, 10 passes), ``n_jobs=--threads``;
 * ``gensim`` -- gensim's ``LdaModel`` (online VB, ``--gensim-passes`` passes, priors 1/K).
@@ -94,9 +94,9 @@ def main(argv=None) -> int:
             for point in (int(p) for p in args.vem_points.split(",")):
                 t0 = time.perf_counter()
                 if done == 0:
-                    m = ldacli.train_vem(train, K, iterations=point, seed=args.seed, threads=args.threads, checkpoint=ckpt)
+                    m = ldacli.train(train, K, method="vem", iterations=point, seed=args.seed, threads=args.threads, checkpoint=ckpt)
                 else:
-                    m = ldacli.train_vem(train, iterations=point, resume=ckpt, threads=args.threads, checkpoint=ckpt)
+                    m = ldacli.train(train, iterations=point, resume=ckpt, threads=args.threads, checkpoint=ckpt)
                 elapsed += time.perf_counter() - t0
                 if m.params["iterations_done"] == done:
                     break
@@ -119,7 +119,7 @@ def main(argv=None) -> int:
 
         if "gibbs" not in skip:
             t0 = time.perf_counter()
-            m = ldacli.train_gibbs(train, K, iterations=args.gibbs_sweeps, alpha=0.1, beta=0.01,
+            m = ldacli.train(train, K, method="gibbs", iterations=args.gibbs_sweeps, alpha=0.1, beta=0.01,
                                    seed=args.seed, threads=args.threads)
             record("gibbs", f"{args.gibbs_sweeps} sweeps (burn-in {m.params['burn_in']}), {args.threads} threads",
                    time.perf_counter() - t0, m)

@@ -2,7 +2,7 @@
 
 Given theta (D, K) and phi, the topics of all tokens are independent, so a sweep can run over
 fixed ranges of documents in parallel, each range with its own ``numpy.random.Generator``. Every
-array is allocated by the caller (``ldacli.gibbs``); a kernel updates its arrays in place inside
+array is allocated by the caller (``ldacli.methods.ugibbs``); a kernel updates its arrays in place inside
 one ``nogil`` block and returns nothing. Random numbers come from the generator passed in (its
 bit generator's ``next_double``); its lock is held for the call. The kernels never validate.
 

@@ -1,6 +1,6 @@
 """Variational EM kernels for LDA (Blei, Ng & Jordan 2003), and the special functions they use.
 
-Every array is allocated and coerced by the caller (``ldacli.vem``); a kernel fills or updates its
+Every array is allocated and coerced by the caller (``ldacli.methods.vem``); a kernel fills or updates its
 arrays in place inside one ``nogil`` block and returns nothing. A call covers one range of
 documents (E-step) or of words (M-step statistics), so the caller can run fixed ranges on several
 threads: different ranges never write to the same memory, and nothing is summed across ranges

@@ -1,5 +1,7 @@
 import pytest
 
+import ldacli
+
 from ldacli.corpus import write_corpus
 from ldacli.synthetic import generate
 
@@ -18,3 +20,15 @@ def small_ldac(tmp_path, planted):
     return str(path)
 
 
+
+
+@pytest.fixture
+def keep_every_checkpoint(monkeypatch, tmp_path):
+    """Also copy each checkpoint written to ``tmp_path/at<iteration>.npz``."""
+    save = ldacli.Checkpoint.save
+
+    def saving(self, path):
+        save(self, path)
+        save(self, str(tmp_path / f"at{self.iteration}.npz"))
+
+    monkeypatch.setattr(ldacli.Checkpoint, "save", saving)

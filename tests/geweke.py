@@ -18,7 +18,7 @@ sampler that leaves the wrong distribution invariant shows up as a large |z|.
 
 A sampler is given as ``sweep(words, doc_ptr, z, nwk, ndk, nk, alpha, beta, rng)``: one sweep
 over all tokens, updating ``z`` and the counts in place (shapes and dtypes as in
-``ldacli._cgs.cgs_sweep``: words (N,) int32, doc_ptr (D+1,) int64, z (N,) int32, nwk (V, K)
+``ldacli._cgs.dense_sweep``: words (N,) int32, doc_ptr (D+1,) int64, z (N,) int32, nwk (V, K)
 int32, ndk (D, K) int32, nk (K,) int32, alpha (K,) float64, beta float, rng a Generator).
 """
 

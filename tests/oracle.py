@@ -1,6 +1,12 @@
-"""Slow NumPy versions of the Cython kernels, draw for draw: the oracle the kernels must equal."""
+"""Slow NumPy versions of the Cython kernels, draw for draw: the oracle the kernels must equal;
+and the exact posterior of a tiny corpus, by enumeration, that every sampler must visit."""
+
+import itertools
 
 import numpy as np
+from scipy.special import gammaln
+
+from ldacli.methods.cgs import doc_topic_counts, word_topic_counts
 
 
 def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng):
@@ -37,7 +43,7 @@ def sharded_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, rngs):
 
 
 def fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, rng):
-    """ldacli._cgs.fixed_topics_sweep."""
+    """ldacli._heldout.fixed_topics_sweep."""
     K = alpha.size
     for d in range(doc_ptr.size - 1):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
@@ -120,3 +126,19 @@ def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
             for r in range(P):
                 ndk[r, _draw((ndk[r] + alpha) * phi_wk[w], rng)] += 1
     return log_z
+
+
+def exact_posterior(words, doc_ptr, V, K, alpha, beta):
+    """p(z | w) for every assignment of a tiny corpus, by enumeration of the collapsed joint:
+    the list of states (tuples z) and their probabilities."""
+    states = list(itertools.product(range(K), repeat=words.size))
+    logp = []
+    for z in states:
+        z = np.array(z, np.int32)
+        nwk = word_topic_counts(words, z, V, K)
+        lp = np.sum(gammaln(nwk + beta)) - np.sum(gammaln(nwk.sum(axis=0) + V * beta))
+        lp += np.sum(gammaln(doc_topic_counts(doc_ptr, z, K) + alpha))
+        logp.append(lp)
+    logp = np.array(logp)
+    p = np.exp(logp - logp.max())
+    return states, p / p.sum()

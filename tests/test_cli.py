@@ -89,7 +89,7 @@ def test_checkpoint_and_resume_through_the_cli(tmp_path, small_ldac):
     assert second.exit_code == 0, second.stderr
     assert (tmp_path / "full.npz").read_bytes() == (tmp_path / "resumed.npz").read_bytes()
     changed = run("train", small_ldac, "-k", 6, "--iterations", 12, "-o", tmp_path / "x.npz", "--resume", ckpt)
-    assert_user_error(changed, "n_topics")
+    assert_user_error(changed, "n_topics", "-k/--topics", code=2)
     assert not (tmp_path / "x.npz").exists()
 
 
@@ -309,7 +309,7 @@ def test_resume_with_another_thread_count_gives_the_same_file(tmp_path, small_ld
     assert (tmp_path / "full.npz").read_bytes() == (tmp_path / "resumed.npz").read_bytes()
     changed = run("train", small_ldac, "--iterations", 9, "--sampler", "dense", "-o", tmp_path / "x.npz",
                   "--resume", ckpt)
-    assert_user_error(changed, "sampler")
+    assert_user_error(changed, "sampler", "--sampler", code=2)
 
 
 @pytest.mark.parametrize("method, extra, label", [

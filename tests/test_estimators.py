@@ -20,8 +20,8 @@ import ldacli
 import ldacli.synthetic
 from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
-from ldacli.evaluate import completion_split, perplexity
-from ldacli.inference import estimate_theta
+from ldacli.evaluate import perplexity
+from ldacli.heldout import completion_split, estimate_theta
 
 K, V = 3, 4
 ALPHA = np.array([0.3, 0.8, 0.5])
@@ -105,8 +105,8 @@ def test_document_completion_agrees_with_the_exact_predictive_probability():
 def test_batched_theta_is_the_same_chain_cut_into_blocks():
     corpus = corpus_of(DOCS)
     words, ptr = corpus.tokens()
-    a, one = estimate_theta(model_of(), words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3))
-    b, batches = estimate_theta(model_of(), words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3),
+    a, one = estimate_theta(PHI, ALPHA, words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3))
+    b, batches = estimate_theta(PHI, ALPHA, words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3),
                                 batches=10)
     np.testing.assert_array_equal(a, b)
     assert len(one) == 1 and len(batches) == 10

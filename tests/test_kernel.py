@@ -1,7 +1,6 @@
 """The samplers: bit-for-bit equal to the NumPy oracle, consistent counts, the right posterior,
 and the same result for any number of threads."""
 
-import itertools
 
 import numpy as np
 import oracle
@@ -126,21 +125,6 @@ def test_every_sampler_gives_the_same_bytes_for_any_thread_count(kind):
     assert results[0] == results[1] == results[2]
 
 
-def exact_posterior(words, doc_ptr, V, K, alpha, beta):
-    """p(z | w) for every assignment of a tiny corpus, by enumeration of the collapsed joint."""
-    states = list(itertools.product(range(K), repeat=words.size))
-    logp = []
-    for z in states:
-        z = np.array(z, np.int32)
-        nwk = word_topic_counts(words, z, V, K)
-        lp = np.sum(gammaln(nwk + beta)) - np.sum(gammaln(nwk.sum(axis=0) + V * beta))
-        lp += np.sum(gammaln(doc_topic_counts(doc_ptr, z, K) + alpha))
-        logp.append(lp)
-    logp = np.array(logp)
-    p = np.exp(logp - logp.max())
-    return states, p / p.sum()
-
-
 @pytest.mark.parametrize("kind", SAMPLERS)
 def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind):
     # 2 documents, 5 tokens, 3 words, 2 topics: 32 states, posterior computed exactly.
@@ -148,7 +132,7 @@ def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind):
     doc_ptr = np.array([0, 3, 5], np.int64)
     V, K, beta = 3, 2, 0.3
     alpha = np.array([0.4, 0.7])
-    states, exact = exact_posterior(words, doc_ptr, V, K, alpha, beta)
+    states, exact = oracle.exact_posterior(words, doc_ptr, V, K, alpha, beta)
     index = {z: i for i, z in enumerate(states)}
     z = np.zeros(5, np.int32)
     sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), streams(2024, 1))

@@ -11,7 +11,8 @@ import ldacli.synthetic
 from ldacli.errors import LdacliError
 from ldacli.evaluate import perplexity
 from ldacli.info import describe
-from ldacli.stopping import EarlyStopping, HeldOutEvaluator, holdout_split
+from ldacli.heldout import HeldOutEvaluator, holdout_split
+from ldacli.stopping import EarlyStopping
 from ldacli.methods.sharded import ShardedSampler, shard_bounds
 
 

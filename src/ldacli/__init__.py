@@ -4,29 +4,32 @@ The Python API is what the CLI runs::
 
     import ldacli
     corpus = ldacli.read_corpus("docword.kos.txt.gz")
-    model = ldacli.train(corpus, n_topics=20, iterations=200, seed=1)
-    # or ldacli.train_vem(corpus, 20, seed=1), ldacli.train_gibbs(corpus, 20, seed=1)
+    model = ldacli.train(corpus, 20, iterations=200, seed=1)       # collapsed Gibbs
+    model = ldacli.train(corpus, 20, method="vem", seed=1)          # or variational EM, "gibbs"
     model.save("kos.npz")
     model = ldacli.load_model("kos.npz")
+    result, dropped = ldacli.infer(model, ldacli.read_corpus("new.txt", fixed_vocab=model.vocab))
+
+The functions re-exported here live in modules named after their job (``ldacli.methods.driver``,
+``ldacli.inference``, ``ldacli.evaluate``, ``ldacli.topic_coherence``, ``ldacli.info``, ...),
+which stay importable under their own names.
 """
 
-__version__ = "0.1.0"
+from ldacli.version import __version__  # noqa: E402
 
-from ldacli.topic_coherence import coherence  # noqa: E402
 from ldacli.corpus import Corpus, read_corpus, write_corpus  # noqa: E402
-from ldacli.errors import InputError, LdacliError  # noqa: E402
+from ldacli.errors import InputError, LdacliError, SettingError  # noqa: E402
 from ldacli.evaluate import perplexity  # noqa: E402
 from ldacli.inference import infer  # noqa: E402
 from ldacli.info import describe  # noqa: E402
+from ldacli.methods.driver import METHODS, TrainingInterrupted, train  # noqa: E402
 from ldacli.model import Checkpoint, Inference, Model  # noqa: E402
-from ldacli.methods.cgs import train  # noqa: E402
-from ldacli.methods.ugibbs import train_gibbs  # noqa: E402
-from ldacli.methods.vem import train_vem  # noqa: E402
+from ldacli.topic_coherence import coherence  # noqa: E402
 
 load_model = Model.load
 
 __all__ = [
-    "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "Model",
-    "infer", "load_model", "perplexity", "read_corpus", "train", "train_gibbs", "train_vem",
-    "write_corpus", "__version__", "coherence", "describe",
+    "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "METHODS", "Model", "SettingError",
+    "TrainingInterrupted", "coherence", "describe", "infer", "load_model", "perplexity", "read_corpus", "train",
+    "write_corpus", "__version__",
 ]

@@ -1,7 +1,7 @@
 """The ``ldacli`` command line: a thin layer of click over the Python API.
 
 stdout carries results only; notes, progress and errors go to stderr. Exit codes: 0 success,
-1 for bad data and runtime errors, 2 for usage errors, 130 when stopped by a signal.
+1 for bad data and runtime errors, 2 for usage errors, 130 when stopped by SIGINT, 143 by SIGTERM.
 """
 
 from __future__ import annotations
@@ -16,33 +16,37 @@ from contextlib import contextmanager
 import click
 import numpy as np
 
-from ldacli import __version__
-from ldacli.topic_coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
-from ldacli.topic_coherence import coherence as topic_coherence, training_reference
+from ldacli.version import __version__
 from ldacli.corpus import read_corpus, write_corpus
-from ldacli.errors import LdacliError
+from ldacli.errors import LdacliError, SettingError
 from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
 from ldacli.evaluate import METHODS as EVAL_METHODS
 from ldacli.evaluate import perplexity as compute_perplexity
+from ldacli.heldout import DEFAULT_BURN_IN, DEFAULT_ITERATIONS
+from ldacli.inference import infer as run_infer
 from ldacli.info import describe as describe_file, format_text as format_info
-from ldacli.inference import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, infer as run_infer
-from ldacli.methods.ugibbs import train_gibbs
-from ldacli.model import Model, checkpoint_method
+from ldacli.methods.driver import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_METHOD, DEFAULT_TOPICS, METHODS,
+                                   TrainingInterrupted, train as run_train)
 from ldacli.methods.sharded import SAMPLERS
-from ldacli.methods.cgs import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, TrainingInterrupted, train as run_train
-from ldacli.methods.vem import DEFAULT_EM_TOL, DEFAULT_ESTEP_MAX_ITER, DEFAULT_ESTEP_TOL, train_vem
+from ldacli.model import Model
+from ldacli.topic_coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
+from ldacli.topic_coherence import coherence as topic_coherence, training_reference
 
 FORMATS = click.Choice(["auto", "uci", "ldac", "text"])
 
 
 @contextmanager
-def user_errors():
-    """Report users' mistakes as one line on stderr with exit code 1 (130 for signals)."""
+def user_errors(ctx: click.Context | None = None):
+    """Report users' mistakes as one line on stderr: exit code 1 for data and runtime errors, 2
+    for a setting the library refused (naming the option), 128 + the signal's number when a
+    signal stopped the command (130 for SIGINT, 143 for SIGTERM)."""
     try:
         yield
     except TrainingInterrupted as exc:
         click.echo(f"Error: {exc}", err=True)
-        sys.exit(130)
+        sys.exit(128 + exc.signum)
+    except SettingError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param_hint=_option_names(ctx, exc.name)) from None
     except LdacliError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
@@ -51,6 +55,15 @@ def user_errors():
     except OSError as exc:  # writing outputs: full disk, permissions, missing folder
         where = exc.filename or "output"
         raise click.ClickException(f"{where}: cannot write: {exc.strerror or exc}") from None
+
+
+def _option_names(ctx: click.Context | None, name: str) -> str | None:
+    """How the command line spells the library setting ``name`` (``--burn-in``,
+    ``--smoothed/--no-smoothed``), or None when the command has no such option."""
+    for param in ctx.command.params if ctx is not None else ():
+        if param.name == name:
+            return "/".join(param.opts + param.secondary_opts)
+    return None
 
 
 def _setup_logging(quiet: bool, verbose: bool) -> bool:
@@ -132,18 +145,21 @@ def main():
     """
 
 
+CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
+
+
 @main.command()
 @click.argument("corpus")
 @click.option("-o", "--output", required=True, help="Model file to write (.npz).")
 @click.option("-k", "--topics", "n_topics", type=click.IntRange(min=1), default=None,
               help=f"Number of topics.  [default: {DEFAULT_TOPICS}]")
-@click.option("--method", type=click.Choice(["cgs", "vem", "gibbs"]), default=None,
+@click.option("--method", type=click.Choice(list(METHODS)), default=None,
               help="cgs: collapsed Gibbs sampling; vem: variational EM (Blei, Ng & Jordan 2003); "
-                   "gibbs: uncollapsed (blocked) Gibbs sampling.  [default: cgs, or the "
+                   f"gibbs: uncollapsed (blocked) Gibbs sampling.  [default: {DEFAULT_METHOD}, or the "
                    "checkpoint's method with --resume]")
 @click.option("--iterations", type=click.IntRange(min=1), default=None,
               help="Sweeps (cgs, gibbs) or at most this many EM iterations (vem), counting those "
-                   "before a --resume.  [default: 1000; vem: 100]")
+                   f"before a --resume.  [default: {CGS.DEFAULT_ITERATIONS}; vem: {VEM.DEFAULT_ITERATIONS}]")
 @click.option("--alpha", type=click.FloatRange(0, min_open=True), default=None,
               help=f"Document-topic prior for EACH topic (not MALLET's sum over topics; "
                    f"the sum is K * alpha); vem starts from it and estimates an asymmetric "
@@ -153,17 +169,17 @@ def main():
                    f"estimates it unless --fixed-eta.  [default: {DEFAULT_BETA}]")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads (cgs: sampling shards; vem: the E-step; gibbs: all steps); the result "
-                   "is the same for any number.  [default: all cores]")
+                   "is the same for any number.  [default: all cores this process may use]")
 @click.option("--burn-in", type=click.IntRange(min=0), default=None,
               help="gibbs: sweeps discarded before averaging theta and phi.  [default: half of --iterations]")
 @click.option("--estep-tol", type=click.FloatRange(0), default=None,
               help=f"vem: a document's E-step stops when fewer than this fraction of its tokens "
-                   f"change topic in a round.  [default: {DEFAULT_ESTEP_TOL:g}]")
+                   f"change topic in a round.  [default: {VEM.OPTIONS['estep_tol']:g}]")
 @click.option("--estep-max-iter", type=click.IntRange(min=1), default=None,
-              help=f"vem: at most this many E-step rounds per document.  [default: {DEFAULT_ESTEP_MAX_ITER}]")
+              help=f"vem: at most this many E-step rounds per document.  [default: {VEM.OPTIONS['estep_max_iter']}]")
 @click.option("--em-tol", type=click.FloatRange(0), default=None,
               help=f"vem: stop when an EM iteration raises the evidence lower bound by less than "
-                   f"this (relative; 0: run all --iterations).  [default: {DEFAULT_EM_TOL:g}]")
+                   f"this (relative; 0: run all --iterations).  [default: {VEM.OPTIONS['em_tol']:g}]")
 @click.option("--smoothed/--no-smoothed", default=None,
               help="vem: Dirichlet(beta) prior on the topics with a variational posterior "
                    "(smoothed, the default), or topics as plain parameters.")
@@ -178,35 +194,36 @@ def main():
 @click.option("--checkpoint-every", type=click.IntRange(min=0), default=0, show_default=True,
               help="Sweeps (vem: EM iterations) between checkpoints (0: only at the end and on a signal).")
 @click.option("--resume", type=str, default=None,
-              help="Continue from this checkpoint; the result equals an uninterrupted run.")
+              help="Continue from this checkpoint (any method); the result equals an uninterrupted run.")
 @click.option("--sampler", type=click.Choice(["auto", *SAMPLERS]), default=None,
               help="cgs: dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and "
                    "word); alias: Metropolis-Hastings with alias tables, O(1) per token; auto picks "
-                   "by K. Recorded in the model.  [default: auto]")
+                   f"by K. Recorded in the model.  [default: {CGS.OPTIONS['sampler']}]")
 @click.option("--shards", type=click.IntRange(min=1), default=None,
               help="cgs: document shards sampled against counts merged once per sweep (AD-LDA). The "
                    "output depends on the seed and the shards, never on --threads; 1 is the exact "
                    "sequential sampler.  [default: one per 100,000 tokens, at most 16]")
 @click.option("--loglik-every", type=click.IntRange(min=1), default=None,
               help="Sweeps between log-likelihood evaluations (trace, progress, early stopping; vem "
-                   "records the evidence lower bound every iteration).  [default: 10]")
+                   f"records the evidence lower bound every iteration).  [default: {CGS.DEFAULT_LOGLIK_EVERY}]")
 @click.option("--optimize-interval", type=click.IntRange(min=0), default=None,
               help="cgs: learn an asymmetric alpha and a symmetric beta from the counts every N sweeps "
                    "(Minka's fixed point); --alpha/--beta are then starting values.  [default: 0, off]")
 @click.option("--optimize-burn-in", type=click.IntRange(min=0), default=None,
               help="cgs: sweeps before the first optimisation.  [default: 0]")
 @click.option("--holdout", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
-              help="cgs: hold out this fraction of the documents and stop when their perplexity "
+              help="Hold out this fraction of the documents and stop when their perplexity "
                    "(document completion, every --loglik-every sweeps) stops improving; with --patience.")
 @click.option("--patience", type=click.IntRange(min=1), default=None,
-              help="cgs: evaluations without improvement before stopping (with --holdout).")
+              help="Evaluations without improvement before stopping (with --holdout).")
 @click.option("--max-seconds", type=click.FloatRange(0, min_open=True), default=None,
-              help="cgs: stop after the sweep during which this much time has passed (the model "
-                   "records the sweeps done; the result then depends on the machine's speed).")
+              help="Stop after the sweep (EM iteration) during which this much time has passed (the "
+                   "model records the sweeps done; the result then depends on the machine's speed).")
 @corpus_options(pruning=True)
 @quiet_option
 @click.option("-v", "--verbose", is_flag=True, help="Log the log-likelihood as training goes.")
-def train(corpus, output, n_topics, method, iterations, alpha, beta, threads, burn_in, estep_tol,
+@click.pass_context
+def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, threads, burn_in, estep_tol,
           estep_max_iter, em_tol, smoothed, estimate_alpha, estimate_eta, seed, checkpoint,
           checkpoint_every, resume, sampler, shards, loglik_every, optimize_interval, optimize_burn_in,
           holdout, patience, max_seconds, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet,
@@ -228,58 +245,30 @@ def train(corpus, output, n_topics, method, iterations, alpha, beta, threads, bu
       ldacli train docword.kos.txt.gz -k 20 --method gibbs --iterations 500 --burn-in 200 -o kos-gibbs.npz
     """
     progress = _setup_logging(quiet, verbose)
-    specific = {"cgs": {"--sampler": sampler, "--shards": shards, "--optimize-interval": optimize_interval,
-                        "--optimize-burn-in": optimize_burn_in, "--holdout": holdout, "--patience": patience,
-                        "--max-seconds": max_seconds},
-                "gibbs": {"--burn-in": burn_in},
-                "vem": {"--estep-tol": estep_tol, "--estep-max-iter": estep_max_iter, "--em-tol": em_tol,
-                        "--smoothed/--no-smoothed": smoothed, "--estimate-alpha/--fixed-alpha": estimate_alpha,
-                        "--estimate-eta/--fixed-eta": estimate_eta}}
     _check_output("-o/--output", output)
     _check_output("--checkpoint", checkpoint)
-    if (holdout is None) != (patience is None):
-        raise click.UsageError("--holdout and --patience go together: give both to stop early, or neither")
     if checkpoint and os.path.abspath(checkpoint) == os.path.abspath(output):
         raise click.BadParameter("the checkpoint and the model must be different files", param_hint="--checkpoint")
-    with user_errors():
-        if resume:
-            stored = checkpoint_method(resume)
-            if method is not None and method != stored:
-                raise click.BadParameter(f"the checkpoint {resume} was written by --method {stored}, "
-                                         f"found --method {method}", param_hint="--method")
-            method = stored
-        method = method or "cgs"
-        for owner, options in specific.items():
-            for name, value in options.items():
-                if owner != method and value is not None:
-                    raise click.BadParameter(f"applies to --method {owner} only, found --method {method}", param_hint=name)
+    with user_errors(ctx):
         data = _read(corpus, fmt, vocab, quiet, min_df=min_df, max_df=max_df, max_vocab=max_vocab, stop_words=stop_words)
         _note(quiet, f"{corpus}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens")
         t0 = time.perf_counter()
-        common = dict(alpha=alpha, beta=beta, seed=seed, checkpoint=checkpoint,
-                      checkpoint_every=checkpoint_every, resume=resume, progress=progress)
-        if method == "vem":
-            model = train_vem(data, n_topics, iterations=iterations or 100, threads=threads,
-                              smoothed=smoothed, estimate_alpha=estimate_alpha, estimate_eta=estimate_eta,
-                              estep_tol=estep_tol, estep_max_iter=estep_max_iter, em_tol=em_tol, **common)
-        elif method == "gibbs":
-            model = train_gibbs(data, n_topics, iterations=iterations or 1000, burn_in=burn_in,
-                                threads=threads, loglik_every=loglik_every or 10, **common)
-        else:
-            model = run_train(data, n_topics, iterations=iterations or 1000, loglik_every=loglik_every,
-                              sampler=sampler or "auto", threads=threads, shards=shards,
-                              optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in,
-                              holdout=holdout, patience=patience, max_seconds=max_seconds, **common)
+        model = run_train(
+            data, n_topics, method=method, iterations=iterations, alpha=alpha, beta=beta, seed=seed,
+            threads=threads, loglik_every=loglik_every, holdout=holdout, patience=patience,
+            max_seconds=max_seconds, checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
+            progress=progress, sampler=sampler, shards=shards, optimize_interval=optimize_interval,
+            optimize_burn_in=optimize_burn_in, burn_in=burn_in, estep_tol=estep_tol,
+            estep_max_iter=estep_max_iter, em_tol=em_tol, smoothed=smoothed, estimate_alpha=estimate_alpha,
+            estimate_eta=estimate_eta)
         seconds = time.perf_counter() - t0
         model.save(output)
+    p = model.params
+    unit = METHODS[p["method"]].unit
     ll = model.loglik_per_token[-1] if model.loglik_per_token.size else float("nan")
-    if method == "vem":
-        done = f"{model.params['iterations_done']} EM iterations" + (" (converged)" if model.params["converged"] else "")
-        score = f"ELBO/token {ll:.4f}"
-    else:
-        done = f"{model.params.get('iterations_done', model.params['iterations'])} sweeps"
-        score = f"log-likelihood/token {ll:.4f}"
-    _note(quiet, f"{output}: {model.n_topics} topics after {done} in {seconds:.1f} s, {score}, seed {model.params['seed']}")
+    why = "" if p["stopped"] == "iterations" else f" ({p['stopped']})"
+    _note(quiet, f"{output}: {model.n_topics} topics after {p['iterations_done']} {unit}s{why} in {seconds:.1f} s, "
+                 f"{METHODS[p['method']].trace_label} {ll:.4f}, seed {p['seed']}")
 
 
 @main.command()

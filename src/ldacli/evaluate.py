@@ -21,13 +21,13 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import __version__
+from ldacli import checks, seeds
+from ldacli.version import __version__
 from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
-from ldacli.inference import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, estimate_theta, make_rng
+from ldacli.heldout import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, completion_split, estimate_theta, score
 from ldacli.model import Model
-from ldacli.methods.cgs import _check_count
 
 ESTIMATOR = "document-completion"
 METHODS = ("completion", "left-to-right", "importance")
@@ -40,24 +40,6 @@ DEFAULT_SAMPLES = 1000
 COMPLETION_BATCHES = 10
 # Doubles of theta held at once by the importance sampler (32 MB).
 _THETA_CHUNK = 1 << 22
-
-
-def completion_split(corpus: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Split every document's tokens into an observed half and a scored half.
-
-    Tokens are listed in increasing word-id order within each document and alternate: the 1st,
-    3rd, 5th... are observed, the 2nd, 4th... are scored. The split depends on nothing but the
-    corpus, so every model is scored on the same tokens. Returns the observed tokens as
-    ``(words, doc_ptr)`` and the scored ones as ``(docs, words)``.
-    """
-    words, doc_ptr = corpus.tokens()
-    lengths = np.diff(doc_ptr)
-    docs = np.repeat(np.arange(corpus.n_docs, dtype=np.int64), lengths)
-    position = np.arange(words.size, dtype=np.int64) - doc_ptr[docs]
-    scored = position % 2 == 1
-    observed_ptr = np.zeros_like(doc_ptr)
-    np.cumsum((lengths + 1) // 2, out=observed_ptr[1:])
-    return words[~scored], observed_ptr, docs[scored], words[scored]
 
 
 def perplexity(model: Model, corpus: Corpus, *, method: str = "completion",
@@ -74,17 +56,17 @@ def perplexity(model: Model, corpus: Corpus, *, method: str = "completion",
     (natural log), ``standard_error`` (of the log-likelihood), ``n_tokens`` and ``n_docs``
     scored, ``perplexity = exp(-log_likelihood / n_tokens)``, ``seed`` and the settings used.
     """
-    if method not in METHODS:
-        raise LdacliError(f"method: expected one of {', '.join(METHODS)}, found {method!r}")
+    checks.choice("method", method, METHODS)
     aligned, dropped = corpus.align(model.vocab)
-    rng, entropy = make_rng(seed)
+    entropy = seeds.resolve(seed)
+    rng = seeds.generator(entropy)
     if method == "completion":
         result = _completion(model, aligned, corpus.source, iterations, burn_in, rng, progress)
     elif method == "left-to-right":
-        result = _left_to_right(model, aligned, _check_count("particles", particles, 2),
+        result = _left_to_right(model, aligned, checks.count("particles", particles, 2),
                                 bool(resample), rng, progress)
     else:
-        result = _importance(model, aligned, _check_count("samples", samples, 2), rng, progress)
+        result = _importance(model, aligned, checks.count("samples", samples, 2), rng, progress)
     loglik, n = result["log_likelihood"], result["n_tokens"]
     if n == 0:
         raise LdacliError(f"{corpus.source}: expected at least one token known to the model, found none")
@@ -108,11 +90,11 @@ def _completion(model: Model, aligned: Corpus, source: str, iterations: int, bur
             f"{source}: expected documents with at least 2 tokens known to the model "
             f"(one observed, one scored), found none"
         )
-    theta, batch_thetas = estimate_theta(model, obs_words, obs_ptr, iterations=iterations, burn_in=burn_in,
+    theta, batch_thetas = estimate_theta(model.phi, model.alpha, obs_words, obs_ptr, iterations=iterations, burn_in=burn_in,
                                          rng=rng, batches=COMPLETION_BATCHES, progress=progress)
     phi_wk = np.ascontiguousarray(model.phi.T)
-    loglik = _score(theta, phi_wk, score_docs, score_words)
-    batch_ll = np.array([_score(t, phi_wk, score_docs, score_words) for t in batch_thetas])
+    loglik = score(theta, phi_wk, score_docs, score_words)
+    batch_ll = np.array([score(t, phi_wk, score_docs, score_words) for t in batch_thetas])
     se = float(batch_ll.std(ddof=1) / math.sqrt(batch_ll.size)) if batch_ll.size > 1 else float("nan")
     return {
         "log_likelihood": loglik,
@@ -124,17 +106,6 @@ def _completion(model: Model, aligned: Corpus, source: str, iterations: int, bur
         "burn_in": burn_in,
         "batches": int(batch_ll.size),
     }
-
-
-def _score(theta: np.ndarray, phi_wk: np.ndarray, docs: np.ndarray, words: np.ndarray) -> float:
-    """sum_i log sum_k theta[docs_i, k] phi_wk[words_i, k]."""
-    loglik = 0.0
-    chunk = 65536
-    for start in range(0, words.size, chunk):
-        d = docs[start:start + chunk]
-        w = words[start:start + chunk]
-        loglik += float(np.sum(np.log(np.einsum("ik,ik->i", theta[d], phi_wk[w]))))
-    return loglik
 
 
 def _shuffle_within_documents(words: np.ndarray, doc_ptr: np.ndarray,

@@ -1,4 +1,9 @@
-"""What a model or checkpoint file holds, summarised: ``ldacli info`` and :func:`describe`."""
+"""What a model or checkpoint file holds, summarised: ``ldacli info`` and :func:`describe`.
+
+Files of every method and of every readable format version are described the same way: the
+method and its own settings, the steps asked for and done and why training stopped, sizes, the
+priors and how they were arrived at (set, learned, estimated), provenance and the trace.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,19 @@ import zipfile
 
 import numpy as np
 
+from ldacli.errors import InputError
+from ldacli.methods.driver import METHODS
 from ldacli.model import Checkpoint, Model
 
 # Up to this many topics, every alpha is listed in the text output (JSON always lists them).
 ALPHA_LISTED = 10
+
+PROVENANCE = ("ldacli_version", "seed", "corpus_source", "corpus_format", "corpus_fingerprint")
+STOPPING = ("stopped_early", "stop_reason", "best_iteration", "best_heldout_perplexity",
+            "holdout", "patience", "max_seconds")
+# Shown on lines of their own, not among the other parameters.
+SHOWN = {"method", "iterations", "iterations_done", "stopped", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
+         "beta", "loglik_every", "trace", *STOPPING}
 
 
 def _kind(path: str) -> str | None:
@@ -22,110 +36,114 @@ def _kind(path: str) -> str | None:
         return None
 
 
-def _trace(iterations: np.ndarray, values: np.ndarray, every) -> dict:
-    """First, last and best points of the log-likelihood-per-token trace."""
-    if values.size == 0:
-        return {"points": 0}
-    best = int(np.argmax(values))
+def _trace(method, params: dict, iterations: np.ndarray, values: np.ndarray) -> dict:
+    """What the trace measures, how often, and its first, last and best points."""
+    out = {"name": params.get("trace", method.trace), "label": method.trace_label, "unit": method.unit,
+           "every": params.get("loglik_every", method.DEFAULT_LOGLIK_EVERY), "points": int(values.size)}
+    if values.size:
+        best = int(np.argmax(values))
+        for key, i in (("first", 0), ("last", -1), ("best", best)):
+            out[key] = {"iteration": int(iterations[i]), "loglik_per_token": float(values[i])}
+    return out
+
+
+def _priors(method, params: dict, alpha: np.ndarray, beta: float) -> dict:
+    sources = method.prior_sources(params)
     return {
-        "points": int(values.size),
-        "every": every,
-        "first": {"iteration": int(iterations[0]), "loglik_per_token": float(values[0])},
-        "last": {"iteration": int(iterations[-1]), "loglik_per_token": float(values[-1])},
-        "best": {"iteration": int(iterations[best]), "loglik_per_token": float(values[best])},
-    }
-
-
-def _priors(params: dict, alpha: np.ndarray | None, beta: float | None) -> dict:
-    learned = bool(params.get("optimize_interval"))
-    out: dict = {"learned": learned}
-    if learned:
-        out["optimize_interval"] = params.get("optimize_interval")
-        out["optimize_burn_in"] = params.get("optimize_burn_in", 0)
-    if alpha is not None:
-        out["alpha"] = {
+        "alpha": {
             "values": [float(a) for a in alpha],
             "symmetric": bool(np.all(alpha == alpha[0])),
             "min": float(alpha.min()), "mean": float(alpha.mean()), "max": float(alpha.max()),
             "sum": float(alpha.sum()),
-        }
-    if beta is not None:
-        out["beta"] = float(beta)
-    out["initial_alpha"] = params.get("alpha")
-    out["initial_beta"] = params.get("beta")
-    return out
+            "source": sources["alpha"],
+        },
+        "beta": {"value": float(beta), "source": sources["beta"]},
+        "learned": sources != {"alpha": "set", "beta": "set"},
+        "initial_alpha": params.get("alpha"),
+        "initial_beta": params.get("beta"),
+    }
 
 
 def describe(path: str) -> dict:
     """Summary of the model or checkpoint at ``path`` as a JSON-able dict.
 
-    Keys: ``file``, ``kind``; ``parameters`` (the stored params but provenance); ``sizes``
-    (topics, words, documents, tokens); ``priors`` (alpha values and summary, beta, whether
-    they were learned, the initial values); ``provenance`` (ldacli version, seed, corpus
-    source, format and fingerprint); ``loglik_trace`` (points, first, last, best); for a
-    checkpoint also ``iteration``; ``stopping`` when the run recorded why it stopped.
+    Keys: ``file``, ``kind``; ``method`` (name, title, its own settings); ``iterations``
+    (asked, done, unit, and for a checkpoint the steps done so far); ``parameters`` (every
+    stored param but provenance); ``sizes`` (topics, words, documents, tokens); ``priors``
+    (alpha values and summary, beta, where each came from: set, learned or estimated, and the
+    initial values); ``provenance`` (ldacli version, seed, corpus source, format and
+    fingerprint); ``loglik_trace`` (what it measures, every how many steps, points, first, last,
+    best); for a checkpoint also ``iteration``; ``stopping`` when the run recorded why it stopped.
     Raises :class:`~ldacli.errors.InputError` for a file that is neither.
     """
     kind = _kind(path)
     if kind == "checkpoint":
         ckpt = Checkpoint.load(path)
-        params, alpha, beta = ckpt.params, None, None
-        trace = _trace(ckpt.loglik_iterations, ckpt.loglik_per_token, params.get("loglik_every"))
-        n_topics = params.get("n_topics")
-        n_words = params.get("n_words")
+        params, alpha, beta = ckpt.params, ckpt.alpha, ckpt.beta
+        iterations, values = ckpt.loglik_iterations, ckpt.loglik_per_token
+        n_topics, n_words = int(alpha.size), params.get("n_words")
     else:
         model = Model.load(path)
         params, alpha, beta = model.params, model.alpha, model.beta
-        trace = _trace(model.loglik_iterations, model.loglik_per_token, params.get("loglik_every"))
+        iterations, values = model.loglik_iterations, model.loglik_per_token
         n_topics, n_words = model.n_topics, model.phi.shape[1]
-    provenance_keys = ("ldacli_version", "seed", "corpus_source", "corpus_format", "corpus_fingerprint")
+    name = params.get("method", "cgs")
+    if name not in METHODS:
+        raise InputError(path, None, f"expected a file written by method {', '.join(METHODS)}, found method {name!r}")
+    method = METHODS[name]
     out = {
         "file": path,
         "kind": "checkpoint" if kind == "checkpoint" else "model",
-        "parameters": {k: v for k, v in sorted(params.items()) if k not in provenance_keys},
+        "method": {"name": name, "title": method.title,
+                   "settings": {k: params.get(k) for k in method.OPTIONS}},
+        # files of format 1 record no iterations_done; their trace ends at the last step
+        "iterations": {"asked": params.get("iterations"),
+                       "done": params.get("iterations_done", int(iterations[-1]) if iterations.size else None),
+                       "stopped": params.get("stopped"), "unit": method.unit},
+        "parameters": {k: v for k, v in sorted(params.items()) if k not in PROVENANCE},
         "sizes": {"topics": n_topics, "words": n_words, "documents": params.get("n_docs"),
                   "tokens": params.get("n_tokens")},
-        "priors": _priors(params, alpha, beta),
-        "provenance": {k: params.get(k) for k in provenance_keys},
-        "loglik_trace": trace,
+        "priors": _priors(method, params, alpha, beta),
+        "provenance": {k: params.get(k) for k in PROVENANCE},
+        "loglik_trace": _trace(method, params, iterations, values),
     }
     if kind == "checkpoint":
         out["iteration"] = ckpt.iteration
-    stopping = {k: params[k] for k in ("stopped", "stopped_early", "stop_reason", "best_iteration",
-                                       "best_heldout_perplexity", "holdout", "patience")
-                if params.get(k) is not None}
+        out["iterations"]["done"] = ckpt.iteration
+    stopping = {k: params[k] for k in STOPPING if params.get(k) is not None}
     if stopping:
         out["stopping"] = stopping
     return out
 
 
+def _alpha_text(a: dict) -> str:
+    if a["symmetric"]:
+        return f"{a['values'][0]:.6g} per topic (sum {a['sum']:.6g})"
+    if len(a["values"]) <= ALPHA_LISTED:
+        return "[" + ", ".join(f"{v:.4g}" for v in a["values"]) + f"] (sum {a['sum']:.6g})"
+    return f"asymmetric, min {a['min']:.4g}, mean {a['mean']:.4g}, max {a['max']:.4g} (sum {a['sum']:.6g})"
+
+
 def format_text(info: dict) -> list[str]:
     """The human-readable lines of ``ldacli info`` for a :func:`describe` result."""
     p, s, pr, prov, tr = info["parameters"], info["sizes"], info["priors"], info["provenance"], info["loglik_trace"]
+    m, its = info["method"], info["iterations"]
+    unit = its["unit"]
     lines = [f"file:             {info['file']} ({info['kind']})"]
+    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items())
+    lines.append(f"method:           {m['name']}, {m['title']}" + (f" ({settings})" if settings else ""))
     if info["kind"] == "checkpoint":
-        lines.append(f"iteration:        {info['iteration']} of {p.get('iterations')} sweeps done")
-    lines += [
-        f"method:           {p.get('method')} (sampler {p.get('sampler')})",
-        f"sweeps:           {p.get('iterations')}",
-        f"sizes:            K={s['topics']} topics, V={s['words']} words, D={s['documents']} documents, "
-        f"N={s['tokens']} tokens",
-    ]
-    how = "learned" if pr["learned"] else "set"
-    if pr["learned"]:
-        how += f" every {pr['optimize_interval']} sweeps after {pr['optimize_burn_in']}"
-    if "alpha" in pr:
-        a = pr["alpha"]
-        if a["symmetric"]:
-            text = f"{a['values'][0]:.6g} per topic (sum {a['sum']:.6g})"
-        elif len(a["values"]) <= ALPHA_LISTED:
-            text = "[" + ", ".join(f"{v:.4g}" for v in a["values"]) + f"] (sum {a['sum']:.6g})"
-        else:
-            text = f"asymmetric, min {a['min']:.4g}, mean {a['mean']:.4g}, max {a['max']:.4g} (sum {a['sum']:.6g})"
-        lines.append(f"alpha:            {text}, {how}" + (f"; initial {pr['initial_alpha']}" if pr["learned"] else ""))
-        lines.append(f"beta:             {pr['beta']:.6g}, {how}" + (f"; initial {pr['initial_beta']}" if pr["learned"] else ""))
+        lines.append(f"iteration:        {info['iteration']} of {its['asked']} {unit}s done")
     else:
-        lines.append(f"priors:           alpha {pr['initial_alpha']} per topic, beta {pr['initial_beta']} at the start, {how}")
+        stopped = f" (stopped: {its['stopped']})" if its["stopped"] else ""
+        lines.append(f"{unit + 's:':<18}{its['done']} done of {its['asked']} asked{stopped}")
+    lines.append(f"sizes:            K={s['topics']} topics, V={s['words']} words, D={s['documents']} documents, "
+                 f"N={s['tokens']} tokens")
+    for name, text in (("alpha", _alpha_text(pr["alpha"])), ("beta", f"{pr['beta']['value']:.6g}")):
+        source = pr[name]["source"]
+        initial = pr[f"initial_{name}"]
+        start = f"; initial {initial}" if source not in ("set",) and not source.startswith("none") else ""
+        lines.append(f"{name + ':':<18}{text}, {source}{start}")
     lines += [
         f"seed:             {prov['seed']}",
         f"corpus:           {prov['corpus_source']} ({prov['corpus_format']}), fingerprint {prov['corpus_fingerprint']}",
@@ -133,19 +151,15 @@ def format_text(info: dict) -> list[str]:
     ]
     if tr["points"]:
         f, la, b = tr["first"], tr["last"], tr["best"]
-        lines.append(f"log-likelihood:   per token (natural log), {tr['points']} points every {tr['every']} sweeps: "
-                     f"first {f['loglik_per_token']:.4f} (sweep {f['iteration']}), "
-                     f"last {la['loglik_per_token']:.4f} (sweep {la['iteration']}), "
-                     f"best {b['loglik_per_token']:.4f} (sweep {b['iteration']})")
+        lines.append(f"trace:            {tr['label']} (natural log), {tr['points']} points every {tr['every']} "
+                     f"{unit}s: first {f['loglik_per_token']:.4f} ({unit} {f['iteration']}), "
+                     f"last {la['loglik_per_token']:.4f} ({unit} {la['iteration']}), "
+                     f"best {b['loglik_per_token']:.4f} ({unit} {b['iteration']})")
     else:
-        lines.append("log-likelihood:   no trace recorded")
+        lines.append(f"trace:            {tr['label']}, no point recorded yet (one every {tr['every']} {unit}s)")
     if "stopping" in info:
         lines.append("stopping:         " + ", ".join(f"{k} {v}" for k, v in info["stopping"].items()))
-    other = {k: v for k, v in p.items() if k not in {"method", "sampler", "iterations", "n_topics", "n_words",
-                                                     "n_docs", "n_tokens", "alpha", "beta", "optimize_interval",
-                                                     "optimize_burn_in", "loglik_every", "stopped_early",
-                                                     "stop_reason", "best_iteration", "best_heldout_perplexity",
-                                                     "holdout", "patience", "stopped"}}
+    other = {k: v for k, v in p.items() if k not in SHOWN and k not in m["settings"]}
     if other:
         lines.append("other parameters: " + ", ".join(f"{k}={v}" for k, v in other.items()))
     return lines

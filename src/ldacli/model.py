@@ -20,7 +20,9 @@ import numpy as np
 from ldacli.errors import InputError
 from ldacli.fileio import atomic_write
 
-FORMAT_VERSION = 1
+# 2: one checkpoint format for every method (version 1 files are still read).
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 def write_npz(path: str, arrays: dict[str, Any]) -> None:
@@ -53,8 +55,9 @@ def read_npz(path: str, kind: str, required: tuple[str, ...]) -> tuple[dict[str,
     if found != kind:
         raise InputError(path, None, f"expected an ldacli {kind}, found a {found}")
     version = int(arrays["format_version"])
-    if version != FORMAT_VERSION:
-        raise InputError(path, None, f"expected format version {FORMAT_VERSION}, found {version} (written by another ldacli version)")
+    if version not in READABLE_VERSIONS:
+        raise InputError(path, None, f"expected format version {' or '.join(map(str, READABLE_VERSIONS))}, "
+                                     f"found {version} (written by another ldacli version)")
     missing = [name for name in required + ("params",) if name not in arrays]
     if missing:
         raise InputError(path, None, f"expected arrays {', '.join(missing)} in this {kind}, found none")
@@ -146,53 +149,104 @@ class Model:
 
 @dataclass
 class Checkpoint:
-    """Everything needed to continue a training run exactly where it stopped.
+    """Everything needed to continue a training run exactly where it stopped, for every method.
 
-    ``z`` (N,) topic of every token in the corpus's token order (see ``Corpus.tokens``);
-    ``iteration`` sweeps done; ``rng_state`` the states of the run's bit generators after them
-    (one per random stream: the initial draw, then one per shard); the trace so
-    far; ``params`` the run's parameters including the corpus fingerprint checked on resume;
-    ``extra`` the rest of the run's state as JSON (the current, possibly learned, ``alpha``
-    and ``beta``; the early-stopping history).
+    ``params`` the run's settings and provenance (``params["method"]`` names the method, the
+    corpus fingerprint is checked on resume); ``iteration`` sweeps (EM iterations) done;
+    ``rng_states`` the states of the run's random streams after them (PCG64, in the order the
+    method spawned them); ``loglik_iterations`` and ``loglik_per_token`` the trace so far;
+    ``alpha`` (K,) and ``beta`` the current priors (learned or estimated ones included);
+    ``arrays`` the method's own state (collapsed Gibbs: ``z``; variational EM: ``topics``,
+    ``gamma``; uncollapsed Gibbs: ``theta``, ``phi_wk``, ``theta_sum``, ``phi_sum``);
+    ``state`` the rest as JSON (``early_stopping``: the early-stopping history, or None).
     """
 
-    z: np.ndarray
+    params: dict
     iteration: int
-    rng_state: list
+    rng_states: list
     loglik_iterations: np.ndarray
     loglik_per_token: np.ndarray
-    params: dict
-    extra: dict = field(default_factory=dict)
+    alpha: np.ndarray
+    beta: float
+    arrays: dict[str, np.ndarray]
+    state: dict = field(default_factory=dict)
+
+    COMMON = ("iteration", "rng_states", "loglik_iterations", "loglik_per_token", "alpha", "beta", "state")
+
+    @property
+    def method(self) -> str:
+        return str(self.params.get("method"))
 
     def save(self, path: str) -> None:
         arrays = _header("checkpoint", self.params)
         arrays.update(
-            z=np.asarray(self.z, dtype=np.int32),
             iteration=np.int64(self.iteration),
-            rng_state=np.str_(json.dumps(self.rng_state, sort_keys=True)),
+            rng_states=np.str_(json.dumps(self.rng_states, sort_keys=True)),
             loglik_iterations=np.asarray(self.loglik_iterations, dtype=np.int64),
             loglik_per_token=np.asarray(self.loglik_per_token, dtype=np.float64),
-            extra=np.str_(json.dumps(self.extra, sort_keys=True)),
+            alpha=np.asarray(self.alpha, dtype=np.float64),
+            beta=np.float64(self.beta),
+            state=np.str_(json.dumps(self.state, sort_keys=True)),
         )
+        arrays.update(self.arrays)
         write_npz(path, arrays)
 
     @classmethod
     def load(cls, path: str) -> "Checkpoint":
-        a, params = read_npz(path, "checkpoint", ("z", "iteration", "rng_state", "loglik_iterations", "loglik_per_token", "extra"))
-        try:
-            rng_state = json.loads(str(a["rng_state"]))
-            extra = json.loads(str(a["extra"]))
-        except json.JSONDecodeError as exc:
-            raise InputError(path, None, f"expected JSON in 'rng_state' and 'extra', found invalid text ({exc})") from None
+        """Read a checkpoint of any method, of this format version or the previous one."""
+        a, params = read_npz(path, "checkpoint", ())
+        if int(a["format_version"]) == 1:
+            a, params = _checkpoint_from_v1(path, a, params)
+        missing = [name for name in cls.COMMON if name not in a]
+        if missing:
+            raise InputError(path, None, f"expected arrays {', '.join(missing)} in this checkpoint, found none")
+        rng_states, state = _json(path, a, "rng_states"), _json(path, a, "state")
+        header = ("format_version", "kind", "params") + cls.COMMON
         return cls(
-            extra=extra,
-            z=np.ascontiguousarray(a["z"], dtype=np.int32),
+            params=params,
             iteration=int(a["iteration"]),
-            rng_state=rng_state,
+            rng_states=rng_states,
             loglik_iterations=a["loglik_iterations"],
             loglik_per_token=a["loglik_per_token"],
-            params=params,
+            alpha=np.ascontiguousarray(a["alpha"], dtype=np.float64),
+            beta=float(a["beta"]),
+            arrays={name: value for name, value in a.items() if name not in header},
+            state=state,
         )
+
+
+def _json(path: str, arrays: dict, name: str):
+    try:
+        return json.loads(str(arrays[name]))
+    except json.JSONDecodeError as exc:
+        raise InputError(path, None, f"expected JSON in '{name}', found invalid text ({exc})") from None
+
+
+def _checkpoint_from_v1(path: str, a: dict, params: dict) -> tuple[dict, dict]:
+    """The arrays and params of a format-1 checkpoint (ldacli before the common format) in
+    today's names, so it resumes exactly as it would have."""
+    a = dict(a)
+    params = dict(params)
+    method = params.setdefault("method", "cgs")
+    if method == "cgs":
+        if "extra" not in a or "rng_state" not in a:
+            raise InputError(path, None, "expected arrays rng_state, extra in this checkpoint, found none")
+        extra = _json(path, a, "extra")
+        a["rng_states"] = a.pop("rng_state")
+        a["alpha"] = np.asarray(extra["alpha"], dtype=np.float64)
+        a["beta"] = np.float64(extra["beta"])
+        a["state"] = np.str_(json.dumps({"early_stopping": extra.get("early_stopping")}))
+        del a["extra"]
+    elif method == "vem":
+        a["beta"] = a.pop("eta")
+        a["rng_states"] = np.str_("[]")
+        a["state"] = np.str_(json.dumps({"early_stopping": None}))
+        params.setdefault("loglik_every", 1)
+    elif method == "gibbs":
+        a["alpha"] = np.full(int(params["n_topics"]), float(params["alpha"]))
+        a["beta"] = np.float64(params["beta"])
+        a["state"] = np.str_(json.dumps({"early_stopping": None}))
+    return a, params
 
 
 @dataclass
@@ -222,42 +276,3 @@ class Inference:
                 writer.writerow([doc] + [f"{p:.6g}" for p in row])
             text.flush()
             text.detach()
-
-
-@dataclass
-class TrainingState:
-    """A checkpoint of a trainer other than collapsed Gibbs (``params["method"]`` says which):
-    named arrays plus params, everything needed to continue the run exactly.
-
-    ``kind`` is ``checkpoint`` like :class:`Checkpoint`; the arrays each method stores are
-    listed in ``ldacli.methods.vem`` and ``ldacli.methods.ugibbs``. Arrays are written in the given order.
-    """
-
-    arrays: dict[str, np.ndarray]
-    params: dict
-
-    def save(self, path: str) -> None:
-        arrays = _header("checkpoint", self.params)
-        arrays.update(self.arrays)
-        write_npz(path, arrays)
-
-    @classmethod
-    def load(cls, path: str, method: str, required: tuple[str, ...]) -> "TrainingState":
-        """Load a checkpoint written by ``method``; an :class:`InputError` names the file when
-        it is another method's checkpoint or lacks one of the ``required`` arrays."""
-        a, params = read_npz(path, "checkpoint", ())
-        found = params.get("method", "cgs")
-        if found != method:
-            raise InputError(path, None, f"expected a checkpoint of --method {method}, found one of --method {found}")
-        missing = [name for name in required if name not in a]
-        if missing:
-            raise InputError(path, None, f"expected arrays {', '.join(missing)} in this {method} checkpoint, found none")
-        for name in ("format_version", "kind", "params"):
-            a.pop(name)
-        return cls(arrays=a, params=params)
-
-
-def checkpoint_method(path: str) -> str:
-    """The training method (``cgs``, ``vem``, ``gibbs``) that wrote the checkpoint at ``path``."""
-    _, params = read_npz(path, "checkpoint", ())
-    return str(params.get("method", "cgs"))

@@ -1,12 +1,12 @@
-"""Training by variational EM (Blei, Ng & Jordan 2003), with checkpoints and exact resume.
+"""Variational EM (Blei, Ng & Jordan 2003): the method's state and its step.
 
 Each EM iteration is an E-step over every document (``ldacli._vem.estep``, run on fixed
 document ranges on a thread pool, warm-started from the previous iteration's gamma), the
 evidence lower bound (ELBO) of the result, and an M-step: the topics from the expected counts
 (``ldacli._vem.word_stats``, on fixed word ranges), then alpha, and in the smoothed model eta,
 by Newton's method. Every step is a coordinate ascent on the ELBO, so the trace of the ELBO
-never decreases. Python allocates every array; checkpoints, signals and progress are handled
-here, between kernel calls.
+never decreases. Python allocates every array; the driver (:mod:`ldacli.methods.driver`) does
+everything between steps.
 
 Two models (``smoothed``):
 
@@ -19,34 +19,15 @@ Two models (``smoothed``):
 
 from __future__ import annotations
 
-import logging
-import math
-import sys
-import time
-
 import numpy as np
 from scipy.special import digamma, gammaln, polygamma
-from tqdm import tqdm
 
-from ldacli import __version__
+from ldacli import checks, seeds
 from ldacli._vem import estep, word_stats
 from ldacli.corpus import Corpus
-from ldacli.errors import LdacliError
-from ldacli.model import Model, TrainingState
-from ldacli.parallel import Pool, check_threads, doc_ranges
-from ldacli.methods.cgs import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_TOPICS, _check_count, _check_positive, _stop_requests,
-                          resumed_settings, stop_on_signal)
-
-log = logging.getLogger("ldacli")
-
-DEFAULT_ITERATIONS = 100
-DEFAULT_ESTEP_TOL = 5e-3
-DEFAULT_ESTEP_MAX_ITER = 10
-DEFAULT_EM_TOL = 1e-4
-DEFAULT_ESTEP_RESTART = 1.0
-
-# Arrays of a variational EM checkpoint (kind "checkpoint", params["method"] == "vem").
-STATE_ARRAYS = ("topics", "gamma", "alpha", "eta", "iteration", "loglik_iterations", "loglik_per_token")
+from ldacli.methods.base import Method
+from ldacli.model import Checkpoint
+from ldacli.parallel import Pool, doc_ranges
 
 
 # --- Newton's method for Dirichlet parameters -------------------------------------------------
@@ -178,50 +159,6 @@ def _for_estep(topics: np.ndarray, smoothed: bool, eta: float) -> tuple[np.ndarr
     return np.exp(elog), float(term)
 
 
-def _check_tol(name: str, value: float) -> float:
-    if not (isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
-            and math.isfinite(value) and value >= 0):
-        raise LdacliError(f"{name} must be a finite number >= 0, found {value!r}")
-    return float(value)
-
-
-def _check_fraction(name: str, value: float) -> float:
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if not (isinstance(value, (int, float, np.floating, np.integer)) and 0 <= value <= 1):
-        raise LdacliError(f"{name} must be a number in [0, 1], found {value!r}")
-    return float(value)
-
-
-def _resolve(corpus: Corpus, given: dict, resume: str | None):
-    """Effective settings (a dict) and the checkpoint to start from (None for a fresh run)."""
-    if resume is None:
-        s = {
-            "n_topics": _check_count("n_topics", DEFAULT_TOPICS if given["n_topics"] is None else given["n_topics"], 1),
-            "alpha": _check_positive("alpha", DEFAULT_ALPHA if given["alpha"] is None else given["alpha"]),
-            "beta": _check_positive("beta", DEFAULT_BETA if given["beta"] is None else given["beta"]),
-            "smoothed": True if given["smoothed"] is None else bool(given["smoothed"]),
-            "estimate_alpha": True if given["estimate_alpha"] is None else bool(given["estimate_alpha"]),
-            "estimate_eta": True if given["estimate_eta"] is None else bool(given["estimate_eta"]),
-            "estep_tol": _check_tol("estep_tol", DEFAULT_ESTEP_TOL if given["estep_tol"] is None else given["estep_tol"]),
-            "estep_max_iter": _check_count("estep_max_iter", DEFAULT_ESTEP_MAX_ITER if given["estep_max_iter"] is None else given["estep_max_iter"], 1),
-            "em_tol": _check_tol("em_tol", DEFAULT_EM_TOL if given["em_tol"] is None else given["em_tol"]),
-            "estep_restart": _check_fraction("estep_restart", DEFAULT_ESTEP_RESTART if given["estep_restart"] is None else given["estep_restart"]),
-            "seed": np.random.SeedSequence().entropy if given["seed"] is None else _check_count("seed", given["seed"], 0),
-        }
-        if not s["smoothed"]:
-            s["estimate_eta"] = False
-        return s, None
-    state = TrainingState.load(resume, "vem", STATE_ARRAYS)
-    s = resumed_settings(resume, corpus, state.params, given)
-    K = int(s["n_topics"])
-    shapes = {"topics": (corpus.n_words, K), "gamma": (corpus.n_docs, K), "alpha": (K,)}
-    for name, shape in shapes.items():
-        if state.arrays[name].shape != shape:
-            raise LdacliError(f"{resume}: expected '{name}' of shape {shape}, found {state.arrays[name].shape}")
-    return s, state
-
-
 def _converged(trace: list[float], em_tol: float) -> bool:
     """Whether the last EM iteration raised the ELBO by less than ``em_tol`` relative (never
     when ``em_tol`` is 0: then every iteration asked for runs)."""
@@ -230,175 +167,135 @@ def _converged(trace: list[float], em_tol: float) -> bool:
     return trace[-1] - trace[-2] <= em_tol * abs(trace[-2])
 
 
-def train_vem(
-    corpus: Corpus,
-    n_topics: int | None = None,
-    *,
-    iterations: int = DEFAULT_ITERATIONS,
-    alpha: float | None = None,
-    beta: float | None = None,
-    seed: int | None = None,
-    smoothed: bool | None = None,
-    estimate_alpha: bool | None = None,
-    estimate_eta: bool | None = None,
-    estep_tol: float | None = None,
-    estep_max_iter: int | None = None,
-    em_tol: float | None = None,
-    estep_restart: float | None = None,
-    threads: int | None = None,
-    checkpoint: str | None = None,
-    checkpoint_every: int = 0,
-    resume: str | None = None,
-    progress: bool = False,
-) -> Model:
-    """Fit LDA to ``corpus`` by variational EM and return the model.
+class VariationalEM(Method):
+    """Variational EM; one step is one EM iteration (E-step, ELBO, M-step).
 
-    ``iterations`` caps the EM iterations (counting those before a resumed checkpoint); EM stops
-    earlier once an iteration raises the ELBO by less than ``em_tol`` (relative; 0 never stops
-    early). Each document's E-step stops when fewer than a fraction ``estep_tol`` of its tokens
-    changed topic in a round (the L1 change of gamma over its length), or after
-    ``estep_max_iter`` rounds. Each document's E-step also tries a second start,
-    ``estep_restart`` of the way from the previous gamma to the uniform one (1: a fresh start, 0:
-    warm start only), and keeps whichever ends with the higher ELBO (see ``ldacli._vem.estep``);
-    warm starts alone never give back a topic a document has dropped. ``alpha`` is the starting per-topic document-topic prior, then
-    estimated (an asymmetric K-vector) unless ``estimate_alpha`` is false. ``smoothed`` (default
-    true) puts a symmetric Dirichlet(``beta``) prior on the topics, ``beta`` being eta, itself
-    estimated unless ``estimate_eta`` is false; the plain model has no topic prior. ``seed``
-    draws the random starting topics (fresh entropy, recorded as ``params["seed"]``, when None).
-    ``threads`` (default: all cores) run the E-step and M-step statistics; the result is the
-    same for any number. Checkpoints and ``resume`` work as in :func:`ldacli.methods.cgs`; on resume
-    every setting except ``iterations`` and ``threads`` comes from the checkpoint.
-
-    The model's ``phi`` is the posterior mean of the topics (smoothed) or beta (plain); ``theta``
-    the mean of each document's q(theta) = Dirichlet(gamma_d), ``alpha`` and ``beta`` the final
-    alpha and eta (0 for the plain model), and the trace holds the ELBO per token at every
-    iteration (``params["trace"] == "elbo_per_token"``).
+    Options: ``smoothed`` (a Dirichlet(beta) prior on the topics with a variational posterior,
+    default; else plain topic parameters), ``estimate_alpha`` and ``estimate_eta`` (Newton's
+    method in every M-step), ``estep_tol`` (a document's E-step stops when fewer than this
+    fraction of its tokens changed topic in a round), ``estep_max_iter`` (rounds per document
+    at most), ``em_tol`` (stop when an iteration raises the ELBO by less than this, relative; 0
+    runs every iteration asked for) and ``estep_restart`` (each document's E-step also tries a
+    start this far from the previous gamma towards the uniform one and keeps the better; see
+    ``ldacli._vem.estep``). ``beta`` is eta's starting value (0 for the plain model). One
+    random stream draws the starting topics; nothing after that is random.
     """
-    iterations = _check_count("iterations", iterations, 1)
-    checkpoint_every = _check_count("checkpoint_every", checkpoint_every, 0)
-    threads = check_threads(threads)
-    if corpus.n_tokens == 0:
-        raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
-    given = {"n_topics": n_topics, "alpha": alpha, "beta": beta, "seed": seed, "smoothed": smoothed,
-             "estimate_alpha": estimate_alpha, "estimate_eta": estimate_eta, "estep_tol": estep_tol,
-             "estep_max_iter": estep_max_iter, "em_tol": em_tol, "estep_restart": estep_restart}
-    s, state = _resolve(corpus, given, resume)
-    K, V, D = int(s["n_topics"]), corpus.n_words, corpus.n_docs
-    n_tokens = corpus.n_tokens
-    params = {
-        "method": "vem",
-        "n_topics": K,
-        "alpha": s["alpha"],
-        "beta": s["beta"],
-        "smoothed": s["smoothed"],
-        "estimate_alpha": s["estimate_alpha"],
-        "estimate_eta": s["estimate_eta"],
-        "estep_tol": s["estep_tol"],
-        "estep_max_iter": s["estep_max_iter"],
-        "em_tol": s["em_tol"],
-        "estep_restart": s["estep_restart"],
-        "iterations": iterations,
-        "seed": s["seed"],
-        "init": "gamma(100, 0.01)",
-        "trace": "elbo_per_token",
-        "corpus_fingerprint": corpus.fingerprint(),
-        "corpus_source": corpus.source,
-        "corpus_format": corpus.format,
-        "n_docs": D,
-        "n_words": V,
-        "n_tokens": n_tokens,
-        "ldacli_version": __version__,
-    }
-    a = _Arrays(corpus)
-    if state is None:
-        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(s["seed"])))
-        eta = s["beta"] if s["smoothed"] else 0.0
-        topics = _topics_from_stats(_initial_topics(V, K, rng), s["smoothed"], eta)
-        alpha_vec = np.full(K, s["alpha"])
-        gamma = np.empty((D, K))
-        gamma[:] = alpha_vec + (np.asarray(corpus.counts.sum(axis=1)).ravel() / K)[:, None]
-        start, trace_it, trace_ll = 0, [], []
-    else:
-        if iterations < int(state.arrays["iteration"]):
-            raise LdacliError(f"{resume}: the checkpoint is at iteration {int(state.arrays['iteration'])}, past the {iterations} asked for")
-        topics = np.ascontiguousarray(state.arrays["topics"], dtype=np.float64)
-        gamma = np.ascontiguousarray(state.arrays["gamma"], dtype=np.float64)
-        alpha_vec = np.ascontiguousarray(state.arrays["alpha"], dtype=np.float64)
-        eta = float(state.arrays["eta"])
-        start = int(state.arrays["iteration"])
-        trace_it = [int(i) for i in state.arrays["loglik_iterations"]]
-        trace_ll = [float(x) for x in state.arrays["loglik_per_token"]]
 
-    expelog_theta = np.empty((D, K))
-    norm = np.empty(a.counts.size)
-    elbo_doc = np.empty(D)
-    doc_iters = np.zeros(D, dtype=np.int32)
-    sstats = np.empty((V, K))
-    tol, max_iter, restart = s["estep_tol"], s["estep_max_iter"], s["estep_restart"]
-    n_live = int(a.nonempty.sum())
+    name = "vem"
+    title = "variational EM"
+    unit = "EM iteration"
+    trace = "elbo_per_token"
+    trace_label = "ELBO per token"
+    DEFAULT_ITERATIONS = 100
+    DEFAULT_LOGLIK_EVERY = 1
+    TRACE_EVERY_STEP = True
+    OPTIONS = {"smoothed": True, "estimate_alpha": True, "estimate_eta": True, "estep_tol": 5e-3,
+               "estep_max_iter": 10, "em_tol": 1e-4, "estep_restart": 1.0}
+    INIT = "gamma(100, 0.01)"
 
-    def save_checkpoint(it: int) -> None:
-        if checkpoint:
-            TrainingState({
-                "topics": topics, "gamma": gamma, "alpha": alpha_vec, "eta": np.float64(eta),
-                "iteration": np.int64(it), "loglik_iterations": np.array(trace_it, dtype=np.int64),
-                "loglik_per_token": np.array(trace_ll, dtype=np.float64),
-            }, params).save(checkpoint)
+    @classmethod
+    def prior_sources(cls, params: dict) -> dict[str, str]:
+        estimated = "estimated by Newton's method every EM iteration"
+        if not params.get("smoothed", True):
+            eta = "none (plain topic parameters, --no-smoothed)"
+        else:
+            eta = estimated if params.get("estimate_eta", True) else "set"
+        return {"alpha": estimated if params.get("estimate_alpha", True) else "set", "beta": eta}
 
-    bar = tqdm(total=iterations, initial=start, disable=not progress, file=sys.stderr,
-               unit="iter", dynamic_ncols=True, leave=False)
-    it = start
-    with bar, _stop_requests() as stop, Pool(threads) as pool:
-        while it < iterations and not _converged(trace_ll, s["em_tol"]):
-            t0 = time.perf_counter()
-            topic_wk, topic_term = _for_estep(topics, s["smoothed"], eta)
-            topic_wk = np.ascontiguousarray(topic_wk)
+    @classmethod
+    def resolve(cls, options: dict, *, n_topics: int, iterations: int, corpus: Corpus) -> dict:
+        o = {**cls.OPTIONS, **options}
+        s = {
+            "smoothed": checks.flag("smoothed", o["smoothed"]),
+            "estimate_alpha": checks.flag("estimate_alpha", o["estimate_alpha"]),
+            "estimate_eta": checks.flag("estimate_eta", o["estimate_eta"]),
+            "estep_tol": checks.non_negative("estep_tol", o["estep_tol"]),
+            "estep_max_iter": checks.count("estep_max_iter", o["estep_max_iter"], 1),
+            "em_tol": checks.non_negative("em_tol", o["em_tol"]),
+            "estep_restart": checks.fraction("estep_restart", o["estep_restart"]),
+        }
+        if not s["smoothed"]:
+            s["estimate_eta"] = False
+        return s
 
-            def e_task(r, topic_wk=topic_wk):
-                estep(a.indptr, a.indices, a.counts, topic_wk, alpha_vec, r[0], r[1], tol, max_iter,
-                      restart, gamma, expelog_theta, norm, elbo_doc, doc_iters, np.empty(5 * K + a.max_len))
+    def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
+                 checkpoint: Checkpoint | None, source: str | None = None):
+        K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs
+        self.s = settings
+        self.a = a = _Arrays(corpus)
+        self.n_tokens = corpus.n_tokens
+        if checkpoint is None:
+            rng = seeds.generator(settings["seed"])
+            self.beta = float(settings["beta"]) if settings["smoothed"] else 0.0
+            self.topics = _topics_from_stats(_initial_topics(V, K, rng), settings["smoothed"], self.beta)
+            self.alpha = np.full(K, float(settings["alpha"]))
+            self.gamma = np.empty((D, K))
+            self.gamma[:] = self.alpha + (np.asarray(corpus.counts.sum(axis=1)).ravel() / K)[:, None]
+        else:
+            arrays = self.checkpoint_arrays(checkpoint, source, {"topics": (V, K), "gamma": (D, K)})
+            self.topics, self.gamma = arrays["topics"], arrays["gamma"]
+            self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
+        self.expelog_theta = np.empty((D, K))
+        self.norm = np.empty(a.counts.size)
+        self.elbo_doc = np.empty(D)
+        self.doc_iters = np.zeros(D, dtype=np.int32)
+        self.sstats = np.empty((V, K))
+        self.n_live = int(a.nonempty.sum())
+        self.elbo = float("nan")
+        self.pool = Pool(threads)
 
-            pool.map(e_task, a.doc_ranges)
-            it += 1
-            trace_it.append(it)
-            trace_ll.append((float(np.sum(elbo_doc)) + topic_term) / n_tokens)
+    def step(self, iteration: int) -> None:
+        s, a, K = self.s, self.a, self.alpha.size
+        tol, max_iter, restart = s["estep_tol"], s["estep_max_iter"], s["estep_restart"]
+        topic_wk, topic_term = _for_estep(self.topics, s["smoothed"], self.beta)
+        topic_wk = np.ascontiguousarray(topic_wk)
+        alpha = self.alpha
 
-            def m_task(r, topic_wk=topic_wk):
-                word_stats(a.colptr, a.rows, a.csr_pos, a.counts, norm, expelog_theta, topic_wk,
-                           r[0], r[1], sstats)
+        def e_task(r):
+            estep(a.indptr, a.indices, a.counts, topic_wk, alpha, r[0], r[1], tol, max_iter, restart,
+                  self.gamma, self.expelog_theta, self.norm, self.elbo_doc, self.doc_iters,
+                  np.empty(5 * K + a.max_len))
 
-            pool.map(m_task, a.word_ranges)
-            topics = _topics_from_stats(sstats, s["smoothed"], eta)
-            if s["estimate_eta"]:
-                ss = float(np.sum(digamma(topics) - digamma(topics.sum(axis=0))))
-                eta = optimize_symmetric_dirichlet(eta, ss, K, V)
-            if s["estimate_alpha"] and n_live and K > 1:  # with one topic alpha changes nothing
-                live = gamma[a.nonempty]
-                ss = np.sum(digamma(live) - digamma(live.sum(axis=1))[:, None], axis=0)
-                alpha_vec = optimize_dirichlet(alpha_vec, ss, n_live)
-            seconds = time.perf_counter() - t0
-            rounds = float(doc_iters[a.nonempty].mean()) if n_live else 0.0
-            log.info("iteration %d: ELBO/token %.6f, %.1f E-step rounds per document, alpha sum %.4g, eta %.4g, %.2f s",
-                     it, trace_ll[-1], rounds, alpha_vec.sum(), eta, seconds)
-            bar.set_postfix_str(f"ELBO/token {trace_ll[-1]:.4f}, {rounds:.1f} rounds/doc")
-            bar.update(1)
-            if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
-                save_checkpoint(it)
-            stop_on_signal(stop, it, save_checkpoint, checkpoint)
-    save_checkpoint(it)
-    params["iterations_done"] = it
-    params["converged"] = _converged(trace_ll, s["em_tol"])
-    phi = (topics / topics.sum(axis=0)).T
-    theta = gamma / gamma.sum(axis=1, keepdims=True)
-    theta[~a.nonempty] = alpha_vec / alpha_vec.sum()  # the prior mean under the final alpha
-    return Model(
-        phi=np.ascontiguousarray(phi),
-        theta=theta,
-        alpha=alpha_vec.copy(),
-        beta=float(eta),
-        vocab=list(corpus.vocab),
-        doc_ids=list(corpus.doc_ids),
-        loglik_iterations=np.array(trace_it, dtype=np.int64),
-        loglik_per_token=np.array(trace_ll, dtype=np.float64),
-        params=params,
-    )
+        self.pool.map(e_task, a.doc_ranges)
+        self.elbo = (float(np.sum(self.elbo_doc)) + topic_term) / self.n_tokens
+
+        def m_task(r):
+            word_stats(a.colptr, a.rows, a.csr_pos, a.counts, self.norm, self.expelog_theta, topic_wk,
+                       r[0], r[1], self.sstats)
+
+        self.pool.map(m_task, a.word_ranges)
+        self.topics = _topics_from_stats(self.sstats, s["smoothed"], self.beta)
+        if s["estimate_eta"]:
+            ss = float(np.sum(digamma(self.topics) - digamma(self.topics.sum(axis=0))))
+            self.beta = optimize_symmetric_dirichlet(self.beta, ss, K, self.topics.shape[0])
+        if s["estimate_alpha"] and self.n_live and K > 1:  # with one topic alpha changes nothing
+            live = self.gamma[a.nonempty]
+            ss = np.sum(digamma(live) - digamma(live.sum(axis=1))[:, None], axis=0)
+            self.alpha = optimize_dirichlet(self.alpha, ss, self.n_live)
+
+    def loglik(self) -> float:
+        return self.elbo
+
+    def converged(self, trace: list[float]) -> bool:
+        return _converged(trace, self.s["em_tol"])
+
+    def phi(self) -> np.ndarray:
+        return np.ascontiguousarray((self.topics / self.topics.sum(axis=0)).T)
+
+    def rng_states(self) -> list:
+        return []
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"topics": self.topics, "gamma": self.gamma}
+
+    def note(self) -> str:
+        rounds = float(self.doc_iters[self.a.nonempty].mean()) if self.n_live else 0.0
+        return f"{rounds:.1f} E-step rounds per document, alpha sum {self.alpha.sum():.4g}, eta {self.beta:.4g}"
+
+    def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
+        theta = self.gamma / self.gamma.sum(axis=1, keepdims=True)
+        theta[~self.a.nonempty] = self.alpha / self.alpha.sum()  # the prior mean under the final alpha
+        return self.phi(), theta, {"init": self.INIT}
+
+    def close(self) -> None:
+        self.pool.close()

@@ -1,0 +1,161 @@
+"""Documents under fixed topics: the held-out split, theta estimation and scoring.
+
+``infer`` (theta of new documents), ``perplexity`` (document completion) and early stopping in
+training all go through here:
+
+* :func:`estimate_theta` -- posterior-mean topic proportions of documents given the topics, by
+  Gibbs sampling with the topics held fixed (kernel ``ldacli._heldout.fixed_topics_sweep``);
+* :func:`completion_split` -- each document's tokens cut into an observed and a scored half;
+* :func:`score` -- ``sum log sum_k theta_dk phi_kw`` of scored tokens;
+* :func:`holdout_split` -- a fixed random slice of a corpus's documents held out of training;
+* :class:`HeldOutEvaluator` -- document-completion perplexity of such a slice under changing
+  topics, the figure early stopping watches.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+from tqdm import tqdm
+
+from ldacli import checks, seeds
+from ldacli._heldout import fixed_topics_sweep
+from ldacli.corpus import Corpus
+from ldacli.errors import LdacliError
+
+# Sweeps (and those discarded) to estimate theta in infer and perplexity.
+DEFAULT_ITERATIONS = 100
+DEFAULT_BURN_IN = 50
+# The same for early stopping, which evaluates often and compares models, not absolute values.
+EVALUATOR_ITERATIONS = 30
+EVALUATOR_BURN_IN = 10
+
+
+def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, *,
+                   iterations: int, burn_in: int, rng: np.random.Generator, batches: int = 1,
+                   progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Posterior-mean topic proportions (D, K) of documents given topics ``phi`` (K, V) and
+    prior ``alpha`` (K,); the documents are token arrays ``words`` (N,) and ``doc_ptr`` (D+1,).
+
+    Topics are initialised uniformly at random; after ``burn_in`` sweeps, the point estimate
+    ``(n_dk + alpha_k) / (N_d + sum(alpha))`` is averaged over the remaining sweeps. Documents
+    without tokens get the normalised prior. Returns ``(theta, batch_thetas)``: the average,
+    and the averages over ``batches`` consecutive, equal-as-possible blocks of the kept sweeps
+    (for a batch-means standard error).
+    """
+    iterations = checks.count("iterations", iterations, 1)
+    burn_in = checks.count("burn_in", burn_in, 0)
+    if burn_in >= iterations:
+        raise LdacliError(f"burn-in must be smaller than iterations, found burn-in {burn_in} >= iterations {iterations}")
+    K = phi.shape[0]
+    D = doc_ptr.size - 1
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    phi_wk = np.ascontiguousarray(phi.T, dtype=np.float64)
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    z = rng.integers(0, K, size=words.size, dtype=np.int32)
+    docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
+    ndk = np.bincount(docs * K + z, minlength=D * K).astype(np.int32).reshape(D, K)
+    denom = (np.diff(doc_ptr) + alpha.sum())[:, None]
+    kept = iterations - burn_in
+    n_batches = min(checks.count("batches", batches, 1), kept)
+    theta_sum = np.zeros((D, K))
+    batch_sums = [np.zeros((D, K)) for _ in range(n_batches)] if n_batches > 1 else []
+    batch_sizes = np.zeros(n_batches, dtype=np.int64)
+    work = np.zeros(K)
+    for it in tqdm(range(iterations), disable=not progress, file=sys.stderr, unit="sweep", leave=False):
+        fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, work, rng)
+        if it >= burn_in:
+            current = (ndk + alpha) / denom
+            theta_sum += current
+            if batch_sums:
+                b = (it - burn_in) * n_batches // kept
+                batch_sums[b] += current
+                batch_sizes[b] += 1
+    theta = theta_sum / kept
+    return theta, ([s / n for s, n in zip(batch_sums, batch_sizes)] if batch_sums else [theta])
+
+
+def completion_split(corpus: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Split every document's tokens into an observed half and a scored half.
+
+    Tokens are listed in increasing word-id order within each document and alternate: the 1st,
+    3rd, 5th... are observed, the 2nd, 4th... are scored. The split depends on nothing but the
+    corpus, so every model is scored on the same tokens. Returns the observed tokens as
+    ``(words, doc_ptr)`` and the scored ones as ``(docs, words)``.
+    """
+    words, doc_ptr = corpus.tokens()
+    lengths = np.diff(doc_ptr)
+    docs = np.repeat(np.arange(corpus.n_docs, dtype=np.int64), lengths)
+    position = np.arange(words.size, dtype=np.int64) - doc_ptr[docs]
+    scored = position % 2 == 1
+    observed_ptr = np.zeros_like(doc_ptr)
+    np.cumsum((lengths + 1) // 2, out=observed_ptr[1:])
+    return words[~scored], observed_ptr, docs[scored], words[scored]
+
+
+def score(theta: np.ndarray, phi_wk: np.ndarray, docs: np.ndarray, words: np.ndarray) -> float:
+    """``sum_i log sum_k theta[docs_i, k] phi_wk[words_i, k]``: the log-likelihood of the tokens
+    ``(docs, words)`` given theta (D, K) and the word-major topics ``phi_wk`` (V, K)."""
+    loglik = 0.0
+    chunk = 65536
+    for start in range(0, words.size, chunk):
+        d = docs[start:start + chunk]
+        w = words[start:start + chunk]
+        loglik += float(np.sum(np.log(np.einsum("ik,ik->i", theta[d], phi_wk[w]))))
+    return loglik
+
+
+def holdout_split(corpus: Corpus, fraction: float, seed: int) -> tuple[Corpus, Corpus, np.ndarray]:
+    """Hold out ``round(fraction * D)`` documents (at least 1, leaving at least 1) chosen
+    uniformly at random from ``seed``. Returns ``(train, held, held_docs)``; ``held_docs`` is the
+    sorted (H,) int64 array of the held-out documents' indices in ``corpus``. Both parts keep
+    the vocabulary and the source; their ids are the original documents' ids.
+    """
+    checks.fraction("holdout", fraction, open_ends=True)
+    D = corpus.n_docs
+    if D < 2:
+        raise LdacliError(f"holdout: expected at least 2 documents to hold some out, found {D}")
+    n_held = min(max(1, round(fraction * D)), D - 1)
+    held_docs = np.sort(seeds.generator(seed).choice(D, size=n_held, replace=False)).astype(np.int64)
+    mask = np.zeros(D, dtype=bool)
+    mask[held_docs] = True
+
+    def part(m: np.ndarray) -> Corpus:
+        return Corpus(corpus.counts[m], list(corpus.vocab), [d for d, keep in zip(corpus.doc_ids, m) if keep],
+                      corpus.source, corpus.format)
+
+    return part(~mask), part(mask), held_docs
+
+
+class HeldOutEvaluator:
+    """Document-completion perplexity of a fixed held-out corpus under changing topics.
+
+    The observed/scored split is :func:`completion_split`'s; theta is estimated with
+    ``iterations`` sweeps of which ``burn_in`` are discarded, from the same ``seed`` at every
+    call (common random numbers), so successive scores differ by the model and not by Monte
+    Carlo noise. Cost per call: ``iterations`` sweeps over the observed half of the held-out
+    tokens, dense in K.
+    """
+
+    def __init__(self, held: Corpus, *, iterations: int = EVALUATOR_ITERATIONS,
+                 burn_in: int = EVALUATOR_BURN_IN, seed: int = 0):
+        self.obs_words, self.obs_ptr, self.score_docs, self.score_words = completion_split(held)
+        if self.score_words.size == 0:
+            raise LdacliError("holdout: expected held-out documents with at least 2 tokens, found none")
+        self.iterations, self.burn_in, self.seed = iterations, burn_in, seed
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.score_words.size)
+
+    def perplexity(self, phi: np.ndarray, alpha: np.ndarray) -> float:
+        """exp(-log-likelihood / scored tokens) of the held-out slice under ``phi`` (K, V) and
+        ``alpha`` (K,)."""
+        phi = np.asarray(phi, dtype=np.float64)
+        theta, _ = estimate_theta(phi, alpha, self.obs_words, self.obs_ptr, iterations=self.iterations,
+                                  burn_in=self.burn_in, rng=seeds.generator(self.seed))
+        loglik = score(theta, np.ascontiguousarray(phi.T), self.score_docs, self.score_words)
+        return math.exp(-loglik / self.n_tokens)

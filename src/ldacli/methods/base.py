@@ -1,0 +1,115 @@
+"""What a training method supplies to the driver: its settings, its state and its step.
+
+Everything around the steps (settings common to all methods, resume, checkpoints, signals, time
+limits, early stopping, the trace, progress and the model file) is the driver's
+(:mod:`ldacli.methods.driver`). A method is a subclass of :class:`Method` in its own module,
+listed in :data:`ldacli.methods.driver.METHODS`; nothing else changes to add one.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from ldacli.corpus import Corpus
+from ldacli.errors import LdacliError
+from ldacli.model import Checkpoint
+
+
+class Method:
+    """A training method's state; one :meth:`step` is one sweep (one EM iteration for vem).
+
+    Class attributes: ``name`` (``--method``), ``title`` (its name in words), ``unit`` (what a
+    step is called), ``trace`` (what :meth:`loglik` measures, recorded as ``params["trace"]``)
+    and ``trace_label`` (the same for people), ``DEFAULT_ITERATIONS``,
+    ``DEFAULT_LOGLIK_EVERY``, ``TRACE_EVERY_STEP`` (the trace value is a by-product of every step
+    and the method needs all of them, so ``loglik_every`` must be 1) and ``OPTIONS``, the
+    method's own settings with their defaults (None: computed by :meth:`resolve`).
+
+    The constructor builds the state for ``corpus`` from ``settings`` (the run's settings:
+    ``n_topics``, ``alpha``, ``beta``, ``seed`` and the method's options; it may record derived
+    values there, such as the actual number of shards), starting fresh or, given a
+    :class:`~ldacli.model.Checkpoint`, from it. Attributes ``alpha`` (K,) and ``beta`` are the
+    current priors.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    unit: ClassVar[str] = "sweep"
+    trace: ClassVar[str]
+    trace_label: ClassVar[str]
+    DEFAULT_ITERATIONS: ClassVar[int] = 1000
+    DEFAULT_LOGLIK_EVERY: ClassVar[int] = 10
+    TRACE_EVERY_STEP: ClassVar[bool] = False
+    OPTIONS: ClassVar[dict] = {}
+
+    alpha: np.ndarray
+    beta: float
+
+    @classmethod
+    def prior_sources(cls, params: dict) -> dict[str, str]:
+        """How the method arrived at the priors of a run with ``params``, in words:
+        ``{"alpha": ..., "beta": ...}`` ("set" when they are the values given)."""
+        return {"alpha": "set", "beta": "set"}
+
+    @classmethod
+    def resolve(cls, options: dict, *, n_topics: int, iterations: int, corpus: Corpus) -> dict:
+        """The method's settings for a fresh run: ``options`` (names from ``OPTIONS``, values
+        not None) checked, the others set to their defaults."""
+        raise NotImplementedError
+
+    def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
+                 checkpoint: Checkpoint | None, source: str | None = None):
+        raise NotImplementedError
+
+    def step(self, iteration: int) -> None:
+        """Advance the state by one sweep; ``iteration`` is the sweep's number (1-based)."""
+        raise NotImplementedError
+
+    def loglik(self) -> float:
+        """The trace's value for the current state, per token."""
+        raise NotImplementedError
+
+    def phi(self) -> np.ndarray:
+        """The current topics (K, V), for early stopping."""
+        raise NotImplementedError
+
+    def converged(self, trace: list[float]) -> bool:
+        """Whether the method has converged by its own criterion, given the trace so far."""
+        return False
+
+    def rng_states(self) -> list:
+        """The states of the method's random streams, in the order it restores them."""
+        raise NotImplementedError
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The method's own checkpoint arrays (besides the common ones)."""
+        raise NotImplementedError
+
+    def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
+        """The model's ``phi`` (K, V) and ``theta`` (D, K), and params to add, at the end."""
+        raise NotImplementedError
+
+    def note(self) -> str:
+        """A few words on the last step for the log and the progress bar ('' for none)."""
+        return ""
+
+    def close(self) -> None:
+        """Release threads and the like."""
+
+    @staticmethod
+    def checkpoint_arrays(checkpoint: Checkpoint, source: str, shapes: dict[str, tuple]) -> dict[str, np.ndarray]:
+        """The method's arrays of ``checkpoint`` as float64/int32 contiguous copies, each checked
+        against its expected shape (``shapes``: name -> shape; the dtype follows the name's
+        stored dtype kind)."""
+        out = {}
+        for name, shape in shapes.items():
+            if name not in checkpoint.arrays:
+                raise LdacliError(f"{source}: expected array '{name}' in this {checkpoint.method} checkpoint, found none")
+            value = checkpoint.arrays[name]
+            if value.shape != shape:
+                raise LdacliError(f"{source}: expected '{name}' of shape {shape}, found {value.shape}")
+            dtype = np.int32 if value.dtype.kind in "iu" else np.float64
+            out[name] = np.array(value, dtype=dtype, order="C")
+        return out

@@ -1,0 +1,328 @@
+"""The training driver: everything around the steps, the same for every method.
+
+:func:`train` validates the settings (the common ones here, each method's own through its
+``resolve``), records provenance, resumes from a checkpoint (the method read from it, its
+settings checked against the ones given, the trace restored), runs the method's steps with a
+progress bar and a log, takes the trace every ``loglik_every`` steps, stops early on held-out
+perplexity, on a time limit or when the method converges, writes checkpoints on a schedule and
+when SIGINT/SIGTERM arrives, and assembles the model. A method (:class:`~ldacli.methods.base.Method`)
+supplies only its settings, its state and one step.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+
+import numpy as np
+from tqdm import tqdm
+
+from ldacli import checks, seeds
+from ldacli.version import __version__
+from ldacli.corpus import Corpus
+from ldacli.errors import LdacliError, SettingError
+from ldacli.heldout import HeldOutEvaluator, holdout_split
+from ldacli.methods.base import Method
+from ldacli.methods.cgs import CollapsedGibbs
+from ldacli.methods.ugibbs import UncollapsedGibbs
+from ldacli.methods.vem import VariationalEM
+from ldacli.model import Checkpoint, Model
+from ldacli.parallel import check_threads
+from ldacli.stopping import EarlyStopping
+
+log = logging.getLogger("ldacli")
+
+# --method name -> the method; adding a method is one module and one line here.
+METHODS: dict[str, type[Method]] = {m.name: m for m in (CollapsedGibbs, VariationalEM, UncollapsedGibbs)}
+DEFAULT_METHOD = "cgs"
+
+DEFAULT_TOPICS = 20
+DEFAULT_ALPHA = 0.1
+DEFAULT_BETA = 0.01
+
+# Settings every method has, stored in params and fixed on resume (besides each method's OPTIONS).
+COMMON_SETTINGS = ("n_topics", "alpha", "beta", "seed", "loglik_every", "holdout", "patience")
+
+# Why a run stopped (params["stopped"]).
+STOPPED = ("iterations", "converged", "early stopping", "time limit")
+
+
+class TrainingInterrupted(LdacliError):
+    """Training stopped on SIGINT or SIGTERM (``signum``) after finishing the step under way."""
+
+    def __init__(self, message: str, signum: int):
+        self.signum = signum
+        super().__init__(message)
+
+
+@contextmanager
+def stop_requests():
+    """Turn SIGINT/SIGTERM into a flag checked between steps (main thread only); a second
+    signal stops at once."""
+    flag: dict = {"signal": None}
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+
+    def handler(signum, frame):
+        if flag["signal"] is not None:
+            raise KeyboardInterrupt
+        flag["signal"] = signal.Signals(signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield flag
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def method_of(name: str | None, checkpoint: Checkpoint | None, source: str | None) -> type[Method]:
+    """The method to run: ``name``, or the checkpoint's (the two must agree), or the default."""
+    if checkpoint is not None:
+        stored = checkpoint.method
+        if stored not in METHODS:
+            raise LdacliError(f"{source}: expected a checkpoint of method {', '.join(METHODS)}, found {stored!r}")
+        if name is not None and name != stored:
+            raise SettingError("method", f"{source}: the checkpoint was written by method {stored}, found method {name}")
+        name = stored
+    return METHODS[checks.choice("method", DEFAULT_METHOD if name is None else name, tuple(METHODS))]
+
+
+def _method_options(method: type[Method], options: dict) -> dict:
+    """The options given (not None), each checked to be one of ``method``'s own."""
+    given = {k: v for k, v in options.items() if v is not None}
+    for name in given:
+        if name not in method.OPTIONS:
+            owners = [m.name for m in METHODS.values() if name in m.OPTIONS]
+            if owners:
+                raise SettingError(name, f"{name} applies to method {' and '.join(owners)} only, found method {method.name}")
+            raise SettingError(name, f"unknown setting {name!r}")
+    return given
+
+
+def _fresh_settings(method: type[Method], given: dict, options: dict, iterations: int, corpus: Corpus) -> dict:
+    """The settings of a fresh run: the common ones checked or defaulted, then the method's."""
+    K = checks.count("n_topics", DEFAULT_TOPICS if given["n_topics"] is None else given["n_topics"], 1)
+    every = method.DEFAULT_LOGLIK_EVERY if given["loglik_every"] is None else checks.count("loglik_every", given["loglik_every"], 1)
+    if method.TRACE_EVERY_STEP and every != 1:
+        raise SettingError("loglik_every", f"loglik_every must be 1 for method {method.name}, which records its "
+                                           f"trace at every {method.unit}, found {every}")
+    holdout, patience = given["holdout"], given["patience"]
+    if (holdout is None) != (patience is None):
+        raise SettingError("holdout" if holdout is None else "patience",
+                           "holdout and patience go together: give both to stop early, or neither")
+    settings = {
+        "n_topics": K,
+        "alpha": checks.positive("alpha", DEFAULT_ALPHA if given["alpha"] is None else given["alpha"]),
+        "beta": checks.positive("beta", DEFAULT_BETA if given["beta"] is None else given["beta"]),
+        "seed": seeds.resolve(given["seed"]),
+        "loglik_every": every,
+        "holdout": None if holdout is None else checks.fraction("holdout", holdout, open_ends=True),
+        "patience": None if patience is None else checks.count("patience", patience, 1),
+    }
+    settings.update(method.resolve(options, n_topics=K, iterations=iterations, corpus=corpus))
+    return settings
+
+
+def resumed_settings(source: str, corpus: Corpus, params: dict, given: dict, *, auto: tuple = ("auto",)) -> dict:
+    """The settings stored in a checkpoint's ``params`` for the names in ``given``, after
+    checking that it was written for ``corpus`` and that no given value (other than None or
+    one of ``auto``) contradicts it."""
+    if params.get("corpus_fingerprint") != corpus.fingerprint():
+        raise LdacliError(
+            f"{source}: expected a checkpoint of this corpus ({corpus.source}), found one of "
+            f"another corpus ({params.get('corpus_source')}, fingerprint differs)"
+        )
+    settings = {name: params.get(name) for name in given}
+    for name, value in given.items():
+        if value is not None and value not in auto and value != settings[name]:
+            raise SettingError(name, f"{source}: the checkpoint has {name}={settings[name]!r}, which cannot change "
+                                     f"on resume (given {value!r})")
+    return settings
+
+
+def _provenance(corpus: Corpus) -> dict:
+    """What a model records about the corpus it was trained on."""
+    source = corpus.source
+    return {
+        "corpus_fingerprint": corpus.fingerprint(),
+        # absolute, so that `topics --coherence` finds it from any folder
+        "corpus_source": os.path.abspath(source) if source not in ("", "-", "<stdin>") else source,
+        "corpus_format": corpus.format,
+        "n_docs": corpus.n_docs,
+        "n_words": corpus.n_words,
+        "n_tokens": corpus.n_tokens,
+        "ldacli_version": __version__,
+    }
+
+
+def train(
+    corpus: Corpus,
+    n_topics: int | None = None,
+    *,
+    method: str | None = None,
+    iterations: int | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    seed: int | None = None,
+    threads: int | None = None,
+    loglik_every: int | None = None,
+    holdout: float | None = None,
+    patience: int | None = None,
+    max_seconds: float | None = None,
+    checkpoint: str | None = None,
+    checkpoint_every: int = 0,
+    resume: str | None = None,
+    progress: bool = False,
+    callback: Callable[[int], None] | None = None,
+    **options,
+) -> Model:
+    """Fit LDA to ``corpus`` by ``method`` and return the model.
+
+    ``method`` is ``"cgs"`` (collapsed Gibbs sampling, the default), ``"vem"`` (variational
+    EM) or ``"gibbs"`` (uncollapsed Gibbs sampling); each method's own settings are keyword
+    ``options`` (see each class's ``OPTIONS`` and docstring in :mod:`ldacli.methods`:
+    ``sampler``, ``shards``, ``optimize_interval``, ``optimize_burn_in`` for cgs;
+    ``smoothed``, ``estimate_alpha``, ``estimate_eta``, ``estep_tol``, ``estep_max_iter``,
+    ``em_tol``, ``estep_restart`` for vem; ``burn_in`` for gibbs). An option of another method
+    raises :class:`~ldacli.errors.SettingError`; None means not given.
+
+    Common settings: ``n_topics`` (20); ``iterations`` counts all steps, those before a resumed
+    checkpoint included (default per method: 1000 sweeps, 100 EM iterations for vem);
+    ``alpha`` the per-topic document-topic prior (0.1; the sum over topics is K x alpha) and
+    ``beta`` the per-word topic-word prior (0.01), starting values where the method learns
+    them; ``seed`` (fresh entropy, recorded as ``params["seed"]``, when None); ``threads``
+    (default: all cores this process may use) never changes the result; ``loglik_every``
+    steps between trace points (10; vem traces its ELBO every iteration). With ``holdout``
+    (a fraction) and ``patience``, that fraction of the documents is held out and training
+    stops when their document-completion perplexity, computed at every trace point, has not
+    improved ``patience`` times in a row; the model is fitted to the rest. ``max_seconds``
+    stops after the step during which that much time has passed (the result then depends on
+    the machine's speed).
+
+    With ``checkpoint``, the state is written there every ``checkpoint_every`` steps (if > 0),
+    at the end, and when SIGINT/SIGTERM stops the run (raising :class:`TrainingInterrupted`);
+    ``resume`` continues from such a file and gives exactly what an uninterrupted run gives.
+    On resume the method and every setting but ``iterations``, ``threads``, ``max_seconds``
+    and the checkpoint schedule come from the checkpoint (a different value is an error).
+    ``callback(iteration)`` is called after every step. The model's params record
+    ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`).
+    """
+    ckpt = Checkpoint.load(resume) if resume else None
+    cls = method_of(method, ckpt, resume)
+    options = _method_options(cls, options)
+    iterations = checks.count("iterations", cls.DEFAULT_ITERATIONS if iterations is None else iterations, 1)
+    checkpoint_every = checks.count("checkpoint_every", checkpoint_every, 0)
+    if max_seconds is not None:
+        max_seconds = checks.positive("max_seconds", max_seconds)
+    threads = check_threads(threads)
+    if corpus.n_tokens == 0:
+        raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
+    given = dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=seed, loglik_every=loglik_every,
+                 holdout=holdout, patience=patience)
+    if ckpt is None:
+        settings = _fresh_settings(cls, given, options, iterations, corpus)
+    else:
+        given.update({name: options.get(name) for name in cls.OPTIONS})
+        settings = resumed_settings(resume, corpus, ckpt.params, given)
+        if iterations < ckpt.iteration:
+            raise LdacliError(f"{resume}: the checkpoint is at iteration {ckpt.iteration}, past the {iterations} asked for")
+
+    fitted, evaluator, stopper = corpus, None, None
+    if settings["holdout"] is not None:
+        fitted, held, _ = holdout_split(corpus, settings["holdout"], seed=settings["seed"])
+        evaluator = HeldOutEvaluator(held, seed=settings["seed"])
+        stored = ckpt.state.get("early_stopping") if ckpt is not None else None
+        stopper = EarlyStopping.from_state(stored) if stored else EarlyStopping(settings["patience"])
+    state = cls(fitted, settings, iterations=iterations, threads=threads, checkpoint=ckpt, source=resume)
+    params = {"method": cls.name, **settings, "iterations": iterations, "trace": cls.trace,
+              **_provenance(corpus)}
+    if max_seconds is not None:
+        params["max_seconds"] = max_seconds
+    if ckpt is None:
+        start, trace_it, trace_ll = 0, [], []
+    else:
+        start = ckpt.iteration
+        trace_it = [int(i) for i in ckpt.loglik_iterations]
+        trace_ll = [float(x) for x in ckpt.loglik_per_token]
+    every = settings["loglik_every"]
+
+    def save_checkpoint(it: int) -> None:
+        if checkpoint:
+            Checkpoint(params, it, state.rng_states(), np.array(trace_it, dtype=np.int64),
+                       np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, state.arrays(),
+                       {"early_stopping": stopper.state() if stopper is not None else None}).save(checkpoint)
+
+    bar = tqdm(total=iterations, initial=start, disable=not progress, file=sys.stderr,
+               unit=cls.unit, dynamic_ncols=True, leave=False)
+    it, stopped = start, "iterations"
+    began = time.perf_counter()
+    try:
+        with bar, stop_requests() as stop:
+            while (it < iterations and not (stopper is not None and stopper.should_stop)
+                   and not state.converged(trace_ll)):
+                t0 = time.perf_counter()
+                state.step(it + 1)
+                it += 1
+                rate = fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
+                if it % every == 0:
+                    trace_it.append(it)
+                    trace_ll.append(state.loglik())
+                    note = state.note()
+                    log.info("iteration %d: %s %.6f, %.3g tokens/s%s", it, cls.trace_label, trace_ll[-1], rate,
+                             f", {note}" if note else "")
+                    if stopper is not None:
+                        held_out = evaluator.perplexity(state.phi(), state.alpha)
+                        log.info("iteration %d: held-out perplexity %.6g", it, held_out)
+                        if stopper.observe(it, held_out):
+                            log.info("%s", stopper.reason)
+                bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", {cls.trace_label} {trace_ll[-1]:.4f}" if trace_ll else ""))
+                bar.update(1)
+                if callback is not None:
+                    callback(it)
+                if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
+                    save_checkpoint(it)
+                if stop["signal"] is not None:
+                    save_checkpoint(it)
+                    where = (f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}" if checkpoint
+                             else "; no --checkpoint was given, progress is lost")
+                    raise TrainingInterrupted(f"stopped by {stop['signal'].name} after iteration {it}{where}",
+                                              int(stop["signal"]))
+                if max_seconds is not None and time.perf_counter() - began >= max_seconds:
+                    stopped = "time limit"
+                    log.info("time limit of %g s reached after iteration %d", max_seconds, it)
+                    break
+        if stopper is not None and stopper.should_stop:
+            stopped = "early stopping"
+        elif state.converged(trace_ll):
+            stopped = "converged"
+        save_checkpoint(it)
+        # The model's trace ends at the last step; checkpoints keep only the regular points so
+        # that a resumed run's trace equals an uninterrupted one's.
+        if not trace_it or trace_it[-1] != it:
+            trace_it.append(it)
+            trace_ll.append(state.loglik())
+        phi, theta, extra = state.result(it)
+        params.update(extra, iterations_done=it, stopped=stopped)
+        if stopper is not None:
+            params.update(stopper.summary())
+        return Model(
+            phi=phi,
+            theta=theta,
+            alpha=np.array(state.alpha, dtype=np.float64),
+            beta=float(state.beta),
+            vocab=list(fitted.vocab),
+            doc_ids=list(fitted.doc_ids),
+            loglik_iterations=np.array(trace_it, dtype=np.int64),
+            loglik_per_token=np.array(trace_ll, dtype=np.float64),
+            params=params,
+        )
+    finally:
+        state.close()

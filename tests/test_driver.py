@@ -1,0 +1,233 @@
+"""The training driver, the same for every method: settings, resume (files of the previous
+format included), signals, time limits, early stopping, threads, and what info and topics
+say about every method's output."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import ldacli
+from ldacli import parallel
+from ldacli.cli import main
+from ldacli.errors import LdacliError, SettingError
+from ldacli.methods import driver
+from ldacli.synthetic import generate
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "format1")
+METHODS = ("cgs", "vem", "gibbs")
+# A short run of each method with settings other than the defaults.
+NON_DEFAULT = {
+    "cgs": dict(sampler="alias", shards=2, optimize_interval=2, optimize_burn_in=1, loglik_every=3),
+    "vem": dict(smoothed=False, estimate_alpha=False, estep_max_iter=3, estep_tol=0.01, em_tol=0),
+    "gibbs": dict(burn_in=3, loglik_every=2),
+}
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return generate(120, 4, 40, doc_length=(5, 40), alpha=0.3, seed=21, planted=True).corpus
+
+
+def same_model(a, b):
+    for name in ("phi", "theta", "alpha", "loglik_iterations", "loglik_per_token"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.beta == b.beta
+
+
+# --- files of the previous format ----------------------------------------------------------------
+
+@pytest.mark.parametrize("method, total", [("cgs", 12), ("vem", 8), ("gibbs", 10)])
+def test_format_1_checkpoints_resume_exactly_and_format_1_models_load(method, total):
+    tiny = ldacli.read_corpus(os.path.join(DATA, "tiny.ldac"))
+    ckpt = os.path.join(DATA, f"{method}.ckpt.npz")
+    expected = ldacli.load_model(os.path.join(DATA, f"{method}.model.npz"))
+    resumed = ldacli.train(tiny, iterations=total, resume=ckpt, threads=2)
+    # the uninterrupted run of 0.1.0 and the run resumed by this version agree exactly, the
+    # trace included (0.1.0 itself lost gibbs's --loglik-every on resume)
+    same_model(resumed, expected)
+    assert resumed.params["method"] == method == expected.params.get("method", "cgs")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_info_describes_format_1_files(method):
+    for name in (f"{method}.ckpt.npz", f"{method}.model.npz"):
+        r = run("info", os.path.join(DATA, name))
+        assert r.exit_code == 0, r.stderr
+        assert "None" not in r.stdout and f"method:           {method}," in r.stdout
+
+
+# --- settings --------------------------------------------------------------------------------------
+
+def test_the_library_rejects_options_of_another_method_and_unknown_ones(corpus):
+    with pytest.raises(SettingError, match="sampler applies to method cgs only, found method vem") as e:
+        ldacli.train(corpus, 3, method="vem", sampler="dense")
+    assert e.value.name == "sampler"
+    with pytest.raises(SettingError, match="burn_in applies to method gibbs only"):
+        ldacli.train(corpus, 3, burn_in=3)
+    with pytest.raises(SettingError, match="unknown setting 'sweeps'"):
+        ldacli.train(corpus, 3, sweeps=3)
+    with pytest.raises(SettingError, match="method must be one of cgs, vem, gibbs"):
+        ldacli.train(corpus, 3, method="lda")
+    with pytest.raises(SettingError, match="loglik_every must be 1 for method vem"):
+        ldacli.train(corpus, 3, method="vem", loglik_every=5)
+
+
+def test_defaults_come_from_the_methods():
+    assert driver.METHODS["cgs"].DEFAULT_ITERATIONS == 1000 and driver.METHODS["vem"].DEFAULT_ITERATIONS == 100
+    text = run("train", "--help").stdout
+    assert "[default: 1000; vem: 100]" in text and f"[default: {driver.METHODS['vem'].OPTIONS['estep_tol']:g}]" in text
+
+
+def test_all_cores_means_the_cores_this_process_may_use_for_every_method(corpus, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert parallel.default_threads() == 1
+    seen = {}
+    for method in METHODS:
+        cls = driver.METHODS[method]
+        init = cls.__init__
+
+        def spy(self, *args, _init=init, _name=method, **kwargs):
+            seen[_name] = kwargs["threads"]
+            _init(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", spy)
+        ldacli.train(corpus, 3, method=method, iterations=2, seed=1)
+    assert seen == {"cgs": 1, "vem": 1, "gibbs": 1}
+
+
+# --- resume ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", METHODS)
+def test_resume_with_non_default_settings_gives_the_same_model(method, corpus, tmp_path, keep_every_checkpoint):
+    settings = NON_DEFAULT[method]
+    full = ldacli.train(corpus, 4, method=method, iterations=9, seed=3, threads=2,
+                        checkpoint=str(tmp_path / "c.npz"), checkpoint_every=4, **settings)
+    # resumed from sweep 4 with nothing but the checkpoint: every setting, --loglik-every
+    # included, comes from it
+    resumed = ldacli.train(corpus, iterations=9, resume=str(tmp_path / "at4.npz"), threads=1)
+    same_model(resumed, full)
+    assert resumed.params == full.params
+
+
+# --- signals, time limits, early stopping: the same for every method -----------------------------
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_after_the_step_with_a_checkpoint_that_resumes_exactly(method, signum, corpus, tmp_path):
+    ckpt = str(tmp_path / "sig.npz")
+
+    def signal_at_step_3(iteration):
+        if iteration == 3:
+            os.kill(os.getpid(), signum)
+
+    with pytest.raises(ldacli.TrainingInterrupted, match=signal.Signals(signum).name) as e:
+        ldacli.train(corpus, 4, method=method, iterations=10, seed=6, checkpoint=ckpt, callback=signal_at_step_3,
+                     **NON_DEFAULT[method])
+    assert e.value.signum == signum and ldacli.Checkpoint.load(ckpt).iteration == 3
+    resumed = ldacli.train(corpus, iterations=10, resume=ckpt)
+    straight = ldacli.train(corpus, 4, method=method, iterations=10, seed=6, **NON_DEFAULT[method])
+    same_model(resumed, straight)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_max_seconds_stops_every_method_and_is_recorded(method, corpus, tmp_path):
+    m = ldacli.train(corpus, 3, method=method, iterations=50, seed=1, max_seconds=1e-9,
+                     checkpoint=str(tmp_path / "c.npz"))
+    assert m.params["iterations_done"] == 1 and m.params["stopped"] == "time limit"
+    assert m.params["max_seconds"] == 1e-9 and ldacli.Checkpoint.load(str(tmp_path / "c.npz")).iteration == 1
+    np.testing.assert_allclose(m.phi.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_early_stopping_works_for_every_method(method, corpus):
+    m = ldacli.train(corpus, 4, method=method, iterations=400, seed=2, holdout=0.2, patience=1,
+                     **({"em_tol": 0} if method == "vem" else {"loglik_every": 2}))
+    p = m.params
+    assert p["stopped"] == "early stopping" and p["stopped_early"] and p["iterations_done"] < 400
+    assert m.theta.shape[0] == corpus.n_docs - round(0.2 * corpus.n_docs)
+
+
+def test_the_cli_exits_143_on_sigterm_and_the_checkpoint_resumes(small_ldac, tmp_path):
+    ckpt, out = tmp_path / "c.npz", tmp_path / "m.npz"
+    args = [sys.executable, "-m", "ldacli", "train", small_ldac, "-k", "5", "--seed", "3", "--iterations", "100000",
+            "--shards", "1", "--checkpoint", str(ckpt), "--checkpoint-every", "1", "-o", str(out)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not ckpt.exists() and time.monotonic() < deadline:  # the run is under way
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert "stopped by SIGTERM" in stderr and f"--resume {ckpt}" in stderr and "Traceback" not in stderr
+    assert stdout == "" and not out.exists()
+    done = ldacli.Checkpoint.load(str(ckpt)).iteration
+    r = run("train", small_ldac, "--resume", ckpt, "--iterations", done + 2, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    r = run("train", small_ldac, "-k", 5, "--seed", 3, "--iterations", done + 2, "--shards", 1, "-o", tmp_path / "s.npz")
+    same_model(ldacli.load_model(str(out)), ldacli.load_model(str(tmp_path / "s.npz")))
+
+
+# --- what info and topics say about every method's files -------------------------------------------
+
+@pytest.mark.parametrize("method", METHODS)
+def test_info_describes_every_methods_model_and_checkpoint_truthfully(method, corpus, tmp_path):
+    ckpt, model = tmp_path / "c.npz", tmp_path / "m.npz"
+    ldacli.train(corpus, 4, method=method, iterations=6, seed=1, checkpoint=str(ckpt)).save(str(model))
+    for path, kind in ((model, "model"), (ckpt, "checkpoint")):
+        r = run("info", path)
+        assert r.exit_code == 0, r.stderr
+        text = r.stdout
+        assert "None" not in text and f"({kind})" in text
+        data = json.loads(run("info", path, "--json").stdout)
+        assert data["method"]["name"] == method and data["sizes"]["topics"] == 4
+        if method == "vem":
+            assert "method:           vem, variational EM (smoothed True" in text
+            assert "estimated by Newton's method" in text and "ELBO per token" in text
+            assert "every 1 EM iterations" in text
+            assert data["priors"]["alpha"]["source"].startswith("estimated") and data["priors"]["learned"]
+        else:
+            assert data["priors"]["alpha"]["source"] == "set" and not data["priors"]["learned"]
+        if method == "cgs":
+            assert "sampler dense" in text and "log p(w, z) per token" in text
+        if method == "gibbs":
+            assert "burn_in 3" in text and "log p(w | theta, phi) per token" in text
+        assert ("no point recorded yet (one every 10 sweeps)" in text) == (kind == "checkpoint" and method != "vem")
+    assert "6 done of 6 asked (stopped: iterations)" in run("info", model).stdout
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_topics_coherence_finds_the_training_corpus_from_another_folder(method, small_ldac, tmp_path, monkeypatch):
+    train_dir, other = tmp_path / "train", tmp_path / "elsewhere"
+    train_dir.mkdir()
+    other.mkdir()
+    for name in ("small.ldac", "small.vocab"):
+        shutil.copy(tmp_path / name, train_dir / name)
+    monkeypatch.chdir(train_dir)
+    r = run("train", "small.ldac", "-k", 5, "--method", method, "--iterations", 5, "--seed", 1, "-o", "m.npz")
+    assert r.exit_code == 0, r.stderr
+    monkeypatch.chdir(other)
+    r = run("topics", train_dir / "m.npz", "--coherence", "npmi")
+    assert r.exit_code == 0, r.stderr
+    assert "mean npmi coherence" in r.stdout and str(train_dir / "small.ldac") in r.stdout
+
+
+def test_a_checkpoint_and_its_model_of_another_method_are_refused(corpus, tmp_path):
+    ckpt = str(tmp_path / "c.npz")
+    ldacli.train(corpus, 3, method="gibbs", iterations=2, seed=1, checkpoint=ckpt)
+    with pytest.raises(SettingError, match="written by method gibbs, found method cgs"):
+        ldacli.train(corpus, method="cgs", iterations=4, resume=ckpt)
+    with pytest.raises(LdacliError, match="burn_in=1"):
+        ldacli.train(corpus, iterations=4, resume=ckpt, burn_in=2)
