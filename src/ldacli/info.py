@@ -7,13 +7,12 @@ priors and how they were arrived at (set, learned, estimated), provenance and th
 
 from __future__ import annotations
 
-import zipfile
-
 import numpy as np
 
 from ldacli.errors import InputError
 from ldacli.methods.driver import METHODS
 from ldacli.model import Checkpoint, Model
+from ldacli.npz import read_npz, scalar
 
 # Up to this many topics, every alpha is listed in the text output (JSON always lists them).
 ALPHA_LISTED = 10
@@ -30,9 +29,9 @@ def _kind(path: str) -> str | None:
     """The ``kind`` stored in an ``.npz``, or None when it cannot be told (the loader then
     reports what is wrong with the file)."""
     try:
-        with np.load(path, allow_pickle=False) as f:
-            return str(f["kind"]) if "kind" in f.files else None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError):
+        arrays = read_npz(path)
+        return scalar(path, arrays, "kind", "U") if "kind" in arrays else None
+    except InputError:
         return None
 
 

@@ -2,8 +2,11 @@
 
 Every file carries ``format_version``, ``kind`` and ``params`` (a JSON string with the effective
 parameters and the package version). Files are written atomically and deterministically (fixed
-zip timestamps, uncompressed members, fixed member order), so the same run gives the same bytes,
-and are always loaded with ``allow_pickle=False``.
+zip timestamps, uncompressed members, fixed member order), so the same run gives the same bytes.
+Every file is validated here when it is loaded, for every command: the archive by
+:mod:`ldacli.npz` (damage, pickles, sizes), then each array's kind, dtype and shape, the shapes
+against each other, values finite and in range (probabilities non-negative with rows summing to
+1, priors positive, counters in range). A file that fails is an :class:`InputError` naming it.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,53 +21,11 @@ import numpy as np
 
 from ldacli.errors import InputError
 from ldacli.fileio import atomic_write
+from ldacli.npz import array, json_object, read_file, scalar, write_npz
 
 # 2: one checkpoint format for every method (version 1 files are still read).
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
-
-
-def write_npz(path: str, arrays: dict[str, Any]) -> None:
-    """Write ``arrays`` to ``path`` as an ``.npz`` whose bytes depend only on the arrays."""
-    with atomic_write(path) as f:
-        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-            for name, value in arrays.items():
-                info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
-                info.external_attr = 0o644 << 16
-                with zf.open(info, "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
-
-
-def read_npz(path: str, kind: str, required: tuple[str, ...]) -> tuple[dict[str, np.ndarray], dict]:
-    """Load an ldacli ``.npz`` of the given kind; returns its arrays and its parsed params.
-
-    Raises :class:`InputError` naming the file when it is missing, is not an ``.npz``, is of
-    another kind or format version, or lacks one of the ``required`` arrays.
-    """
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    except (ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError(path, None, f"expected an ldacli {kind} (.npz), found unreadable data ({exc})") from None
-    if not isinstance(arrays, dict) or "kind" not in arrays or "format_version" not in arrays:
-        raise InputError(path, None, f"expected an ldacli {kind} (.npz with 'kind' and 'format_version'), found another file")
-    found = str(arrays["kind"])
-    if found != kind:
-        raise InputError(path, None, f"expected an ldacli {kind}, found a {found}")
-    version = int(arrays["format_version"])
-    if version not in READABLE_VERSIONS:
-        raise InputError(path, None, f"expected format version {' or '.join(map(str, READABLE_VERSIONS))}, "
-                                     f"found {version} (written by another ldacli version)")
-    missing = [name for name in required + ("params",) if name not in arrays]
-    if missing:
-        raise InputError(path, None, f"expected arrays {', '.join(missing)} in this {kind}, found none")
-    try:
-        params = json.loads(str(arrays["params"]))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, None, f"expected JSON in 'params', found invalid text ({exc})") from None
-    return arrays, params
 
 
 def _header(kind: str, params: dict) -> dict[str, Any]:
@@ -117,20 +77,24 @@ class Model:
 
     @classmethod
     def load(cls, path: str) -> "Model":
-        names = ("phi", "theta", "alpha", "beta", "vocab", "doc_ids", "loglik_iterations", "loglik_per_token")
-        a, params = read_npz(path, "model", names)
-        phi, alpha, vocab = a["phi"], a["alpha"], a["vocab"]
-        if phi.ndim != 2 or alpha.shape != (phi.shape[0],) or vocab.shape != (phi.shape[1],):
-            raise InputError(path, None, f"expected phi (K, V), alpha (K,), vocab (V,), found shapes {phi.shape}, {alpha.shape}, {vocab.shape}")
+        a, params = read_file(path, "model", READABLE_VERSIONS)
+        phi = array(path, a, "phi", "f", (None, None), minimum=0)
+        K, V = phi.shape
+        if K == 0 or V == 0:
+            raise InputError(path, None, f"expected 'phi' with at least one topic and one word, found shape {phi.shape}")
+        theta = array(path, a, "theta", "f", (None, K), minimum=0)
+        _rows_sum_to_one(path, "phi", phi)
+        _rows_sum_to_one(path, "theta", theta)
+        iterations = array(path, a, "loglik_iterations", "iu", (None,), minimum=0)
         return cls(
-            phi=phi,
-            theta=a["theta"],
-            alpha=alpha,
-            beta=float(a["beta"]),
-            vocab=[str(w) for w in vocab],
-            doc_ids=[str(d) for d in a["doc_ids"]],
-            loglik_iterations=a["loglik_iterations"],
-            loglik_per_token=a["loglik_per_token"],
+            phi=np.asarray(phi, dtype=np.float64),
+            theta=np.asarray(theta, dtype=np.float64),
+            alpha=np.asarray(array(path, a, "alpha", "f", (K,), positive=True), dtype=np.float64),
+            beta=_prior(path, a, "beta"),
+            vocab=[str(w) for w in array(path, a, "vocab", "U", (V,))],
+            doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (theta.shape[0],))],
+            loglik_iterations=iterations,
+            loglik_per_token=array(path, a, "loglik_per_token", "f", iterations.shape),
             params=params,
         )
 
@@ -193,33 +157,51 @@ class Checkpoint:
 
     @classmethod
     def load(cls, path: str) -> "Checkpoint":
-        """Read a checkpoint of any method, of this format version or the previous one."""
-        a, params = read_npz(path, "checkpoint", ())
-        if int(a["format_version"]) == 1:
+        """Read a checkpoint of any method, of this format version or the previous one. The
+        common arrays are checked here; the method's own arrays by the method, which knows
+        their shapes."""
+        a, params = read_file(path, "checkpoint", READABLE_VERSIONS)
+        if scalar(path, a, "format_version", "iu") == 1:
             a, params = _checkpoint_from_v1(path, a, params)
         missing = [name for name in cls.COMMON if name not in a]
         if missing:
             raise InputError(path, None, f"expected arrays {', '.join(missing)} in this checkpoint, found none")
-        rng_states, state = _json(path, a, "rng_states"), _json(path, a, "state")
+        alpha = array(path, a, "alpha", "f", (None,), positive=True)
+        if alpha.size == 0 or params.get("n_topics") != alpha.size:
+            raise InputError(path, None, f"expected 'alpha' of one value per topic (n_topics "
+                                         f"{params.get('n_topics')!r}), found {alpha.size}")
+        iteration = scalar(path, a, "iteration", "iu")
+        asked = params.get("iterations")
+        if not (isinstance(asked, int) and 0 <= iteration <= asked):
+            raise InputError(path, None, f"expected 'iteration' between 0 and the {asked!r} iterations of the "
+                                         f"run, found {iteration}")
+        iterations = array(path, a, "loglik_iterations", "iu", (None,), minimum=0)
         header = ("format_version", "kind", "params") + cls.COMMON
         return cls(
             params=params,
-            iteration=int(a["iteration"]),
-            rng_states=rng_states,
-            loglik_iterations=a["loglik_iterations"],
-            loglik_per_token=a["loglik_per_token"],
-            alpha=np.ascontiguousarray(a["alpha"], dtype=np.float64),
-            beta=float(a["beta"]),
+            iteration=iteration,
+            rng_states=json_object(path, a, "rng_states", list),
+            loglik_iterations=iterations,
+            loglik_per_token=array(path, a, "loglik_per_token", "f", iterations.shape),
+            alpha=np.ascontiguousarray(alpha, dtype=np.float64),
+            beta=_prior(path, a, "beta"),
             arrays={name: value for name, value in a.items() if name not in header},
-            state=state,
+            state=json_object(path, a, "state", dict),
         )
 
 
-def _json(path: str, arrays: dict, name: str):
-    try:
-        return json.loads(str(arrays[name]))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, None, f"expected JSON in '{name}', found invalid text ({exc})") from None
+def _rows_sum_to_one(path: str, name: str, x: np.ndarray) -> None:
+    """Each row of ``x`` a probability distribution (within rounding)."""
+    if x.size and not np.allclose(x.sum(axis=1), 1.0, rtol=0, atol=1e-6):
+        raise InputError(path, None, f"expected each row of '{name}' to sum to 1, found sums from "
+                                     f"{x.sum(axis=1).min():.6g} to {x.sum(axis=1).max():.6g}")
+
+
+def _prior(path: str, arrays: dict, name: str) -> float:
+    value = scalar(path, arrays, name, "f")
+    if not (np.isfinite(value) and value >= 0):
+        raise InputError(path, None, f"expected '{name}' as a finite number >= 0, found {value!r}")
+    return float(value)
 
 
 def _checkpoint_from_v1(path: str, a: dict, params: dict) -> tuple[dict, dict]:
@@ -231,20 +213,27 @@ def _checkpoint_from_v1(path: str, a: dict, params: dict) -> tuple[dict, dict]:
     if method == "cgs":
         if "extra" not in a or "rng_state" not in a:
             raise InputError(path, None, "expected arrays rng_state, extra in this checkpoint, found none")
-        extra = _json(path, a, "extra")
+        extra = json_object(path, a, "extra", dict)
         a["rng_states"] = a.pop("rng_state")
-        a["alpha"] = np.asarray(extra["alpha"], dtype=np.float64)
-        a["beta"] = np.float64(extra["beta"])
+        try:
+            a["alpha"] = np.asarray(extra["alpha"], dtype=np.float64)
+            a["beta"] = np.float64(extra["beta"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError(path, None, "expected the priors in 'extra', found none") from None
         a["state"] = np.str_(json.dumps({"early_stopping": extra.get("early_stopping")}))
         del a["extra"]
     elif method == "vem":
-        a["beta"] = a.pop("eta")
+        if "eta" in a:
+            a["beta"] = a.pop("eta")
         a["rng_states"] = np.str_("[]")
         a["state"] = np.str_(json.dumps({"early_stopping": None}))
         params.setdefault("loglik_every", 1)
     elif method == "gibbs":
-        a["alpha"] = np.full(int(params["n_topics"]), float(params["alpha"]))
-        a["beta"] = np.float64(params["beta"])
+        try:
+            a["alpha"] = np.full(int(params["n_topics"]), float(params["alpha"]))
+            a["beta"] = np.float64(params["beta"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError(path, None, "expected n_topics, alpha and beta in 'params', found none") from None
         a["state"] = np.str_(json.dumps({"early_stopping": None}))
     return a, params
 
@@ -256,6 +245,15 @@ class Inference:
     theta: np.ndarray
     doc_ids: list[str]
     params: dict
+
+    @classmethod
+    def load(cls, path: str) -> "Inference":
+        """Read an inference ``.npz`` written by :meth:`save`."""
+        a, params = read_file(path, "inference", READABLE_VERSIONS)
+        theta = array(path, a, "theta", "f", (None, None), minimum=0)
+        _rows_sum_to_one(path, "theta", theta)
+        doc_ids = array(path, a, "doc_ids", "U", (theta.shape[0],))
+        return cls(np.asarray(theta, dtype=np.float64), [str(d) for d in doc_ids], params)
 
     def save(self, path: str) -> None:
         """Write ``.npz`` (theta, doc_ids, params), or ``.tsv``/``.csv`` (doc id, then K columns)."""

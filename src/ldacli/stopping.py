@@ -69,8 +69,13 @@ class EarlyStopping:
 
     @classmethod
     def from_state(cls, state: dict) -> "EarlyStopping":
-        return cls(int(state["patience"]), float(state["min_delta"]),
-                   [(int(i), float(v)) for i, v in state["history"]])
+        """The rule as :meth:`state` saved it; a malformed state is an :class:`LdacliError`."""
+        try:
+            return cls(int(state["patience"]), float(state["min_delta"]),
+                       [(int(i), float(v)) for i, v in state["history"]])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LdacliError(f"expected an early-stopping state (patience, min_delta, history), found "
+                              f"{state!r:.80} ({exc})") from None
 
     def summary(self) -> dict:
         """What the model's params should record: whether and why it stopped, the best point."""

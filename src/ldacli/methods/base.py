@@ -102,7 +102,7 @@ class Method:
     def checkpoint_arrays(checkpoint: Checkpoint, source: str, shapes: dict[str, tuple]) -> dict[str, np.ndarray]:
         """The method's arrays of ``checkpoint`` as float64/int32 contiguous copies, each checked
         against its expected shape (``shapes``: name -> shape; the dtype follows the name's
-        stored dtype kind)."""
+        stored dtype kind) and, for floats, to be finite and non-negative."""
         out = {}
         for name, shape in shapes.items():
             if name not in checkpoint.arrays:
@@ -110,6 +110,10 @@ class Method:
             value = checkpoint.arrays[name]
             if value.shape != shape:
                 raise LdacliError(f"{source}: expected '{name}' of shape {shape}, found {value.shape}")
+            if value.dtype.kind not in "iuf":
+                raise LdacliError(f"{source}: expected numbers in '{name}', found {value.dtype}")
+            if value.dtype.kind == "f" and value.size and not (np.all(np.isfinite(value)) and value.min() >= 0):
+                raise LdacliError(f"{source}: expected finite numbers >= 0 in '{name}', found others")
             dtype = np.int32 if value.dtype.kind in "iu" else np.float64
             out[name] = np.array(value, dtype=dtype, order="C")
         return out

@@ -1,0 +1,167 @@
+"""``.npz`` archives, written deterministically and read without trusting them.
+
+Writing: members in the given order, uncompressed, with fixed timestamps, so the same arrays
+give the same bytes; atomically (:func:`ldacli.fileio.atomic_write`).
+
+Reading checks everything before it allocates or believes anything: the file is a zip archive;
+every member is a ``.npy`` array whose header is well formed, whose dtype holds no Python
+objects (nothing is ever unpickled) and whose declared size is the number of bytes the member
+really holds (a header may not declare 10^11 elements that the file does not contain); each
+member's CRC is checked. Any failure is an :class:`~ldacli.errors.InputError` naming the file
+and saying it is damaged or not an ``.npz``, never a suggestion to allow pickles.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+import zlib
+from typing import Any
+
+import numpy as np
+
+from ldacli.errors import InputError
+from ldacli.fileio import atomic_write
+
+# What a damaged archive can raise while it is read.
+_DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError, RuntimeError, KeyError)
+
+
+def write_npz(path: str, arrays: dict[str, Any]) -> None:
+    """Write ``arrays`` to ``path`` as an ``.npz`` whose bytes depend only on the arrays."""
+    with atomic_write(path) as f:
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for name, value in arrays.items():
+                info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                with zf.open(info, "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+
+
+def _header(member) -> tuple[tuple[int, ...], bool, np.dtype]:
+    version = np.lib.format.read_magic(member)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(member)
+    if version in ((2, 0), (3, 0)):
+        return np.lib.format.read_array_header_2_0(member)
+    raise ValueError(f"unknown .npy version {version}")
+
+
+def read_npz(path: str, what: str = "an .npz file") -> dict[str, np.ndarray]:
+    """All arrays of the ``.npz`` at ``path``, each checked as the module docstring says;
+    ``what`` is what errors say was expected."""
+    try:
+        zf = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise InputError(path, None, "cannot read: no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "expected a file, found a directory") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    except _DAMAGE:
+        raise InputError(path, None, f"expected {what} (a zip archive of arrays), found another kind of "
+                                     f"file, or a truncated or damaged one") from None
+    arrays = {}
+    with zf:
+        for info in zf.infolist():
+            name = info.filename
+            if not name.endswith(".npy"):
+                raise InputError(path, None, f"expected only .npy arrays in the archive, found {name!r}")
+            key = name[:-4]
+            try:
+                with zf.open(info) as member:
+                    shape, fortran, dtype = _header(member)
+                    held = info.file_size - member.tell()
+                if dtype.hasobject:
+                    raise InputError(path, None, f"expected '{key}' as numbers or text, found an array of Python "
+                                                 f"objects, which ldacli never loads")
+                declared = math.prod(shape) * dtype.itemsize
+                if declared != held:
+                    raise InputError(path, None, f"damaged: array '{key}' declares shape {shape} of {dtype} "
+                                                 f"({declared} bytes) but holds {held} bytes")
+                with zf.open(info) as member:
+                    arrays[key] = np.lib.format.read_array(member, allow_pickle=False)
+                    member.read()  # to the end, where the CRC is checked
+            except InputError:
+                raise
+            except OSError as exc:
+                raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+            except _DAMAGE as exc:
+                raise InputError(path, None, f"damaged: array '{key}' cannot be read ({_reason(exc)})") from None
+    return arrays
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return "its checksum does not match: bytes were changed" if "CRC" in text else text
+
+
+def read_file(path: str, kind: str, versions: tuple[int, ...]) -> tuple[dict[str, np.ndarray], dict]:
+    """The arrays and the parsed ``params`` of an ldacli file of ``kind`` in one of ``versions``.
+
+    Checks ``kind`` (a string), ``format_version`` (an integer among ``versions``) and
+    ``params`` (a JSON object); the arrays themselves are the caller's to check.
+    """
+    arrays = read_npz(path, f"an ldacli {kind} (.npz)")
+    if "kind" not in arrays or "format_version" not in arrays:
+        raise InputError(path, None, f"expected an ldacli {kind} (.npz with 'kind' and 'format_version'), "
+                                     f"found another .npz")
+    found = scalar(path, arrays, "kind", "U")
+    if found != kind:
+        raise InputError(path, None, f"expected an ldacli {kind}, found a {found}")
+    version = scalar(path, arrays, "format_version", "iu")
+    if version not in versions:
+        raise InputError(path, None, f"expected format version {' or '.join(map(str, versions))}, "
+                                     f"found {version} (written by another ldacli version)")
+    if "params" not in arrays:
+        raise InputError(path, None, f"expected arrays params in this {kind}, found none")
+    return arrays, json_object(path, arrays, "params", dict)
+
+
+def scalar(path: str, arrays: dict, name: str, kinds: str):
+    """The 0-d array ``name`` as a Python value, checked to be of a dtype kind in ``kinds``
+    (``"U"`` text, ``"iu"`` integers, ``"f"`` floats; integers are accepted as floats)."""
+    value = arrays[name]
+    ok = value.ndim == 0 and (value.dtype.kind in kinds or (kinds == "f" and value.dtype.kind in "iu"))
+    if not ok:
+        what = {"U": "text", "iu": "an integer", "f": "a number"}[kinds]
+        raise InputError(path, None, f"expected '{name}' as {what}, found {value.dtype} of shape {value.shape}")
+    return value.item()
+
+
+def json_object(path: str, arrays: dict, name: str, kind: type):
+    """The JSON text in the 0-d array ``name``, parsed, checked to be a ``kind`` (dict or list)."""
+    text = scalar(path, arrays, name, "U")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, None, f"expected JSON in '{name}', found invalid text ({exc})") from None
+    if not isinstance(value, kind):
+        raise InputError(path, None, f"expected a JSON {'object' if kind is dict else 'list'} in '{name}', "
+                                     f"found {type(value).__name__}")
+    return value
+
+
+def array(path: str, arrays: dict, name: str, kinds: str, shape: tuple, *, minimum: float | None = None,
+          positive: bool = False) -> np.ndarray:
+    """The array ``name``: its dtype kind in ``kinds``, its shape ``shape`` (None entries: any
+    size), and for numbers finite and at least ``minimum`` (above 0 with ``positive``)."""
+    if name not in arrays:
+        raise InputError(path, None, f"expected an array '{name}', found none")
+    value = arrays[name]
+    if value.ndim != len(shape) or any(s is not None and s != v for s, v in zip(shape, value.shape)):
+        want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + (",)" if len(shape) == 1 else ")")
+        raise InputError(path, None, f"expected '{name}' of shape {want}, found shape {value.shape}")
+    if value.dtype.kind not in kinds and not (kinds == "f" and value.dtype.kind in "iu"):
+        what = {"U": "text", "iu": "integers", "f": "numbers"}[kinds]
+        raise InputError(path, None, f"expected '{name}' as {what}, found {value.dtype}")
+    if kinds in ("f", "iu") and value.size:
+        if kinds == "f" and not np.all(np.isfinite(value)):
+            raise InputError(path, None, f"expected finite numbers in '{name}', found NaN or infinity")
+        low = float(value.min())
+        if positive and low <= 0:
+            raise InputError(path, None, f"expected '{name}' > 0, found {low:g}")
+        if minimum is not None and low < minimum:
+            raise InputError(path, None, f"expected '{name}' >= {minimum:g}, found {low:g}")
+    return value
