@@ -18,13 +18,14 @@ import numpy as np
 
 from ldacli.version import __version__
 from ldacli.corpus import read_corpus, write_corpus
-from ldacli.errors import LdacliError, SettingError
+from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
 from ldacli.evaluate import METHODS as EVAL_METHODS
 from ldacli.evaluate import perplexity as compute_perplexity
 from ldacli.heldout import DEFAULT_BURN_IN, DEFAULT_ITERATIONS
 from ldacli.inference import infer as run_infer
 from ldacli.info import describe as describe_file, format_text as format_info
+from ldacli.locking import EXIT_LOCKED, locked
 from ldacli.methods.driver import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_METHOD, DEFAULT_TOPICS, METHODS,
                                    TrainingInterrupted, train as run_train)
 from ldacli.methods.sharded import SAMPLERS
@@ -39,7 +40,8 @@ FORMATS = click.Choice(["auto", "uci", "ldac", "text"])
 def user_errors(ctx: click.Context | None = None):
     """Report users' mistakes as one line on stderr: exit code 1 for data and runtime errors, 2
     for a setting the library refused (naming the option), 128 + the signal's number when a
-    signal stopped the command (130 for SIGINT, 143 for SIGTERM)."""
+    signal stopped the command (130 for SIGINT, 143 for SIGTERM), 75 when another run holds the
+    lock on an output."""
     try:
         yield
     except TrainingInterrupted as exc:
@@ -47,6 +49,9 @@ def user_errors(ctx: click.Context | None = None):
         sys.exit(128 + exc.signum)
     except SettingError as exc:
         raise click.BadParameter(str(exc), ctx=ctx, param_hint=_option_names(ctx, exc.name)) from None
+    except LockedError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_LOCKED)
     except LdacliError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
@@ -81,12 +86,38 @@ def _note(quiet: bool, message: str) -> None:
         click.echo(message, err=True)
 
 
-def _check_output(ctx_param: str, path: str | None) -> None:
-    if path is None:
-        return
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise click.BadParameter(f"expected an existing folder for {path!r}, found none at {folder!r}", param_hint=ctx_param)
+def _same_file(a: str, b: str) -> bool:
+    if a == "-" or b == "-":
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None]) -> None:
+    """Before any work: each output (option -> path) names a file in an existing folder this
+    user may write in, is not a folder, and is none of the inputs (option -> path) nor
+    another output. A usage error (exit 2) names the option."""
+    given = {opt: p for opt, p in outputs.items() if p}
+    for opt, path in given.items():
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            raise click.BadParameter(f"expected a file name, found the folder {path!r}", param_hint=opt)
+        if not os.path.isdir(folder):
+            raise click.BadParameter(f"expected an existing folder for {path!r}, found none at {folder!r}", param_hint=opt)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise click.BadParameter(f"expected a folder this user may write in for {path!r}, found {folder!r} "
+                                     f"read-only", param_hint=opt)
+        for other, source in inputs.items():
+            if source and _same_file(path, source):
+                raise click.BadParameter(f"{path!r} is the {other} input: refusing to write over it", param_hint=opt)
+    names = list(given)
+    for i, opt in enumerate(names):
+        for other in names[i + 1:]:
+            if _same_file(given[opt], given[other]):
+                raise click.BadParameter(f"{opt} and {other} must be different files, found {given[opt]!r} twice",
+                                         param_hint=opt)
 
 
 def corpus_options(pruning: bool):
@@ -219,6 +250,9 @@ CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
 @click.option("--max-seconds", type=click.FloatRange(0, min_open=True), default=None,
               help="Stop after the sweep (EM iteration) during which this much time has passed (the "
                    "model records the sweeps done; the result then depends on the machine's speed).")
+@click.option("--wait", type=click.FloatRange(0), default=None,
+              help="When another run holds the lock on -o or --checkpoint, wait up to this many seconds "
+                   "for it instead of exiting at once with code 75.")
 @corpus_options(pruning=True)
 @quiet_option
 @click.option("-v", "--verbose", is_flag=True, help="Log the log-likelihood as training goes.")
@@ -226,7 +260,7 @@ CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
 def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, threads, burn_in, estep_tol,
           estep_max_iter, em_tol, smoothed, estimate_alpha, estimate_eta, seed, checkpoint,
           checkpoint_every, resume, sampler, shards, loglik_every, optimize_interval, optimize_burn_in,
-          holdout, patience, max_seconds, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet,
+          holdout, patience, max_seconds, wait, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet,
           verbose):
     """Fit an LDA model to CORPUS by collapsed Gibbs sampling (default), variational EM or
     uncollapsed Gibbs sampling (--method).
@@ -245,11 +279,14 @@ def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, thread
       ldacli train docword.kos.txt.gz -k 20 --method gibbs --iterations 500 --burn-in 200 -o kos-gibbs.npz
     """
     progress = _setup_logging(quiet, verbose)
-    _check_output("-o/--output", output)
-    _check_output("--checkpoint", checkpoint)
-    if checkpoint and os.path.abspath(checkpoint) == os.path.abspath(output):
-        raise click.BadParameter("the checkpoint and the model must be different files", param_hint="--checkpoint")
-    with user_errors(ctx):
+    check_outputs({"-o/--output": output, "--checkpoint": checkpoint},
+                  {"CORPUS": corpus, "--vocab": vocab, "--resume": None if checkpoint == resume else resume})
+    if resume and _same_file(output, resume):
+        raise click.BadParameter(f"{output!r} is the checkpoint being resumed: refusing to replace it by the model",
+                                 param_hint="-o/--output")
+    with user_errors(ctx), locked([output], wait=wait) as removed:
+        for path in removed:
+            _note(quiet, f"{path}: removed, a temporary file left by a run that was killed")
         data = _read(corpus, fmt, vocab, quiet, min_df=min_df, max_df=max_df, max_vocab=max_vocab, stop_words=stop_words)
         _note(quiet, f"{corpus}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens")
         t0 = time.perf_counter()
@@ -260,7 +297,7 @@ def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, thread
             progress=progress, sampler=sampler, shards=shards, optimize_interval=optimize_interval,
             optimize_burn_in=optimize_burn_in, burn_in=burn_in, estep_tol=estep_tol,
             estep_max_iter=estep_max_iter, em_tol=em_tol, smoothed=smoothed, estimate_alpha=estimate_alpha,
-            estimate_eta=estimate_eta)
+            estimate_eta=estimate_eta, wait=wait)
         seconds = time.perf_counter() - t0
         model.save(output)
     p = model.params
@@ -386,10 +423,10 @@ def infer(model, corpus, output, iterations, burn_in, seed, fmt, vocab, quiet):
     progress = _setup_logging(quiet, False)
     if not output.lower().endswith((".npz", ".tsv", ".csv")):
         raise click.BadParameter(f"expected a file name ending in .npz, .tsv or .csv, found {output!r}", param_hint="-o/--output")
-    _check_output("-o/--output", output)
+    check_outputs({"-o/--output": output}, {"MODEL": model, "CORPUS": corpus, "--vocab": vocab})
     if burn_in >= iterations:
         raise click.BadParameter(f"must be smaller than --iterations ({iterations}), found {burn_in}", param_hint="--burn-in")
-    with user_errors():
+    with user_errors(), locked([output]):
         m = Model.load(model)
         data = _read_for_model(corpus, fmt, vocab, m, quiet)
         result, dropped = run_infer(m, data, iterations=iterations, burn_in=burn_in, seed=seed, progress=progress)
@@ -545,9 +582,9 @@ def convert(source, output, vocab_out, out_format, fmt, vocab, min_df, max_df, m
       ldacli convert docs/ --to uci -o docword.docs.txt
     """
     _setup_logging(quiet, False)
-    _check_output("-o/--output", output)
     vocab_out = vocab_out or default_vocab_path(output, out_format)
-    with user_errors():
+    check_outputs({"-o/--output": output, "--vocab-out": vocab_out}, {"SOURCE": source, "--vocab": vocab})
+    with user_errors(), locked([output, vocab_out]):
         data = _read(source, fmt, vocab, quiet, min_df=min_df, max_df=max_df, max_vocab=max_vocab, stop_words=stop_words)
         write_corpus(data, output, vocab_out, format=out_format)
     _note(quiet, f"{output}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens; vocabulary in {vocab_out}")

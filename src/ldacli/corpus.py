@@ -759,7 +759,7 @@ def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str |
     if counts.nnz and counts.data.min() < 0:
         raise LdacliError("counts: expected non-negative counts, found a negative one")
     lines = _ldac_lines(counts) if format == "ldac" else _uci_lines(counts)
-    with atomic_write(path) as out, atomic_write(vocab_path) as voc:
+    with atomic_write(path, what="corpus") as out, atomic_write(vocab_path, what="vocabulary") as voc:
         buffer: list[str] = []
         size = 0
         for line in lines:

@@ -33,3 +33,19 @@ class SettingError(LdacliError):
     def __init__(self, name: str, message: str):
         self.name = name
         super().__init__(message)
+
+
+class OutputError(LdacliError):
+    """An output that could not be written: ``path`` is the file the user named, ``what`` what
+    it holds (model, checkpoint, ...), ``reason`` the system's reason (a full disk, a missing
+    folder, no permission)."""
+
+    def __init__(self, path: str, what: str, exc: OSError | str):
+        self.path = str(path)
+        self.what = what
+        self.reason = exc if isinstance(exc, str) else (exc.strerror or str(exc))
+        super().__init__(f"{self.path}: cannot write the {what}: {self.reason}")
+
+
+class LockedError(LdacliError):
+    """Another run holds the lock on an output (exit code 75, EX_TEMPFAIL, for cron)."""

@@ -1,7 +1,8 @@
 """Low-level file handling shared by the readers and writers.
 
 * :func:`atomic_write` writes a file so that readers see either the old file or the complete
-  new one, never a half-written file.
+  new one, never a half-written file, and leaves no temporary file behind when it fails;
+  :func:`stale_temporaries` finds those of runs that were killed.
 * :class:`Source` opens a named input (a path, or ``-`` for standard input) as a binary stream,
   decompressing gzip transparently (recognised by its magic bytes, whatever the name).
 * :func:`iter_blocks` and :func:`iter_lines` stream a :class:`Source` in whole lines with their
@@ -15,6 +16,7 @@ import contextlib
 import gzip
 import io
 import os
+import re
 import sys
 import tempfile
 import zlib
@@ -22,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, BinaryIO
 
-from ldacli.errors import InputError
+from ldacli.errors import InputError, OutputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -67,25 +69,33 @@ def _fsync_directory(folder: str) -> None:
         os.close(fd)
 
 
+# Temporary files are named ".NAME.<8 random characters>.tmp" beside the target NAME.
+TEMP_PATTERN = r"\.{name}\.[a-z0-9_]{{8}}\.tmp"
+
+
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]:
+def atomic_write(path: str | os.PathLike[str], mode: str = "wb", what: str = "file") -> Iterator[IO]:
     """Open ``path`` for writing so that it appears complete or not at all.
 
     Yields a file object (binary for ``mode="wb"``, UTF-8 text with ``\\n`` line ends for
-    ``mode="w"``) on a temporary file in the target's folder. When the block ends normally the
-    file is flushed, fsynced, given the usual permissions (0666 minus the umask) and renamed
-    over ``path`` with :func:`os.replace`, then the folder is fsynced (best effort). When the
-    block raises, the temporary file is removed, ``path`` is left untouched and the exception
-    propagates.
+    ``mode="w"``) on a temporary file ``.NAME.XXXXXXXX.tmp`` in the target's folder. When the
+    block ends normally the file is flushed, fsynced, given the usual permissions (0666 minus
+    the umask) and renamed over ``path`` with :func:`os.replace`, then the folder is fsynced
+    (best effort). When anything fails -- the block, or the flush on a full disk -- the
+    temporary file is removed, ``path`` is left untouched, and an :class:`OutputError` names
+    ``path`` (never the temporary file) and ``what`` was being written (``"model"``,
+    ``"checkpoint"``, ...); other exceptions from the block propagate unchanged.
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"mode: expected 'wb' or 'w', found {mode!r}")
     target = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(target))
     kwargs = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
-    tmp = tempfile.NamedTemporaryFile(
-        mode, dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp", delete=False, **kwargs
-    )
+    try:
+        tmp = tempfile.NamedTemporaryFile(mode, dir=folder, prefix=f".{os.path.basename(target)}.",
+                                          suffix=".tmp", delete=False, **kwargs)
+    except OSError as exc:
+        raise OutputError(target, what, exc) from None
     try:
         yield tmp
         tmp.flush()
@@ -93,12 +103,32 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]
         tmp.close()
         os.chmod(tmp.name, 0o666 & ~_current_umask())
         os.replace(tmp.name, target)
-    except BaseException:
-        tmp.close()
+    except BaseException as exc:
+        with contextlib.suppress(OSError, ValueError):
+            tmp.close()  # flushes again, which fails again on a full disk: never mind
+        if not tmp.closed:  # the close failed half-way: release the descriptor anyway
+            with contextlib.suppress(OSError):
+                os.close(tmp.fileno())
         with contextlib.suppress(OSError):
             os.unlink(tmp.name)
+        if isinstance(exc, OSError):
+            raise OutputError(target, what, exc) from None
         raise
     _fsync_directory(folder)
+
+
+def stale_temporaries(path: str | os.PathLike[str]) -> list[str]:
+    """The temporary files of :func:`atomic_write` for ``path`` left in its folder by runs that
+    died before renaming them (``kill -9``, a crash). Only call this while holding the lock on
+    ``path`` (:mod:`ldacli.locking`), so that no live run's temporary file is among them."""
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    pattern = re.compile(TEMP_PATTERN.format(name=re.escape(os.path.basename(target))))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(os.path.join(folder, n) for n in names if pattern.fullmatch(n))
 
 
 def _read_error(name: str, line: int | None, exc: BaseException, compressed: bool) -> InputError:

@@ -73,7 +73,7 @@ class Model:
             loglik_iterations=np.asarray(self.loglik_iterations, dtype=np.int64),
             loglik_per_token=np.asarray(self.loglik_per_token, dtype=np.float64),
         )
-        write_npz(path, arrays)
+        write_npz(path, arrays, "model")
 
     @classmethod
     def load(cls, path: str) -> "Model":
@@ -153,7 +153,7 @@ class Checkpoint:
             state=np.str_(json.dumps(self.state, sort_keys=True)),
         )
         arrays.update(self.arrays)
-        write_npz(path, arrays)
+        write_npz(path, arrays, "checkpoint")
 
     @classmethod
     def load(cls, path: str) -> "Checkpoint":
@@ -262,11 +262,11 @@ class Inference:
             arrays = _header("inference", self.params)
             arrays.update(theta=np.ascontiguousarray(self.theta, dtype=np.float64),
                           doc_ids=np.array(self.doc_ids, dtype=np.str_))
-            write_npz(path, arrays)
+            write_npz(path, arrays, "inference")
             return
         sep = "," if lower.endswith(".csv") else "\t"
         K = self.theta.shape[1]
-        with atomic_write(path) as f:
+        with atomic_write(path, what="inference") as f:
             text = io.TextIOWrapper(f, encoding="utf-8", newline="")
             writer = csv.writer(text, delimiter=sep, lineterminator="\n")
             writer.writerow(["doc_id"] + [f"topic_{k}" for k in range(K)])

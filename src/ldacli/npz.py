@@ -28,9 +28,10 @@ from ldacli.fileio import atomic_write
 _DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError, RuntimeError, KeyError)
 
 
-def write_npz(path: str, arrays: dict[str, Any]) -> None:
-    """Write ``arrays`` to ``path`` as an ``.npz`` whose bytes depend only on the arrays."""
-    with atomic_write(path) as f:
+def write_npz(path: str, arrays: dict[str, Any], what: str = "file") -> None:
+    """Write ``arrays`` to ``path`` as an ``.npz`` whose bytes depend only on the arrays;
+    ``what`` names the file's content in errors (see :func:`ldacli.fileio.atomic_write`)."""
+    with atomic_write(path, what=what) as f:
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
             for name, value in arrays.items():
                 info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))

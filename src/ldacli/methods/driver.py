@@ -26,8 +26,9 @@ from tqdm import tqdm
 from ldacli import checks, seeds
 from ldacli.version import __version__
 from ldacli.corpus import Corpus
-from ldacli.errors import LdacliError, SettingError
+from ldacli.errors import LdacliError, OutputError, SettingError
 from ldacli.heldout import HeldOutEvaluator, holdout_split
+from ldacli.locking import locked
 from ldacli.methods.base import Method
 from ldacli.methods.cgs import CollapsedGibbs
 from ldacli.methods.ugibbs import UncollapsedGibbs
@@ -182,6 +183,7 @@ def train(
     resume: str | None = None,
     progress: bool = False,
     callback: Callable[[int], None] | None = None,
+    wait: float | None = None,
     **options,
 ) -> Model:
     """Fit LDA to ``corpus`` by ``method`` and return the model.
@@ -213,116 +215,133 @@ def train(
     On resume the method and every setting but ``iterations``, ``threads``, ``max_seconds``
     and the checkpoint schedule come from the checkpoint (a different value is an error).
     ``callback(iteration)`` is called after every step. The model's params record
-    ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`).
+    ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`). The checkpoint path is
+    locked for the run (:mod:`ldacli.locking`): another run on it raises
+    :class:`~ldacli.errors.LockedError`, or waits up to ``wait`` seconds. A checkpoint that
+    cannot be written (a full disk) is reported and training goes on.
     """
-    ckpt = Checkpoint.load(resume) if resume else None
-    cls = method_of(method, ckpt, resume)
-    options = _method_options(cls, options)
-    iterations = checks.count("iterations", cls.DEFAULT_ITERATIONS if iterations is None else iterations, 1)
-    checkpoint_every = checks.count("checkpoint_every", checkpoint_every, 0)
-    if max_seconds is not None:
-        max_seconds = checks.positive("max_seconds", max_seconds)
-    threads = check_threads(threads)
-    if corpus.n_tokens == 0:
-        raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
-    given = dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=seed, loglik_every=loglik_every,
-                 holdout=holdout, patience=patience)
-    if ckpt is None:
-        settings = _fresh_settings(cls, given, options, iterations, corpus)
-    else:
-        given.update({name: options.get(name) for name in cls.OPTIONS})
-        settings = resumed_settings(resume, corpus, ckpt.params, given)
-        if iterations < ckpt.iteration:
-            raise LdacliError(f"{resume}: the checkpoint is at iteration {ckpt.iteration}, past the {iterations} asked for")
+    with locked([checkpoint], wait=wait) as removed:
+        for path in removed:
+            log.warning("%s: removed, a temporary file left by a run that was killed", path)
+        ckpt = Checkpoint.load(resume) if resume else None
+        cls = method_of(method, ckpt, resume)
+        options = _method_options(cls, options)
+        iterations = checks.count("iterations", cls.DEFAULT_ITERATIONS if iterations is None else iterations, 1)
+        checkpoint_every = checks.count("checkpoint_every", checkpoint_every, 0)
+        if max_seconds is not None:
+            max_seconds = checks.positive("max_seconds", max_seconds)
+        threads = check_threads(threads)
+        if corpus.n_tokens == 0:
+            raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
+        given = dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=seed, loglik_every=loglik_every,
+                     holdout=holdout, patience=patience)
+        if ckpt is None:
+            settings = _fresh_settings(cls, given, options, iterations, corpus)
+        else:
+            given.update({name: options.get(name) for name in cls.OPTIONS})
+            settings = resumed_settings(resume, corpus, ckpt.params, given)
+            if iterations < ckpt.iteration:
+                raise LdacliError(f"{resume}: the checkpoint is at iteration {ckpt.iteration}, past the {iterations} asked for")
 
-    fitted, evaluator, stopper = corpus, None, None
-    if settings["holdout"] is not None:
-        fitted, held, _ = holdout_split(corpus, settings["holdout"], seed=settings["seed"])
-        evaluator = HeldOutEvaluator(held, seed=settings["seed"])
-        stored = ckpt.state.get("early_stopping") if ckpt is not None else None
-        stopper = EarlyStopping.from_state(stored) if stored else EarlyStopping(settings["patience"])
-    state = cls(fitted, settings, iterations=iterations, threads=threads, checkpoint=ckpt, source=resume)
-    params = {"method": cls.name, **settings, "iterations": iterations, "trace": cls.trace,
-              **_provenance(corpus)}
-    if max_seconds is not None:
-        params["max_seconds"] = max_seconds
-    if ckpt is None:
-        start, trace_it, trace_ll = 0, [], []
-    else:
-        start = ckpt.iteration
-        trace_it = [int(i) for i in ckpt.loglik_iterations]
-        trace_ll = [float(x) for x in ckpt.loglik_per_token]
-    every = settings["loglik_every"]
+        fitted, evaluator, stopper = corpus, None, None
+        if settings["holdout"] is not None:
+            fitted, held, _ = holdout_split(corpus, settings["holdout"], seed=settings["seed"])
+            evaluator = HeldOutEvaluator(held, seed=settings["seed"])
+            stored = ckpt.state.get("early_stopping") if ckpt is not None else None
+            stopper = EarlyStopping.from_state(stored) if stored else EarlyStopping(settings["patience"])
+        state = cls(fitted, settings, iterations=iterations, threads=threads, checkpoint=ckpt, source=resume)
+        params = {"method": cls.name, **settings, "iterations": iterations, "trace": cls.trace,
+                  **_provenance(corpus)}
+        if max_seconds is not None:
+            params["max_seconds"] = max_seconds
+        if ckpt is None:
+            start, trace_it, trace_ll = 0, [], []
+        else:
+            start = ckpt.iteration
+            trace_it = [int(i) for i in ckpt.loglik_iterations]
+            trace_ll = [float(x) for x in ckpt.loglik_per_token]
+        every = settings["loglik_every"]
 
-    def save_checkpoint(it: int) -> None:
-        if checkpoint:
-            Checkpoint(params, it, state.rng_states(), np.array(trace_it, dtype=np.int64),
-                       np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, state.arrays(),
-                       {"early_stopping": stopper.state() if stopper is not None else None}).save(checkpoint)
+        def save_checkpoint(it: int) -> bool:
+            """Write the checkpoint; a failure (a full disk, say) is reported and training goes on:
+            a checkpoint is insurance, the model is the product. Returns whether it was written."""
+            if not checkpoint:
+                return False
+            try:
+                Checkpoint(params, it, state.rng_states(), np.array(trace_it, dtype=np.int64),
+                           np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, state.arrays(),
+                           {"early_stopping": stopper.state() if stopper is not None else None}).save(checkpoint)
+                return True
+            except OutputError as exc:
+                log.warning("%s (at iteration %d; training goes on, the previous checkpoint is intact)", exc, it)
+                return False
 
-    bar = tqdm(total=iterations, initial=start, disable=not progress, file=sys.stderr,
-               unit=cls.unit, dynamic_ncols=True, leave=False)
-    it, stopped = start, "iterations"
-    began = time.perf_counter()
-    try:
-        with bar, stop_requests() as stop:
-            while (it < iterations and not (stopper is not None and stopper.should_stop)
-                   and not state.converged(trace_ll)):
-                t0 = time.perf_counter()
-                state.step(it + 1)
-                it += 1
-                rate = fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
-                if it % every == 0:
-                    trace_it.append(it)
-                    trace_ll.append(state.loglik())
-                    note = state.note()
-                    log.info("iteration %d: %s %.6f, %.3g tokens/s%s", it, cls.trace_label, trace_ll[-1], rate,
-                             f", {note}" if note else "")
-                    if stopper is not None:
-                        held_out = evaluator.perplexity(state.phi(), state.alpha)
-                        log.info("iteration %d: held-out perplexity %.6g", it, held_out)
-                        if stopper.observe(it, held_out):
-                            log.info("%s", stopper.reason)
-                bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", {cls.trace_label} {trace_ll[-1]:.4f}" if trace_ll else ""))
-                bar.update(1)
-                if callback is not None:
-                    callback(it)
-                if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
-                    save_checkpoint(it)
-                if stop["signal"] is not None:
-                    save_checkpoint(it)
-                    where = (f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}" if checkpoint
-                             else "; no --checkpoint was given, progress is lost")
-                    raise TrainingInterrupted(f"stopped by {stop['signal'].name} after iteration {it}{where}",
-                                              int(stop["signal"]))
-                if max_seconds is not None and time.perf_counter() - began >= max_seconds:
-                    stopped = "time limit"
-                    log.info("time limit of %g s reached after iteration %d", max_seconds, it)
-                    break
-        if stopper is not None and stopper.should_stop:
-            stopped = "early stopping"
-        elif state.converged(trace_ll):
-            stopped = "converged"
-        save_checkpoint(it)
-        # The model's trace ends at the last step; checkpoints keep only the regular points so
-        # that a resumed run's trace equals an uninterrupted one's.
-        if not trace_it or trace_it[-1] != it:
-            trace_it.append(it)
-            trace_ll.append(state.loglik())
-        phi, theta, extra = state.result(it)
-        params.update(extra, iterations_done=it, stopped=stopped)
-        if stopper is not None:
-            params.update(stopper.summary())
-        return Model(
-            phi=phi,
-            theta=theta,
-            alpha=np.array(state.alpha, dtype=np.float64),
-            beta=float(state.beta),
-            vocab=list(fitted.vocab),
-            doc_ids=list(fitted.doc_ids),
-            loglik_iterations=np.array(trace_it, dtype=np.int64),
-            loglik_per_token=np.array(trace_ll, dtype=np.float64),
-            params=params,
-        )
-    finally:
-        state.close()
+        bar = tqdm(total=iterations, initial=start, disable=not progress, file=sys.stderr,
+                   unit=cls.unit, dynamic_ncols=True, leave=False)
+        it, stopped = start, "iterations"
+        began = time.perf_counter()
+        try:
+            with bar, stop_requests() as stop:
+                while (it < iterations and not (stopper is not None and stopper.should_stop)
+                       and not state.converged(trace_ll)):
+                    t0 = time.perf_counter()
+                    state.step(it + 1)
+                    it += 1
+                    rate = fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
+                    if it % every == 0:
+                        trace_it.append(it)
+                        trace_ll.append(state.loglik())
+                        note = state.note()
+                        log.info("iteration %d: %s %.6f, %.3g tokens/s%s", it, cls.trace_label, trace_ll[-1], rate,
+                                 f", {note}" if note else "")
+                        if stopper is not None:
+                            held_out = evaluator.perplexity(state.phi(), state.alpha)
+                            log.info("iteration %d: held-out perplexity %.6g", it, held_out)
+                            if stopper.observe(it, held_out):
+                                log.info("%s", stopper.reason)
+                    bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", {cls.trace_label} {trace_ll[-1]:.4f}" if trace_ll else ""))
+                    bar.update(1)
+                    if callback is not None:
+                        callback(it)
+                    if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
+                        save_checkpoint(it)
+                    if stop["signal"] is not None:
+                        if save_checkpoint(it):
+                            where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}"
+                        elif checkpoint:
+                            where = f"; the checkpoint could not be written, progress since the last one in {checkpoint} is lost"
+                        else:
+                            where = "; no --checkpoint was given, progress is lost"
+                        raise TrainingInterrupted(f"stopped by {stop['signal'].name} after iteration {it}{where}",
+                                                  int(stop["signal"]))
+                    if max_seconds is not None and time.perf_counter() - began >= max_seconds:
+                        stopped = "time limit"
+                        log.info("time limit of %g s reached after iteration %d", max_seconds, it)
+                        break
+            if stopper is not None and stopper.should_stop:
+                stopped = "early stopping"
+            elif state.converged(trace_ll):
+                stopped = "converged"
+            save_checkpoint(it)
+            # The model's trace ends at the last step; checkpoints keep only the regular points so
+            # that a resumed run's trace equals an uninterrupted one's.
+            if not trace_it or trace_it[-1] != it:
+                trace_it.append(it)
+                trace_ll.append(state.loglik())
+            phi, theta, extra = state.result(it)
+            params.update(extra, iterations_done=it, stopped=stopped)
+            if stopper is not None:
+                params.update(stopper.summary())
+            return Model(
+                phi=phi,
+                theta=theta,
+                alpha=np.array(state.alpha, dtype=np.float64),
+                beta=float(state.beta),
+                vocab=list(fitted.vocab),
+                doc_ids=list(fitted.doc_ids),
+                loglik_iterations=np.array(trace_it, dtype=np.int64),
+                loglik_per_token=np.array(trace_ll, dtype=np.float64),
+                params=params,
+            )
+        finally:
+            state.close()

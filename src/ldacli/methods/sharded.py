@@ -192,7 +192,7 @@ class ShardedSampler:
             self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
         # With threads, the sparse lists merge in parallel: each thread takes a range of words.
         self.merge_chunks = []
-        if self.order is not None and threads > 1:
+        if self.order is not None and threads > 1 and words.size:
             sorted_words = words[self.order]
             cuts = [0]
             for t in range(1, threads):

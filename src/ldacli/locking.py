@@ -1,0 +1,102 @@
+"""Exclusive locks on output paths, so that two runs (two cron jobs, say) never write one file.
+
+While it works, a run holds a kernel lock (``flock``) on a lock file ``.NAME.lock`` beside each
+output ``NAME`` (the model, the checkpoint). The kernel releases the lock when the process ends,
+however it ends, so a run killed with ``kill -9`` leaves nothing that blocks the next one; a
+run that ends normally removes its lock file, and the next run reuses (then removes) one that
+a killed run left. A second run on the same paths is refused at once with
+:class:`~ldacli.errors.LockedError` (exit code 75, EX_TEMPFAIL), or waits up to ``wait``
+seconds. Holding the locks, a run also removes the temporary files that killed runs left beside
+its outputs (:func:`ldacli.fileio.stale_temporaries`): no other run can be writing them.
+
+Removing a lock file safely: the holder unlinks it before it unlocks, and a run that has just
+locked a file checks that it is still the one at the path (same inode), else tries again, so two
+runs can never both hold "the" lock. Where the platform has no ``flock`` (Windows), outputs are
+not locked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+
+from ldacli.errors import LockedError, OutputError
+from ldacli.fileio import stale_temporaries
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX
+    fcntl = None
+
+# Exit code of a run refused because another holds the lock (sysexits.h EX_TEMPFAIL).
+EXIT_LOCKED = 75
+POLL_SECONDS = 0.05
+
+
+def lock_file(path: str) -> str:
+    """The lock file of the output ``path``: ``.NAME.lock`` in the same folder."""
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(folder, f".{name}.lock")
+
+
+def _acquire(path: str, deadline: float) -> int | None:
+    """A descriptor of ``path``'s lock file, locked; None when the platform cannot lock."""
+    if fcntl is None:
+        return None
+    name = lock_file(path)
+    while True:
+        try:
+            fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise OutputError(path, "lock file", exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise LockedError(f"{path}: another ldacli run is writing it (lock {name} is held); "
+                                  f"try again later, or give --wait SECONDS") from None
+            time.sleep(POLL_SECONDS)
+            continue
+        try:
+            same = os.stat(name).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            return fd
+        os.close(fd)  # the holder we waited for removed it: lock the new one
+
+
+def _release(path: str, fd: int | None) -> None:
+    if fd is None:
+        return
+    with contextlib.suppress(OSError):
+        os.unlink(lock_file(path))
+    os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(paths: list[str | None], wait: float | None = None) -> Iterator[list[str]]:
+    """Hold exclusive locks on every path in ``paths`` (None entries are skipped) for the
+    block; yields the stale temporary files removed beside them. ``wait``: seconds to wait for
+    a lock held by another run (None or 0: do not wait)."""
+    targets = sorted({os.path.abspath(p) for p in paths if p})  # one order for every run: no deadlock
+    deadline = time.monotonic() + (wait or 0)
+    held: list[tuple[str, int | None]] = []
+    try:
+        for path in targets:
+            held.append((path, _acquire(path, deadline)))
+        removed = []
+        for path in targets:
+            for stale in stale_temporaries(path):
+                with contextlib.suppress(OSError):
+                    os.unlink(stale)
+                    removed.append(stale)
+        yield removed
+    finally:
+        for path, fd in reversed(held):
+            _release(path, fd)
