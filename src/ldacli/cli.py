@@ -281,9 +281,6 @@ def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, thread
     progress = _setup_logging(quiet, verbose)
     check_outputs({"-o/--output": output, "--checkpoint": checkpoint},
                   {"CORPUS": corpus, "--vocab": vocab, "--resume": None if checkpoint == resume else resume})
-    if resume and _same_file(output, resume):
-        raise click.BadParameter(f"{output!r} is the checkpoint being resumed: refusing to replace it by the model",
-                                 param_hint="-o/--output")
     with user_errors(ctx), locked([output], wait=wait) as removed:
         for path in removed:
             _note(quiet, f"{path}: removed, a temporary file left by a run that was killed")
