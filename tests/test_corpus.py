@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import stat
 
 import numpy as np
@@ -13,7 +14,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ldacli.corpus import Corpus, detect_format, read_corpus, read_vocab, vocab_candidates, write_corpus
+from ldacli.corpus import FORMAT_NAMES, MAX_TOKENS, Corpus, detect_format, read_corpus, read_vocab, vocab_candidates, write_corpus
 from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import atomic_write
 from ldacli.text import load_stop_words, tokenize
@@ -599,7 +600,7 @@ def small_corpora(draw) -> Corpus:
     vocab = draw(st.lists(st.text(min_size=1, max_size=6).filter(_writable), min_size=1, max_size=6,
                           unique=True))
     cells = draw(st.lists(st.integers(0, 4) | st.integers(5, 2**31 - 1), min_size=n_docs * len(vocab),
-                          max_size=n_docs * len(vocab)))
+                          max_size=n_docs * len(vocab)).filter(lambda c: sum(c) <= MAX_TOKENS))
     matrix = np.array(cells, dtype=np.int64).reshape(n_docs, len(vocab))
     counts = sp.csr_array(matrix.astype(np.int32))
     counts.eliminate_zeros()
@@ -617,3 +618,49 @@ def test_write_read_round_trip_property(tmp_path, corpus, fmt):
     assert again.counts.shape == corpus.counts.shape
     assert (again.counts != corpus.counts).nnz == 0
     assert again.fingerprint() == corpus.fingerprint()
+
+
+@pytest.mark.parametrize("text, name", [
+    ("2 0:2147483647 1:2147483647\n1 2:2147483647\n", "big.ldac"),
+    ("2\n3\n3\n1 1 2147483647\n1 2 2147483647\n2 3 2147483647\n", "docword.big.txt"),
+])
+def test_a_token_total_beyond_the_samplers_limit_is_refused_before_allocating(tmp_path, text, name):
+    path = tmp_path / name
+    path.write_text(text)
+    (tmp_path / ("big.vocab" if name.endswith(".ldac") else "vocab.big.txt")).write_text("a\nb\nc\n")
+    with pytest.raises(InputError, match=f"expected at most {MAX_TOKENS} tokens in all .* found 6442450941"):
+        read_corpus(str(path))
+
+
+@pytest.mark.parametrize("text, fmt, fragment", [
+    # a malformed first line of LDA-C stays LDA-C, reported in its terms, not text
+    ("2 0:-2 1:1\n1 0:3\n", "ldac", "expected a positive integer count, found '-2'"),
+    ("2 0:x 1:1\n", "ldac", "found 'x'"),
+    # a UCI file missing a header line stays UCI
+    ("3\n5\n1 1 2\n2 3 1\n", "uci", "expected the number of docID wordID count lines NNZ"),
+    # LDA-C starting with empty documents, and UCI, as before
+    ("0\n0\n0\n2 0:1 1:1\n", "ldac", None),
+    ("2\n5\n2\n1 1 2\n2 3 1\n", "uci", None),
+])
+def test_content_sniffing_never_turns_a_malformed_file_into_text(tmp_path, text, fmt, fragment):
+    path = tmp_path / "c.dat"
+    path.write_text(text)
+    (tmp_path / "vocab.txt").write_text("a\nb\nc\nd\ne\n")
+    assert detect_format(str(path)) == fmt
+    if fragment is None:
+        corpus = read_corpus(str(path), vocab=str(tmp_path / "vocab.txt"))
+        assert corpus.format == fmt and corpus.notes[0].startswith(f"read as {FORMAT_NAMES[fmt]} (detected")
+    else:
+        with pytest.raises(InputError, match=re.escape(fragment)):
+            read_corpus(str(path), vocab=str(tmp_path / "vocab.txt"))
+
+
+def test_unused_words_are_noted_and_dropped_for_training(tmp_path, planted):
+    path = tmp_path / "c.ldac"
+    path.write_text("2 0:1 2:3\n1 2:1\n")
+    (tmp_path / "c.vocab").write_text("a\nb\nc\nd\n")
+    corpus = read_corpus(str(path))
+    assert "2 words of the vocabulary never occur in it" in corpus.notes
+    trimmed, dropped = corpus.without_unused_words()
+    assert dropped == 2 and trimmed.vocab == ["a", "c"] and trimmed.counts.toarray().tolist() == [[1, 3], [0, 1]]
+    assert corpus.without_unused_words()[0].without_unused_words()[1] == 0

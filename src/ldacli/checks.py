@@ -25,10 +25,12 @@ def count(name: str, value, minimum: int) -> int:
     return int(value)
 
 
-def positive(name: str, value) -> float:
-    """A finite number > 0."""
+def positive(name: str, value, maximum: float | None = None) -> float:
+    """A finite number > 0 (and at most ``maximum``)."""
     if not (_is_real(value) and math.isfinite(value) and value > 0):
         raise SettingError(name, f"{name} must be a positive finite number, found {value!r}")
+    if maximum is not None and value > maximum:
+        raise SettingError(name, f"{name} must be a positive number at most {maximum:g}, found {value!r}")
     return float(value)
 
 

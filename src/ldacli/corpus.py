@@ -39,6 +39,7 @@ import scipy.sparse as sp
 
 from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import Source, atomic_write, iter_blocks, iter_lines
+from ldacli.memory import check_fits
 from ldacli.text import (
     CountBuilder,
     build_csr,
@@ -52,6 +53,12 @@ from ldacli.text import (
 FORMATS = ("auto", "uci", "ldac", "text")
 WRITE_FORMATS = ("ldac", "uci")
 INT32_MAX = int(np.iinfo(np.int32).max)
+# Memory a document costs before it holds any word (its id string, its row pointer).
+BYTES_PER_DOC = 80
+# The samplers count tokens in 32-bit integers: a corpus holds at most this many tokens in all.
+MAX_TOKENS = INT32_MAX
+# What a format is called in the note that says which one content sniffing picked.
+FORMAT_NAMES = {"uci": "UCI bag-of-words", "ldac": "LDA-C", "text": "plain text, one document per line"}
 
 
 @dataclass
@@ -109,11 +116,26 @@ class Corpus:
         document's words in increasing id order; ``doc_ptr`` (D+1,) int64 so that document
         ``d``'s tokens are ``words[doc_ptr[d]:doc_ptr[d+1]]``.
         """
+        check_token_total(self.source or "corpus", self.n_tokens)
         c = self.counts
         words = np.repeat(c.indices.astype(np.int32), c.data.astype(np.int64))
         doc_ptr = np.zeros(self.n_docs + 1, dtype=np.int64)
         np.cumsum(self.doc_lengths, out=doc_ptr[1:])
         return words, doc_ptr
+
+    def without_unused_words(self) -> tuple["Corpus", int]:
+        """This corpus without the vocabulary's words that never occur in it (a model gives them
+        no row); returns it and how many words were dropped. The order of the others is kept."""
+        used = np.zeros(self.n_words, dtype=bool)
+        used[self.counts.indices] = True
+        dropped = int(self.n_words - used.sum())
+        if dropped == 0:
+            return self, 0
+        new_id = np.cumsum(used) - 1
+        counts = sp.csr_array((self.counts.data.copy(), new_id[self.counts.indices].astype(self.counts.indices.dtype),
+                               self.counts.indptr.copy()), shape=(self.n_docs, int(used.sum())))
+        vocab = [w for w, keep in zip(self.vocab, used) if keep]
+        return Corpus(counts, vocab, list(self.doc_ids), self.source, self.format, list(self.notes)), dropped
 
     def align(self, vocab: list[str]) -> tuple["Corpus", int]:
         """Re-express this corpus over another vocabulary, matching words by string.
@@ -136,6 +158,13 @@ class Corpus:
         counts.sort_indices()
         aligned = Corpus(counts, list(vocab), list(self.doc_ids), self.source, self.format)
         return aligned, dropped
+
+
+def check_token_total(name: str, total: int) -> None:
+    """Refuse a corpus of more tokens than the samplers can count (:data:`MAX_TOKENS`)."""
+    if total > MAX_TOKENS:
+        raise InputError(name, None, f"expected at most {MAX_TOKENS} tokens in all (the samplers count "
+                                     f"in 32-bit integers), found {total}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,12 +281,26 @@ def _find_vocab(path: str) -> str | None:
 # Format detection
 
 _INT_LINE = re.compile(rb"\s*\d+\s*")
-_LDAC_LINE = re.compile(rb"\s*\d+(?:\s+\d+:\d+)*\s*")
 _SNIFF_LINES = 4
 
 
+# A line that looks like LDA-C: a number, then word:count pairs, well formed or not (the LDA-C
+# reader then says what is wrong with them, in LDA-C terms).
+_LDAC_LIKE = re.compile(rb"\s*[+-]?\d+(?:\s+[^\s:]*:[^\s:]*)+\s*")
+# A line that looks like a UCI triple "docID wordID count" (signs allowed: its reader says why not).
+_TRIPLE_LIKE = re.compile(rb"\s*[+-]?\d+\s+[+-]?\d+\s+[+-]?\d+\s*")
+
+
 def _detect(source: Source) -> str:
-    """'uci', 'ldac' or 'text' from the first non-empty lines of ``source``."""
+    """'uci', 'ldac' or 'text' from the first non-empty lines of ``source``.
+
+    A file that looks like LDA-C or UCI is read as such even when its lines are malformed, so
+    that a typo is reported in that format's terms instead of changing what the file means:
+    LDA-C when the first line is a number followed by ``id:count``-like pairs (or a lone ``N``
+    followed, after lines of single integers, by such a line: empty documents first); UCI when
+    the first three lines are single integers (the header), or when fewer are followed by a line
+    of three integers (a header a line short).
+    """
     lines: list[bytes] = []
     with contextlib.closing(iter_lines(source)) as numbered:
         for _, line in numbered:
@@ -265,24 +308,28 @@ def _detect(source: Source) -> str:
                 lines.append(line)
                 if len(lines) == _SNIFF_LINES:
                     break
-    if len(lines) >= 3 and all(_INT_LINE.fullmatch(line) for line in lines[:3]):
-        # Three integers open a UCI file -- or an LDA-C file starting with three empty
-        # documents, which shows itself by an id:count pair on the fourth line.
-        if len(lines) == 3 or b":" not in lines[3] or not _LDAC_LINE.fullmatch(lines[3]):
-            return "uci"
-    if lines and _LDAC_LINE.fullmatch(lines[0]):
+    if not lines:
+        return "text"
+    if _LDAC_LIKE.fullmatch(lines[0]):
         return "ldac"
+    if _INT_LINE.fullmatch(lines[0]):
+        n_ints = next((i for i, line in enumerate(lines) if not _INT_LINE.fullmatch(line)), len(lines))
+        after = lines[n_ints] if n_ints < len(lines) else None
+        if after is None:
+            return "uci" if n_ints >= 3 else "ldac"  # "0" lines: empty LDA-C documents
+        if _LDAC_LIKE.fullmatch(after):
+            return "ldac"
+        if n_ints >= 3 or _TRIPLE_LIKE.fullmatch(after):
+            return "uci"
     return "text"
 
 
 def detect_format(path: str | os.PathLike[str], *, stdin: IO | None = None) -> str:
     """The format of the corpus at ``path``: ``'uci'``, ``'ldac'``, ``'text'`` or ``'textdir'``.
 
-    A folder is ``'textdir'``. For a file (gunzipped first if compressed): the first three
-    non-empty lines each a single integer mean UCI (unless the fourth holds ``id:count``
-    pairs, which means LDA-C with three empty documents); a first non-empty line matching
-    ``^\\d+(\\s+\\d+:\\d+)*\\s*$`` means LDA-C; anything else is text. ``"-"`` reads (and uses up)
-    standard input, so call :func:`read_corpus` instead when the corpus comes from there.
+    A folder is ``'textdir'``; for a file (gunzipped first if compressed) see :func:`_detect`;
+    anything that looks like neither UCI nor LDA-C is text. ``"-"`` reads (and uses up) standard
+    input, so call :func:`read_corpus` instead when the corpus comes from there.
     """
     path = os.fspath(path)
     if path != "-" and os.path.isdir(path):
@@ -392,6 +439,7 @@ def _read_uci(source: Source, vocab: list[str], vocab_name: str | None) -> Corpu
     name = source.name
     blocks = iter_blocks(source)
     (n_docs, n_words, nnz), rest = _uci_header(blocks, name)
+    check_fits(f"{name}: the {n_docs} documents its header declares (line 1)", n_docs * BYTES_PER_DOC)
     lineno = 4  # the line of the first triple
     if n_words != len(vocab):
         if vocab_name is None:
@@ -442,6 +490,7 @@ def _read_uci(source: Source, vocab: list[str], vocab_name: str | None) -> Corpu
     if n_triples != nnz:
         raise InputError(name, 3, f"expected NNZ = {nnz} {_TRIPLE} lines as this header line says, "
                                   f"found {n_triples}")
+    check_token_total(name, int(triples[:, 2].sum()))
     counts = build_csr(rows, cols, triples[:, 2], (n_docs, n_words))
     doc_ids = [str(d) for d in range(1, n_docs + 1)]
     return Corpus(counts, list(vocab), doc_ids, format="uci")
@@ -523,6 +572,7 @@ def _read_ldac(source: Source, vocab: list[str]) -> Corpus:
         cols.extend(ids)
         data.extend(counts)
     n_docs = len(lengths)
+    check_token_total(name, int(np.frombuffer(data, dtype=np.int32).sum(dtype=np.int64)))
     rows = np.repeat(np.arange(n_docs, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64))
     counts_matrix = build_csr(rows, np.frombuffer(cols, dtype=np.int32),
                               np.frombuffer(data, dtype=np.int32), (n_docs, n_words))
@@ -667,6 +717,10 @@ def read_corpus(
                 corpus.notes.append(note)
 
     name = source.name if source is not None else path
+    check_token_total(name, corpus.n_tokens)
+    if format == "auto" and fmt in FORMAT_NAMES:
+        corpus.notes.insert(0, f"read as {FORMAT_NAMES[fmt]} (detected from the content; --format "
+                               f"{'|'.join(FORMATS[1:])} forces one)")
     if corpus.n_docs == 0:
         raise InputError(name, None, "empty corpus: expected at least one document")
     if corpus.n_words == 0:
@@ -676,6 +730,10 @@ def read_corpus(
     empty = corpus.n_empty_docs
     if empty:
         corpus.notes.append(f"{_plural(empty, 'empty document')} kept (theta = prior)")
+    if fixed is None:
+        unused = corpus.n_words - int(np.unique(corpus.counts.indices).size)
+        if unused:
+            corpus.notes.append(f"{_plural(unused, 'word')} of the vocabulary never occur in it")
     return corpus
 
 

@@ -15,6 +15,7 @@ Each returns the natural-log log-likelihood, the tokens and documents scored, th
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 
@@ -22,12 +23,18 @@ import numpy as np
 from tqdm import tqdm
 
 from ldacli import checks, seeds
-from ldacli.version import __version__
 from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.heldout import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, completion_split, estimate_theta, score
 from ldacli.model import Model
+from ldacli.version import __version__
+
+log = logging.getLogger("ldacli")
+# Topic weights computed per second by the left-to-right kernel (measured on one core, order of
+# magnitude): what the warning about --resample's quadratic cost divides by.
+RESAMPLE_RATE = 4e8
+RESAMPLE_WARN_SECONDS = 60
 
 ESTIMATOR = "document-completion"
 METHODS = ("completion", "left-to-right", "importance")
@@ -129,6 +136,19 @@ def _log_mean_and_se(log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return log_mean, se
 
 
+def resample_cost_warning(lengths: np.ndarray, particles: int, n_topics: int) -> str | None:
+    """A warning when ``--resample``'s cost, R x K x N_d^2 / 2 per document, will take more
+    than a minute (at :data:`RESAMPLE_RATE`), or None."""
+    work = particles * n_topics * float(np.sum(np.asarray(lengths, dtype=np.float64) ** 2)) / 2
+    seconds = work / RESAMPLE_RATE
+    if seconds <= RESAMPLE_WARN_SECONDS:
+        return None
+    return (f"left-to-right with --resample is quadratic in document length: about {work:.2g} topic weights "
+            f"to compute (the longest document has {int(np.max(lengths))} tokens), roughly "
+            f"{f'{seconds / 3600:.1f} hours' if seconds > 3600 else f'{seconds / 60:.0f} minutes'} on one core; "
+            f"without --resample the linear estimator scores the same tokens")
+
+
 def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool,
                    rng: np.random.Generator, progress: bool) -> dict:
     """The left-to-right estimator over all tokens of every document (see the module docstring)."""
@@ -141,6 +161,9 @@ def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool
     chunk = 64
     chunks = tqdm(range(0, D, chunk), disable=not progress, file=sys.stderr, unit="chunk", leave=False)
     if resample:
+        warning = resample_cost_warning(lengths, R, K)
+        if warning:
+            log.warning("%s", warning)
         # Wallach et al.'s algorithm: R particles whose earlier topics are re-drawn at every
         # position; log p = sum_n log mean_r p_n^r, a smooth function of R independent
         # particles, whose delta-method variance is var_r(sum_n p_n^r / mean p_n) / R.

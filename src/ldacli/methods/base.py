@@ -59,6 +59,12 @@ class Method:
         not None) checked, the others set to their defaults."""
         raise NotImplementedError
 
+    @classmethod
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
+        """About how much memory the state and the model take for ``corpus`` (the driver refuses
+        a run that cannot fit before anything is allocated)."""
+        raise NotImplementedError
+
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
                  checkpoint: Checkpoint | None, source: str | None = None):
         raise NotImplementedError

@@ -93,6 +93,19 @@ class CollapsedGibbs(Method):
             "optimize_burn_in": checks.count("optimize_burn_in", o["optimize_burn_in"], 0),
         }
 
+    @classmethod
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
+        K, V, D, N = int(settings["n_topics"]), corpus.n_words, corpus.n_docs, corpus.n_tokens
+        copies = 1 + min(threads, settings["shards"]) if settings["shards"] > 1 else 1
+        if settings["sampler"] == "dense":
+            counts = 4.0 * V * K
+        else:  # a sorted (topic, count) list of min(K, frequency) entries per word
+            freq = np.bincount(corpus.counts.indices, weights=corpus.counts.data, minlength=V)
+            counts = 8.0 * float(np.minimum(freq, K).sum()) + 8.0 * V
+        # tokens (words, z, the sweep's copy of z, orders); counts per working copy; the
+        # model: phi built from dense counts, theta from document-topic counts
+        return 24.0 * N + copies * counts + 20.0 * K * V + 20.0 * D * K
+
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
                  checkpoint: Checkpoint | None, source: str | None = None):
         K = int(settings["n_topics"])

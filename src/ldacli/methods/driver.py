@@ -29,6 +29,7 @@ from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, OutputError, SettingError
 from ldacli.heldout import HeldOutEvaluator, holdout_split
 from ldacli.locking import locked
+from ldacli.memory import check_fits
 from ldacli.methods.base import Method
 from ldacli.methods.cgs import CollapsedGibbs
 from ldacli.methods.ugibbs import UncollapsedGibbs
@@ -46,6 +47,9 @@ DEFAULT_METHOD = "cgs"
 DEFAULT_TOPICS = 20
 DEFAULT_ALPHA = 0.1
 DEFAULT_BETA = 0.01
+# Priors above this are refused: the log-gamma differences of the likelihood lose all precision
+# in double arithmetic well before 1e15, and no prior that large changes a model anyway.
+MAX_PRIOR = 1e6
 
 # Settings every method has, stored in params and fixed on resume (besides each method's OPTIONS).
 COMMON_SETTINGS = ("n_topics", "alpha", "beta", "seed", "loglik_every", "holdout", "patience")
@@ -121,8 +125,8 @@ def _fresh_settings(method: type[Method], given: dict, options: dict, iterations
                            "holdout and patience go together: give both to stop early, or neither")
     settings = {
         "n_topics": K,
-        "alpha": checks.positive("alpha", DEFAULT_ALPHA if given["alpha"] is None else given["alpha"]),
-        "beta": checks.positive("beta", DEFAULT_BETA if given["beta"] is None else given["beta"]),
+        "alpha": checks.positive("alpha", DEFAULT_ALPHA if given["alpha"] is None else given["alpha"], MAX_PRIOR),
+        "beta": checks.positive("beta", DEFAULT_BETA if given["beta"] is None else given["beta"], MAX_PRIOR),
         "seed": seeds.resolve(given["seed"]),
         "loglik_every": every,
         "holdout": None if holdout is None else checks.fraction("holdout", holdout, open_ends=True),
@@ -147,6 +151,16 @@ def resumed_settings(source: str, corpus: Corpus, params: dict, given: dict, *, 
             raise SettingError(name, f"{source}: the checkpoint has {name}={settings[name]!r}, which cannot change "
                                      f"on resume (given {value!r})")
     return settings
+
+
+def _checked_trace(cls: type[Method], state: Method) -> float:
+    """The trace's value now, which is a log-probability or a bound on one: a value above 0 or
+    not finite means the arithmetic broke down, and the run stops saying so."""
+    value = state.loglik()
+    if not value <= 1e-9:
+        raise LdacliError(f"the {cls.trace_label} came out as {value!r}, which a log-probability cannot be: "
+                          f"the arithmetic broke down (priors alpha {state.alpha.max():g}, beta {state.beta:g}?)")
+    return value
 
 
 def _provenance(corpus: Corpus) -> dict:
@@ -233,6 +247,10 @@ def train(
         threads = check_threads(threads)
         if corpus.n_tokens == 0:
             raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
+        corpus, unused = corpus.without_unused_words()
+        if unused:
+            log.warning("%s: %d words of the vocabulary never occur in the corpus; the model leaves them out",
+                        corpus.source, unused)
         given = dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=seed, loglik_every=loglik_every,
                      holdout=holdout, patience=patience)
         if ckpt is None:
@@ -249,6 +267,9 @@ def train(
             evaluator = HeldOutEvaluator(held, seed=settings["seed"])
             stored = ckpt.state.get("early_stopping") if ckpt is not None else None
             stopper = EarlyStopping.from_state(stored) if stored else EarlyStopping(settings["patience"])
+        check_fits(f"training {cls.name} with {settings['n_topics']} topics on {fitted.n_words} words, "
+                   f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
+                   cls.estimate_bytes(fitted, settings, threads))
         state = cls(fitted, settings, iterations=iterations, threads=threads, checkpoint=ckpt, source=resume)
         params = {"method": cls.name, **settings, "iterations": iterations, "trace": cls.trace,
                   **_provenance(corpus)}
@@ -290,7 +311,7 @@ def train(
                     rate = fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
                     if it % every == 0:
                         trace_it.append(it)
-                        trace_ll.append(state.loglik())
+                        trace_ll.append(_checked_trace(cls, state))
                         note = state.note()
                         log.info("iteration %d: %s %.6f, %.3g tokens/s%s", it, cls.trace_label, trace_ll[-1], rate,
                                  f", {note}" if note else "")
@@ -327,7 +348,7 @@ def train(
             # that a resumed run's trace equals an uninterrupted one's.
             if not trace_it or trace_it[-1] != it:
                 trace_it.append(it)
-                trace_ll.append(state.loglik())
+                trace_ll.append(_checked_trace(cls, state))
             phi, theta, extra = state.result(it)
             params.update(extra, iterations_done=it, stopped=stopped)
             if stopper is not None:

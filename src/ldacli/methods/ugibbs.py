@@ -49,6 +49,13 @@ class UncollapsedGibbs(Method):
         burn_in = options.get("burn_in")
         return {"burn_in": iterations // 2 if burn_in is None else checks.count("burn_in", burn_in, 0)}
 
+    @classmethod
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
+        K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs
+        # phi, its sum, its draw and the model's; one count buffer per thread; theta, its sum
+        # and the model's
+        return (32.0 + 4.0 * threads) * V * K + 24.0 * D * K + 16.0 * corpus.counts.nnz
+
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
                  checkpoint: Checkpoint | None, source: str | None = None):
         K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs

@@ -218,6 +218,13 @@ class VariationalEM(Method):
             s["estimate_eta"] = False
         return s
 
+    @classmethod
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
+        K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs
+        # topics, statistics, E[log beta] and its exponential, the model's phi; gamma, its
+        # expectation and theta; the corpus in both orientations
+        return 48.0 * V * K + 24.0 * D * K + 40.0 * corpus.counts.nnz
+
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
                  checkpoint: Checkpoint | None, source: str | None = None):
         K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs

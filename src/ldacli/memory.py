@@ -1,0 +1,61 @@
+"""How much memory this process may use, and refusing work that cannot fit in it.
+
+Large allocations (a corpus's tokens, a model's K x V arrays, the documents a header declares)
+are estimated before they are made; when the estimate exceeds the memory available, the work is
+refused with a message that says how much it needs, instead of ending in an out-of-memory
+traceback or a machine swapping for hours.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ldacli.errors import LdacliError
+
+GIB = 1 << 30
+
+
+def available_bytes() -> int | None:
+    """Memory available to this process now: the kernel's MemAvailable, capped by a cgroup
+    memory limit when there is one; None where the platform does not say."""
+    found = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            with open(limit_file, encoding="ascii") as f:
+                limit = f.read().strip()
+            with open(usage_file, encoding="ascii") as f:
+                usage = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit.isdigit() and int(limit) < 1 << 60:
+            room = max(0, int(limit) - usage)
+            found = room if found is None else min(found, room)
+        break
+    return found
+
+
+def _size(n: float) -> str:
+    return f"{n / GIB:.1f} GiB" if n >= GIB / 10 else f"{n / (1 << 20):.0f} MiB"
+
+
+def check_fits(what: str, needed: float) -> None:
+    """Raise :class:`LdacliError` when ``needed`` bytes (an estimate of ``what``, e.g. "training
+    with K=200 topics on this corpus") exceed the memory available; the environment variable
+    ``LDACLI_NO_MEMORY_CHECK=1`` turns the check off (the estimate may be pessimistic)."""
+    if os.environ.get("LDACLI_NO_MEMORY_CHECK"):
+        return
+    available = available_bytes()
+    if available is not None and needed > available:
+        raise LdacliError(f"{what} needs about {_size(needed)} of memory, and {_size(available)} is available; "
+                          f"use fewer topics or a smaller corpus, or free memory (LDACLI_NO_MEMORY_CHECK=1 "
+                          f"skips this check)")
