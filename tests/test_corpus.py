@@ -664,3 +664,80 @@ def test_unused_words_are_noted_and_dropped_for_training(tmp_path, planted):
     trimmed, dropped = corpus.without_unused_words()
     assert dropped == 2 and trimmed.vocab == ["a", "c"] and trimmed.counts.toarray().tolist() == [[1, 3], [0, 1]]
     assert corpus.without_unused_words()[0].without_unused_words()[1] == 0
+
+
+# --- Matrix Market and scipy .npz ---------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["mtx", "npz"])
+def test_matrix_formats_round_trip_through_convert_and_are_detected(tmp_path, planted, fmt):
+    out = tmp_path / f"c.{fmt}"
+    write_corpus(planted.corpus, str(out), str(tmp_path / "c.vocab"), format=fmt)
+    assert detect_format(str(out)) == fmt
+    again = read_corpus(str(out))
+    assert again.format == fmt and again.fingerprint() == planted.corpus.fingerprint()
+    assert again.notes[0].startswith(f"read as {FORMAT_NAMES[fmt]}")
+
+
+def test_a_gensim_matrix_market_file_is_read(tmp_path):
+    """What gensim's MmCorpus writes: real values, 1-based, a padded size line."""
+    (tmp_path / "g.mtx").write_text("%%MatrixMarket matrix coordinate real general\n"
+                                    "3 4 4                                             \n"
+                                    "1 1 1.0\n1 3 2.0\n2 2 1.0\n3 4 5.0\n")
+    (tmp_path / "g.vocab").write_text("a\nb\nc\nd\n")
+    corpus = read_corpus(str(tmp_path / "g.mtx"))
+    assert corpus.counts.toarray().tolist() == [[1, 0, 2, 0], [0, 1, 0, 0], [0, 0, 0, 5]]
+    assert corpus.doc_ids == ["1", "2", "3"]
+
+
+def test_a_scikit_learn_count_matrix_is_read(tmp_path):
+    matrix = sp.csr_matrix(np.array([[0, 2, 1], [3, 0, 0]], dtype=np.int64))
+    sp.save_npz(str(tmp_path / "x.npz"), matrix)
+    (tmp_path / "x.vocab").write_text("a\nb\nc\n")
+    corpus = read_corpus(str(tmp_path / "x.npz"))
+    assert corpus.counts.toarray().tolist() == [[0, 2, 1], [3, 0, 0]] and corpus.format == "npz"
+
+
+@pytest.mark.parametrize("text, line, fragment", [
+    ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", 1, "expected '%%MatrixMarket matrix coordinate"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 1 1\n", 1, "general"),
+    ("%%MatrixMarket matrix coordinate integer general\n% c\n2 x 1\n1 1 1\n", 3, "expected the size line"),
+    ("%%MatrixMarket matrix coordinate integer general\n2 4 1\n1 1 1\n", None, "expected 4 words (the columns of"),
+    ("%%MatrixMarket matrix coordinate integer general\n2 3 2\n1 1 1\n", None, "malformed"),
+    ("%%MatrixMarket matrix coordinate integer general\n2 3 1\n1 1 -4\n", None, "found -4 for document 1, word 1"),
+    ("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 0.5\n", None, "found 0.5"),
+    ("%%MatrixMarket matrix coordinate integer general\n2 3 2\n1 1 1\n1 1 2\n", None, "document 1, word 1 twice"),
+])
+def test_malformed_matrix_market_files_are_reported(tmp_path, text, line, fragment):
+    (tmp_path / "m.mtx").write_text(text)
+    with pytest.raises(InputError, match=re.escape(fragment)) as e:
+        read_corpus(str(tmp_path / "m.mtx"), vocab=_vocab(tmp_path, 3))
+    assert e.value.line == line
+
+
+def test_a_matrix_market_file_declaring_billions_of_documents_is_refused_before_allocating(tmp_path):
+    (tmp_path / "m.mtx").write_text("%%MatrixMarket matrix coordinate integer general\n2000000000 3 1\n1 1 1\n")
+    with pytest.raises(LdacliError, match="the 2000000000 documents it declares needs about"):
+        read_corpus(str(tmp_path / "m.mtx"), vocab=_vocab(tmp_path, 3))
+
+
+def _vocab(folder, n):
+    path = folder / "v.txt"
+    path.write_text("".join(f"w{i}\n" for i in range(n)))
+    return str(path)
+
+
+def test_malformed_scipy_npz_files_are_reported(tmp_path, planted):
+    good = sp.csr_matrix(np.array([[0, 2, 1], [3, 0, 0]]))
+    sp.save_npz(str(tmp_path / "g.npz"), good)
+    with np.load(tmp_path / "g.npz") as f:
+        arrays = dict(f)
+    cases = {
+        "indices": ({**arrays, "indices": np.array([0, 7, 0], dtype=np.int32)}, "do not fit together"),
+        "format": ({**arrays, "format": np.array(b"dia")}, "format csr, csc or coo"),
+        "negative": ({**arrays, "data": np.array([-1, 1, 3])}, "found -1"),
+        "shape": ({**arrays, "shape": np.array([2, 5])}, "expected 5 words (the columns of"),
+    }
+    for name, (content, fragment) in cases.items():
+        np.savez(tmp_path / f"{name}.npz", **content)
+        with pytest.raises(InputError, match=re.escape(fragment)):
+            read_corpus(str(tmp_path / f"{name}.npz"), vocab=_vocab(tmp_path, 3))

@@ -55,6 +55,6 @@ def test_a_quadratic_estimator_on_long_documents_warns_with_its_cost():
 
 def test_the_format_picked_by_content_is_said_and_quiet_hides_it(small_ldac, tmp_path):
     r = run("convert", small_ldac, "-o", tmp_path / "x.ldac", "--vocab-out", tmp_path / "x.vocab")
-    assert r.exit_code == 0 and "read as LDA-C (detected from the content; --format uci|ldac|text forces one)" in r.stderr
+    assert r.exit_code == 0 and "read as LDA-C (detected from the content; --format uci|ldac|text|mtx|npz forces one)" in r.stderr
     r = run("convert", small_ldac, "-q", "-o", tmp_path / "y.ldac", "--vocab-out", tmp_path / "y.vocab")
     assert r.exit_code == 0 and r.stderr == ""

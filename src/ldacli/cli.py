@@ -17,7 +17,8 @@ import click
 import numpy as np
 
 from ldacli.version import __version__
-from ldacli.corpus import read_corpus, write_corpus
+from ldacli.corpus import FORMATS as CORPUS_FORMATS
+from ldacli.corpus import WRITE_FORMATS, read_corpus, write_corpus
 from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
 from ldacli.evaluate import METHODS as EVAL_METHODS
@@ -33,7 +34,7 @@ from ldacli.model import Model
 from ldacli.topic_coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
 from ldacli.topic_coherence import coherence as topic_coherence, training_reference
 
-FORMATS = click.Choice(["auto", "uci", "ldac", "text"])
+FORMATS = click.Choice(list(CORPUS_FORMATS))
 
 
 @contextmanager
@@ -562,8 +563,9 @@ def info(model, as_json):
 @click.option("-o", "--output", required=True, help="Bag-of-words file to write.")
 @click.option("--vocab-out", default=None,
               help="Vocabulary file to write.  [default: the name the readers look for beside the output]")
-@click.option("--to", "out_format", type=click.Choice(["ldac", "uci"]), default="ldac", show_default=True,
-              help="Output format.")
+@click.option("--to", "out_format", type=click.Choice(list(WRITE_FORMATS)), default="ldac", show_default=True,
+              help="Output format: LDA-C, UCI bag-of-words, Matrix Market (documents x words) or a "
+                   "scipy sparse .npz (scipy.sparse.save_npz).")
 @corpus_options(pruning=True)
 @quiet_option
 def convert(source, output, vocab_out, out_format, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet):

@@ -38,7 +38,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ldacli.errors import InputError, LdacliError
-from ldacli.fileio import Source, atomic_write, iter_blocks, iter_lines
+from ldacli.fileio import READ_ERRORS, Source, atomic_write, iter_blocks, iter_lines
+from ldacli.matrices import MTX_MAGIC, ZIP_MAGIC, read_mtx, read_scipy_npz, write_mtx, write_scipy_npz
 from ldacli.memory import check_fits
 from ldacli.text import (
     CountBuilder,
@@ -50,15 +51,16 @@ from ldacli.text import (
     tokenize,
 )
 
-FORMATS = ("auto", "uci", "ldac", "text")
-WRITE_FORMATS = ("ldac", "uci")
+FORMATS = ("auto", "uci", "ldac", "text", "mtx", "npz")
+WRITE_FORMATS = ("ldac", "uci", "mtx", "npz")
 INT32_MAX = int(np.iinfo(np.int32).max)
 # Memory a document costs before it holds any word (its id string, its row pointer).
 BYTES_PER_DOC = 80
 # The samplers count tokens in 32-bit integers: a corpus holds at most this many tokens in all.
 MAX_TOKENS = INT32_MAX
 # What a format is called in the note that says which one content sniffing picked.
-FORMAT_NAMES = {"uci": "UCI bag-of-words", "ldac": "LDA-C", "text": "plain text, one document per line"}
+FORMAT_NAMES = {"uci": "UCI bag-of-words", "ldac": "LDA-C", "text": "plain text, one document per line",
+                "mtx": "Matrix Market (documents x words)", "npz": "a scipy sparse matrix (.npz)"}
 
 
 @dataclass
@@ -292,7 +294,8 @@ _TRIPLE_LIKE = re.compile(rb"\s*[+-]?\d+\s+[+-]?\d+\s+[+-]?\d+\s*")
 
 
 def _detect(source: Source) -> str:
-    """'uci', 'ldac' or 'text' from the first non-empty lines of ``source``.
+    """'npz' (a zip archive), 'mtx' (a Matrix Market banner), else 'uci', 'ldac' or 'text' from
+    the first non-empty lines of ``source``.
 
     A file that looks like LDA-C or UCI is read as such even when its lines are malformed, so
     that a typo is reported in that format's terms instead of changing what the file means:
@@ -301,6 +304,15 @@ def _detect(source: Source) -> str:
     the first three lines are single integers (the header), or when fewer are followed by a line
     of three integers (a header a line short).
     """
+    with source.stream() as (stream, _):
+        try:
+            head = stream.read(len(MTX_MAGIC))
+        except READ_ERRORS:
+            head = b""  # the line reader below reports the damage, with its line
+    if head.startswith(ZIP_MAGIC):
+        return "npz"
+    if head.lower().startswith(MTX_MAGIC):
+        return "mtx"
     lines: list[bytes] = []
     with contextlib.closing(iter_lines(source)) as numbered:
         for _, line in numbered:
@@ -695,7 +707,7 @@ def read_corpus(
         raise LdacliError("fixed_vocab: expected at least one word, found none")
 
     if path != "-" and os.path.isdir(path):
-        if format in ("uci", "ldac"):
+        if format not in ("auto", "text"):
             raise InputError(path, None, f"expected a {format} file, found a directory")
         source, fmt = None, "textdir"
     else:
@@ -737,8 +749,22 @@ def read_corpus(
     return corpus
 
 
+def _read_matrix(source: Source, fmt: str, vocab: list[str], vocab_name: str | None) -> Corpus:
+    """Read a Matrix Market or scipy ``.npz`` ``source`` (see :mod:`ldacli.matrices`)."""
+    with source.stream() as (stream, compressed):
+        try:
+            data = stream.read()
+        except READ_ERRORS as exc:
+            raise InputError(source.name, None, f"cannot read: {exc}") from None
+    reader = read_mtx if fmt == "mtx" else read_scipy_npz
+    counts = reader(source.name, data, len(vocab), vocab_name)
+    check_token_total(source.name, int(counts.data.sum(dtype=np.int64)))
+    return Corpus(counts, list(vocab), [str(d) for d in range(1, counts.shape[0] + 1)], format=fmt)
+
+
 def _read_bag_of_words(source: Source, fmt: str, vocab: str | None, fixed: list[str] | None) -> Corpus:
-    """Read a UCI or LDA-C ``source``: find its vocabulary, parse, align to ``fixed``."""
+    """Read a UCI, LDA-C, Matrix Market or scipy ``.npz`` ``source``: find its vocabulary,
+    parse, align to ``fixed``."""
     notes: list[str] = []
     vocab_path = vocab
     if vocab_path is None and not source.is_stdin:
@@ -756,7 +782,12 @@ def _read_bag_of_words(source: Source, fmt: str, vocab: str | None, fixed: list[
             + ", ".join(os.path.basename(c) for c in vocab_candidates(source.name)) + ")")
         raise InputError(source.name, None,
                          f"needs a vocabulary file: give --vocab FILE (one word per line){tried}")
-    corpus = _read_uci(source, words, vocab_path) if fmt == "uci" else _read_ldac(source, words)
+    if fmt == "uci":
+        corpus = _read_uci(source, words, vocab_path)
+    elif fmt == "ldac":
+        corpus = _read_ldac(source, words)
+    else:
+        corpus = _read_matrix(source, fmt, words, vocab_path)
     if fixed is not None:
         corpus, dropped = corpus.align(fixed)
         if dropped:
@@ -801,7 +832,8 @@ def _uci_lines(counts: sp.csr_array, chunk: int = 1 << 16) -> Iterator[str]:
 
 def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str | os.PathLike[str],
                  format: str = "ldac") -> None:
-    """Write ``corpus`` as ``format`` (``"ldac"``, 0-based ids, or ``"uci"``) plus its vocabulary.
+    """Write ``corpus`` as ``format`` (``"ldac"``, 0-based ids; ``"uci"``; ``"mtx"``, Matrix
+    Market; ``"npz"``, ``scipy.sparse.save_npz``) plus its vocabulary.
 
     Both files are written atomically (see :func:`ldacli.fileio.atomic_write`): after an error
     neither is left half-written. Document ids are not stored by these formats; reading the
@@ -816,6 +848,11 @@ def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str |
     counts.sort_indices()
     if counts.nnz and counts.data.min() < 0:
         raise LdacliError("counts: expected non-negative counts, found a negative one")
+    if format in ("mtx", "npz"):
+        with atomic_write(path, what="corpus") as out, atomic_write(vocab_path, what="vocabulary") as voc:
+            (write_mtx if format == "mtx" else write_scipy_npz)(out, counts)
+            voc.write("".join(w + "\n" for w in corpus.vocab).encode("utf-8"))
+        return
     lines = _ldac_lines(counts) if format == "ldac" else _uci_lines(counts)
     with atomic_write(path, what="corpus") as out, atomic_write(vocab_path, what="vocabulary") as voc:
         buffer: list[str] = []

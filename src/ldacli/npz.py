@@ -17,7 +17,7 @@ import json
 import math
 import zipfile
 import zlib
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -49,11 +49,11 @@ def _header(member) -> tuple[tuple[int, ...], bool, np.dtype]:
     raise ValueError(f"unknown .npy version {version}")
 
 
-def read_npz(path: str, what: str = "an .npz file") -> dict[str, np.ndarray]:
-    """All arrays of the ``.npz`` at ``path``, each checked as the module docstring says;
-    ``what`` is what errors say was expected."""
+def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = None) -> dict[str, np.ndarray]:
+    """All arrays of the ``.npz`` at ``path`` (or in ``file``, then ``path`` only names it),
+    each checked as the module docstring says; ``what`` is what errors say was expected."""
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(path if file is None else file)
     except FileNotFoundError:
         raise InputError(path, None, "cannot read: no such file") from None
     except IsADirectoryError:

@@ -35,7 +35,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli.corpus import Corpus, read_corpus
+from ldacli.corpus import FORMATS, Corpus, read_corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Model
 
@@ -132,7 +132,7 @@ def training_reference(model: Model) -> Corpus:
     if source == "-" or not os.path.exists(source):
         where = "standard input" if source == "-" else f"{source!r}, which does not exist here"
         raise LdacliError(f"the model was trained on {where}; {hint}")
-    fmt = fmt if fmt in ("uci", "ldac", "text") else "auto"
+    fmt = fmt if fmt in FORMATS else "auto"
     try:
         corpus = read_corpus(source, format=fmt, stop_words=None, fixed_vocab=list(model.vocab))
     except LdacliError as exc:

@@ -1,0 +1,152 @@
+"""Corpora kept as sparse matrices by other tools: Matrix Market ``.mtx`` (what gensim's
+``MmCorpus`` writes) and scipy sparse ``.npz`` (``scipy.sparse.save_npz``, what scikit-learn
+pipelines produce). Rows are documents and columns words, both read through scipy's own
+readers after their declared sizes are checked, and written back with scipy's writers.
+
+Counts must be positive integers of at most 2^31 - 1 (``real`` Matrix Market values and float
+arrays are accepted when they hold whole numbers; explicit zeros are dropped), each (document,
+word) pair at most once. Every problem is an :class:`~ldacli.errors.InputError` naming the file
+(and the line, where a line is to blame).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import IO
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+from ldacli.errors import InputError
+from ldacli.memory import check_fits
+from ldacli.npz import read_npz
+from ldacli.text import build_csr
+
+INT32_MAX = int(np.iinfo(np.int32).max)
+# Memory a document costs before it holds any word (its id string, its row pointer).
+BYTES_PER_DOC = 80
+MTX_MAGIC = b"%%matrixmarket"
+ZIP_MAGIC = b"PK\x03\x04"
+_BANNER = "'%%MatrixMarket matrix coordinate integer|real|pattern general'"
+# What scipy's readers raise on malformed content.
+_MALFORMED = (ValueError, TypeError, OverflowError, IndexError, KeyError, EOFError, OSError, RuntimeError)
+
+
+def _check_shape(name: str, line: int | None, n_docs: int, n_words: int, vocab_size: int, vocab_name: str | None):
+    for value, what in ((n_docs, "documents"), (n_words, "words")):
+        if not 0 <= value <= INT32_MAX:
+            raise InputError(name, line, f"expected a number of {what} in 0..{INT32_MAX}, found {value}")
+    if n_words != vocab_size:
+        if vocab_name is None:
+            raise InputError(name, line, f"expected {vocab_size} words, the size of the given vocabulary, "
+                                         f"found {n_words} columns")
+        raise InputError(vocab_name, None, f"expected {n_words} words (the columns of {name}), found {vocab_size}")
+    check_fits(f"{name}: the {n_docs} documents it declares", n_docs * BYTES_PER_DOC)
+
+
+def _counts(name: str, matrix, shape: tuple[int, int]) -> sp.csr_array:
+    """The matrix's entries as int32 counts: positive whole numbers, each pair once."""
+    coo = sp.coo_array(matrix)
+    if coo.shape != shape:
+        raise InputError(name, None, f"expected a {shape[0]} x {shape[1]} matrix, found {coo.shape[0]} x {coo.shape[1]}")
+    rows, cols, values = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+    if values.dtype.kind not in "iuf" and values.dtype != bool:
+        raise InputError(name, None, f"expected numbers as counts, found {values.dtype}")
+    values = values.astype(np.float64) if values.dtype == bool else values
+    keep = values != 0
+    rows, cols, values = rows[keep], cols[keep], values[keep]
+    bad = ~np.isfinite(values) | (values < 1) | (values > INT32_MAX) | (values != np.floor(values))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(name, None, f"expected counts as positive whole numbers of at most {INT32_MAX}, found "
+                                     f"{float(values[i]):g} for document {rows[i] + 1}, word {cols[i] + 1}")
+    keys = rows * shape[1] + cols
+    order = np.argsort(keys, kind="stable")
+    repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if repeated.size:
+        i = int(order[repeated[0]])
+        raise InputError(name, None, f"expected each (document, word) pair once, found document {rows[i] + 1}, "
+                                     f"word {cols[i] + 1} twice")
+    return build_csr(rows, cols, values.astype(np.int32), shape)
+
+
+def _mtx_header(name: str, stream: IO[bytes]) -> tuple[int, int, int, int]:
+    """(documents, words, entries, the size line's number) from the banner and size line."""
+    lineno = 1
+    banner = stream.readline().decode("latin-1").split()
+    if (len(banner) != 5 or banner[0].lower() != "%%matrixmarket" or banner[1].lower() != "matrix"
+            or banner[2].lower() != "coordinate" or banner[3].lower() not in ("integer", "real", "pattern")
+            or banner[4].lower() != "general"):
+        raise InputError(name, 1, f"expected {_BANNER} (documents x words, counts), found {' '.join(banner)[:60]!r}")
+    while True:
+        raw = stream.readline()
+        lineno += 1
+        if not raw:
+            raise InputError(name, lineno, "expected the size line 'documents words entries', found the end of the file")
+        line = raw.decode("latin-1").strip()
+        if line and not line.startswith("%"):
+            break
+    sizes = line.split()
+    if len(sizes) != 3 or not all(re.fullmatch(r"\d+", v) for v in sizes):
+        raise InputError(name, lineno, f"expected the size line 'documents words entries', found {line[:60]!r}")
+    n_docs, n_words, n_entries = (int(v) for v in sizes)
+    return n_docs, n_words, n_entries, lineno
+
+
+def read_mtx(name: str, data: bytes, vocab_size: int, vocab_name: str | None) -> sp.csr_array:
+    """The counts (D, V) of the Matrix Market file ``name`` whose bytes (decompressed) are ``data``."""
+    stream = io.BytesIO(data)
+    n_docs, n_words, n_entries, lineno = _mtx_header(name, stream)
+    _check_shape(name, lineno, n_docs, n_words, vocab_size, vocab_name)
+    if n_entries > INT32_MAX:
+        raise InputError(name, lineno, f"expected at most {INT32_MAX} entries, found {n_entries}")
+    try:
+        matrix = scipy.io.mmread(io.BytesIO(data))
+    except _MALFORMED as exc:
+        raise InputError(name, None, f"expected {n_entries} 'document word count' lines after line {lineno}, "
+                                     f"found malformed ones ({exc})") from None
+    return _counts(name, matrix, (n_docs, n_words))
+
+
+def read_scipy_npz(name: str, data: bytes, vocab_size: int, vocab_name: str | None) -> sp.csr_array:
+    """The counts (D, V) of the scipy sparse ``.npz`` ``name`` whose bytes are ``data``."""
+    arrays = read_npz(name, "a scipy sparse matrix (.npz)", io.BytesIO(data))
+    fmt = arrays.get("format")
+    kind = fmt.item() if fmt is not None and fmt.ndim == 0 and fmt.dtype.kind in "SU" else None
+    kind = kind.decode("latin-1") if isinstance(kind, bytes) else kind
+    members = {"csr": ("data", "indices", "indptr"), "csc": ("data", "indices", "indptr"), "coo": ("data", "row", "col")}
+    if kind not in members or "shape" not in arrays:
+        found = "an ldacli file" if "kind" in arrays else f"members {', '.join(sorted(arrays)) or 'none'}"
+        raise InputError(name, None, f"expected a scipy sparse matrix (.npz from scipy.sparse.save_npz: format csr, "
+                                     f"csc or coo, and shape), found {found}")
+    missing = [m for m in members[kind] if m not in arrays]
+    if missing:
+        raise InputError(name, None, f"expected arrays {', '.join(missing)} of a {kind} matrix, found none")
+    shape = arrays["shape"]
+    if shape.shape != (2,) or shape.dtype.kind not in "iu":
+        raise InputError(name, None, f"expected 'shape' as two integers, found {shape.dtype} of shape {shape.shape}")
+    n_docs, n_words = (int(v) for v in shape)
+    _check_shape(name, None, n_docs, n_words, vocab_size, vocab_name)
+    try:
+        matrix = sp.load_npz(io.BytesIO(data))
+        if kind != "coo":
+            matrix.check_format(full_check=True)
+    except _MALFORMED as exc:
+        raise InputError(name, None, f"damaged: the {kind} matrix's arrays do not fit together ({exc})") from None
+    if kind == "coo" and matrix.nnz and (matrix.row.min() < 0 or matrix.col.min() < 0 or matrix.row.max() >= n_docs
+                                         or matrix.col.max() >= n_words):
+        raise InputError(name, None, "damaged: the coo matrix has coordinates outside its shape")
+    return _counts(name, matrix, (n_docs, n_words))
+
+
+def write_mtx(out: IO[bytes], counts: sp.csr_array) -> None:
+    """Write ``counts`` as Matrix Market, documents x words, integer counts, 1-based."""
+    scipy.io.mmwrite(out, sp.coo_matrix(counts), field="integer", symmetry="general",
+                     comment=" written by ldacli: rows are documents, columns words")
+
+
+def write_scipy_npz(out: IO[bytes], counts: sp.csr_array) -> None:
+    """Write ``counts`` with ``scipy.sparse.save_npz`` (CSR, compressed)."""
+    sp.save_npz(out, sp.csr_matrix(counts), compressed=True)
