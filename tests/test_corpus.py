@@ -706,6 +706,10 @@ def test_a_scikit_learn_count_matrix_is_read(tmp_path):
     ("%%MatrixMarket matrix coordinate integer general\n2 3 1\n1 1 -4\n", None, "found -4 for document 1, word 1"),
     ("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 0.5\n", None, "found 0.5"),
     ("%%MatrixMarket matrix coordinate integer general\n2 3 2\n1 1 1\n1 1 2\n", None, "document 1, word 1 twice"),
+    # scipy's reader takes "1x" for 1 and crashes the process on a NUL byte: checked first
+    ("%%MatrixMarket matrix coordinate integer general\n2 3 2\n1 1 1\n2 2 1x\n", 4, "found the byte b'x'"),
+    ("%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 1\x00\n2 2\n", 3, "found the byte b'\\x00'"),
+    ("%%MatrixMarket matrix coordinate integer general\n2 3 2\n1 1 1 1\n2 2 1\n", 3, "found 4"),
 ])
 def test_malformed_matrix_market_files_are_reported(tmp_path, text, line, fragment):
     (tmp_path / "m.mtx").write_text(text)

@@ -72,8 +72,35 @@ def _counts(name: str, matrix, shape: tuple[int, int]) -> sp.csr_array:
     return build_csr(rows, cols, values.astype(np.int32), shape)
 
 
-def _mtx_header(name: str, stream: IO[bytes]) -> tuple[int, int, int, int]:
-    """(documents, words, entries, the size line's number) from the banner and size line."""
+_BODY_BYTES = np.zeros(256, dtype=bool)
+_BODY_BYTES[list(b"0123456789 \t\r\n.eE+-")] = True
+_SPACE = np.zeros(256, dtype=bool)
+_SPACE[list(b" \t\r\n")] = True
+
+
+def _check_mtx_body(name: str, body: bytes, first_line: int, fields: int) -> None:
+    """Every line after the size line holds ``fields`` numbers and nothing else (scipy's reader
+    would read "1x" as 1, and crash on a NUL byte), or is blank; checked vectorised."""
+    a = np.frombuffer(body, dtype=np.uint8)
+    bad = np.flatnonzero(~_BODY_BYTES[a])
+    newlines = np.flatnonzero(a == 10)
+    if bad.size:
+        at = int(bad[0])
+        line = first_line + int(np.searchsorted(newlines, at))
+        raise InputError(name, line, f"expected {fields} numbers 'document word{' count' if fields == 3 else ''}', "
+                                     f"found the byte {bytes([a[at]])!r}")
+    starts = np.flatnonzero(~_SPACE[a] & np.concatenate(([True], _SPACE[a][:-1])))
+    per_line = np.bincount(np.searchsorted(newlines, starts), minlength=newlines.size + 1)
+    wrong = np.flatnonzero((per_line != fields) & (per_line != 0))
+    if wrong.size:
+        i = int(wrong[0])
+        raise InputError(name, first_line + i, f"expected {fields} numbers 'document word"
+                                               f"{' count' if fields == 3 else ''}', found {int(per_line[i])}")
+
+
+def _mtx_header(name: str, stream: IO[bytes]) -> tuple[int, int, int, int, int]:
+    """(documents, words, entries, the size line's number, numbers per entry line) from the
+    banner and the size line."""
     lineno = 1
     banner = stream.readline().decode("latin-1").split()
     if (len(banner) != 5 or banner[0].lower() != "%%matrixmarket" or banner[1].lower() != "matrix"
@@ -92,14 +119,15 @@ def _mtx_header(name: str, stream: IO[bytes]) -> tuple[int, int, int, int]:
     if len(sizes) != 3 or not all(re.fullmatch(r"\d+", v) for v in sizes):
         raise InputError(name, lineno, f"expected the size line 'documents words entries', found {line[:60]!r}")
     n_docs, n_words, n_entries = (int(v) for v in sizes)
-    return n_docs, n_words, n_entries, lineno
+    return n_docs, n_words, n_entries, lineno, 2 if banner[3].lower() == "pattern" else 3
 
 
 def read_mtx(name: str, data: bytes, vocab_size: int, vocab_name: str | None) -> sp.csr_array:
     """The counts (D, V) of the Matrix Market file ``name`` whose bytes (decompressed) are ``data``."""
     stream = io.BytesIO(data)
-    n_docs, n_words, n_entries, lineno = _mtx_header(name, stream)
+    n_docs, n_words, n_entries, lineno, fields = _mtx_header(name, stream)
     _check_shape(name, lineno, n_docs, n_words, vocab_size, vocab_name)
+    _check_mtx_body(name, data[stream.tell():], lineno + 1, fields)
     if n_entries > INT32_MAX:
         raise InputError(name, lineno, f"expected at most {INT32_MAX} entries, found {n_entries}")
     try:

@@ -123,6 +123,8 @@ def read_file(path: str, kind: str, versions: tuple[int, ...]) -> tuple[dict[str
 def scalar(path: str, arrays: dict, name: str, kinds: str):
     """The 0-d array ``name`` as a Python value, checked to be of a dtype kind in ``kinds``
     (``"U"`` text, ``"iu"`` integers, ``"f"`` floats; integers are accepted as floats)."""
+    if name not in arrays:
+        raise InputError(path, None, f"expected an array '{name}', found none")
     value = arrays[name]
     ok = value.ndim == 0 and (value.dtype.kind in kinds or (kinds == "f" and value.dtype.kind in "iu"))
     if not ok:

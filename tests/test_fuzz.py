@@ -1,0 +1,31 @@
+"""Every reader against generated inputs, valid and broken (tests/fuzzing.py): each is read, or
+refused with the project's own error. A seeded, bounded sample; benchmarks/fuzz.py runs tens of
+thousands."""
+
+import fuzzing
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+FUZZ = settings(max_examples=120, derandomize=True, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+FAMILIES = {
+    "ldac": fuzzing.transported(fuzzing.ldac_inputs()),
+    "uci": fuzzing.transported(fuzzing.uci_inputs()),
+    "text": fuzzing.transported(fuzzing.text_inputs()),
+    "textdir": fuzzing.textdir_inputs(),
+    "mtx": fuzzing.transported(fuzzing.mtx_inputs()),
+    "npz": fuzzing.transported(fuzzing.scipy_npz_inputs()),
+    "vocab": fuzzing.vocab_inputs(),
+    "own files": fuzzing.own_file_inputs(),
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_generated_input_is_read_or_refused_with_our_own_error(family):
+    @FUZZ
+    @given(FAMILIES[family])
+    def check(item):
+        fuzzing.check(*item)
+
+    check()
