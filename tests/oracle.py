@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 from scipy.special import gammaln
 
-from ldacli.methods.cgs import doc_topic_counts, word_topic_counts
+from ldacli.methods.base import doc_topic_counts, word_topic_counts
 
 
 def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng):

@@ -12,7 +12,7 @@ from scipy.special import gammaln
 from ldacli._cgs import dense_sweep
 from ldacli._heldout import fixed_topics_sweep
 from ldacli.methods.sharded import SAMPLERS, ShardedSampler, shard_bounds
-from ldacli.methods.cgs import doc_topic_counts, word_topic_counts
+from ldacli.methods.base import doc_topic_counts, word_topic_counts
 
 
 def tiny_corpus(seed, D=7, V=13, K=4, max_len=12):

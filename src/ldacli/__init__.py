@@ -18,6 +18,7 @@ which stay importable under their own names.
 from ldacli.version import __version__  # noqa: E402
 
 from ldacli.corpus import Corpus, read_corpus, write_corpus  # noqa: E402
+from ldacli.diff import align, diff_models, match_topics  # noqa: E402
 from ldacli.errors import InputError, LdacliError, SettingError  # noqa: E402
 from ldacli.evaluate import perplexity  # noqa: E402
 from ldacli.inference import infer  # noqa: E402
@@ -30,6 +31,6 @@ load_model = Model.load
 
 __all__ = [
     "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "METHODS", "Model", "SettingError",
-    "TrainingInterrupted", "coherence", "describe", "infer", "load_model", "perplexity", "read_corpus", "train",
-    "write_corpus", "__version__",
+    "TrainingInterrupted", "align", "coherence", "describe", "diff_models", "infer", "load_model", "match_topics",
+    "perplexity", "read_corpus", "train", "write_corpus", "__version__",
 ]

@@ -27,8 +27,9 @@ from ldacli.heldout import DEFAULT_BURN_IN, DEFAULT_ITERATIONS
 from ldacli.inference import infer as run_infer
 from ldacli.info import describe as describe_file, format_text as format_info
 from ldacli.locking import EXIT_LOCKED, locked
+from ldacli.diff import DEFAULT_TOP, DEFAULT_UNMATCHED, align, diff_models, file_sha256
 from ldacli.methods.driver import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_METHOD, DEFAULT_TOPICS, METHODS,
-                                   TrainingInterrupted, train as run_train)
+                                   TrainingInterrupted, train as run_train, unchanged)
 from ldacli.methods.sharded import SAMPLERS
 from ldacli.model import Model
 from ldacli.topic_coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
@@ -254,6 +255,16 @@ CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
 @click.option("--wait", type=click.FloatRange(0), default=None,
               help="When another run holds the lock on -o or --checkpoint, wait up to this many seconds "
                    "for it instead of exiting at once with code 75.")
+@click.option("--warm-start", type=str, default=None,
+              help="Start from this model (retraining on a grown corpus): its vocabulary order is kept "
+                   "and new words appended, each token's first topic is drawn from its topics, its priors "
+                   "are the starting values, and topic k descends from its topic k.")
+@click.option("--align-to", type=str, default=None,
+              help="After training, renumber the topics onto this model's ids (Hungarian matching on "
+                   "Jensen-Shannon distance).")
+@click.option("--skip-unchanged", is_flag=True,
+              help="Do nothing (exit 0) when -o exists and was trained with the same settings on a corpus "
+                   "with the same fingerprint (and the same --warm-start file), as make would.")
 @corpus_options(pruning=True)
 @quiet_option
 @click.option("-v", "--verbose", is_flag=True, help="Log the log-likelihood as training goes.")
@@ -261,8 +272,8 @@ CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
 def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, threads, burn_in, estep_tol,
           estep_max_iter, em_tol, smoothed, estimate_alpha, estimate_eta, seed, checkpoint,
           checkpoint_every, resume, sampler, shards, loglik_every, optimize_interval, optimize_burn_in,
-          holdout, patience, max_seconds, wait, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet,
-          verbose):
+          holdout, patience, max_seconds, wait, warm_start, align_to, skip_unchanged, fmt, vocab, min_df, max_df,
+          max_vocab, stop_words, quiet, verbose):
     """Fit an LDA model to CORPUS by collapsed Gibbs sampling (default), variational EM or
     uncollapsed Gibbs sampling (--method).
 
@@ -278,25 +289,40 @@ def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, thread
       ldacli train notes.txt --min-df 5 --max-df 0.5 -o notes.npz --resume notes.ckpt.npz
       ldacli train docword.kos.txt.gz -k 20 --method vem --seed 1 -o kos-vem.npz
       ldacli train docword.kos.txt.gz -k 20 --method gibbs --iterations 500 --burn-in 200 -o kos-gibbs.npz
+      ldacli train today.ldac --warm-start yesterday.npz --iterations 100 -o today.npz --skip-unchanged
     """
     progress = _setup_logging(quiet, verbose)
     check_outputs({"-o/--output": output, "--checkpoint": checkpoint},
-                  {"CORPUS": corpus, "--vocab": vocab, "--resume": None if checkpoint == resume else resume})
+                  {"CORPUS": corpus, "--vocab": vocab, "--resume": None if checkpoint == resume else resume,
+                   "--warm-start": warm_start, "--align-to": align_to})
+    if skip_unchanged and resume:
+        raise click.BadParameter("a resumed run continues where it stopped: there is nothing to compare",
+                                 param_hint="--skip-unchanged")
+    settings = dict(method=method, iterations=iterations, alpha=alpha, beta=beta, seed=seed,
+                    loglik_every=loglik_every, holdout=holdout, patience=patience, warm_start=warm_start,
+                    sampler=sampler, shards=shards, optimize_interval=optimize_interval,
+                    optimize_burn_in=optimize_burn_in, burn_in=burn_in, estep_tol=estep_tol,
+                    estep_max_iter=estep_max_iter, em_tol=em_tol, smoothed=smoothed,
+                    estimate_alpha=estimate_alpha, estimate_eta=estimate_eta)
     with user_errors(ctx), locked([output], wait=wait) as removed:
         for path in removed:
             _note(quiet, f"{path}: removed, a temporary file left by a run that was killed")
         data = _read(corpus, fmt, vocab, quiet, min_df=min_df, max_df=max_df, max_vocab=max_vocab, stop_words=stop_words)
         _note(quiet, f"{corpus}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens")
+        if skip_unchanged and unchanged(output, data, n_topics, **settings):
+            _note(quiet, f"{output}: up to date (trained with these settings on this corpus); nothing to do")
+            return
         t0 = time.perf_counter()
-        model = run_train(
-            data, n_topics, method=method, iterations=iterations, alpha=alpha, beta=beta, seed=seed,
-            threads=threads, loglik_every=loglik_every, holdout=holdout, patience=patience,
-            max_seconds=max_seconds, checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-            progress=progress, sampler=sampler, shards=shards, optimize_interval=optimize_interval,
-            optimize_burn_in=optimize_burn_in, burn_in=burn_in, estep_tol=estep_tol,
-            estep_max_iter=estep_max_iter, em_tol=em_tol, smoothed=smoothed, estimate_alpha=estimate_alpha,
-            estimate_eta=estimate_eta, wait=wait)
+        model = run_train(data, n_topics, threads=threads, max_seconds=max_seconds, checkpoint=checkpoint,
+                          checkpoint_every=checkpoint_every, resume=resume, progress=progress, wait=wait, **settings)
         seconds = time.perf_counter() - t0
+        if align_to:
+            model, order, matching = align(model, Model.load(align_to))
+            model.params["aligned_to"] = {"path": os.path.abspath(align_to), "sha256": file_sha256(align_to),
+                                          "order": order, "distances": [float(d) for d in matching.distances]}
+            moved = sum(1 for i, k in enumerate(order) if i != k)
+            _note(quiet, f"{output}: topics renumbered onto {align_to}'s ids ({moved} of {len(order)} moved; "
+                         f"median JS distance {np.median(matching.distances):.3f})")
         model.save(output)
     p = model.params
     unit = METHODS[p["method"]].unit
@@ -530,6 +556,64 @@ def perplexity(model, corpus, method, iterations, burn_in, particles, resample, 
     click.echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
     click.echo(f"perplexity:      {result['perplexity']:.6g}")
     click.echo(f"seed:            {result['seed']}")
+
+
+# Exit code of `diff --max-drift` when a matched topic moved further than allowed: the command
+# succeeded, but something needs a look.
+EXIT_DRIFT = 3
+
+
+@main.command()
+@click.argument("model_a")
+@click.argument("model_b")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("-n", "--top-words", "top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True,
+              help="Top words per topic compared (gained and lost).")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_UNMATCHED, show_default=True,
+              help="Matched topics further apart than this (Jensen-Shannon distance, 0 to 1) are reported "
+                   "as having no counterpart.")
+@click.option("--max-drift", type=click.FloatRange(0, 1), default=None,
+              help=f"Exit with code {EXIT_DRIFT} when a matched topic moved further than this.")
+def diff(model_a, model_b, as_json, top, threshold, max_drift):
+    """Compare the topics of MODEL_A (say, yesterday's) and MODEL_B (today's).
+
+    Topics are matched one to one by the Hungarian algorithm on the Jensen-Shannon distance
+    between their word distributions (words matched by string, so the vocabularies may
+    differ). For each pair: the distance, the top words gained and lost, and the prevalence
+    (mean topic proportion) in each; then the topics with no counterpart.
+
+    \b
+    Examples:
+      ldacli diff yesterday.npz today.npz
+      ldacli diff yesterday.npz today.npz --json | jq .max_distance
+      ldacli diff yesterday.npz today.npz --max-drift 0.3 || echo "topics moved" | mail -s ldacli me
+    """
+    with user_errors():
+        a, b = Model.load(model_a), Model.load(model_b)
+        result = diff_models(a, b, top=top, unmatched=threshold)
+    result = {"a": model_a, "b": model_b, **result}
+    drifted = [t for t in result["topics"] if t["matched"] and max_drift is not None and t["distance"] > max_drift]
+    if as_json:
+        click.echo(json.dumps({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in drifted]}, indent=2))
+    else:
+        click.echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
+        click.echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
+                   f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
+        for t in result["topics"]:
+            mark = "" if t["matched"] else "  (no counterpart)"
+            click.echo(f"A {t['a']:>3} ~ B {t['b']:<3} JS {t['distance']:.3f}  prevalence "
+                       f"{100 * t['prevalence_a']:.1f}% -> {100 * t['prevalence_b']:.1f}%{mark}: "
+                       + " ".join(t["top_words_b"][:8]))
+            if t["gained"] or t["lost"]:
+                click.echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
+        for side in ("a", "b"):
+            if result[f"only_in_{side}"]:
+                click.echo(f"only in {side.upper()}: topics {', '.join(map(str, result[f'only_in_{side}']))}")
+    if drifted:
+        worst = max(drifted, key=lambda t: t["distance"])
+        click.echo(f"Drift: {len(drifted)} matched topics moved further than {max_drift:g} (worst: A {worst['a']} ~ "
+                   f"B {worst['b']}, {worst['distance']:.3f})", err=True)
+        sys.exit(EXIT_DRIFT)
 
 
 @main.command()

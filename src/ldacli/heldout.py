@@ -5,6 +5,7 @@ training all go through here:
 
 * :func:`estimate_theta` -- posterior-mean topic proportions of documents given the topics, by
   Gibbs sampling with the topics held fixed (kernel ``ldacli._heldout.fixed_topics_sweep``);
+* :func:`fold_in` -- a topic for every token under fixed topics (a warm start's first state);
 * :func:`completion_split` -- each document's tokens cut into an observed and a scored half;
 * :func:`score` -- ``sum log sum_k theta_dk phi_kw`` of scored tokens;
 * :func:`holdout_split` -- a fixed random slice of a corpus's documents held out of training;
@@ -76,6 +77,27 @@ def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_pt
                 batch_sizes[b] += 1
     theta = theta_sum / kept
     return theta, ([s / n for s, n in zip(batch_sums, batch_sizes)] if batch_sums else [theta])
+
+
+def fold_in(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, *, sweeps: int,
+            rng: np.random.Generator) -> np.ndarray:
+    """A topic for every token (N,) int32, drawn by ``sweeps`` Gibbs sweeps of the documents
+    under the fixed topics ``phi`` (K, V) and prior ``alpha`` (K,), from uniformly random
+    topics: a draw from p(z | w, phi) once the chain has mixed. Words whose column of ``phi``
+    is the same in every topic are assigned by their document's other tokens and the prior."""
+    K = phi.shape[0]
+    D = doc_ptr.size - 1
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    phi_wk = np.ascontiguousarray(phi.T, dtype=np.float64)
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    z = rng.integers(0, K, size=words.size, dtype=np.int32)
+    docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
+    ndk = np.bincount(docs * K + z, minlength=D * K).astype(np.int32).reshape(D, K)
+    work = np.zeros(K)
+    for _ in range(checks.count("sweeps", sweeps, 0)):
+        fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, work, rng)
+    return z
 
 
 def completion_split(corpus: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -21,7 +21,7 @@ PROVENANCE = ("ldacli_version", "seed", "corpus_source", "corpus_format", "corpu
 STOPPING = ("stopped_early", "stop_reason", "best_iteration", "best_heldout_perplexity",
             "holdout", "patience", "max_seconds")
 # Shown on lines of their own, not among the other parameters.
-SHOWN = {"method", "iterations", "iterations_done", "stopped", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
+SHOWN = {"method", "iterations", "iterations_done", "stopped", "lineage", "warm_start", "id_stability", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
          "beta", "loglik_every", "trace", *STOPPING}
 
 
@@ -109,6 +109,10 @@ def describe(path: str) -> dict:
     if kind == "checkpoint":
         out["iteration"] = ckpt.iteration
         out["iterations"]["done"] = ckpt.iteration
+    if params.get("lineage"):
+        out["lineage"] = params["lineage"]
+        out["warm_start"] = params.get("warm_start")
+        out["id_stability"] = params.get("id_stability")
     stopping = {k: params[k] for k in STOPPING if params.get(k) is not None}
     if stopping:
         out["stopping"] = stopping
@@ -158,6 +162,15 @@ def format_text(info: dict) -> list[str]:
         lines.append(f"trace:            {tr['label']}, no point recorded yet (one every {tr['every']} {unit}s)")
     if "stopping" in info:
         lines.append("stopping:         " + ", ".join(f"{k} {v}" for k, v in info["stopping"].items()))
+    if info.get("lineage"):
+        ws, ids = info.get("warm_start") or {}, info.get("id_stability")
+        lines.append(f"warm start:       from {ws.get('path')} ({ws.get('new_words')} new words, "
+                     f"{ws.get('gone_words')} gone)" + (f"; {ids['kept']} of {ids['topics']} topics kept their id, "
+                                                       f"JS distance to the parent median {ids['median_distance']:.3f}, "
+                                                       f"max {ids['max_distance']:.3f}" if ids and ids.get("kept") else ""))
+        for generation, parent in enumerate(info["lineage"], start=1):
+            lines.append(f"{'lineage:' if generation == 1 else '':<18}{'parent' if generation == 1 else f'ancestor {generation}'}: "
+                         f"{parent['path']} (sha256 {parent['sha256'][:12]}, {parent.get('method')}, K={parent.get('n_topics')})")
     other = {k: v for k, v in p.items() if k not in SHOWN and k not in m["settings"]}
     if other:
         lines.append("other parameters: " + ", ".join(f"{k}={v}" for k, v in other.items()))

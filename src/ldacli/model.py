@@ -122,7 +122,9 @@ class Checkpoint:
     ``alpha`` (K,) and ``beta`` the current priors (learned or estimated ones included);
     ``arrays`` the method's own state (collapsed Gibbs: ``z``; variational EM: ``topics``,
     ``gamma``; uncollapsed Gibbs: ``theta``, ``phi_wk``, ``theta_sum``, ``phi_sum``);
-    ``state`` the rest as JSON (``early_stopping``: the early-stopping history, or None).
+    ``state`` the rest as JSON (``early_stopping``: the early-stopping history, or None);
+    ``vocab`` the vocabulary of the corpus as trained (None in format-1 files), so that a
+    resumed run sees the corpus exactly as the run did (a warm start grows the vocabulary).
     """
 
     params: dict
@@ -134,6 +136,7 @@ class Checkpoint:
     beta: float
     arrays: dict[str, np.ndarray]
     state: dict = field(default_factory=dict)
+    vocab: list[str] | None = None
 
     COMMON = ("iteration", "rng_states", "loglik_iterations", "loglik_per_token", "alpha", "beta", "state")
 
@@ -152,6 +155,8 @@ class Checkpoint:
             beta=np.float64(self.beta),
             state=np.str_(json.dumps(self.state, sort_keys=True)),
         )
+        if self.vocab is not None:
+            arrays["vocab"] = np.array(self.vocab, dtype=np.str_)
         arrays.update(self.arrays)
         write_npz(path, arrays, "checkpoint")
 
@@ -176,7 +181,8 @@ class Checkpoint:
             raise InputError(path, None, f"expected 'iteration' between 0 and the {asked!r} iterations of the "
                                          f"run, found {iteration}")
         iterations = array(path, a, "loglik_iterations", "iu", (None,), minimum=0)
-        header = ("format_version", "kind", "params") + cls.COMMON
+        vocab = [str(w) for w in array(path, a, "vocab", "U", (None,))] if "vocab" in a else None
+        header = ("format_version", "kind", "params", "vocab") + cls.COMMON
         return cls(
             params=params,
             iteration=iteration,
@@ -187,6 +193,7 @@ class Checkpoint:
             beta=_prior(path, a, "beta"),
             arrays={name: value for name, value in a.items() if name not in header},
             state=json_object(path, a, "state", dict),
+            vocab=vocab,
         )
 
 

@@ -8,6 +8,7 @@ listed in :data:`ldacli.methods.driver.METHODS`; nothing else changes to add one
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -15,6 +16,31 @@ import numpy as np
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Checkpoint
+
+
+def word_topic_counts(words, z, n_words: int, n_topics: int) -> np.ndarray:
+    """Dense (V, K) int32 counts of tokens per word and topic."""
+    codes = words.astype(np.int64) * n_topics + z
+    return np.bincount(codes, minlength=n_words * n_topics).astype(np.int32).reshape(n_words, n_topics)
+
+
+def doc_topic_counts(doc_ptr, z, n_topics: int) -> np.ndarray:
+    """Dense (D, K) int32 counts of tokens per document and topic."""
+    D = doc_ptr.size - 1
+    docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
+    return np.bincount(docs * n_topics + z, minlength=D * n_topics).astype(np.int32).reshape(D, n_topics)
+
+
+@dataclass
+class Start:
+    """Where a warm-started run begins: ``z`` (N,) int32, a topic for every token in the
+    corpus's token order (:meth:`~ldacli.corpus.Corpus.tokens`), drawn from the parent model;
+    ``alpha`` (K,) and ``beta`` the priors to start from. Each method turns it into its own first
+    state (collapsed Gibbs: z itself; the others: the counts of z)."""
+
+    z: np.ndarray
+    alpha: np.ndarray
+    beta: float
 
 
 class Method:
@@ -29,8 +55,8 @@ class Method:
 
     The constructor builds the state for ``corpus`` from ``settings`` (the run's settings:
     ``n_topics``, ``alpha``, ``beta``, ``seed`` and the method's options; it may record derived
-    values there, such as the actual number of shards), starting fresh or, given a
-    :class:`~ldacli.model.Checkpoint`, from it. Attributes ``alpha`` (K,) and ``beta`` are the
+    values there, such as the actual number of shards), starting fresh, from a :class:`Start`
+    (a warm start), or from a :class:`~ldacli.model.Checkpoint`. Attributes ``alpha`` (K,) and ``beta`` are the
     current priors.
     """
 
@@ -66,7 +92,7 @@ class Method:
         raise NotImplementedError
 
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
-                 checkpoint: Checkpoint | None, source: str | None = None):
+                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None):
         raise NotImplementedError
 
     def step(self, iteration: int) -> None:

@@ -18,25 +18,12 @@ from ldacli import checks, seeds
 from ldacli._cgs import doc_topic_lgamma
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
-from ldacli.methods.base import Method
+from ldacli.methods.base import Method, Start, doc_topic_counts
 from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
 from ldacli.model import Checkpoint
 from ldacli.priors import optimize_alpha, optimize_beta
 
 log = logging.getLogger("ldacli")
-
-
-def word_topic_counts(words, z, n_words: int, n_topics: int) -> np.ndarray:
-    """Dense (V, K) int32 counts of tokens per word and topic."""
-    codes = words.astype(np.int64) * n_topics + z
-    return np.bincount(codes, minlength=n_words * n_topics).astype(np.int32).reshape(n_words, n_topics)
-
-
-def doc_topic_counts(doc_ptr, z, n_topics: int) -> np.ndarray:
-    """Dense (D, K) int32 counts of tokens per document and topic."""
-    D = doc_ptr.size - 1
-    docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
-    return np.bincount(docs * n_topics + z, minlength=D * n_topics).astype(np.int32).reshape(D, n_topics)
 
 
 def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> float:
@@ -107,7 +94,7 @@ class CollapsedGibbs(Method):
         return 24.0 * N + copies * counts + 20.0 * K * V + 20.0 * D * K
 
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
-                 checkpoint: Checkpoint | None, source: str | None = None):
+                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None):
         K = int(settings["n_topics"])
         words, doc_ptr = corpus.tokens()
         words = np.ascontiguousarray(words, dtype=np.int32)
@@ -115,7 +102,10 @@ class CollapsedGibbs(Method):
         n_shards = bounds.size - 1
         settings["shards"] = n_shards
         self.rngs = seeds.generators(settings["seed"], n_shards + 1)
-        if checkpoint is None:
+        if start is not None:
+            z = np.array(start.z, dtype=np.int32)
+            self.alpha, self.beta = np.array(start.alpha, dtype=np.float64), float(start.beta)
+        elif checkpoint is None:
             z = self.rngs[0].integers(0, K, size=words.size, dtype=np.int32)
             self.alpha, self.beta = np.full(K, float(settings["alpha"])), float(settings["beta"])
         else:

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 from tqdm import tqdm
@@ -27,10 +28,11 @@ from ldacli import checks, seeds
 from ldacli.version import __version__
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, OutputError, SettingError
-from ldacli.heldout import HeldOutEvaluator, holdout_split
+from ldacli.diff import file_sha256, match_topics
+from ldacli.heldout import HeldOutEvaluator, fold_in, holdout_split
 from ldacli.locking import locked
 from ldacli.memory import check_fits
-from ldacli.methods.base import Method
+from ldacli.methods.base import Method, Start
 from ldacli.methods.cgs import CollapsedGibbs
 from ldacli.methods.ugibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
@@ -112,8 +114,32 @@ def _method_options(method: type[Method], options: dict) -> dict:
     return given
 
 
-def _fresh_settings(method: type[Method], given: dict, options: dict, iterations: int, corpus: Corpus) -> dict:
-    """The settings of a fresh run: the common ones checked or defaulted, then the method's."""
+def _corpus_to_train(corpus: Corpus, parent: Model | None, warm_start: str | None, ckpt: Checkpoint | None,
+                     resume: str | None, notes: bool = True) -> Corpus:
+    """The corpus as the run trains on it: without the words that never occur; over a warm
+    start's vocabulary order, or the vocabulary a resumed run trained on."""
+    if corpus.n_tokens == 0:
+        raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
+    corpus, unused = corpus.without_unused_words()
+    if unused and notes:
+        log.warning("%s: %d words of the vocabulary never occur in the corpus; the model leaves them out",
+                    corpus.source, unused)
+    if parent is not None:
+        return _grown_corpus(corpus, parent, warm_start, notes)
+    if ckpt is not None and ckpt.vocab is not None:
+        return _corpus_as_trained(corpus, ckpt.vocab, resume)
+    return corpus
+
+
+def _fresh_settings(method: type[Method], given: dict, options: dict, iterations: int, corpus: Corpus,
+                    parent: Model | None = None) -> dict:
+    """The settings of a fresh run: the common ones checked or defaulted, then the method's; a
+    warm start fixes K and gives the starting priors unless they are given."""
+    if parent is not None:
+        if given["n_topics"] is not None and given["n_topics"] != parent.n_topics:
+            raise SettingError("n_topics", f"n_topics must be the warm start's {parent.n_topics} topics "
+                                           f"(topic k descends from its topic k), found {given['n_topics']}")
+        given = {**given, "n_topics": parent.n_topics}
     K = checks.count("n_topics", DEFAULT_TOPICS if given["n_topics"] is None else given["n_topics"], 1)
     every = method.DEFAULT_LOGLIK_EVERY if given["loglik_every"] is None else checks.count("loglik_every", given["loglik_every"], 1)
     if method.TRACE_EVERY_STEP and every != 1:
@@ -133,7 +159,43 @@ def _fresh_settings(method: type[Method], given: dict, options: dict, iterations
         "patience": None if patience is None else checks.count("patience", patience, 1),
     }
     settings.update(method.resolve(options, n_topics=K, iterations=iterations, corpus=corpus))
+    if parent is not None:  # the parent's priors are the starting values unless given
+        if given["alpha"] is None:
+            settings["alpha"] = [float(a) for a in parent.alpha]
+        if given["beta"] is None and parent.beta > 0:
+            settings["beta"] = float(parent.beta)
     return settings
+
+
+def unchanged(output: str, corpus: Corpus, n_topics: int | None = None, *, method: str | None = None,
+              iterations: int | None = None, alpha: float | None = None, beta: float | None = None,
+              seed: int | None = None, loglik_every: int | None = None, holdout: float | None = None,
+              patience: int | None = None, warm_start: str | None = None, **options) -> bool:
+    """Whether the model at ``output`` was trained with these settings (the defaults of those
+    not given; any seed when none is given) on this corpus (same fingerprint, as the run would
+    see it) and, for a warm start, from the same parent file: then training again would only
+    repeat it (``train --skip-unchanged``). A missing or unreadable output is never unchanged."""
+    if not os.path.exists(output):
+        return False
+    try:
+        model = Model.load(output)
+    except LdacliError:
+        return False
+    p = model.params
+    cls = method_of(method, None, None)
+    parent = Model.load(warm_start) if warm_start is not None else None
+    if parent is not None and (p.get("warm_start") or {}).get("sha256") != file_sha256(warm_start):
+        return False
+    trained = _corpus_to_train(corpus, parent, warm_start, None, None, notes=False)
+    if p.get("corpus_fingerprint") != trained.fingerprint():
+        return False
+    iterations = checks.count("iterations", cls.DEFAULT_ITERATIONS if iterations is None else iterations, 1)
+    given = dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=p.get("seed") if seed is None else seed,
+                 loglik_every=loglik_every, holdout=holdout, patience=patience)
+    settings = _fresh_settings(cls, given, _method_options(cls, options), iterations, trained, parent)
+    settings.pop("shards", None)  # recorded as used, which a tiny corpus may lower
+    return p.get("method") == cls.name and p.get("iterations") == iterations and all(
+        p.get(k) == v for k, v in settings.items())
 
 
 def resumed_settings(source: str, corpus: Corpus, params: dict, given: dict, *, auto: tuple = ("auto",)) -> dict:
@@ -195,6 +257,7 @@ def train(
     checkpoint: str | None = None,
     checkpoint_every: int = 0,
     resume: str | None = None,
+    warm_start: str | None = None,
     progress: bool = False,
     callback: Callable[[int], None] | None = None,
     wait: float | None = None,
@@ -221,7 +284,13 @@ def train(
     stops when their document-completion perplexity, computed at every trace point, has not
     improved ``patience`` times in a row; the model is fitted to the rest. ``max_seconds``
     stops after the step during which that much time has passed (the result then depends on
-    the machine's speed).
+    the machine's speed). Words of the vocabulary that never occur take no row in the model.
+
+    ``warm_start`` (a model file) begins the run from that model (:func:`warm_start_state`):
+    the vocabulary keeps its words' order (words gone from the corpus are left out, new ones
+    appended), each token's first topic is drawn from its topics, its priors are the starting
+    values unless ``alpha``/``beta`` are given, and topic k of the new model descends from its
+    topic k. The model records its lineage, and how well the ids held (``params["id_stability"]``).
 
     With ``checkpoint``, the state is written there every ``checkpoint_every`` steps (if > 0),
     at the end, and when SIGINT/SIGTERM stops the run (raising :class:`TrainingInterrupted`);
@@ -237,132 +306,258 @@ def train(
     with locked([checkpoint], wait=wait) as removed:
         for path in removed:
             log.warning("%s: removed, a temporary file left by a run that was killed", path)
-        ckpt = Checkpoint.load(resume) if resume else None
-        cls = method_of(method, ckpt, resume)
-        options = _method_options(cls, options)
-        iterations = checks.count("iterations", cls.DEFAULT_ITERATIONS if iterations is None else iterations, 1)
-        checkpoint_every = checks.count("checkpoint_every", checkpoint_every, 0)
-        if max_seconds is not None:
-            max_seconds = checks.positive("max_seconds", max_seconds)
-        threads = check_threads(threads)
-        if corpus.n_tokens == 0:
-            raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
-        corpus, unused = corpus.without_unused_words()
-        if unused:
-            log.warning("%s: %d words of the vocabulary never occur in the corpus; the model leaves them out",
-                        corpus.source, unused)
-        given = dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=seed, loglik_every=loglik_every,
-                     holdout=holdout, patience=patience)
-        if ckpt is None:
-            settings = _fresh_settings(cls, given, options, iterations, corpus)
-        else:
-            given.update({name: options.get(name) for name in cls.OPTIONS})
-            settings = resumed_settings(resume, corpus, ckpt.params, given)
-            if iterations < ckpt.iteration:
-                raise LdacliError(f"{resume}: the checkpoint is at iteration {ckpt.iteration}, past the {iterations} asked for")
-
-        fitted, evaluator, stopper = corpus, None, None
-        if settings["holdout"] is not None:
-            fitted, held, _ = holdout_split(corpus, settings["holdout"], seed=settings["seed"])
-            evaluator = HeldOutEvaluator(held, seed=settings["seed"])
-            stored = ckpt.state.get("early_stopping") if ckpt is not None else None
-            stopper = EarlyStopping.from_state(stored) if stored else EarlyStopping(settings["patience"])
-        check_fits(f"training {cls.name} with {settings['n_topics']} topics on {fitted.n_words} words, "
-                   f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
-                   cls.estimate_bytes(fitted, settings, threads))
-        state = cls(fitted, settings, iterations=iterations, threads=threads, checkpoint=ckpt, source=resume)
-        params = {"method": cls.name, **settings, "iterations": iterations, "trace": cls.trace,
-                  **_provenance(corpus)}
-        if max_seconds is not None:
-            params["max_seconds"] = max_seconds
-        if ckpt is None:
-            start, trace_it, trace_ll = 0, [], []
-        else:
-            start = ckpt.iteration
-            trace_it = [int(i) for i in ckpt.loglik_iterations]
-            trace_ll = [float(x) for x in ckpt.loglik_per_token]
-        every = settings["loglik_every"]
-
-        def save_checkpoint(it: int) -> bool:
-            """Write the checkpoint; a failure (a full disk, say) is reported and training goes on:
-            a checkpoint is insurance, the model is the product. Returns whether it was written."""
-            if not checkpoint:
-                return False
-            try:
-                Checkpoint(params, it, state.rng_states(), np.array(trace_it, dtype=np.int64),
-                           np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, state.arrays(),
-                           {"early_stopping": stopper.state() if stopper is not None else None}).save(checkpoint)
-                return True
-            except OutputError as exc:
-                log.warning("%s (at iteration %d; training goes on, the previous checkpoint is intact)", exc, it)
-                return False
-
-        bar = tqdm(total=iterations, initial=start, disable=not progress, file=sys.stderr,
-                   unit=cls.unit, dynamic_ncols=True, leave=False)
-        it, stopped = start, "iterations"
-        began = time.perf_counter()
+        run = _prepare(corpus, dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=seed, loglik_every=loglik_every,
+                                    holdout=holdout, patience=patience), options, method=method,
+                       iterations=iterations, threads=threads, max_seconds=max_seconds,
+                       checkpoint_every=checkpoint_every, resume=resume, warm_start=warm_start)
         try:
-            with bar, stop_requests() as stop:
-                while (it < iterations and not (stopper is not None and stopper.should_stop)
-                       and not state.converged(trace_ll)):
-                    t0 = time.perf_counter()
-                    state.step(it + 1)
-                    it += 1
-                    rate = fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
-                    if it % every == 0:
-                        trace_it.append(it)
-                        trace_ll.append(_checked_trace(cls, state))
-                        note = state.note()
-                        log.info("iteration %d: %s %.6f, %.3g tokens/s%s", it, cls.trace_label, trace_ll[-1], rate,
-                                 f", {note}" if note else "")
-                        if stopper is not None:
-                            held_out = evaluator.perplexity(state.phi(), state.alpha)
-                            log.info("iteration %d: held-out perplexity %.6g", it, held_out)
-                            if stopper.observe(it, held_out):
-                                log.info("%s", stopper.reason)
-                    bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", {cls.trace_label} {trace_ll[-1]:.4f}" if trace_ll else ""))
-                    bar.update(1)
-                    if callback is not None:
-                        callback(it)
-                    if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
-                        save_checkpoint(it)
-                    if stop["signal"] is not None:
-                        if save_checkpoint(it):
-                            where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}"
-                        elif checkpoint:
-                            where = f"; the checkpoint could not be written, progress since the last one in {checkpoint} is lost"
-                        else:
-                            where = "; no --checkpoint was given, progress is lost"
-                        raise TrainingInterrupted(f"stopped by {stop['signal'].name} after iteration {it}{where}",
-                                                  int(stop["signal"]))
-                    if max_seconds is not None and time.perf_counter() - began >= max_seconds:
-                        stopped = "time limit"
-                        log.info("time limit of %g s reached after iteration %d", max_seconds, it)
-                        break
-            if stopper is not None and stopper.should_stop:
-                stopped = "early stopping"
-            elif state.converged(trace_ll):
-                stopped = "converged"
-            save_checkpoint(it)
-            # The model's trace ends at the last step; checkpoints keep only the regular points so
-            # that a resumed run's trace equals an uninterrupted one's.
-            if not trace_it or trace_it[-1] != it:
+            model = _loop(run, checkpoint=checkpoint, progress=progress, callback=callback)
+        finally:
+            run.state.close()
+    if run.parent is not None:
+        model.params["id_stability"] = id_stability(run.parent, model)
+    return model
+
+
+@dataclass
+class _Run:
+    """A run ready to step: its method and state, settings, params, corpus, trace so far and
+    stopping rules."""
+
+    cls: type[Method]
+    state: Method
+    settings: dict
+    params: dict
+    fitted: Corpus
+    iterations: int
+    checkpoint_every: int
+    max_seconds: float | None
+    start: int
+    trace_it: list[int]
+    trace_ll: list[float]
+    evaluator: HeldOutEvaluator | None
+    stopper: EarlyStopping | None
+    parent: Model | None
+
+
+def _prepare(corpus: Corpus, given: dict, options: dict, *, method, iterations, threads, max_seconds,
+             checkpoint_every, resume, warm_start) -> _Run:
+    """Everything before the first step: settings checked or read from the checkpoint, the
+    corpus as trained (unused words out, a warm start's vocabulary), the held-out slice, the
+    memory check, the state."""
+    ckpt = Checkpoint.load(resume) if resume else None
+    cls = method_of(method, ckpt, resume)
+    options = _method_options(cls, options)
+    iterations = checks.count("iterations", cls.DEFAULT_ITERATIONS if iterations is None else iterations, 1)
+    checkpoint_every = checks.count("checkpoint_every", checkpoint_every, 0)
+    if max_seconds is not None:
+        max_seconds = checks.positive("max_seconds", max_seconds)
+    threads = check_threads(threads)
+    if warm_start is not None and ckpt is not None:
+        raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them")
+    parent = Model.load(warm_start) if warm_start is not None else None
+    corpus = _corpus_to_train(corpus, parent, warm_start, ckpt, resume)
+    if ckpt is None:
+        settings = _fresh_settings(cls, given, options, iterations, corpus, parent)
+    else:
+        given.update({name: options.get(name) for name in cls.OPTIONS})
+        settings = resumed_settings(resume, corpus, ckpt.params, given)
+        if iterations < ckpt.iteration:
+            raise LdacliError(f"{resume}: the checkpoint is at iteration {ckpt.iteration}, past the {iterations} asked for")
+
+    fitted, evaluator, stopper = corpus, None, None
+    if settings["holdout"] is not None:
+        fitted, held, _ = holdout_split(corpus, settings["holdout"], seed=settings["seed"])
+        evaluator = HeldOutEvaluator(held, seed=settings["seed"])
+        stored = ckpt.state.get("early_stopping") if ckpt is not None else None
+        stopper = EarlyStopping.from_state(stored) if stored else EarlyStopping(settings["patience"])
+    check_fits(f"training {cls.name} with {settings['n_topics']} topics on {fitted.n_words} words, "
+               f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
+               cls.estimate_bytes(fitted, settings, threads))
+    start = warm_start_state(parent, fitted, settings) if parent is not None else None
+    state = cls(fitted, settings, iterations=iterations, threads=threads, checkpoint=ckpt, source=resume,
+                start=start)
+    params = {"method": cls.name, **settings, "iterations": iterations, "trace": cls.trace, **_provenance(corpus)}
+    if max_seconds is not None:
+        params["max_seconds"] = max_seconds
+    if parent is not None:
+        params.update(_lineage(parent, warm_start, corpus))
+    elif ckpt is not None:  # a resumed warm start keeps its lineage
+        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage") if k in ckpt.params})
+    trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
+    trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
+    return _Run(cls, state, settings, params, fitted, iterations, checkpoint_every, max_seconds,
+                ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll, evaluator, stopper, parent)
+
+
+def _loop(run: _Run, *, checkpoint: str | None, progress: bool, callback) -> Model:
+    """The steps, the trace, early stopping, time limit, checkpoints and signals; the model."""
+    cls, state, stopper, params = run.cls, run.state, run.stopper, run.params
+    trace_it, trace_ll = run.trace_it, run.trace_ll
+    every = run.settings["loglik_every"]
+
+    def save_checkpoint(it: int) -> bool:
+        """Write the checkpoint; a failure (a full disk, say) is reported and training goes on:
+        a checkpoint is insurance, the model is the product. Returns whether it was written."""
+        if not checkpoint:
+            return False
+        try:
+            Checkpoint(params, it, state.rng_states(), np.array(trace_it, dtype=np.int64),
+                       np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, state.arrays(),
+                       {"early_stopping": stopper.state() if stopper is not None else None},
+                       vocab=list(run.fitted.vocab)).save(checkpoint)
+            return True
+        except OutputError as exc:
+            log.warning("%s (at iteration %d; training goes on, the previous checkpoint is intact)", exc, it)
+            return False
+
+    bar = tqdm(total=run.iterations, initial=run.start, disable=not progress, file=sys.stderr,
+               unit=cls.unit, dynamic_ncols=True, leave=False)
+    it, stopped = run.start, "iterations"
+    began = time.perf_counter()
+    with bar, stop_requests() as stop:
+        while (it < run.iterations and not (stopper is not None and stopper.should_stop)
+               and not state.converged(trace_ll)):
+            t0 = time.perf_counter()
+            state.step(it + 1)
+            it += 1
+            rate = run.fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
+            if it % every == 0:
                 trace_it.append(it)
                 trace_ll.append(_checked_trace(cls, state))
-            phi, theta, extra = state.result(it)
-            params.update(extra, iterations_done=it, stopped=stopped)
-            if stopper is not None:
-                params.update(stopper.summary())
-            return Model(
-                phi=phi,
-                theta=theta,
-                alpha=np.array(state.alpha, dtype=np.float64),
-                beta=float(state.beta),
-                vocab=list(fitted.vocab),
-                doc_ids=list(fitted.doc_ids),
-                loglik_iterations=np.array(trace_it, dtype=np.int64),
-                loglik_per_token=np.array(trace_ll, dtype=np.float64),
-                params=params,
-            )
-        finally:
-            state.close()
+                note = state.note()
+                log.info("iteration %d: %s %.6f, %.3g tokens/s%s", it, cls.trace_label, trace_ll[-1], rate,
+                         f", {note}" if note else "")
+                if stopper is not None:
+                    held_out = run.evaluator.perplexity(state.phi(), state.alpha)
+                    log.info("iteration %d: held-out perplexity %.6g", it, held_out)
+                    if stopper.observe(it, held_out):
+                        log.info("%s", stopper.reason)
+            bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", {cls.trace_label} {trace_ll[-1]:.4f}" if trace_ll else ""))
+            bar.update(1)
+            if callback is not None:
+                callback(it)
+            if run.checkpoint_every and it % run.checkpoint_every == 0 and it < run.iterations:
+                save_checkpoint(it)
+            if stop["signal"] is not None:
+                if save_checkpoint(it):
+                    where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}"
+                elif checkpoint:
+                    where = f"; the checkpoint could not be written, progress since the last one in {checkpoint} is lost"
+                else:
+                    where = "; no --checkpoint was given, progress is lost"
+                raise TrainingInterrupted(f"stopped by {stop['signal'].name} after iteration {it}{where}",
+                                          int(stop["signal"]))
+            if run.max_seconds is not None and time.perf_counter() - began >= run.max_seconds:
+                stopped = "time limit"
+                log.info("time limit of %g s reached after iteration %d", run.max_seconds, it)
+                break
+    if stopper is not None and stopper.should_stop:
+        stopped = "early stopping"
+    elif state.converged(trace_ll):
+        stopped = "converged"
+    save_checkpoint(it)
+    # The model's trace ends at the last step; checkpoints keep only the regular points so
+    # that a resumed run's trace equals an uninterrupted one's.
+    if not trace_it or trace_it[-1] != it:
+        trace_it.append(it)
+        trace_ll.append(_checked_trace(cls, state))
+    phi, theta, extra = state.result(it)
+    params.update(extra, iterations_done=it, stopped=stopped)
+    if stopper is not None:
+        params.update(stopper.summary())
+    return Model(
+        phi=phi,
+        theta=theta,
+        alpha=np.array(state.alpha, dtype=np.float64),
+        beta=float(state.beta),
+        vocab=list(run.fitted.vocab),
+        doc_ids=list(run.fitted.doc_ids),
+        loglik_iterations=np.array(trace_it, dtype=np.int64),
+        loglik_per_token=np.array(trace_ll, dtype=np.float64),
+        params=params,
+    )
+
+
+# --- warm starts -----------------------------------------------------------------------------------
+
+# Gibbs sweeps under the parent's topics that draw a warm start's first topics.
+FOLD_IN_SWEEPS = 10
+# The random stream of the fold-in, apart from every method's (those are children 0, 1, ...).
+_FOLD_IN_STREAM = 2**32 - 1
+
+
+def _grown_corpus(corpus: Corpus, parent: Model, source: str, notes: bool = True) -> Corpus:
+    """``corpus`` over the parent's vocabulary order: the parent's words that still occur, in
+    its order, then the new words in the corpus's order; says how many are new and gone."""
+    present = set(corpus.vocab)
+    known = set(parent.vocab)
+    kept = [w for w in parent.vocab if w in present]
+    new = [w for w in corpus.vocab if w not in known]
+    if notes:
+        log.warning("%s: warm start from %s: %d new words appended to its %d, %d of its words no longer occur",
+                    corpus.source, source, len(new), parent.phi.shape[1], parent.phi.shape[1] - len(kept))
+    grown, _ = corpus.align(kept + new)
+    return grown
+
+
+def _corpus_as_trained(corpus: Corpus, vocab: list[str], source: str) -> Corpus:
+    """``corpus`` over the vocabulary a checkpoint's run trained on (a warm start grows it)."""
+    if vocab == corpus.vocab:
+        return corpus
+    aligned, dropped = corpus.align(vocab)
+    if dropped:
+        raise LdacliError(f"{source}: expected a checkpoint of this corpus ({corpus.source}), found one trained "
+                          f"without {dropped} of its tokens' words")
+    return aligned
+
+
+def warm_start_state(parent: Model, corpus: Corpus, settings: dict) -> Start:
+    """The first state of a run warm-started from ``parent`` on ``corpus`` (whose vocabulary
+    begins with the parent's surviving words): every token's topic drawn by
+    :data:`FOLD_IN_SWEEPS` Gibbs sweeps under the parent's topics (words the parent never saw
+    weigh every topic alike, so their tokens follow their document and the prior), and the
+    starting priors. Deterministic given the run's seed."""
+    index = {w: i for i, w in enumerate(parent.vocab)}
+    phi = np.ones((parent.n_topics, corpus.n_words))
+    old = [(j, index[w]) for j, w in enumerate(corpus.vocab) if w in index]
+    if old:
+        cols, parent_cols = zip(*old)
+        phi[:, list(cols)] = parent.phi[:, list(parent_cols)]
+    alpha = np.broadcast_to(np.asarray(settings["alpha"], dtype=np.float64), (parent.n_topics,)).copy()
+    words, doc_ptr = corpus.tokens()
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(settings["seed"], spawn_key=(_FOLD_IN_STREAM,))))
+    z = fold_in(phi, alpha, words, doc_ptr, sweeps=FOLD_IN_SWEEPS, rng=rng)
+    return Start(z, alpha, float(settings["beta"]))
+
+
+def _lineage(parent: Model, path: str, corpus: Corpus) -> dict:
+    """What a warm-started model records about where it comes from."""
+    grown = len(set(corpus.vocab) - set(parent.vocab))
+    this = {"path": os.path.abspath(path), "sha256": file_sha256(path),
+            "corpus_fingerprint": parent.params.get("corpus_fingerprint"),
+            "method": parent.params.get("method"), "n_topics": parent.n_topics}
+    return {"warm_start": {**this, "new_words": grown,
+                           "gone_words": len(set(parent.vocab) - set(corpus.vocab)),
+                           "fold_in_sweeps": FOLD_IN_SWEEPS},
+            "lineage": [this] + list(parent.params.get("lineage", []))[:MAX_LINEAGE - 1]}
+
+
+# Generations of parents a model lists.
+MAX_LINEAGE = 20
+
+
+def id_stability(parent: Model, model: Model) -> dict:
+    """How well a warm-started model kept its parent's topic ids: the Hungarian matching of its
+    topics to the parent's (Jensen-Shannon distance); topics matched to another id are listed
+    (and logged)."""
+    matching = match_topics(parent, model)
+    moved = [[a, b] for a, b in matching.pairs if a != b]
+    own = {b: d for (a, b), d in zip(matching.pairs, matching.distances) if a == b}
+    if moved:
+        log.warning("warm start: %d of %d topics match another id of the parent better (new <- parent: %s)",
+                    len(moved), model.n_topics, ", ".join(f"{b} <- {a}" for a, b in moved[:10]))
+    distances = np.array(list(own.values())) if own else np.zeros(0)
+    return {"kept": len(own), "topics": model.n_topics, "moved": moved,
+            "median_distance": float(np.median(distances)) if distances.size else None,
+            "max_distance": float(distances.max()) if distances.size else None}

@@ -20,7 +20,7 @@ from ldacli import checks, seeds
 from ldacli._ugibbs import doc_loglik, draw_topic, draw_z_theta
 from ldacli.corpus import Corpus
 from ldacli.errors import SettingError
-from ldacli.methods.base import Method
+from ldacli.methods.base import Method, Start, doc_topic_counts, word_topic_counts
 from ldacli.model import Checkpoint
 from ldacli.parallel import CHUNK_NNZ, Pool, doc_ranges
 
@@ -57,7 +57,7 @@ class UncollapsedGibbs(Method):
         return (32.0 + 4.0 * threads) * V * K + 24.0 * D * K + 16.0 * corpus.counts.nnz
 
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
-                 checkpoint: Checkpoint | None, source: str | None = None):
+                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None):
         K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs
         self.burn_in = settings["burn_in"]
         if self.burn_in >= iterations:
@@ -69,18 +69,24 @@ class UncollapsedGibbs(Method):
         self.counts = np.ascontiguousarray(c.data, dtype=np.int32)
         self.ranges = doc_ranges(self.indptr)
         self.rngs = seeds.generators(settings["seed"], len(self.ranges) + K)
-        self.alpha = np.full(K, float(settings["alpha"]))
-        self.beta = float(settings["beta"])
         if checkpoint is None:
+            self.alpha = np.full(K, float(settings["alpha"])) if start is None else np.array(start.alpha, dtype=np.float64)
+            self.beta = float(settings["beta"]) if start is None else float(start.beta)
             self.theta = np.full((D, K), 1.0 / K)
             self.phi_wk = np.full((V, K), 1.0 / V)
             self.theta_sum = np.zeros((D, K))
             self.phi_sum = np.zeros((V, K))
+            if start is not None:  # the posterior means given the start's topics
+                words, doc_ptr = corpus.tokens()
+                ndk, nwk = doc_topic_counts(doc_ptr, start.z, K), word_topic_counts(words, start.z, V, K)
+                self.theta = (ndk + self.alpha) / (ndk.sum(axis=1, keepdims=True) + self.alpha.sum())
+                self.phi_wk = (nwk + self.beta) / (nwk.sum(axis=0) + V * self.beta)
         else:
             arrays = self.checkpoint_arrays(checkpoint, source, {"theta": (D, K), "phi_wk": (V, K),
                                                                   "theta_sum": (D, K), "phi_sum": (V, K)})
             self.theta, self.phi_wk = arrays["theta"], arrays["phi_wk"]
             self.theta_sum, self.phi_sum = arrays["theta_sum"], arrays["phi_sum"]
+            self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
             seeds.restore(self.rngs, checkpoint.rng_states, source)
         self.pool = Pool(threads)
         self.buffers: queue.SimpleQueue = queue.SimpleQueue()

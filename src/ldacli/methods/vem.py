@@ -25,7 +25,7 @@ from scipy.special import digamma, gammaln, polygamma
 from ldacli import checks, seeds
 from ldacli._vem import estep, word_stats
 from ldacli.corpus import Corpus
-from ldacli.methods.base import Method
+from ldacli.methods.base import Method, Start, doc_topic_counts, word_topic_counts
 from ldacli.model import Checkpoint
 from ldacli.parallel import Pool, doc_ranges
 
@@ -226,12 +226,19 @@ class VariationalEM(Method):
         return 48.0 * V * K + 24.0 * D * K + 40.0 * corpus.counts.nnz
 
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
-                 checkpoint: Checkpoint | None, source: str | None = None):
+                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None):
         K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs
         self.s = settings
         self.a = a = _Arrays(corpus)
         self.n_tokens = corpus.n_tokens
-        if checkpoint is None:
+        if start is not None:  # the expected counts of the start's topics, as if after an E-step
+            words, doc_ptr = corpus.tokens()
+            self.alpha = np.array(start.alpha, dtype=np.float64)
+            self.beta = (float(start.beta) or float(settings["beta"])) if settings["smoothed"] else 0.0
+            self.topics = _topics_from_stats(word_topic_counts(words, start.z, V, K).astype(np.float64),
+                                             settings["smoothed"], self.beta)
+            self.gamma = self.alpha + doc_topic_counts(doc_ptr, start.z, K)
+        elif checkpoint is None:
             rng = seeds.generator(settings["seed"])
             self.beta = float(settings["beta"]) if settings["smoothed"] else 0.0
             self.topics = _topics_from_stats(_initial_topics(V, K, rng), settings["smoothed"], self.beta)

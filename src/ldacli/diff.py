@@ -1,0 +1,147 @@
+"""Comparing two models' topics: which topic of one is which of the other, and how far it moved.
+
+Topics are compared as distributions over words, matched by string across the two
+vocabularies (a word one model lacks has probability 0 there), by the Jensen-Shannon distance
+(the square root of the JS divergence in bits: 0 for identical topics, 1 for topics with no word
+in common). The one-to-one matching that minimises the summed distances is found by the
+Hungarian algorithm (``scipy.optimize.linear_sum_assignment``). On that:
+
+* :func:`match_topics` -- the matching and its distances;
+* :func:`align` -- a model with its topics renumbered onto a reference model's ids (``train
+  --align-to``; warm-started runs keep their ids by construction and are checked with it);
+* :func:`diff_models` -- matched topics side by side: distance, top words gained and lost,
+  prevalence change, and topics with no counterpart (``ldacli diff``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from ldacli.model import Model
+
+# Matched topics further apart than this are reported as having no counterpart.
+DEFAULT_UNMATCHED = 0.5
+DEFAULT_TOP = 10
+_CHUNK = 1 << 22  # doubles per block of the pairwise distance computation (32 MB)
+
+
+def file_sha256(path: str) -> str:
+    """SHA-256 of a file's bytes: how a model names its parent."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def common_topics(a: Model, b: Model) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Both models' topics over the union of their vocabularies (a's words first, in a's
+    order, then b's new ones): ``(phi_a, phi_b, words)``."""
+    index = {w: i for i, w in enumerate(a.vocab)}
+    words = list(a.vocab) + [w for w in b.vocab if w not in index]
+    index.update({w: i for i, w in enumerate(words)})
+    phi_a = np.zeros((a.n_topics, len(words)))
+    phi_a[:, :len(a.vocab)] = a.phi
+    phi_b = np.zeros((b.n_topics, len(words)))
+    phi_b[:, [index[w] for w in b.vocab]] = b.phi
+    return phi_a, phi_b, words
+
+
+def js_distances(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Jensen-Shannon distances (base 2, in [0, 1]) between every row of ``p`` (A, V) and every
+    row of ``q`` (B, V), all rows distributions over the same words: (A, B). Computed as
+    ``H(m) - (H(p) + H(q)) / 2`` with ``m = (p + q) / 2``, in blocks of at most about 32 MB."""
+    p = p / p.sum(axis=1, keepdims=True)
+    q = q / q.sum(axis=1, keepdims=True)
+    V = p.shape[1]
+    out = np.empty((p.shape[0], q.shape[0]))
+    cols = max(1, _CHUNK // max(1, V))
+    rows = max(1, _CHUNK // max(1, cols * V))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.where(p > 0, p * np.log2(p), 0.0).sum(axis=1)
+        qlogq = np.where(q > 0, q * np.log2(q), 0.0).sum(axis=1)
+        for r in range(0, p.shape[0], rows):
+            for c in range(0, q.shape[0], cols):
+                m = 0.5 * (p[r:r + rows, None, :] + q[None, c:c + cols, :])
+                mlogm = np.where(m > 0, m * np.log2(m), 0.0).sum(axis=2)
+                out[r:r + rows, c:c + cols] = 0.5 * (plogp[r:r + rows, None] + qlogq[None, c:c + cols]) - mlogm
+    return np.sqrt(np.clip(out, 0.0, 1.0))
+
+
+@dataclasses.dataclass
+class Matching:
+    """``pairs[i] = (k_a, k_b)``: topic k_a of A matched with topic k_b of B, ``distances[i]``
+    their JS distance; ``distance`` the full (K_a, K_b) matrix; ``unmatched_a``/``_b`` the
+    topics left over when the models have different numbers of topics."""
+
+    pairs: list[tuple[int, int]]
+    distances: np.ndarray
+    distance: np.ndarray
+    unmatched_a: list[int]
+    unmatched_b: list[int]
+
+
+def match_topics(a: Model, b: Model) -> Matching:
+    """The one-to-one matching of A's and B's topics with the least summed JS distance."""
+    phi_a, phi_b, _ = common_topics(a, b)
+    dist = js_distances(phi_a, phi_b)
+    rows, cols = linear_sum_assignment(dist)
+    pairs = [(int(r), int(c)) for r, c in zip(rows, cols)]
+    return Matching(pairs, dist[rows, cols], dist,
+                    sorted(set(range(a.n_topics)) - set(rows.tolist())),
+                    sorted(set(range(b.n_topics)) - set(cols.tolist())))
+
+
+def align(model: Model, reference: Model) -> tuple[Model, list[int], Matching]:
+    """``model`` with its topics renumbered onto ``reference``'s ids: the topic matched to the
+    reference's topic k becomes topic k (topics the reference lacks come last, in their old
+    order). Returns the model, ``order`` (new topic i is old topic ``order[i]``) and the
+    matching. phi, theta's columns and alpha move together; nothing else changes."""
+    matching = match_topics(reference, model)
+    by_reference = dict(matching.pairs)  # reference topic -> model topic
+    order = [by_reference[k] for k in sorted(by_reference)] + matching.unmatched_b
+    moved = dataclasses.replace(
+        model, phi=np.ascontiguousarray(model.phi[order]), theta=np.ascontiguousarray(model.theta[:, order]),
+        alpha=np.ascontiguousarray(model.alpha[order]), params=dict(model.params))
+    return moved, order, matching
+
+
+def prevalence(model: Model) -> np.ndarray:
+    """Each topic's share of the training documents (mean of theta's column), (K,)."""
+    if model.theta.shape[0] == 0:
+        return model.alpha / model.alpha.sum()
+    return model.theta.mean(axis=0)
+
+
+def diff_models(a: Model, b: Model, *, top: int = DEFAULT_TOP, unmatched: float = DEFAULT_UNMATCHED) -> dict:
+    """A JSON-able comparison of A and B: for each matched pair (A's order), the distance, the
+    words among B's top ``top`` that were not among A's (gained) and the reverse (lost), and the
+    prevalence in each; pairs further than ``unmatched`` apart, and topics left over, are
+    listed as having no counterpart."""
+    matching = match_topics(a, b)
+    tops_a, tops_b = a.top_words(top), b.top_words(top)
+    prev_a, prev_b = prevalence(a), prevalence(b)
+    topics = []
+    for (ka, kb), d in zip(matching.pairs, matching.distances):
+        words_a, words_b = [w for w, _ in tops_a[ka]], [w for w, _ in tops_b[kb]]
+        topics.append({
+            "a": ka, "b": kb, "distance": float(d), "matched": bool(d <= unmatched),
+            "top_words_a": words_a, "top_words_b": words_b,
+            "gained": [w for w in words_b if w not in words_a], "lost": [w for w in words_a if w not in words_b],
+            "prevalence_a": float(prev_a[ka]), "prevalence_b": float(prev_b[kb]),
+        })
+    matched = [t for t in topics if t["matched"]]
+    return {
+        "topics": topics,
+        "only_in_a": sorted(matching.unmatched_a + [t["a"] for t in topics if not t["matched"]]),
+        "only_in_b": sorted(matching.unmatched_b + [t["b"] for t in topics if not t["matched"]]),
+        "renumbered": sum(1 for t in matched if t["a"] != t["b"]),
+        "max_distance": float(max((t["distance"] for t in matched), default=0.0)),
+        "median_distance": float(np.median([t["distance"] for t in matched])) if matched else 0.0,
+        "unmatched_threshold": unmatched,
+        "top": top,
+    }
