@@ -23,8 +23,9 @@ LAYERS = {
     "ldacli.methods.vem": 4, "ldacli.methods.ugibbs": 4, "ldacli.diff": 4,
     "ldacli.methods.driver": 5, "ldacli.inference": 5, "ldacli.evaluate": 5, "ldacli.topic_coherence": 5,
     "ldacli.info": 6,
-    "ldacli.cli": 7,
-    "ldacli.__main__": 8, "ldacli": 8,
+    "ldacli.report": 7,
+    "ldacli.cli": 8,
+    "ldacli.__main__": 9, "ldacli": 9,
 }
 
 

@@ -32,6 +32,7 @@ from ldacli.methods.driver import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_METHOD, 
                                    TrainingInterrupted, train as run_train, unchanged)
 from ldacli.methods.sharded import SAMPLERS
 from ldacli.model import Model
+from ldacli.report import write_report
 from ldacli.topic_coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
 from ldacli.topic_coherence import coherence as topic_coherence, training_reference
 
@@ -175,6 +176,8 @@ def main():
       ldacli infer kos.npz new_docs.txt -o theta.tsv
       ldacli perplexity kos.npz heldout.ldac
       ldacli info kos.npz
+      ldacli report kos.npz -o kos.html
+      ldacli diff yesterday.npz today.npz
     """
 
 
@@ -640,6 +643,49 @@ def info(model, as_json):
     else:
         for line in format_info(summary):
             click.echo(line)
+
+
+@main.command()
+@click.argument("model")
+@click.option("-o", "--output", required=True, help="The HTML file to write.")
+@click.option("--corpus", default=None,
+              help="Corpus for coherence, prevalence and representative documents.  [default: the training "
+                   "corpus recorded in the model, when it can be found unchanged]")
+@click.option("--corpus-format", type=FORMATS, default="auto", show_default=True, help="Format of --corpus.")
+@click.option("--corpus-vocab", default=None, help="Vocabulary file of --corpus (UCI, LDA-C, ...).")
+@click.option("--diff", "old", default=None, help="An older model: show the topics matched to its and their drift.")
+@click.option("--png", is_flag=True, help="Also write the topic map and the trace as PNG images beside the report.")
+@click.option("--svg", is_flag=True, help="Also write them as SVG images.")
+@quiet_option
+def report(model, output, corpus, corpus_format, corpus_vocab, old, png, svg, quiet):
+    """Write a self-contained, interactive HTML report of MODEL that works offline: a topic map,
+    each topic's words ranked by relevance with a lambda control, the model at a glance (priors,
+    trace, why training stopped), coherence and representative documents, and a diff against an
+    older model. Needs the report extra: pip install 'ldacli[report]'.
+
+    \b
+    Examples:
+      ldacli report kos.npz -o kos.html
+      ldacli report today.npz -o today.html --diff yesterday.npz --png
+      ldacli report kos.npz -o kos.html --corpus heldout.ldac
+    """
+    _setup_logging(quiet, False)
+    check_outputs({"-o/--output": output}, {"MODEL": model, "--corpus": corpus, "--diff": old})
+    with user_errors(), locked([output]):
+        m = Model.load(model)
+        if corpus is not None:
+            reference = read_corpus(corpus, format=corpus_format, vocab=corpus_vocab, stop_words=None,
+                                    fixed_vocab=None if corpus_vocab else m.vocab)
+        else:
+            try:
+                reference = training_reference(m, "--corpus")
+            except LdacliError as exc:
+                _note(quiet, f"{model}: no coherence or documents in the report: {exc}")
+                reference = None
+        t0 = time.perf_counter()
+        written = write_report(model, output, corpus=reference, old_path=old, png=png, svg=svg)
+    _note(quiet, f"{output}: report of {model}, {written['bytes'] / 1e6:.1f} MB, in {time.perf_counter() - t0:.1f} s"
+                 + (f"; images {', '.join(written['images'])}" if written["images"] else ""))
 
 
 @main.command()

@@ -115,18 +115,19 @@ def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_n:
     }
 
 
-def training_reference(model: Model) -> Corpus:
+def training_reference(model: Model, option: str = "--reference") -> Corpus:
     """Re-read the corpus ``model`` was trained on, from ``params``, and check it is the same.
 
     The file is ``params["corpus_source"]`` (relative paths are taken from the current folder),
     read as ``params["corpus_format"]`` with the model's vocabulary fixed, which reproduces the
     training counts for every format (text pruning and stop words only ever removed words that
     are not in the vocabulary). Raises :class:`LdacliError` when there is no such file or its
-    fingerprint is not ``params["corpus_fingerprint"]``: then the reference must be given.
+    fingerprint is not ``params["corpus_fingerprint"]``: then the reference must be given (the
+    message says with ``option``).
     """
     p = model.params
     source, fmt, fingerprint = p.get("corpus_source"), p.get("corpus_format"), p.get("corpus_fingerprint")
-    hint = "give the reference corpus with --reference"
+    hint = f"give the reference corpus with {option}"
     if not source or not fingerprint:
         raise LdacliError(f"the model does not record its training corpus; {hint}")
     if source == "-" or not os.path.exists(source):

@@ -382,8 +382,9 @@ def _prepare(corpus: Corpus, given: dict, options: dict, *, method, iterations, 
         params["max_seconds"] = max_seconds
     if parent is not None:
         params.update(_lineage(parent, warm_start, corpus))
-    elif ckpt is not None:  # a resumed warm start keeps its lineage
+    elif ckpt is not None:  # a resumed warm start keeps its lineage, and checks its ids if it can
         params.update({k: ckpt.params[k] for k in ("warm_start", "lineage") if k in ckpt.params})
+        parent = _parent_if_unchanged(params.get("warm_start"))
     trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
     trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
     return _Run(cls, state, settings, params, fitted, iterations, checkpoint_every, max_seconds,
@@ -499,6 +500,20 @@ def _grown_corpus(corpus: Corpus, parent: Model, source: str, notes: bool = True
                     corpus.source, source, len(new), parent.phi.shape[1], parent.phi.shape[1] - len(kept))
     grown, _ = corpus.align(kept + new)
     return grown
+
+
+def _parent_if_unchanged(warm_start: dict | None) -> Model | None:
+    """The parent model a warm start recorded, when its file is still there unchanged."""
+    if not warm_start:
+        return None
+    path = warm_start.get("path", "")
+    try:
+        if os.path.isfile(path) and file_sha256(path) == warm_start.get("sha256"):
+            return Model.load(path)
+    except (OSError, LdacliError):
+        pass
+    log.warning("%s: the warm start's parent is gone or changed; topic ids are not checked against it", path)
+    return None
 
 
 def _corpus_as_trained(corpus: Corpus, vocab: list[str], source: str) -> Corpus:
