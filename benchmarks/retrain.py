@@ -36,6 +36,7 @@ import numpy as np
 
 import ldacli
 from ldacli.corpus import Corpus, write_corpus
+from ldacli.synthetic import generate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
@@ -71,7 +72,9 @@ def main() -> None:
     p.add_argument("--warm-sweeps", default="10,20,30,40,50,66")
     p.add_argument("--threads", default="2")
     p.add_argument("--concurrent", type=int, default=20)
+    p.add_argument("--parts", default="quality,locks", help="quality (1 and 2), locks (3), or both")
     args = p.parse_args()
+    parts = args.parts.split(",")
     warm_points = [int(x) for x in args.warm_sweeps.split(",")]
     corpus = ldacli.read_corpus(args.corpus)
     m1, m2, held = months(corpus, 1)
@@ -83,53 +86,63 @@ def main() -> None:
         print(f"corpus {os.path.basename(args.corpus)}: month 1 {m1.n_docs} documents, month 2 {m2.n_docs}, "
               f"held out {held.n_docs}; K={args.topics}; {args.threads} threads", flush=True)
 
-        t_m1, _ = cli("train", f("m1.ldac"), *common, "--iterations", str(args.cold_sweeps), "--seed", "1", "-o", f("m1.npz"))
-        t_cold, _ = cli("train", f("m2.ldac"), *common, "--iterations", str(args.cold_sweeps), "--seed", "2", "-o", f("cold.npz"))
-        target = perplexity(f("cold.npz"), f("held.ldac"))
-        print(f"month 1, cold {args.cold_sweeps} sweeps: {t_m1:.1f} s, perplexity {perplexity(f('m1.npz'), f('held.ldac')):.1f}")
-        print(f"month 2, cold {args.cold_sweeps} sweeps: {t_cold:.1f} s, perplexity {target:.1f}  (the target)")
+        if "quality" in parts:
+            quality(args, f, common, warm_points)
+        if "locks" in parts:
+            locks(args, f)
 
-        # 1. warm start, scored along the way (resumed from checkpoints: the same as one run)
-        reached = None
-        for n in warm_points:
-            resume = ["--resume", f("warm.ckpt.npz")] if n != warm_points[0] else \
-                ["--warm-start", f("m1.npz"), "--seed", "3"]
-            cli("train", f("m2.ldac"), "--threads", args.threads, "-q", "--iterations", str(n),
-                "--checkpoint", f("warm.ckpt.npz"), "-o", f(f"warm{n}.npz"), *resume)
-            ppl = perplexity(f(f"warm{n}.npz"), f("held.ldac"))
-            print(f"month 2, warm start, {n:3d} sweeps: perplexity {ppl:.1f}", flush=True)
-            if reached is None and ppl <= target:
-                reached = n
-        if reached is not None:
-            t_warm, _ = cli("train", f("m2.ldac"), "--threads", args.threads, "-q", "--iterations", str(reached),
-                            "--warm-start", f("m1.npz"), "--seed", "3", "-o", f("warm_timed.npz"))
-            print(f"warm start reached the cold perplexity after {reached} sweeps ({reached / args.cold_sweeps:.2f} of "
-                  f"the sweeps) in {t_warm:.1f} s against {t_cold:.1f} s ({t_warm / t_cold:.2f} of the wall time)")
-        else:
-            print(f"warm start did not reach the cold perplexity within {warm_points[-1]} sweeps")
 
-        # 2. stability
-        warm = ldacli.load_model(f(f"warm{warm_points[-1]}.npz"))
-        ids = warm.params["id_stability"]
-        print(f"stability, warm start ({warm_points[-1]} sweeps): {ids['kept']} of {ids['topics']} topics kept their id "
-              f"({100 * ids['kept'] / ids['topics']:.0f}%); JS distance to the parent median {ids['median_distance']:.3f}, "
-              f"worst {ids['max_distance']:.3f}")
-        cli("train", f("m2.ldac"), *common, "--iterations", str(args.cold_sweeps), "--seed", "4",
-            "--align-to", f("cold.npz"), "-o", f("cold2.npz"))
-        aligned = ldacli.load_model(f("cold2.npz")).params["aligned_to"]["distances"]
-        print(f"stability, two cold runs (seeds 2 and 4, the second --align-to the first): JS distance of matched "
-              f"topics median {np.median(aligned):.3f}, worst {np.max(aligned):.3f}")
+def quality(args, f, common, warm_points) -> None:
+    t_m1, _ = cli("train", f("m1.ldac"), *common, "--iterations", str(args.cold_sweeps), "--seed", "1", "-o", f("m1.npz"))
+    t_cold, _ = cli("train", f("m2.ldac"), *common, "--iterations", str(args.cold_sweeps), "--seed", "2", "-o", f("cold.npz"))
+    target = perplexity(f("cold.npz"), f("held.ldac"))
+    print(f"month 1, cold {args.cold_sweeps} sweeps: {t_m1:.1f} s, perplexity {perplexity(f('m1.npz'), f('held.ldac')):.1f}")
+    print(f"month 2, cold {args.cold_sweeps} sweeps: {t_cold:.1f} s, perplexity {target:.1f}  (the target)")
 
-        # 3. locks: runs started together on one output
-        small = f("small.ldac")
-        write_corpus(ldacli.synthetic.generate(300, 5, 200, doc_length=100, seed=1).corpus, small, f("small.vocab"))
-        procs = [subprocess.Popen([sys.executable, "-m", "ldacli", "train", small, "-k", "5", "--iterations", "300",
-                                   "--seed", "1", "-q", "-o", f("locked.npz")], stderr=subprocess.PIPE, text=True)
-                 for _ in range(args.concurrent)]
-        codes = [proc.wait() for proc in procs]
-        whole = ldacli.load_model(f("locked.npz")).params["iterations_done"] == 300
-        print(f"locking: {args.concurrent} runs on one output: {codes.count(0)} trained, {codes.count(75)} exited 75, "
-              f"others {[c for c in codes if c not in (0, 75)]}; the model loads and is whole: {whole}")
+    # 1. warm start, scored along the way (resumed from checkpoints: the same as one run)
+    reached = None
+    for n in warm_points:
+        resume = ["--resume", f("warm.ckpt.npz")] if n != warm_points[0] else \
+            ["--warm-start", f("m1.npz"), "--seed", "3"]
+        cli("train", f("m2.ldac"), "--threads", args.threads, "-q", "--iterations", str(n),
+            "--checkpoint", f("warm.ckpt.npz"), "-o", f(f"warm{n}.npz"), *resume)
+        ppl = perplexity(f(f"warm{n}.npz"), f("held.ldac"))
+        print(f"month 2, warm start, {n:3d} sweeps: perplexity {ppl:.1f}", flush=True)
+        if reached is None and ppl <= target:
+            reached = n
+    if reached is not None:
+        t_warm, _ = cli("train", f("m2.ldac"), "--threads", args.threads, "-q", "--iterations", str(reached),
+                        "--warm-start", f("m1.npz"), "--seed", "3", "-o", f("warm_timed.npz"))
+        print(f"warm start reached the cold perplexity after {reached} sweeps ({reached / args.cold_sweeps:.2f} of "
+              f"the sweeps) in {t_warm:.1f} s against {t_cold:.1f} s ({t_warm / t_cold:.2f} of the wall time)")
+    else:
+        print(f"warm start did not reach the cold perplexity within {warm_points[-1]} sweeps")
+
+    # 2. stability
+    warm = ldacli.load_model(f(f"warm{warm_points[-1]}.npz"))
+    ids = warm.params["id_stability"]
+    print(f"stability, warm start ({warm_points[-1]} sweeps): {ids['kept']} of {ids['topics']} topics kept their id "
+          f"({100 * ids['kept'] / ids['topics']:.0f}%); JS distance to the parent median {ids['median_distance']:.3f}, "
+          f"worst {ids['max_distance']:.3f}")
+    cli("train", f("m2.ldac"), *common, "--iterations", str(args.cold_sweeps), "--seed", "4",
+        "--align-to", f("cold.npz"), "-o", f("cold2.npz"))
+    aligned = ldacli.load_model(f("cold2.npz")).params["aligned_to"]["distances"]
+    print(f"stability, two cold runs (seeds 2 and 4, the second --align-to the first): JS distance of matched "
+          f"topics median {np.median(aligned):.3f}, worst {np.max(aligned):.3f}")
+
+
+
+def locks(args, f) -> None:
+    # 3. locks: runs started together on one output
+    small = f("small.ldac")
+    write_corpus(generate(300, 5, 200, doc_length=100, seed=1).corpus, small, f("small.vocab"))
+    procs = [subprocess.Popen([sys.executable, "-m", "ldacli", "train", small, "-k", "5", "--iterations", "300",
+                               "--seed", "1", "-q", "-o", f("locked.npz")], stderr=subprocess.PIPE, text=True)
+             for _ in range(args.concurrent)]
+    codes = [proc.wait() for proc in procs]
+    whole = ldacli.load_model(f("locked.npz")).params["iterations_done"] == 300
+    print(f"locking: {args.concurrent} runs on one output: {codes.count(0)} trained, {codes.count(75)} exited 75, "
+          f"others {[c for c in codes if c not in (0, 75)]}; the model loads and is whole: {whole}")
 
 
 if __name__ == "__main__":
