@@ -105,9 +105,8 @@ def test_document_completion_agrees_with_the_exact_predictive_probability():
 def test_batched_theta_is_the_same_chain_cut_into_blocks():
     corpus = corpus_of(DOCS)
     words, ptr = corpus.tokens()
-    a, one = estimate_theta(PHI, ALPHA, words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3))
-    b, batches = estimate_theta(PHI, ALPHA, words, ptr, iterations=30, burn_in=7, rng=np.random.default_rng(3),
-                                batches=10)
+    a, one = estimate_theta(PHI, ALPHA, words, ptr, iterations=30, burn_in=7, seed=3)
+    b, batches = estimate_theta(PHI, ALPHA, words, ptr, iterations=30, burn_in=7, seed=3, batches=10)
     np.testing.assert_array_equal(a, b)
     assert len(one) == 1 and len(batches) == 10
     sizes = np.bincount(np.arange(23) * 10 // 23)  # 23 kept sweeps in blocks of 2 or 3
@@ -201,3 +200,15 @@ def test_estimators_agree_on_a_trained_model(planted):
     assert l2r["n_tokens"] == imp["n_tokens"] == 240
     se = math.hypot(l2r["standard_error"], imp["standard_error"])
     assert abs(l2r["log_likelihood"] - imp["log_likelihood"]) < 3 * se
+
+
+def test_theta_is_the_same_for_any_number_of_threads(planted, monkeypatch):
+    import ldacli.heldout
+
+    monkeypatch.setattr(ldacli.heldout, "THETA_CHUNK_TOKENS", 500)  # many chunks, each its own stream
+    words, ptr = planted.corpus.tokens()
+    phi = np.random.default_rng(1).dirichlet(np.ones(planted.corpus.n_words), size=5)
+    one, _ = estimate_theta(phi, np.full(5, 0.2), words, ptr, iterations=6, burn_in=2, seed=9, threads=1)
+    three, _ = estimate_theta(phi, np.full(5, 0.2), words, ptr, iterations=6, burn_in=2, seed=9, threads=3)
+    assert len(ldacli.heldout.theta_chunks(ptr)) > 10
+    np.testing.assert_array_equal(one, three)

@@ -30,6 +30,7 @@ from ldacli.locking import EXIT_LOCKED, locked
 from ldacli.diff import DEFAULT_TOP, DEFAULT_UNMATCHED, align, diff_models, file_sha256
 from ldacli.methods.driver import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_METHOD, DEFAULT_TOPICS, METHODS,
                                    TrainingInterrupted, train as run_train, unchanged)
+from ldacli.methods.distributed import cluster
 from ldacli.methods.sharded import SAMPLERS
 from ldacli.model import Model
 from ldacli.report import write_report
@@ -162,6 +163,10 @@ def _read(path, fmt, vocab, quiet, **pruning):
 
 
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bar or notes; errors only.")
+scheduler_option = click.option(
+    "--scheduler", default=None,
+    help="Run on a Dask cluster: a scheduler's address (tcp://host:8786) or local:N for N local worker "
+         "processes; the result is the same as on threads. Needs the dask extra: pip install 'ldacli[dask]'.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -265,6 +270,7 @@ CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
 @click.option("--align-to", type=str, default=None,
               help="After training, renumber the topics onto this model's ids (Hungarian matching on "
                    "Jensen-Shannon distance).")
+@scheduler_option
 @click.option("--skip-unchanged", is_flag=True,
               help="Do nothing (exit 0) when -o exists and was trained with the same settings on a corpus "
                    "with the same fingerprint (and the same --warm-start file), as make would.")
@@ -275,8 +281,8 @@ CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
 def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, threads, burn_in, estep_tol,
           estep_max_iter, em_tol, smoothed, estimate_alpha, estimate_eta, seed, checkpoint,
           checkpoint_every, resume, sampler, shards, loglik_every, optimize_interval, optimize_burn_in,
-          holdout, patience, max_seconds, wait, warm_start, align_to, skip_unchanged, fmt, vocab, min_df, max_df,
-          max_vocab, stop_words, quiet, verbose):
+          holdout, patience, max_seconds, wait, warm_start, align_to, scheduler, skip_unchanged, fmt, vocab, min_df,
+          max_df, max_vocab, stop_words, quiet, verbose):
     """Fit an LDA model to CORPUS by collapsed Gibbs sampling (default), variational EM or
     uncollapsed Gibbs sampling (--method).
 
@@ -317,7 +323,8 @@ def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, thread
             return
         t0 = time.perf_counter()
         model = run_train(data, n_topics, threads=threads, max_seconds=max_seconds, checkpoint=checkpoint,
-                          checkpoint_every=checkpoint_every, resume=resume, progress=progress, wait=wait, **settings)
+                          checkpoint_every=checkpoint_every, resume=resume, progress=progress, wait=wait,
+                          scheduler=scheduler, **settings)
         seconds = time.perf_counter() - t0
         if align_to:
             model, order, matching = align(model, Model.load(align_to))
@@ -434,9 +441,12 @@ def topics(model, top_words, fmt, measure, reference, reference_format, referenc
               help="Sweeps discarded before averaging theta over the rest.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Random seed; without it fresh entropy is drawn and recorded in the output (.npz).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads; the result is the same for any number.  [default: all cores this process may use]")
+@scheduler_option
 @corpus_options(pruning=False)
 @quiet_option
-def infer(model, corpus, output, iterations, burn_in, seed, fmt, vocab, quiet):
+def infer(model, corpus, output, iterations, burn_in, seed, threads, scheduler, fmt, vocab, quiet):
     """Infer topic proportions of the documents in CORPUS under MODEL.
 
     Words are matched to the model's vocabulary by string; unknown words are dropped and
@@ -456,7 +466,9 @@ def infer(model, corpus, output, iterations, burn_in, seed, fmt, vocab, quiet):
     with user_errors(), locked([output]):
         m = Model.load(model)
         data = _read_for_model(corpus, fmt, vocab, m, quiet)
-        result, dropped = run_infer(m, data, iterations=iterations, burn_in=burn_in, seed=seed, progress=progress)
+        with cluster(scheduler) as client:
+            result, dropped = run_infer(m, data, iterations=iterations, burn_in=burn_in, seed=seed, threads=threads,
+                                        client=client, progress=progress)
         result.save(output)
     _report_dropped(quiet, corpus, dropped, data.n_tokens)
 
@@ -496,10 +508,13 @@ def _report_dropped(quiet, corpus, dropped, total):
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Random seed; without it fresh entropy is drawn and printed.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="completion: threads; the result is the same for any number.  [default: all cores]")
+@scheduler_option
 @corpus_options(pruning=False)
 @quiet_option
 def perplexity(model, corpus, method, iterations, burn_in, particles, resample, samples, seed, as_json,
-               fmt, vocab, quiet):
+               threads, scheduler, fmt, vocab, quiet):
     """Held-out log-likelihood and per-word perplexity of CORPUS under MODEL.
 
     \b
@@ -531,9 +546,10 @@ def perplexity(model, corpus, method, iterations, burn_in, particles, resample, 
     with user_errors():
         m = Model.load(model)
         data = _read_for_model(corpus, fmt, vocab, m, quiet)
-        result = compute_perplexity(m, data, method=method, iterations=iterations, burn_in=burn_in,
-                                    particles=particles, resample=resample, samples=samples, seed=seed,
-                                    progress=progress)
+        with cluster(scheduler) as client:
+            result = compute_perplexity(m, data, method=method, iterations=iterations, burn_in=burn_in,
+                                        particles=particles, resample=resample, samples=samples, seed=seed,
+                                        threads=threads, client=client, progress=progress)
     _report_dropped(quiet, corpus, result["dropped_tokens"], data.n_tokens)
     result = {"model": model, "corpus": corpus, **result}
     if as_json:

@@ -25,9 +25,10 @@ from tqdm import tqdm
 from ldacli import checks, seeds
 from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
-from ldacli.errors import LdacliError
+from ldacli.errors import LdacliError, SettingError
 from ldacli.heldout import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, completion_split, estimate_theta, score
 from ldacli.model import Model
+from ldacli.parallel import check_threads
 from ldacli.version import __version__
 
 log = logging.getLogger("ldacli")
@@ -52,8 +53,8 @@ _THETA_CHUNK = 1 << 22
 def perplexity(model: Model, corpus: Corpus, *, method: str = "completion",
                iterations: int = DEFAULT_ITERATIONS, burn_in: int = DEFAULT_BURN_IN,
                particles: int = DEFAULT_PARTICLES, resample: bool = False,
-               samples: int = DEFAULT_SAMPLES, seed: int | None = None,
-               progress: bool = False) -> dict:
+               samples: int = DEFAULT_SAMPLES, seed: int | None = None, threads: int | None = None,
+               client=None, progress: bool = False) -> dict:
     """Held-out log-likelihood and perplexity of ``corpus`` under ``model``.
 
     ``method`` chooses the estimator (see the module docstring): ``"completion"`` (uses
@@ -64,11 +65,13 @@ def perplexity(model: Model, corpus: Corpus, *, method: str = "completion",
     scored, ``perplexity = exp(-log_likelihood / n_tokens)``, ``seed`` and the settings used.
     """
     checks.choice("method", method, METHODS)
+    if client is not None and method != "completion":
+        raise SettingError("scheduler", f"scheduler applies to the completion estimator only, found method {method}")
     aligned, dropped = corpus.align(model.vocab)
     entropy = seeds.resolve(seed)
     rng = seeds.generator(entropy)
     if method == "completion":
-        result = _completion(model, aligned, corpus.source, iterations, burn_in, rng, progress)
+        result = _completion(model, aligned, corpus.source, iterations, burn_in, entropy, threads, client, progress)
     elif method == "left-to-right":
         result = _left_to_right(model, aligned, checks.count("particles", particles, 2),
                                 bool(resample), rng, progress)
@@ -88,8 +91,8 @@ def perplexity(model: Model, corpus: Corpus, *, method: str = "completion",
     }
 
 
-def _completion(model: Model, aligned: Corpus, source: str, iterations: int, burn_in: int,
-                rng: np.random.Generator, progress: bool) -> dict:
+def _completion(model: Model, aligned: Corpus, source: str, iterations: int, burn_in: int, seed: int,
+                threads: int | None, client, progress: bool) -> dict:
     """Document completion, with a batch-means standard error over the sweeps averaged."""
     obs_words, obs_ptr, score_docs, score_words = completion_split(aligned)
     if score_words.size == 0:
@@ -97,8 +100,9 @@ def _completion(model: Model, aligned: Corpus, source: str, iterations: int, bur
             f"{source}: expected documents with at least 2 tokens known to the model "
             f"(one observed, one scored), found none"
         )
-    theta, batch_thetas = estimate_theta(model.phi, model.alpha, obs_words, obs_ptr, iterations=iterations, burn_in=burn_in,
-                                         rng=rng, batches=COMPLETION_BATCHES, progress=progress)
+    theta, batch_thetas = estimate_theta(model.phi, model.alpha, obs_words, obs_ptr, iterations=iterations,
+                                         burn_in=burn_in, seed=seed, batches=COMPLETION_BATCHES,
+                                         threads=check_threads(threads), client=client, progress=progress)
     phi_wk = np.ascontiguousarray(model.phi.T)
     loglik = score(theta, phi_wk, score_docs, score_words)
     batch_ll = np.array([score(t, phi_wk, score_docs, score_words) for t in batch_thetas])

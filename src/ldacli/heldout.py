@@ -25,7 +25,10 @@ from ldacli import checks, seeds
 from ldacli._heldout import fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
+from ldacli.parallel import Pool, doc_ranges
 
+# Tokens per chunk of documents that has its own random stream when theta is estimated.
+THETA_CHUNK_TOKENS = 1 << 16
 # Sweeps (and those discarded) to estimate theta in infer and perplexity.
 DEFAULT_ITERATIONS = 100
 DEFAULT_BURN_IN = 50
@@ -34,39 +37,33 @@ EVALUATOR_ITERATIONS = 30
 EVALUATOR_BURN_IN = 10
 
 
-def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, *,
-                   iterations: int, burn_in: int, rng: np.random.Generator, batches: int = 1,
-                   progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Posterior-mean topic proportions (D, K) of documents given topics ``phi`` (K, V) and
-    prior ``alpha`` (K,); the documents are token arrays ``words`` (N,) and ``doc_ptr`` (D+1,).
+def theta_chunks(doc_ptr: np.ndarray) -> list[tuple[int, int]]:
+    """The document ranges whose theta is estimated with their own random stream: about
+    :data:`THETA_CHUNK_TOKENS` tokens each, fixed by the documents alone, so the estimate never
+    depends on how many threads or workers share the chunks."""
+    return doc_ranges(np.asarray(doc_ptr, dtype=np.int64), THETA_CHUNK_TOKENS)
 
-    Topics are initialised uniformly at random; after ``burn_in`` sweeps, the point estimate
-    ``(n_dk + alpha_k) / (N_d + sum(alpha))`` is averaged over the remaining sweeps. Documents
-    without tokens get the normalised prior. Returns ``(theta, batch_thetas)``: the average,
-    and the averages over ``batches`` consecutive, equal-as-possible blocks of the kept sweeps
-    (for a batch-means standard error).
-    """
-    iterations = checks.count("iterations", iterations, 1)
-    burn_in = checks.count("burn_in", burn_in, 0)
-    if burn_in >= iterations:
-        raise LdacliError(f"burn-in must be smaller than iterations, found burn-in {burn_in} >= iterations {iterations}")
-    K = phi.shape[0]
+
+def theta_of_chunk(phi_wk: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray,
+                   iterations: int, burn_in: int, batches: int, rng_state: dict) -> tuple[np.ndarray, list[np.ndarray]]:
+    """:func:`estimate_theta` for one chunk of documents (``doc_ptr`` from 0), with the
+    word-major topics ``phi_wk`` (V, K) and its own stream; a plain function of its arguments,
+    so threads or Dask workers can run it."""
+    rng = np.random.Generator(np.random.PCG64())
+    rng.bit_generator.state = rng_state
+    K = phi_wk.shape[1]
     D = doc_ptr.size - 1
-    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-    phi_wk = np.ascontiguousarray(phi.T, dtype=np.float64)
-    words = np.ascontiguousarray(words, dtype=np.int32)
-    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
     z = rng.integers(0, K, size=words.size, dtype=np.int32)
     docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
     ndk = np.bincount(docs * K + z, minlength=D * K).astype(np.int32).reshape(D, K)
     denom = (np.diff(doc_ptr) + alpha.sum())[:, None]
     kept = iterations - burn_in
-    n_batches = min(checks.count("batches", batches, 1), kept)
+    n_batches = min(batches, kept)
     theta_sum = np.zeros((D, K))
     batch_sums = [np.zeros((D, K)) for _ in range(n_batches)] if n_batches > 1 else []
     batch_sizes = np.zeros(n_batches, dtype=np.int64)
     work = np.zeros(K)
-    for it in tqdm(range(iterations), disable=not progress, file=sys.stderr, unit="sweep", leave=False):
+    for it in range(iterations):
         fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, work, rng)
         if it >= burn_in:
             current = (ndk + alpha) / denom
@@ -77,6 +74,53 @@ def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_pt
                 batch_sizes[b] += 1
     theta = theta_sum / kept
     return theta, ([s / n for s, n in zip(batch_sums, batch_sizes)] if batch_sums else [theta])
+
+
+def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, *,
+                   iterations: int, burn_in: int, seed: int, batches: int = 1, threads: int = 1, client=None,
+                   progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Posterior-mean topic proportions (D, K) of documents given topics ``phi`` (K, V) and
+    prior ``alpha`` (K,); the documents are token arrays ``words`` (N,) and ``doc_ptr`` (D+1,).
+
+    Topics are initialised uniformly at random; after ``burn_in`` sweeps, the point estimate
+    ``(n_dk + alpha_k) / (N_d + sum(alpha))`` is averaged over the remaining sweeps. Documents
+    without tokens get the normalised prior. The documents are cut into :func:`theta_chunks`,
+    each with its own stream spawned from ``seed``, and run on ``threads`` threads or, with a
+    Dask ``client``, on its workers: the result is the same for any number of either. Returns
+    ``(theta, batch_thetas)``: the average, and the averages over ``batches`` consecutive,
+    equal-as-possible blocks of the kept sweeps (for a batch-means standard error).
+    """
+    iterations = checks.count("iterations", iterations, 1)
+    burn_in = checks.count("burn_in", burn_in, 0)
+    batches = checks.count("batches", batches, 1)
+    if burn_in >= iterations:
+        raise LdacliError(f"burn-in must be smaller than iterations, found burn-in {burn_in} >= iterations {iterations}")
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    phi_wk = np.ascontiguousarray(np.asarray(phi).T, dtype=np.float64)
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    chunks = theta_chunks(doc_ptr)
+    states = seeds.states(seeds.generators(seed, len(chunks)))
+
+    def args(i):
+        a, b = chunks[i]
+        lo = doc_ptr[a]
+        return words[lo:doc_ptr[b]], np.ascontiguousarray(doc_ptr[a:b + 1] - lo), iterations, burn_in, batches, states[i]
+
+    if client is not None:
+        phi_future, alpha_future = client.scatter([phi_wk, alpha], broadcast=True)
+        futures = [client.submit(theta_of_chunk, phi_future, alpha_future, *args(i), pure=False) for i in range(len(chunks))]
+        parts = client.gather(futures)
+    else:
+        with Pool(threads) as pool:
+            parts = pool.map(lambda i: theta_of_chunk(phi_wk, alpha, *args(i)),
+                             tqdm(range(len(chunks)), disable=not progress, file=sys.stderr, unit="chunk", leave=False))
+    if not parts:
+        K = phi_wk.shape[1]
+        return np.zeros((0, K)), [np.zeros((0, K))]
+    theta = np.concatenate([t for t, _ in parts])
+    n_batches = len(parts[0][1])
+    return theta, [np.concatenate([bt[j] for _, bt in parts]) for j in range(n_batches)]
 
 
 def fold_in(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, *, sweeps: int,
@@ -178,6 +222,6 @@ class HeldOutEvaluator:
         ``alpha`` (K,)."""
         phi = np.asarray(phi, dtype=np.float64)
         theta, _ = estimate_theta(phi, alpha, self.obs_words, self.obs_ptr, iterations=self.iterations,
-                                  burn_in=self.burn_in, rng=seeds.generator(self.seed))
+                                  burn_in=self.burn_in, seed=self.seed)
         loglik = score(theta, np.ascontiguousarray(phi.T), self.score_docs, self.score_words)
         return math.exp(-loglik / self.n_tokens)

@@ -68,6 +68,8 @@ class Method:
     DEFAULT_ITERATIONS: ClassVar[int] = 1000
     DEFAULT_LOGLIK_EVERY: ClassVar[int] = 10
     TRACE_EVERY_STEP: ClassVar[bool] = False
+    # Whether the method runs on a Dask cluster (the constructor then takes ``client``).
+    DISTRIBUTED: ClassVar[bool] = False
     OPTIONS: ClassVar[dict] = {}
 
     alpha: np.ndarray

@@ -55,6 +55,7 @@ class CollapsedGibbs(Method):
 
     name = "cgs"
     title = "collapsed Gibbs sampling"
+    DISTRIBUTED = True
     unit = "sweep"
     trace = "log_p_w_z_per_token"
     trace_label = "log p(w, z) per token"
@@ -94,7 +95,8 @@ class CollapsedGibbs(Method):
         return 24.0 * N + copies * counts + 20.0 * K * V + 20.0 * D * K
 
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
-                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None):
+                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None,
+                 client=None):
         K = int(settings["n_topics"])
         words, doc_ptr = corpus.tokens()
         words = np.ascontiguousarray(words, dtype=np.int32)
@@ -116,8 +118,14 @@ class CollapsedGibbs(Method):
             self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
         self.interval, self.burn_in = settings["optimize_interval"], settings["optimize_burn_in"]
         self.n_tokens = words.size
-        self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
-                                      self.beta, bounds, self.rngs[1:], threads)
+        if client is None:
+            self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
+                                          self.beta, bounds, self.rngs[1:], threads)
+        else:
+            from ldacli.methods.distributed import DistributedSampler
+
+            self.sampler = DistributedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K,
+                                              self.alpha, self.beta, bounds, self.rngs[1:], client)
 
     def step(self, iteration: int) -> None:
         s = self.sampler

@@ -34,6 +34,7 @@ from ldacli.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods.base import Method, Start
 from ldacli.methods.cgs import CollapsedGibbs
+from ldacli.methods.distributed import ClusterLost, cluster
 from ldacli.methods.ugibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
 from ldacli.model import Checkpoint, Model
@@ -261,6 +262,7 @@ def train(
     progress: bool = False,
     callback: Callable[[int], None] | None = None,
     wait: float | None = None,
+    scheduler=None,
     **options,
 ) -> Model:
     """Fit LDA to ``corpus`` by ``method`` and return the model.
@@ -302,18 +304,24 @@ def train(
     locked for the run (:mod:`ldacli.locking`): another run on it raises
     :class:`~ldacli.errors.LockedError`, or waits up to ``wait`` seconds. A checkpoint that
     cannot be written (a full disk) is reported and training goes on.
+
+    ``scheduler`` runs the collapsed Gibbs sampler's shards on a Dask cluster
+    (:mod:`ldacli.methods.distributed`): a scheduler's address, ``"local:N"`` for a local
+    cluster of N worker processes, or a ``distributed.Client``; the result is the same as with
+    threads. A lost cluster writes the checkpoint of the last finished sweep and raises.
     """
     with locked([checkpoint], wait=wait) as removed:
         for path in removed:
             log.warning("%s: removed, a temporary file left by a run that was killed", path)
-        run = _prepare(corpus, dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=seed, loglik_every=loglik_every,
-                                    holdout=holdout, patience=patience), options, method=method,
-                       iterations=iterations, threads=threads, max_seconds=max_seconds,
-                       checkpoint_every=checkpoint_every, resume=resume, warm_start=warm_start)
-        try:
-            model = _loop(run, checkpoint=checkpoint, progress=progress, callback=callback)
-        finally:
-            run.state.close()
+        with cluster(scheduler) as client:
+            run = _prepare(corpus, dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=seed,
+                                        loglik_every=loglik_every, holdout=holdout, patience=patience), options,
+                           method=method, iterations=iterations, threads=threads, max_seconds=max_seconds,
+                           checkpoint_every=checkpoint_every, resume=resume, warm_start=warm_start, client=client)
+            try:
+                model = _loop(run, checkpoint=checkpoint, progress=progress, callback=callback)
+            finally:
+                run.state.close()
     if run.parent is not None:
         model.params["id_stability"] = id_stability(run.parent, model)
     return model
@@ -341,7 +349,7 @@ class _Run:
 
 
 def _prepare(corpus: Corpus, given: dict, options: dict, *, method, iterations, threads, max_seconds,
-             checkpoint_every, resume, warm_start) -> _Run:
+             checkpoint_every, resume, warm_start, client=None) -> _Run:
     """Everything before the first step: settings checked or read from the checkpoint, the
     corpus as trained (unused words out, a warm start's vocabulary), the held-out slice, the
     memory check, the state."""
@@ -375,8 +383,11 @@ def _prepare(corpus: Corpus, given: dict, options: dict, *, method, iterations, 
                f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
                cls.estimate_bytes(fitted, settings, threads))
     start = warm_start_state(parent, fitted, settings) if parent is not None else None
+    if client is not None and not cls.DISTRIBUTED:
+        raise SettingError("scheduler", f"scheduler applies to method {', '.join(m.name for m in METHODS.values() if m.DISTRIBUTED)} "
+                                        f"only, found method {cls.name}")
     state = cls(fitted, settings, iterations=iterations, threads=threads, checkpoint=ckpt, source=resume,
-                start=start)
+                start=start, **({"client": client} if client is not None else {}))
     params = {"method": cls.name, **settings, "iterations": iterations, "trace": cls.trace, **_provenance(corpus)}
     if max_seconds is not None:
         params["max_seconds"] = max_seconds
@@ -420,7 +431,12 @@ def _loop(run: _Run, *, checkpoint: str | None, progress: bool, callback) -> Mod
         while (it < run.iterations and not (stopper is not None and stopper.should_stop)
                and not state.converged(trace_ll)):
             t0 = time.perf_counter()
-            state.step(it + 1)
+            try:
+                state.step(it + 1)
+            except ClusterLost as exc:
+                where = (f"checkpoint of sweep {it} written to {checkpoint}; continue with --resume {checkpoint}"
+                         if save_checkpoint(it) else "no --checkpoint was given, progress is lost")
+                raise LdacliError(f"{exc}; {where}") from None
             it += 1
             rate = run.fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
             if it % every == 0:

@@ -51,8 +51,9 @@ def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
     return np.maximum.accumulate(bounds)
 
 
-class _Replica:
-    """One thread's copy of the topic-word counts, with its scratch arrays."""
+class Replica:
+    """A copy of the topic-word counts (a thread's, a Dask worker's, or the snapshot), with its
+    scratch arrays."""
 
     def __init__(self, kind: str, V: int, K: int, words, z, word_ptr=None):
         # "alias" keeps its word-topic counts in the same sorted word lists as "sparse"
@@ -99,7 +100,7 @@ class _Replica:
             _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt_topic,
                                 self.wt_count, self.wt_len, self.nk, self.ndk, self.mark)
 
-    def restore(self, source: "_Replica", word_ids: np.ndarray) -> None:
+    def restore(self, source: "Replica", word_ids: np.ndarray) -> None:
         """Take ``source``'s counts for the words ``word_ids`` and all topic totals."""
         np.copyto(self.nk, source.nk)
         if self.kind == "dense":
@@ -107,6 +108,25 @@ class _Replica:
         else:
             _cgs.restore_sparse(word_ids, self.word_ptr, source.wt_topic, source.wt_count,
                                   source.wt_len, self.wt_topic, self.wt_count, self.wt_len)
+
+    def pack(self, word_ids: np.ndarray) -> dict:
+        """The counts of the words ``word_ids`` and all topic totals, as arrays to send to
+        another replica's :meth:`unpack` (what :meth:`restore` copies, but across processes)."""
+        if self.kind == "dense":
+            return {"nk": self.nk.copy(), "rows": self.nwk[word_ids]}
+        idx, lens = _list_slots(self.word_ptr, self.wt_len, word_ids)
+        return {"nk": self.nk.copy(), "lens": lens, "topics": self.wt_topic[idx], "counts": self.wt_count[idx]}
+
+    def unpack(self, word_ids: np.ndarray, packed: dict) -> None:
+        """Take the counts :meth:`pack` sent for ``word_ids``, and the topic totals."""
+        np.copyto(self.nk, packed["nk"])
+        if self.kind == "dense":
+            self.nwk[word_ids] = packed["rows"]
+            return
+        self.wt_len[word_ids] = packed["lens"]
+        idx, _ = _list_slots(self.word_ptr, self.wt_len, word_ids)
+        self.wt_topic[idx] = packed["topics"]
+        self.wt_count[idx] = packed["counts"]
 
     def word_topic_counts(self) -> np.ndarray:
         """Dense (V, K) int32 counts."""
@@ -129,6 +149,45 @@ class _Replica:
         starts = np.repeat(self.word_ptr[:-1], lengths)
         within = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         return rows, starts + within
+
+
+def _list_slots(word_ptr: np.ndarray, wt_len: np.ndarray, word_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the entries of the words ``word_ids``'s lists, and the lists' lengths."""
+    lens = wt_len[word_ids].astype(np.int64)
+    starts = word_ptr[word_ids]
+    within = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+    return np.repeat(starts, lens) + within, lens.astype(np.int32)
+
+
+def word_capacity(words: np.ndarray, n_words: int, n_topics: int) -> np.ndarray:
+    """``word_ptr`` (V+1,) int64: where each word's sorted topic list starts; its capacity is
+    min(K, the word's frequency), fixed for the run."""
+    freq = np.bincount(words, minlength=n_words)
+    word_ptr = np.zeros(n_words + 1, np.int64)
+    np.cumsum(np.minimum(freq, n_topics), out=word_ptr[1:])
+    return word_ptr
+
+
+def shard_layout(kind: str, words: np.ndarray, doc_ptr: np.ndarray, bounds: np.ndarray) -> list[dict]:
+    """The shards of a corpus cut at document ``bounds``: each one's token range ``lo:hi``,
+    its document pointers ``ptr`` (from 0), its distinct words, and for the alias sampler its
+    tokens grouped by word and each token's document."""
+    shards = []
+    for s in range(len(bounds) - 1):
+        lo, hi = int(doc_ptr[bounds[s]]), int(doc_ptr[bounds[s + 1]])
+        ptr = np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)
+        shard = {"lo": lo, "hi": hi, "ptr": ptr, "word_ids": np.unique(words[lo:hi]).astype(np.int32)}
+        if kind == "alias":
+            shard.update(alias_arrays(words[lo:hi], ptr))
+        shards.append(shard)
+    return shards
+
+
+def alias_arrays(words: np.ndarray, ptr: np.ndarray) -> dict:
+    """What the alias sampler needs of a shard besides its tokens: ``order``, the tokens grouped
+    by word, and ``doc_of``, each token's document."""
+    return {"order": np.argsort(words, kind="stable").astype(np.int32),
+            "doc_of": np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))}
 
 
 def _word_lists(words, z, V: int, K: int, word_ptr):
@@ -165,29 +224,17 @@ class ShardedSampler:
         self.beta = float(beta)
         self.rngs = rngs
         self.z_before = z.copy()
-        self.shards = []
-        for s in range(len(bounds) - 1):
-            lo, hi = doc_ptr[bounds[s]], doc_ptr[bounds[s + 1]]
-            ptr = np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)
-            shard = {"lo": lo, "hi": hi, "ptr": ptr, "word_ids": np.unique(words[lo:hi]).astype(np.int32)}
-            if kind == "alias":  # tokens grouped by word, and each token's document
-                shard["order"] = np.argsort(words[lo:hi], kind="stable").astype(np.int32)
-                shard["doc_of"] = np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))
-            self.shards.append(shard)
+        self.shards = shard_layout(kind, words, doc_ptr, bounds)
         threads = max(1, min(threads, len(self.shards)))
-        word_ptr = None
-        if kind != "dense":
-            freq = np.bincount(words, minlength=n_words)
-            word_ptr = np.zeros(n_words + 1, np.int64)
-            np.cumsum(np.minimum(freq, n_topics), out=word_ptr[1:])
+        word_ptr = None if kind == "dense" else word_capacity(words, n_words, n_topics)
         # The snapshot holds the counts after the last sweep; with one shard it is also the
         # only working copy (the exact sequential sampler).
-        self.snapshot = _Replica(kind, n_words, n_topics, words, z, word_ptr)
+        self.snapshot = Replica(kind, n_words, n_topics, words, z, word_ptr)
         if len(self.shards) == 1:
             self.workers = [self.snapshot]
             self.order = None
         else:
-            self.workers = [_Replica(kind, n_words, n_topics, words, z, word_ptr) for _ in range(threads)]
+            self.workers = [Replica(kind, n_words, n_topics, words, z, word_ptr) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
             self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
         # With threads, the sparse lists merge in parallel: each thread takes a range of words.
@@ -206,7 +253,7 @@ class ShardedSampler:
         self._pool = ThreadPoolExecutor(threads) if threads > 1 else None
 
     @property
-    def counts(self) -> _Replica:
+    def counts(self) -> Replica:
         """The topic-word counts after the last sweep."""
         return self.snapshot
 

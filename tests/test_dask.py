@@ -1,0 +1,148 @@
+"""Training, inference and perplexity on a real Dask LocalCluster (worker processes over
+loopback): the same bytes as on local threads, a worker killed mid-run, a lost scheduler, and
+checkpoints that resume anywhere."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import ldacli
+from ldacli.cli import main
+from ldacli.synthetic import generate
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'ldacli[dask]'")
+
+SHARDS = 5
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    c, _ = generate(500, 10, 200, doc_length=(40, 120), alpha=0.2, seed=11).corpus.without_unused_words()
+    return c
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def same(a, b):
+    np.testing.assert_array_equal(a.phi, b.phi)
+    np.testing.assert_array_equal(a.theta, b.theta)
+    np.testing.assert_array_equal(a.loglik_per_token, b.loglik_per_token)
+    assert a.params == b.params
+
+
+@pytest.mark.parametrize("sampler", ["sparse", "dense", "alias"])
+def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler):
+    local = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, threads=2, sampler=sampler,
+                         optimize_interval=3)
+    remote = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, sampler=sampler, optimize_interval=3,
+                          scheduler=client)
+    same(local, remote)
+
+
+def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus, client):
+    local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1)
+    victim = sorted(client.run(os.getpid).values())[0]
+
+    def kill(iteration):
+        if iteration == 3:
+            os.kill(victim, signal.SIGKILL)
+
+    remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill)
+    same(local, remote)
+    client.wait_for_workers(2, timeout=60)  # the nanny restarted it, for the other tests
+
+
+def test_a_cluster_run_checkpoints_and_resumes_on_threads(corpus, client, tmp_path):
+    local = ldacli.train(corpus, 20, iterations=8, seed=5, shards=SHARDS, threads=2)
+    ckpt = str(tmp_path / "c.npz")
+
+    def interrupt(iteration):
+        if iteration == 4:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(ldacli.TrainingInterrupted):
+        ldacli.train(corpus, 20, iterations=8, seed=5, shards=SHARDS, scheduler=client, checkpoint=ckpt,
+                     callback=interrupt)
+    same(ldacli.train(corpus, iterations=8, resume=ckpt, threads=1), local)
+
+
+def test_a_lost_scheduler_leaves_a_checkpoint_that_resumes(corpus, tmp_path):
+    local = ldacli.train(corpus, 20, iterations=8, seed=6, shards=SHARDS, threads=2)
+    scheduler_file = tmp_path / "scheduler.json"
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    worker = None
+    try:
+        for _ in range(300):
+            if scheduler_file.exists() and scheduler_file.stat().st_size:
+                break
+            time.sleep(0.1)
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                   str(scheduler_file), "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        address = __import__("json").loads(scheduler_file.read_text())["address"]
+        ckpt = str(tmp_path / "c.npz")
+
+        def lose_the_scheduler(iteration):
+            if iteration == 3:
+                scheduler.kill()
+                scheduler.wait()
+
+        import dask
+
+        with dask.config.set({"distributed.comm.timeouts.connect": "3s"}), distributed.Client(address, timeout=30) as c:
+            c.wait_for_workers(1, timeout=60)
+            with pytest.raises(ldacli.LdacliError, match=f"continue with --resume {ckpt}"):
+                ldacli.train(corpus, 20, iterations=8, seed=6, shards=SHARDS, scheduler=c, checkpoint=ckpt,
+                             callback=lose_the_scheduler)
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert ldacli.Checkpoint.load(ckpt).iteration == 3
+    same(ldacli.train(corpus, iterations=8, resume=ckpt), local)
+
+
+def test_infer_and_perplexity_on_the_cluster_give_the_local_results(corpus, client, tmp_path, monkeypatch):
+    import ldacli.heldout
+
+    monkeypatch.setattr(ldacli.heldout, "THETA_CHUNK_TOKENS", 2000)  # several chunks, so several workers work
+    model = ldacli.train(corpus, 10, iterations=20, seed=1, shards=SHARDS)
+    a, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, threads=2)
+    b, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, client=client)
+    np.testing.assert_array_equal(a.theta, b.theta)
+    pa = ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, threads=1)
+    pb = ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, client=client)
+    assert pa == pb
+
+
+def test_the_cli_runs_on_a_local_cluster(tmp_path, small_ldac):
+    def cli(*args):  # a real process: a local cluster spawns worker processes
+        return subprocess.run([sys.executable, "-m", "ldacli", *map(str, args)], capture_output=True, text=True,
+                              timeout=300)
+
+    args = ["-k", 5, "--iterations", 6, "--seed", 2, "--shards", 3, "-q"]
+    assert cli("train", small_ldac, *args, "-o", tmp_path / "threads.npz").returncode == 0
+    r = cli("train", small_ldac, *args, "--scheduler", "local:2", "-o", tmp_path / "cluster.npz")
+    assert r.returncode == 0, r.stderr
+    same(ldacli.load_model(str(tmp_path / "threads.npz")), ldacli.load_model(str(tmp_path / "cluster.npz")))
+    r = cli("train", small_ldac, "-k", 5, "--method", "vem", "--scheduler", "local:1", "-o", tmp_path / "v.npz")
+    assert r.returncode == 2 and "applies to method cgs only" in r.stderr
