@@ -134,7 +134,9 @@ class ShardHost:
 class DistributedSampler:
     """:class:`~ldacli.methods.sharded.ShardedSampler`'s surface and results, its shards on the
     workers of ``client``. ``z`` (the client's copy, the last merged sweep's) and the snapshot
-    counts are kept here; ``traffic`` holds the array bytes sent and received per sweep."""
+    counts are kept here; ``traffic`` has, per sweep, the array bytes sent and received, the
+    tokens moved, the shards rebuilt, and the seconds spent until every shard was back and
+    merging."""
 
     def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,
                  bounds: np.ndarray, rngs: list, client):
@@ -254,6 +256,7 @@ class DistributedSampler:
             self._sweep()
 
     def _sweep(self) -> None:
+        t0 = time.perf_counter()
         pending = list(range(len(self.shards)))
         results: dict[int, tuple] = {}
         sent = received = rebuilt = 0
@@ -285,6 +288,7 @@ class DistributedSampler:
                 rebuilt += len(pending)
                 for s in pending:
                     results.pop(s, None)
+        t1 = time.perf_counter()
         # merge, as ShardedSampler does: the moves of every shard into the snapshot and z
         for s, (moved, words, old, new, state) in results.items():
             received += moved.nbytes + words.nbytes + old.nbytes + new.nbytes
@@ -296,7 +300,9 @@ class DistributedSampler:
                 order = np.argsort(words, kind="stable").astype(np.int32)
                 self.snapshot.move(np.ascontiguousarray(words), order, np.ascontiguousarray(old),
                                    np.ascontiguousarray(new))
-        self.traffic.append({"sent": sent, "received": received, "rebuilt_shards": rebuilt})
+        self.traffic.append({"sent": sent, "received": received, "rebuilt_shards": rebuilt,
+                             "moved": int(sum(r[0].size for r in results.values())),
+                             "sample_seconds": t1 - t0, "merge_seconds": time.perf_counter() - t1})
 
     def close(self) -> None:
         self.hosts.clear()
