@@ -27,46 +27,102 @@ cdef inline Py_ssize_t _sample(const int32_t* nd, const double* alpha, const dou
 
 
 # --------------------------------------------------------------------------------------------
-# Theta of documents under fixed topics (infer, document completion, early stopping)
+# Theta of documents under fixed topics (infer, document completion, early stopping, warm starts)
 
-def fixed_topics_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
-                       int32_t[:, ::1] ndk, const double[:, ::1] phi_wk,
-                       const double[::1] alpha, double[::1] work, object rng):
-    """One Gibbs sweep for new documents with the topics held fixed (inference).
+def sparse_fixed_topics_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
+                              int32_t[:, ::1] ndk, const double[:, ::1] phi_wk,
+                              const double[:, ::1] prior_cum, int32_t[::1] doc_topics, int32_t[::1] mark,
+                              double[::1] work, object rng):
+    """One exact Gibbs sweep with the topics fixed, in O(topics of the document + log K) per token.
 
-    ``phi_wk`` (V, K) float64 is the transposed topic-word matrix (word-major); ``words``,
-    ``doc_ptr``, ``z`` as in :func:`dense_sweep`; ``ndk`` (D, K) int32 document-topic counts;
-    ``work`` (K,) float64 scratch. Mutates ``z`` and ``ndk``; draws one double per token.
-    Equivalent NumPy::
+    With phi fixed, ``(n_dk + a_k) phi_kw = n_dk phi_kw + a_k phi_kw``: the first term is sparse
+    in the document's topics, and the second does not change, so its cumulative sums over k are
+    computed once per word (``prior_cum[w] = cumsum_k a_k phi_kw``, (V, K) float64) and a topic
+    is drawn from it by binary search. Arrays as in :func:`fixed_topics_sweep`, plus scratch
+    ``doc_topics`` (K,) int32, ``mark`` (K,) int32 all 0 on entry and exit, ``work`` (K,)
+    float64. Mutates ``z`` and ``ndk``; draws one double per token. The document's topic list
+    starts as its topics in the order of its tokens and grows as new topics are drawn (topics
+    whose count falls to 0 stay in it, with no mass). Equivalent NumPy::
 
         for d in range(D):
+            topics = list(dict.fromkeys(z[doc_ptr[d]:doc_ptr[d + 1]]))
             for i in range(doc_ptr[d], doc_ptr[d + 1]):
                 w, t = words[i], z[i]
                 ndk[d, t] -= 1
-                cum = np.cumsum((ndk[d] + alpha) * phi_wk[w])
-                u = rng.random() * cum[-1]
-                t = min(np.searchsorted(cum, u, side="right"), K - 1)
-                z[i] = t; ndk[d, t] += 1
+                mass, A = [], 0.0
+                for k in topics:
+                    A = A + ndk[d, k] * phi_wk[w, k]; mass.append(A)
+                u = rng.random() * (A + prior_cum[w, -1])
+                if u < A:
+                    t = topics[first j with u < mass[j], else the last with mass]
+                else:
+                    t = min(np.searchsorted(prior_cum[w], u - A, side="right"), K - 1)
+                ndk[d, t] += 1; z[i] = t
+                if t not in topics: topics.append(t)
     """
-    cdef Py_ssize_t K = alpha.shape[0]
+    cdef Py_ssize_t K = ndk.shape[1]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
-    cdef Py_ssize_t d, i, t
-    cdef double* cum = &work[0]
+    cdef Py_ssize_t d, i, j, k, t, n_doc, lo, hi, mid
+    cdef double A, u
+    cdef double* mass = &work[0]
     cdef const double* pw
+    cdef const double* cum
     cdef int32_t* nd
+    cdef int32_t* dt = &doc_topics[0]
+    cdef int32_t* mk = &mark[0]
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
         with nogil:
             for d in range(D):
                 nd = &ndk[d, 0]
+                n_doc = 0
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    t = z[i]
+                    if mk[t] == 0:
+                        mk[t] = 1
+                        dt[n_doc] = <int32_t> t
+                        n_doc += 1
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
                     t = z[i]
                     pw = &phi_wk[words[i], 0]
+                    cum = &prior_cum[words[i], 0]
                     nd[t] -= 1
-                    t = _sample(nd, &alpha[0], pw, K, cum, bitgen)
-                    z[i] = <int32_t> t
+                    A = 0.0
+                    for j in range(n_doc):
+                        A = A + nd[dt[j]] * pw[dt[j]]
+                        mass[j] = A
+                    u = bitgen.next_double(bitgen.state) * (A + cum[K - 1])
+                    if u < A:
+                        t = -1
+                        for j in range(n_doc):
+                            if u < mass[j]:
+                                t = dt[j]
+                                break
+                        if t < 0:  # rounding: the last topic with mass
+                            j = n_doc - 1
+                            while nd[dt[j]] == 0:
+                                j -= 1
+                            t = dt[j]
+                    else:
+                        u = u - A
+                        lo = 0
+                        hi = K - 1
+                        while lo < hi:
+                            mid = (lo + hi) >> 1
+                            if cum[mid] <= u:
+                                lo = mid + 1
+                            else:
+                                hi = mid
+                        t = lo
                     nd[t] += 1
+                    z[i] = <int32_t> t
+                    if mk[t] == 0:
+                        mk[t] = 1
+                        dt[n_doc] = <int32_t> t
+                        n_doc += 1
+                for j in range(n_doc):
+                    mk[dt[j]] = 0
 
 
 def left_to_right(const int32_t[::1] words, const int64_t[::1] doc_ptr,

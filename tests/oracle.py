@@ -42,18 +42,28 @@ def sharded_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, rngs):
         dense_sweep(words[lo:hi], ptr, z[lo:hi], nwk.copy(), nk.copy(), alpha, beta, V * beta, rngs[s])
 
 
-def fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, rng):
-    """ldacli._heldout.fixed_topics_sweep."""
-    K = alpha.size
+def sparse_fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, prior_cum, rng):
+    """ldacli._heldout.sparse_fixed_topics_sweep."""
+    K = ndk.shape[1]
     for d in range(doc_ptr.size - 1):
+        topics = list(dict.fromkeys(int(t) for t in z[doc_ptr[d]:doc_ptr[d + 1]]))
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w, t = words[i], z[i]
             ndk[d, t] -= 1
-            cum = np.cumsum((ndk[d] + alpha) * phi_wk[w])
-            u = rng.random() * cum[-1]
-            t = min(int(np.searchsorted(cum, u, side="right")), K - 1)
-            z[i] = t
+            mass, A = [], 0.0
+            for k in topics:
+                A = A + ndk[d, k] * phi_wk[w, k]
+                mass.append(A)
+            u = rng.random() * (A + prior_cum[w, -1])
+            if u < A:
+                hits = [j for j, m in enumerate(mass) if u < m]
+                t = topics[hits[0]] if hits else [k for k in topics if ndk[d, k] > 0][-1]
+            else:
+                t = min(int(np.searchsorted(prior_cum[w], u - A, side="right")), K - 1)
             ndk[d, t] += 1
+            z[i] = t
+            if t not in topics:
+                topics.append(t)
 
 
 def _draw(x, rng):

@@ -2,6 +2,8 @@
 and the same result for any number of threads."""
 
 
+import itertools
+
 import numpy as np
 import oracle
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.special import gammaln
 
 from ldacli._cgs import dense_sweep
-from ldacli._heldout import fixed_topics_sweep
+from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.methods.sharded import SAMPLERS, ShardedSampler, shard_bounds
 from ldacli.methods.base import doc_topic_counts, word_topic_counts
 
@@ -68,21 +70,52 @@ def test_sharded_dense_sampler_equals_the_ad_lda_oracle_for_any_thread_count(thr
     sampler.close()
 
 
-def test_fixed_topics_sweep_equals_numpy_oracle_bit_for_bit():
-    V, K = 13, 4
-    words, doc_ptr, z = tiny_corpus(8, V=V, K=K)
+@pytest.mark.parametrize("K", [1, 4, 9])
+def test_sparse_fixed_topics_sweep_equals_numpy_oracle_bit_for_bit(K):
+    V = 13
+    words, doc_ptr, z = tiny_corpus(9, V=V, K=K)
     ndk = doc_topic_counts(doc_ptr, z, K)
-    phi_wk = np.random.default_rng(1).dirichlet(np.ones(V), size=K).T.copy()
-    alpha = np.full(K, 0.3)
+    phi_wk = np.random.default_rng(2).dirichlet(np.full(V, 0.3), size=K).T.copy()
+    prior_cum = np.cumsum(np.linspace(0.1, 0.5, K) * phi_wk, axis=1)
     z1, z2 = z.copy(), z.copy()
     n1, n2 = ndk.copy(), ndk.copy()
-    r1 = np.random.Generator(np.random.PCG64(11))
-    r2 = np.random.Generator(np.random.PCG64(11))
+    r1 = np.random.Generator(np.random.PCG64(12))
+    r2 = np.random.Generator(np.random.PCG64(12))
+    mark = np.zeros(K, np.int32)
     for _ in range(4):
-        fixed_topics_sweep(words, doc_ptr, z1, n1, phi_wk, alpha, np.zeros(K), r1)
-        oracle.fixed_topics_sweep(words, doc_ptr, z2, n2, phi_wk, alpha, r2)
+        sparse_fixed_topics_sweep(words, doc_ptr, z1, n1, phi_wk, prior_cum, np.zeros(K, np.int32), mark,
+                                  np.zeros(K), r1)
+        oracle.sparse_fixed_topics_sweep(words, doc_ptr, z2, n2, phi_wk, prior_cum, r2)
         np.testing.assert_array_equal(z1, z2)
         np.testing.assert_array_equal(n1, n2)
+        assert not mark.any()
+
+
+@pytest.mark.slow
+def test_sparse_fixed_topics_sweep_visits_assignments_with_the_exact_posterior_probabilities():
+    # one document of 4 tokens, 3 topics fixed: p(z | w, phi, alpha) over the 81 assignments,
+    # theta integrated out, by enumeration
+    words, doc_ptr = np.array([0, 1, 2, 1], np.int32), np.array([0, 4], np.int64)
+    phi_wk = np.array([[0.5, 0.2, 0.3], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6]])
+    alpha = np.array([0.3, 0.5, 0.8])
+    states = list(itertools.product(range(3), repeat=4))
+    logp = []
+    for zs in states:
+        n = np.bincount(zs, minlength=3)
+        logp.append(sum(np.log(phi_wk[w, k]) for w, k in zip(words, zs)) + np.sum(gammaln(n + alpha)))
+    exact = np.exp(np.array(logp) - max(logp))
+    exact /= exact.sum()
+    index = {s: i for i, s in enumerate(states)}
+    z = np.zeros(4, np.int32)
+    ndk = doc_topic_counts(doc_ptr, z, 3)
+    prior_cum = np.cumsum(alpha * phi_wk, axis=1)
+    rng = np.random.Generator(np.random.PCG64(5))
+    seen = np.zeros(len(states))
+    scratch = (np.zeros(3, np.int32), np.zeros(3, np.int32), np.zeros(3))
+    for _ in range(60000):
+        sparse_fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, prior_cum, *scratch, rng)
+        seen[index[tuple(z)]] += 1
+    assert 0.5 * np.abs(seen / seen.sum() - exact).sum() < 0.02
 
 
 @settings(max_examples=40, deadline=None)

@@ -4,7 +4,8 @@
 training all go through here:
 
 * :func:`estimate_theta` -- posterior-mean topic proportions of documents given the topics, by
-  Gibbs sampling with the topics held fixed (kernel ``ldacli._heldout.fixed_topics_sweep``);
+  exact Gibbs sampling with the topics held fixed (kernel
+  ``ldacli._heldout.sparse_fixed_topics_sweep``, O(topics of the document + log K) per token);
 * :func:`fold_in` -- a topic for every token under fixed topics (a warm start's first state);
 * :func:`completion_split` -- each document's tokens cut into an observed and a scored half;
 * :func:`score` -- ``sum log sum_k theta_dk phi_kw`` of scored tokens;
@@ -22,7 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ldacli import checks, seeds
-from ldacli._heldout import fixed_topics_sweep
+from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.parallel import Pool, doc_ranges
@@ -44,11 +45,30 @@ def theta_chunks(doc_ptr: np.ndarray) -> list[tuple[int, int]]:
     return doc_ranges(np.asarray(doc_ptr, dtype=np.int64), THETA_CHUNK_TOKENS)
 
 
-def theta_of_chunk(phi_wk: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray,
-                   iterations: int, burn_in: int, batches: int, rng_state: dict) -> tuple[np.ndarray, list[np.ndarray]]:
+def prior_cumulative(phi_wk: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """``cumsum_k alpha_k phi_kw`` for every word (V, K): the part of the fixed-topics
+    conditional that never changes, drawn from by binary search."""
+    return np.ascontiguousarray(np.cumsum(phi_wk * alpha, axis=1))
+
+
+def gibbs_sweeps(words: np.ndarray, doc_ptr: np.ndarray, z: np.ndarray, ndk: np.ndarray, phi_wk: np.ndarray,
+           prior_cum: np.ndarray, rng: np.random.Generator):
+    """A generator that runs one exact Gibbs sweep of the documents under fixed topics each time
+    it is advanced (kernel ``sparse_fixed_topics_sweep``: O(topics of the document + log K) per
+    token), updating ``z`` and ``ndk`` in place."""
+    K = ndk.shape[1]
+    scratch = (np.zeros(K, np.int32), np.zeros(K, np.int32), np.zeros(K))
+    while True:
+        sparse_fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, prior_cum, *scratch, rng)
+        yield
+
+
+def theta_of_chunk(phi_wk: np.ndarray, prior_cum: np.ndarray, alpha: np.ndarray, words: np.ndarray,
+                   doc_ptr: np.ndarray, iterations: int, burn_in: int, batches: int,
+                   rng_state: dict) -> tuple[np.ndarray, list[np.ndarray]]:
     """:func:`estimate_theta` for one chunk of documents (``doc_ptr`` from 0), with the
-    word-major topics ``phi_wk`` (V, K) and its own stream; a plain function of its arguments,
-    so threads or Dask workers can run it."""
+    word-major topics ``phi_wk`` (V, K), their :func:`prior_cumulative` and its own stream; a
+    plain function of its arguments, so threads or Dask workers can run it."""
     rng = np.random.Generator(np.random.PCG64())
     rng.bit_generator.state = rng_state
     K = phi_wk.shape[1]
@@ -62,9 +82,9 @@ def theta_of_chunk(phi_wk: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc
     theta_sum = np.zeros((D, K))
     batch_sums = [np.zeros((D, K)) for _ in range(n_batches)] if n_batches > 1 else []
     batch_sizes = np.zeros(n_batches, dtype=np.int64)
-    work = np.zeros(K)
+    sweep = gibbs_sweeps(words, doc_ptr, z, ndk, phi_wk, prior_cum, rng)
     for it in range(iterations):
-        fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, work, rng)
+        next(sweep)
         if it >= burn_in:
             current = (ndk + alpha) / denom
             theta_sum += current
@@ -99,6 +119,7 @@ def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_pt
     phi_wk = np.ascontiguousarray(np.asarray(phi).T, dtype=np.float64)
     words = np.ascontiguousarray(words, dtype=np.int32)
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    prior_cum = prior_cumulative(phi_wk, alpha)
     chunks = theta_chunks(doc_ptr)
     states = seeds.states(seeds.generators(seed, len(chunks)))
 
@@ -108,12 +129,12 @@ def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_pt
         return words[lo:doc_ptr[b]], np.ascontiguousarray(doc_ptr[a:b + 1] - lo), iterations, burn_in, batches, states[i]
 
     if client is not None:
-        phi_future, alpha_future = client.scatter([phi_wk, alpha], broadcast=True)
-        futures = [client.submit(theta_of_chunk, phi_future, alpha_future, *args(i), pure=False) for i in range(len(chunks))]
+        shared = client.scatter([phi_wk, prior_cum, alpha], broadcast=True)
+        futures = [client.submit(theta_of_chunk, *shared, *args(i), pure=False) for i in range(len(chunks))]
         parts = client.gather(futures)
     else:
         with Pool(threads) as pool:
-            parts = pool.map(lambda i: theta_of_chunk(phi_wk, alpha, *args(i)),
+            parts = pool.map(lambda i: theta_of_chunk(phi_wk, prior_cum, alpha, *args(i)),
                              tqdm(range(len(chunks)), disable=not progress, file=sys.stderr, unit="chunk", leave=False))
     if not parts:
         K = phi_wk.shape[1]
@@ -138,9 +159,9 @@ def fold_in(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.n
     z = rng.integers(0, K, size=words.size, dtype=np.int32)
     docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
     ndk = np.bincount(docs * K + z, minlength=D * K).astype(np.int32).reshape(D, K)
-    work = np.zeros(K)
+    sweep = gibbs_sweeps(words, doc_ptr, z, ndk, phi_wk, prior_cumulative(phi_wk, alpha), rng)
     for _ in range(checks.count("sweeps", sweeps, 0)):
-        fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, alpha, work, rng)
+        next(sweep)
     return z
 
 
