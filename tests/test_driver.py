@@ -54,9 +54,17 @@ def test_format_1_checkpoints_resume_exactly_and_format_1_models_load(method, to
     ckpt = os.path.join(DATA, f"{method}.ckpt.npz")
     expected = ldacli.load_model(os.path.join(DATA, f"{method}.model.npz"))
     resumed = ldacli.train(tiny, iterations=total, resume=ckpt, threads=2)
-    # the uninterrupted run of 0.1.0 and the run resumed by this version agree exactly, the
-    # trace included (0.1.0 itself lost gibbs's --loglik-every on resume)
-    same_model(resumed, expected)
+    if method == "vem":
+        # vem's state is floating point, and the files were computed by another NumPy build,
+        # whose sums may round differently in the last bit: the same to 12 digits (exact
+        # resume within one installation is test_resume_with_non_default_settings_...)
+        for name in ("phi", "theta", "alpha", "loglik_per_token"):
+            np.testing.assert_allclose(getattr(resumed, name), getattr(expected, name), rtol=1e-12, err_msg=name)
+        np.testing.assert_array_equal(resumed.loglik_iterations, expected.loglik_iterations)
+    else:
+        # the uninterrupted run of 0.1.0 and the run resumed by this version agree exactly,
+        # the trace included (0.1.0 itself lost gibbs's --loglik-every on resume)
+        same_model(resumed, expected)
     assert resumed.params["method"] == method == expected.params.get("method", "cgs")
 
 
