@@ -25,6 +25,9 @@ class InputError(LdacliError):
         where = self.path if line is None else f"{self.path}:{line}"
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self):  # pickled, to come back from a Dask worker whole
+        return type(self), (self.path, self.line, self.detail)
+
 
 class SettingError(LdacliError):
     """A setting (a parameter of the library, an option of the command line) with a value that
@@ -33,6 +36,9 @@ class SettingError(LdacliError):
     def __init__(self, name: str, message: str):
         self.name = name
         super().__init__(message)
+
+    def __reduce__(self):
+        return type(self), (self.name, str(self))
 
 
 class OutputError(LdacliError):

@@ -2,7 +2,8 @@
 
 * :func:`atomic_write` writes a file so that readers see either the old file or the complete
   new one, never a half-written file, and leaves no temporary file behind when it fails;
-  :func:`stale_temporaries` finds those of runs that were killed.
+  :func:`atomic_folder` does the same for a folder of files; :func:`stale_temporaries` finds
+  those of runs that were killed.
 * :class:`Source` opens a named input (a path, or ``-`` for standard input) as a binary stream,
   decompressing gzip transparently (recognised by its magic bytes, whatever the name).
 * :func:`iter_blocks` and :func:`iter_lines` stream a :class:`Source` in whole lines with their
@@ -17,6 +18,7 @@ import gzip
 import io
 import os
 import re
+import shutil
 import sys
 import tempfile
 import zlib
@@ -115,6 +117,50 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", what: str = "fi
             raise OutputError(target, what, exc) from None
         raise
     _fsync_directory(folder)
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike[str], what: str = "folder", replaces: str = "") -> Iterator[str]:
+    """:func:`atomic_write` for a folder of files: yields a temporary folder
+    ``.NAME.XXXXXXXX.tmp`` beside ``path`` to write the files into (each one fsynced by the
+    caller's writes being closed); when the block ends normally it becomes ``path``. An existing
+    ``path`` is replaced only if it holds the file ``replaces`` (a folder this writer made
+    before); it is renamed away first and removed after, so a crash in between leaves the old
+    folder as ``.NAME.XXXXXXXX.tmp``, swept by the next run that locks ``path``. On failure the
+    temporary folder is removed and an :class:`OutputError` names ``path``."""
+    target = os.fspath(path).rstrip(os.sep) or os.sep
+    parent = os.path.dirname(os.path.abspath(target))
+    name = os.path.basename(os.path.abspath(target))
+    if os.path.lexists(target) and not (os.path.isdir(target) and replaces
+                                        and os.path.isfile(os.path.join(target, replaces))):
+        raise OutputError(target, what, "it exists and is not one written by ldacli: "
+                                        "refusing to replace it (remove it, or choose another name)")
+    try:
+        tmp = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise OutputError(target, what, exc) from None
+    try:
+        yield tmp
+        for entry in os.listdir(tmp):
+            fd = os.open(os.path.join(tmp, entry), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        os.chmod(tmp, 0o777 & ~_current_umask())
+        old = None
+        if os.path.lexists(target):
+            old = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent)
+            os.replace(target, old)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise OutputError(target, what, exc) from None
+        raise
+    _fsync_directory(parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def stale_temporaries(path: str | os.PathLike[str]) -> list[str]:

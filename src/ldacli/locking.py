@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import time
 from collections.abc import Iterator
 
@@ -94,7 +95,10 @@ def locked(paths: list[str | None], wait: float | None = None) -> Iterator[list[
         for path in targets:
             for stale in stale_temporaries(path):
                 with contextlib.suppress(OSError):
-                    os.unlink(stale)
+                    if os.path.isdir(stale) and not os.path.islink(stale):
+                        shutil.rmtree(stale)  # an atomic_folder's
+                    else:
+                        os.unlink(stale)
                     removed.append(stale)
         yield removed
     finally:
