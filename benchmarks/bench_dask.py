@@ -4,6 +4,12 @@ Usage::
 
     python benchmarks/bench_dask.py                       # 20NG, K=100 and 1000, 1/2/4 workers
     python benchmarks/bench_dask.py -k 100 --workers 1,2 --sweeps 5
+    python benchmarks/bench_dask.py --client-memory -k 100       # the client with a shard folder
+
+``--client-memory`` starts a ``dask scheduler`` and two ``dask worker`` processes, then runs
+``ldacli train --scheduler`` as its own process twice, on the corpus file and on a shard folder
+written by ``ldacli convert --shards 16``, and reports each client's peak RSS and wall time
+(start-up, reading, sweeps and writing the model included).
 
 Each configuration builds the sampler of ``ldacli train`` (16 shards for 20NG, sparse sampler),
 runs ``--warm-up`` sweeps, then times ``--sweeps`` sweeps. The cluster runs ``W`` worker
@@ -48,6 +54,50 @@ def timed(sampler, warm_up: int, sweeps: int) -> float:
     return (time.perf_counter() - t0) / sweeps
 
 
+def client_memory(corpus_path: str, K: int, iterations: int) -> None:
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    def ldacli_cli(*args) -> tuple[float, float]:
+        """(peak RSS in MB, wall seconds) of one ldacli process (not of the cluster's)."""
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "ldacli", *map(str, args)], stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise SystemExit(f"ldacli {' '.join(map(str, args))} failed ({proc.returncode})")
+        return usage.ru_maxrss / 1024, time.perf_counter() - t0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "shards")
+        rss, sec = ldacli_cli("convert", corpus_path, "--shards", 16, "-o", folder, "-q")
+        size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+        print(f"convert --shards 16: {sec:.1f} s, peak RSS {rss:.0f} MB, folder {size / 1e6:.1f} MB")
+        scheduler_file = os.path.join(tmp, "scheduler.json")
+        procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                   "--port", "0", "--no-dashboard", "--scheduler-file", scheduler_file],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+        try:
+            while not (os.path.exists(scheduler_file) and os.path.getsize(scheduler_file)):
+                time.sleep(0.1)
+            procs += [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                        scheduler_file, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
+            with open(scheduler_file) as f:
+                address = json.load(f)["address"]
+            print(f"{'K':>5} {'client reads':14} {'peak RSS MB':>11} {'wall s':>7}")
+            for name, source in (("corpus file", corpus_path), ("shard folder", folder)):
+                rss, sec = ldacli_cli("train", source, "-k", K, "--iterations", iterations, "--seed", 1, "--shards", 16,
+                                      "--scheduler", address, "-q", "-o", os.path.join(tmp, "m.npz"))
+                print(f"{K:5d} {name:14} {rss:11.0f} {sec:7.1f}", flush=True)
+        finally:
+            for proc in procs:
+                proc.kill()
+                proc.wait()
+
+
 def main() -> None:
     import distributed
 
@@ -60,7 +110,13 @@ def main() -> None:
     p.add_argument("--workers", default="1,2,4")
     p.add_argument("--warm-up", type=int, default=3)
     p.add_argument("--sweeps", type=int, default=5)
+    p.add_argument("--client-memory", action="store_true", help="The client's peak RSS: corpus file or shard folder.")
+    p.add_argument("--iterations", type=int, default=10, help="Sweeps of each --client-memory run.")
     args = p.parse_args()
+    if args.client_memory:
+        for K in args.topics or [100, 1000]:
+            client_memory(args.corpus, K, args.iterations)
+        return
     corpus = ldacli.read_corpus(args.corpus)
     corpus, _ = corpus.without_unused_words()
     print(f"{os.path.basename(args.corpus)}: {corpus.n_tokens} tokens, V={corpus.n_words}, "

@@ -745,3 +745,97 @@ def test_malformed_scipy_npz_files_are_reported(tmp_path, planted):
         np.savez(tmp_path / f"{name}.npz", **content)
         with pytest.raises(InputError, match=re.escape(fragment)):
             read_corpus(str(tmp_path / f"{name}.npz"), vocab=_vocab(tmp_path, 3))
+
+
+# ---------------------------------------------------------------------------------------------
+# shard folders (ldacli convert --shards N): the layout cluster workers read shard by shard
+
+
+def test_convert_shards_writes_files_each_readable_alone_that_together_are_the_corpus(tmp_path, small_ldac):
+    from click.testing import CliRunner
+
+    from ldacli.cli import main
+    from ldacli.shard_folder import INDEX, VOCAB, open_shard_folder
+
+    whole = read_corpus(small_ldac)
+    folder = tmp_path / "shards"
+    r = CliRunner().invoke(main, ["convert", small_ldac, "--shards", "3", "-o", str(folder)])
+    assert r.exit_code == 0, r.output
+    assert sorted(os.listdir(folder)) == [INDEX, "shard-00000.npz", "shard-00001.npz", "shard-00002.npz", VOCAB]
+    index = open_shard_folder(folder)
+    assert (index.n_docs, index.n_words, index.n_tokens, index.n_shards) == (whole.n_docs, whole.n_words,
+                                                                            whole.n_tokens, 3)
+    # each shard file is an ordinary corpus (its vocabulary beside it), holding its documents
+    for s in range(3):
+        part = read_corpus(str(folder / f"shard-{s:05d}.npz"))
+        lo, hi = index.bounds[s], index.bounds[s + 1]
+        assert part.vocab == whole.vocab
+        assert (part.counts != whole.counts[lo:hi]).nnz == 0
+    # read whole: the same corpus (the same fingerprint, so resume and --skip-unchanged agree)
+    again = read_corpus(str(folder))
+    assert again.vocab == whole.vocab and again.doc_ids == whole.doc_ids
+    assert again.fingerprint() == whole.fingerprint() == index.fingerprint()
+    assert again.n_shards == 3
+
+
+def test_a_shard_folder_trains_on_threads_as_the_whole_corpus_with_as_many_shards(tmp_path, planted):
+    import ldacli
+
+    ldacli.write_shards(planted.corpus, tmp_path / "f", 3)
+    folder = ldacli.read_corpus(str(tmp_path / "f"))
+    a = ldacli.train(folder, 5, iterations=4, seed=1, threads=2)  # shards: the folder's files
+    b = ldacli.train(planted.corpus, 5, iterations=4, seed=1, shards=3, threads=1)
+    assert a.params["shards"] == 3
+    np.testing.assert_array_equal(a.phi, b.phi)
+    np.testing.assert_array_equal(a.theta, b.theta)
+
+
+def test_a_changed_or_missing_shard_file_is_named(tmp_path, planted):
+    import ldacli
+
+    ldacli.write_shards(planted.corpus, tmp_path / "f", 3)
+    first = (tmp_path / "f" / "shard-00000.npz").read_bytes()
+    (tmp_path / "f" / "shard-00002.npz").write_bytes(first)
+    with pytest.raises(InputError, match=r"shard-00002\.npz: expected the shard file index\.npz describes.*changed"):
+        read_corpus(str(tmp_path / "f"))
+    os.unlink(tmp_path / "f" / "shard-00001.npz")
+    with pytest.raises(InputError, match=r"shard-00001\.npz: cannot read shard 1"):
+        read_corpus(str(tmp_path / "f"))
+    os.unlink(tmp_path / "f" / "index.npz")  # now a folder of .npz, not of .txt documents
+    with pytest.raises(InputError):
+        ldacli.open_shard_folder(str(tmp_path / "f"))
+
+
+def test_convert_shards_replaces_only_a_shard_folder_and_refuses_other_options(tmp_path, small_ldac):
+    from click.testing import CliRunner
+
+    from ldacli.cli import main
+
+    def convert(*args):
+        return CliRunner().invoke(main, ["convert", small_ldac, *map(str, args)])
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    r = convert("--shards", 2, "-o", mine)
+    assert r.exit_code == 2 and "is not a shard folder: refusing to replace it" in r.output
+    assert (mine / "notes.txt").read_text() == "keep me"
+    assert convert("--shards", 4, "-o", tmp_path / "f").exit_code == 0
+    assert convert("--shards", 2, "-o", tmp_path / "f").exit_code == 0  # replaced whole, atomically
+    assert sorted(os.listdir(tmp_path / "f")) == ["index.npz", "shard-00000.npz", "shard-00001.npz", "vocab.txt"]
+    assert [n for n in os.listdir(tmp_path) if n.endswith(".tmp")] == []
+    r = convert("--shards", 2, "--to", "uci", "-o", tmp_path / "g")
+    assert r.exit_code == 2 and "--to" in r.output
+
+
+def test_a_shard_folder_read_from_its_index_trains_only_on_a_cluster_and_only_as_cut(tmp_path, planted):
+    import ldacli
+
+    ldacli.write_shards(planted.corpus, tmp_path / "f", 3)
+    index = ldacli.open_shard_folder(str(tmp_path / "f"))
+    with pytest.raises(ldacli.SettingError, match="trains on a Dask cluster"):
+        ldacli.train(index, 5, iterations=2)
+    with pytest.raises(ldacli.SettingError, match="shards must be the 3 files"):
+        ldacli.train(index, 5, iterations=2, shards=4)
+    with pytest.raises(ldacli.SettingError, match="holdout needs the documents on the client"):
+        ldacli.train(index, 5, iterations=2, holdout=0.1, patience=2)

@@ -38,10 +38,14 @@ def client():
         yield c
 
 
-def same(a, b):
+def same_arrays(a, b):
     np.testing.assert_array_equal(a.phi, b.phi)
     np.testing.assert_array_equal(a.theta, b.theta)
     np.testing.assert_array_equal(a.loglik_per_token, b.loglik_per_token)
+
+
+def same(a, b):
+    same_arrays(a, b)
     assert a.params == b.params
 
 
@@ -54,17 +58,83 @@ def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler
     same(local, remote)
 
 
-def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus, client):
+def _die_in_sweep_4_at_shard_2():
+    """Run in a worker (client.run): its ShardHost dies (the process exits) when asked to sample
+    shard 2 for the 4th time, half a second after the results it already has went out."""
+    import time
+
+    from ldacli.methods import distributed as d
+
+    sweep, calls = d.ShardHost.sweep, []
+
+    def dying(self, s, *args):
+        if s == 2:
+            calls.append(s)
+            if len(calls) == 4:
+                time.sleep(0.5)
+                os._exit(1)
+        return sweep(self, s, *args)
+
+    d.ShardHost.sweep = dying
+
+
+@pytest.mark.parametrize("source, when", [("memory", "between sweeps"), ("shard folder", "between sweeps"),
+                                          ("memory", "mid-sweep")])
+def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus, client, source, when, tmp_path,
+                                                                        monkeypatch):
+    from ldacli.methods.distributed import DistributedSampler
+
     local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1)
-    victim = sorted(client.run(os.getpid).values())[0]
+    address, victim = sorted(client.run(os.getpid).items())[0]  # it holds shards 0, 2 and 4
+    if source == "shard folder":  # the new worker reads the lost shards' files again
+        ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+        corpus = ldacli.open_shard_folder(str(tmp_path / "f"))
+    if when == "mid-sweep":
+        # in sweep 4 the victim returns shard 0, then dies on shard 2: shard 0 is merged and must
+        # not be sampled twice; shards 2 and 4 are sampled again elsewhere against the same counts
+        client.run(_die_in_sweep_4_at_shard_2, workers=[address])
 
     def kill(iteration):
-        if iteration == 3:
+        if iteration == 3 and when == "between sweeps":
             os.kill(victim, signal.SIGKILL)
 
+    init, seen = DistributedSampler.__init__, []
+
+    def keep(self, *args, **kwargs):
+        seen.append(self)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(DistributedSampler, "__init__", keep)
     remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill)
-    same(local, remote)
+    assert seen[0].traffic[3]["rebuilt_shards"] == 3  # the victim's shards, rebuilt in sweep 4
+    same_arrays(local, remote)
     client.wait_for_workers(2, timeout=60)  # the nanny restarted it, for the other tests
+
+
+def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, tmp_path, monkeypatch):
+    import ldacli.shard_folder
+
+    local = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, threads=2, optimize_interval=3)
+    ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+    folder = ldacli.open_shard_folder(str(tmp_path / "f"))
+
+    def tripwire(self, s):
+        raise AssertionError(f"the client read shard {s}")
+
+    # in this (the client's) process only: the workers are other processes and read the files
+    monkeypatch.setattr(ldacli.shard_folder.ShardFolder, "shard_counts", tripwire)
+    remote = ldacli.train(folder, 25, iterations=6, seed=3, scheduler=client, optimize_interval=3)
+    same_arrays(local, remote)
+    assert remote.params["shards"] == SHARDS and remote.doc_ids == local.doc_ids and remote.vocab == local.vocab
+    assert remote.params["corpus_fingerprint"] == local.params["corpus_fingerprint"]
+
+
+def test_a_worker_that_cannot_read_its_shard_stops_the_run_naming_the_file(corpus, client, tmp_path):
+    ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+    folder = ldacli.open_shard_folder(str(tmp_path / "f"))
+    os.unlink(tmp_path / "f" / "shard-00003.npz")
+    with pytest.raises(ldacli.LdacliError, match=r"worker tcp://127\.0\.0\.1:\d+: .*shard-00003\.npz: cannot read shard 3"):
+        ldacli.train(folder, 5, iterations=2, seed=1, scheduler=client)
 
 
 def test_a_cluster_run_checkpoints_and_resumes_on_threads(corpus, client, tmp_path):
@@ -144,5 +214,12 @@ def test_the_cli_runs_on_a_local_cluster(tmp_path, small_ldac):
     r = cli("train", small_ldac, *args, "--scheduler", "local:2", "-o", tmp_path / "cluster.npz")
     assert r.returncode == 0, r.stderr
     same(ldacli.load_model(str(tmp_path / "threads.npz")), ldacli.load_model(str(tmp_path / "cluster.npz")))
+    # a shard folder: the workers read the files, with the same result
+    assert cli("convert", small_ldac, "--shards", 3, "-o", tmp_path / "f", "-q").returncode == 0
+    r = cli("train", tmp_path / "f", *args, "--scheduler", "local:2", "-o", tmp_path / "folder.npz")
+    assert r.returncode == 0, r.stderr
+    same_arrays(ldacli.load_model(str(tmp_path / "threads.npz")), ldacli.load_model(str(tmp_path / "folder.npz")))
+    r = cli("train", tmp_path / "f", *args, "--scheduler", "local:1", "--min-df", 2, "-o", tmp_path / "p.npz")
+    assert r.returncode == 2 and "choose the vocabulary when converting" in r.stderr
     r = cli("train", small_ldac, "-k", 5, "--method", "vem", "--scheduler", "local:1", "-o", tmp_path / "v.npz")
     assert r.returncode == 2 and "applies to method cgs only" in r.stderr

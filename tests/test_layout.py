@@ -18,6 +18,7 @@ LAYERS = {
     "ldacli.version": 0, "ldacli.errors": 0,
     "ldacli.checks": 1, "ldacli.seeds": 1, "ldacli.fileio": 1, "ldacli.parallel": 1, "ldacli.memory": 1,
     "ldacli.text": 2, "ldacli.corpus": 2, "ldacli.npz": 2, "ldacli.locking": 2, "ldacli.matrices": 2,
+    "ldacli.shard_folder": 2,
     "ldacli.model": 3, "ldacli.synthetic": 3, "ldacli.priors": 3, "ldacli.heldout": 3, "ldacli.stopping": 3,
     "ldacli.methods": 4, "ldacli.methods.base": 4, "ldacli.methods.sharded": 4, "ldacli.methods.cgs": 4,
     "ldacli.methods.vem": 4, "ldacli.methods.ugibbs": 4, "ldacli.diff": 4, "ldacli.methods.distributed": 4,

@@ -9,6 +9,8 @@ The Python API is what the CLI runs::
     model.save("kos.npz")
     model = ldacli.load_model("kos.npz")
     result, dropped = ldacli.infer(model, ldacli.read_corpus("new.txt", fixed_vocab=model.vocab))
+    ldacli.write_shards(corpus, "/shared/kos", 16)                   # for a Dask cluster:
+    model = ldacli.train(ldacli.open_shard_folder("/shared/kos"), 20, scheduler="tcp://host:8786")
 
 The functions re-exported here live in modules named after their job (``ldacli.methods.driver``,
 ``ldacli.inference``, ``ldacli.evaluate``, ``ldacli.topic_coherence``, ``ldacli.info``, ...),
@@ -17,7 +19,7 @@ which stay importable under their own names.
 
 from ldacli.version import __version__  # noqa: E402
 
-from ldacli.corpus import Corpus, read_corpus, write_corpus  # noqa: E402
+from ldacli.corpus import Corpus, read_corpus, write_corpus, write_shards  # noqa: E402
 from ldacli.diff import align, diff_models, match_topics  # noqa: E402
 from ldacli.errors import InputError, LdacliError, SettingError  # noqa: E402
 from ldacli.evaluate import perplexity  # noqa: E402
@@ -25,12 +27,14 @@ from ldacli.inference import infer  # noqa: E402
 from ldacli.info import describe  # noqa: E402
 from ldacli.methods.driver import METHODS, TrainingInterrupted, train  # noqa: E402
 from ldacli.model import Checkpoint, Inference, Model  # noqa: E402
+from ldacli.shard_folder import ShardFolder, open_shard_folder  # noqa: E402
 from ldacli.topic_coherence import coherence  # noqa: E402
 
 load_model = Model.load
 
 __all__ = [
     "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "METHODS", "Model", "SettingError",
-    "TrainingInterrupted", "align", "coherence", "describe", "diff_models", "infer", "load_model", "match_topics",
-    "perplexity", "read_corpus", "train", "write_corpus", "__version__",
+    "ShardFolder", "TrainingInterrupted", "align", "coherence", "describe", "diff_models", "infer", "load_model",
+    "match_topics", "open_shard_folder", "perplexity", "read_corpus", "train", "write_corpus", "write_shards",
+    "__version__",
 ]

@@ -18,7 +18,7 @@ import numpy as np
 
 from ldacli.version import __version__
 from ldacli.corpus import FORMATS as CORPUS_FORMATS
-from ldacli.corpus import WRITE_FORMATS, read_corpus, write_corpus
+from ldacli.corpus import WRITE_FORMATS, read_corpus, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
 from ldacli.evaluate import METHODS as EVAL_METHODS
@@ -33,6 +33,7 @@ from ldacli.methods.driver import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_METHOD, 
 from ldacli.methods.distributed import cluster
 from ldacli.methods.sharded import SAMPLERS
 from ldacli.model import Model
+from ldacli.shard_folder import is_shard_folder, open_shard_folder
 from ldacli.report import write_report
 from ldacli.topic_coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
 from ldacli.topic_coherence import coherence as topic_coherence, training_reference
@@ -287,7 +288,8 @@ def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, thread
     uncollapsed Gibbs sampling (--method).
 
     CORPUS is a UCI docword file, an LDA-C file, a text file (one document per line), a folder
-    of .txt files, or - for stdin; .gz is read transparently.
+    of .txt files, a shard folder (convert --shards; with --scheduler the workers read its
+    files), or - for stdin; .gz is read transparently.
 
     \b
     Examples:
@@ -299,6 +301,7 @@ def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, thread
       ldacli train docword.kos.txt.gz -k 20 --method vem --seed 1 -o kos-vem.npz
       ldacli train docword.kos.txt.gz -k 20 --method gibbs --iterations 500 --burn-in 200 -o kos-gibbs.npz
       ldacli train today.ldac --warm-start yesterday.npz --iterations 100 -o today.npz --skip-unchanged
+      ldacli train /shared/20ng-shards -k 100 --scheduler tcp://scheduler:8786 -o 20ng.npz
     """
     progress = _setup_logging(quiet, verbose)
     check_outputs({"-o/--output": output, "--checkpoint": checkpoint},
@@ -316,7 +319,15 @@ def train(ctx, corpus, output, n_topics, method, iterations, alpha, beta, thread
     with user_errors(ctx), locked([output], wait=wait) as removed:
         for path in removed:
             _note(quiet, f"{path}: removed, a temporary file left by a run that was killed")
-        data = _read(corpus, fmt, vocab, quiet, min_df=min_df, max_df=max_df, max_vocab=max_vocab, stop_words=stop_words)
+        if scheduler and is_shard_folder(corpus):  # the workers read the shard files, the client the index
+            if vocab is not None or (min_df, max_df, max_vocab) != (1, 1.0, None):
+                raise click.BadParameter("a shard folder on a cluster is trained as written: choose the vocabulary "
+                                         "when converting", param_hint="--vocab/--min-df/--max-df/--max-vocab")
+            data = open_shard_folder(corpus)
+            _note(quiet, f"{corpus}: the workers read its {data.n_shards} shard files")
+        else:
+            data = _read(corpus, fmt, vocab, quiet, min_df=min_df, max_df=max_df, max_vocab=max_vocab,
+                         stop_words=stop_words)
         _note(quiet, f"{corpus}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens")
         if skip_unchanged and unchanged(output, data, n_topics, **settings):
             _note(quiet, f"{output}: up to date (trained with these settings on this corpus); nothing to do")
@@ -712,10 +723,17 @@ def report(model, output, corpus, corpus_format, corpus_vocab, old, png, svg, qu
 @click.option("--to", "out_format", type=click.Choice(list(WRITE_FORMATS)), default="ldac", show_default=True,
               help="Output format: LDA-C, UCI bag-of-words, Matrix Market (documents x words) or a "
                    "scipy sparse .npz (scipy.sparse.save_npz).")
+@click.option("--shards", type=click.IntRange(min=1), default=None,
+              help="Write a shard folder at -o instead: this many files of consecutive documents (as "
+                   "train --shards cuts them), an index and the vocabulary, for a Dask cluster whose "
+                   "workers read their own shards.")
 @corpus_options(pruning=True)
 @quiet_option
-def convert(source, output, vocab_out, out_format, fmt, vocab, min_df, max_df, max_vocab, stop_words, quiet):
-    """Turn a corpus (typically text) into a bag-of-words file plus a vocabulary file.
+@click.pass_context
+def convert(ctx, source, output, vocab_out, out_format, shards, fmt, vocab, min_df, max_df, max_vocab, stop_words,
+            quiet):
+    """Turn a corpus (typically text) into a bag-of-words file plus a vocabulary file, or into
+    a shard folder (--shards).
 
     With --vocab, the vocabulary is fixed (words outside it are dropped), so several corpora
     can share one vocabulary.
@@ -725,14 +743,41 @@ def convert(source, output, vocab_out, out_format, fmt, vocab, min_df, max_df, m
       ldacli convert docs.txt --min-df 5 --max-df 0.5 -o docs.ldac
       ldacli convert new_docs.txt --vocab docs.vocab -o new_docs.ldac
       ldacli convert docs/ --to uci -o docword.docs.txt
+      ldacli convert docword.20ng.txt.gz --shards 16 -o /shared/20ng-shards
     """
     _setup_logging(quiet, False)
+    if shards is not None:
+        _convert_to_shards(ctx, source, output, shards, fmt, vocab, quiet, min_df=min_df, max_df=max_df,
+                           max_vocab=max_vocab, stop_words=stop_words)
+        return
     vocab_out = vocab_out or default_vocab_path(output, out_format)
     check_outputs({"-o/--output": output, "--vocab-out": vocab_out}, {"SOURCE": source, "--vocab": vocab})
     with user_errors(), locked([output, vocab_out]):
         data = _read(source, fmt, vocab, quiet, min_df=min_df, max_df=max_df, max_vocab=max_vocab, stop_words=stop_words)
         write_corpus(data, output, vocab_out, format=out_format)
     _note(quiet, f"{output}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens; vocabulary in {vocab_out}")
+
+
+def _convert_to_shards(ctx, source, output, shards, fmt, vocab, quiet, **pruning) -> None:
+    for name in ("vocab_out", "out_format"):
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+            raise click.BadParameter("a shard folder holds its own vocabulary and npz shard files",
+                                     param_hint=_option_names(ctx, name))
+    parent = os.path.dirname(os.path.abspath(output))
+    if os.path.lexists(output) and not is_shard_folder(output):
+        raise click.BadParameter(f"{output!r} exists and is not a shard folder: refusing to replace it",
+                                 param_hint="-o/--output")
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"expected an existing folder this user may write in for {output!r}, found "
+                                 f"{parent!r} missing or read-only", param_hint="-o/--output")
+    if _same_file(output, source):
+        raise click.BadParameter(f"{output!r} is the SOURCE input: refusing to write over it", param_hint="-o/--output")
+    with user_errors(), locked([output]):
+        data = _read(source, fmt, vocab, quiet, **pruning)
+        write_shards(data, output, shards)
+        folder = open_shard_folder(output)
+    _note(quiet, f"{output}: {folder.n_docs} documents, {folder.n_words} words, {folder.n_tokens} tokens in "
+                 f"{folder.n_shards} shard files")
 
 
 def default_vocab_path(output: str, out_format: str) -> str:

@@ -14,6 +14,9 @@ Formats read by :func:`read_corpus` (``format="auto"`` recognises them by conten
 * ``text`` -- UTF-8 plain text, one document per line (ids: line numbers), or a folder of
   ``.txt`` files, one document each (ids: file names, in sorted order). Tokenizing, stop words
   and pruning are described in :mod:`ldacli.text`.
+* ``mtx``, ``npz`` -- Matrix Market and scipy sparse ``.npz`` (see :mod:`ldacli.matrices`).
+* ``shards`` -- a shard folder (:mod:`ldacli.shard_folder`), read whole; :func:`write_shards`
+  writes one.
 
 Vocabulary files hold one word per line (line ``i`` is word ``i``); trailing whitespace is
 stripped; empty lines (other than at the very end) and repeated words are errors. Every input
@@ -41,6 +44,7 @@ from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import READ_ERRORS, Source, atomic_write, iter_blocks, iter_lines
 from ldacli.matrices import MTX_MAGIC, ZIP_MAGIC, read_mtx, read_scipy_npz, write_mtx, write_scipy_npz
 from ldacli.memory import check_fits
+from ldacli.shard_folder import is_shard_folder, open_shard_folder, tokens_of, write_shard_folder
 from ldacli.text import (
     CountBuilder,
     build_csr,
@@ -51,7 +55,8 @@ from ldacli.text import (
     tokenize,
 )
 
-FORMATS = ("auto", "uci", "ldac", "text", "mtx", "npz")
+FORMATS = ("auto", "uci", "ldac", "text", "mtx", "npz", "shards")
+FILE_FORMATS = ("uci", "ldac", "text", "mtx", "npz")  # detected by content; "shards" is a folder
 WRITE_FORMATS = ("ldac", "uci", "mtx", "npz")
 INT32_MAX = int(np.iinfo(np.int32).max)
 # Memory a document costs before it holds any word (its id string, its row pointer).
@@ -70,7 +75,9 @@ class Corpus:
     ``counts`` is a ``scipy.sparse.csr_array`` of shape (D, V) and dtype int32 with sorted
     indices and strictly positive stored values. ``vocab[w]`` is the string of word ``w``;
     ``doc_ids[d]`` names document ``d`` (its id in the file, line number or file name).
-    ``source`` is the path it was read from (``"-"`` for stdin) and ``format`` the reader used.
+    ``source`` is the path it was read from (``"-"`` for stdin) and ``format`` the reader used;
+    ``n_shards`` the number of files of the shard folder it was read from, if it was (training's
+    shards follow them unless told otherwise).
     """
 
     counts: sp.csr_array
@@ -79,6 +86,7 @@ class Corpus:
     source: str = ""
     format: str = ""
     notes: list[str] = field(default_factory=list)
+    n_shards: int | None = None
 
     @property
     def n_docs(self) -> int:
@@ -119,11 +127,11 @@ class Corpus:
         ``d``'s tokens are ``words[doc_ptr[d]:doc_ptr[d+1]]``.
         """
         check_token_total(self.source or "corpus", self.n_tokens)
-        c = self.counts
-        words = np.repeat(c.indices.astype(np.int32), c.data.astype(np.int64))
-        doc_ptr = np.zeros(self.n_docs + 1, dtype=np.int64)
-        np.cumsum(self.doc_lengths, out=doc_ptr[1:])
-        return words, doc_ptr
+        return tokens_of(self.counts)
+
+    def word_frequencies(self) -> np.ndarray:
+        """(V,) int64: how many tokens of each word."""
+        return np.bincount(self.counts.indices, weights=self.counts.data, minlength=self.n_words).astype(np.int64)
 
     def without_unused_words(self) -> tuple["Corpus", int]:
         """This corpus without the vocabulary's words that never occur in it (a model gives them
@@ -706,7 +714,11 @@ def read_corpus(
     if fixed is not None and not fixed:
         raise LdacliError("fixed_vocab: expected at least one word, found none")
 
-    if path != "-" and os.path.isdir(path):
+    if path != "-" and is_shard_folder(path):
+        if format not in ("auto", "shards"):
+            raise InputError(path, None, f"expected a {format} file, found a shard folder")
+        source, fmt = None, "shards"
+    elif path != "-" and os.path.isdir(path):
         if format not in ("auto", "text"):
             raise InputError(path, None, f"expected a {format} file, found a directory")
         source, fmt = None, "textdir"
@@ -714,7 +726,9 @@ def read_corpus(
         source = Source.open(path, stdin)
         fmt = _detect(source) if format == "auto" else format
 
-    if source is None or fmt == "text":
+    if fmt == "shards":
+        corpus = _read_shard_folder(path, vocab, fixed, min_df, max_df, max_vocab)
+    elif source is None or fmt == "text":
         if vocab is not None:
             fixed = read_vocab(vocab)
         corpus = _read_text(path, source, fixed=fixed, stop_words=stop_words, min_df=min_df,
@@ -732,7 +746,7 @@ def read_corpus(
     check_token_total(name, corpus.n_tokens)
     if format == "auto" and fmt in FORMAT_NAMES:
         corpus.notes.insert(0, f"read as {FORMAT_NAMES[fmt]} (detected from the content; --format "
-                               f"{'|'.join(FORMATS[1:])} forces one)")
+                               f"{'|'.join(FILE_FORMATS)} forces one)")
     if corpus.n_docs == 0:
         raise InputError(name, None, "empty corpus: expected at least one document")
     if corpus.n_words == 0:
@@ -746,6 +760,29 @@ def read_corpus(
         unused = corpus.n_words - int(np.unique(corpus.counts.indices).size)
         if unused:
             corpus.notes.append(f"{_plural(unused, 'word')} of the vocabulary never occur in it")
+    return corpus
+
+
+def _read_shard_folder(path: str, vocab: str | None, fixed: list[str] | None, min_df: int, max_df: float,
+                       max_vocab: int | None) -> Corpus:
+    """The whole corpus of a shard folder (:mod:`ldacli.shard_folder`), every file checked
+    against its index; over ``vocab``/``fixed`` and pruned like a UCI or LDA-C corpus."""
+    folder = open_shard_folder(path)
+    corpus = Corpus(folder.all_counts(), folder.vocab, folder.doc_ids, format="shards",
+                    notes=[f"read the {folder.n_shards} shard files of a shard folder"], n_shards=folder.n_shards)
+    if vocab is not None:
+        fixed = read_vocab(vocab)
+    if fixed is not None:
+        corpus, dropped = corpus.align(fixed)
+        corpus.n_shards = folder.n_shards
+        if dropped:
+            corpus.notes.append(f"{_plural(dropped, 'token')} outside the fixed vocabulary dropped")
+    elif (min_df, max_df, max_vocab) != (1, 1.0, None):
+        counts, words, note = prune_vocabulary(corpus.counts, corpus.vocab, min_df=min_df, max_df=max_df,
+                                               max_vocab=max_vocab)
+        corpus.counts, corpus.vocab = counts, words
+        if note:
+            corpus.notes.append(note)
     return corpus
 
 
@@ -865,3 +902,17 @@ def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str |
                 buffer, size = [], 0
         out.write("".join(buffer).encode("utf-8"))
         voc.write("".join(w + "\n" for w in corpus.vocab).encode("utf-8"))
+
+
+def write_shards(corpus: Corpus, folder: str | os.PathLike[str], n_shards: int) -> int:
+    """Write ``corpus`` as a shard folder of ``n_shards`` files (see :mod:`ldacli.shard_folder`),
+    atomically; words that never occur are left out first (a model has no row for them).
+    Returns the number of shards written (fewer when there are fewer documents)."""
+    if n_shards < 1:
+        raise LdacliError(f"shards: expected at least 1, found {n_shards}")
+    _check_writable_vocab(corpus.vocab)
+    trimmed, _ = corpus.without_unused_words()
+    counts = sp.csr_array(trimmed.counts, copy=True)
+    counts.sort_indices()
+    return write_shard_folder(os.fspath(folder), counts, trimmed.vocab, trimmed.doc_ids, n_shards,
+                              fingerprint=trimmed.fingerprint(), source=corpus.source, format=corpus.format)

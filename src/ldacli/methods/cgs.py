@@ -17,9 +17,10 @@ from scipy.special import gammaln
 from ldacli import checks, seeds
 from ldacli._cgs import doc_topic_lgamma
 from ldacli.corpus import Corpus
-from ldacli.errors import LdacliError
+from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start, doc_topic_counts
-from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
+from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards
+from ldacli.shard_folder import ShardFolder, shard_bounds
 from ldacli.model import Checkpoint
 from ldacli.priors import optimize_alpha, optimize_beta
 
@@ -48,9 +49,10 @@ class CollapsedGibbs(Method):
     """Collapsed Gibbs sampling of every token's topic, theta and phi integrated out.
 
     Options: ``sampler`` (``dense``, ``sparse``, ``alias`` or ``auto``: by K), ``shards``
-    (document shards, default one per 100,000 tokens, at most 16; 1 is the exact sequential
-    sampler), ``optimize_interval`` and ``optimize_burn_in`` (learned priors; 0: off). Random
-    streams: stream 0 draws the initial topics, stream 1 + s samples shard s.
+    (document shards, default one per 100,000 tokens, at most 16, or the files of the shard
+    folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
+    and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
+    initial topics, stream 1 + s samples shard s.
     """
 
     name = "cgs"
@@ -74,9 +76,16 @@ class CollapsedGibbs(Method):
     def resolve(cls, options: dict, *, n_topics: int, iterations: int, corpus: Corpus) -> dict:
         o = {**cls.OPTIONS, **options}
         sampler = choose_sampler(n_topics) if o["sampler"] == "auto" else checks.choice("sampler", o["sampler"], ("auto", *SAMPLERS))
+        folder_shards = getattr(corpus, "n_shards", None)  # a corpus read from a shard folder
+        shards = folder_shards or default_shards(corpus.n_tokens)
+        if o["shards"] is not None:
+            shards = checks.count("shards", o["shards"], 1)
+            if isinstance(corpus, ShardFolder) and shards != corpus.n_shards:
+                raise SettingError("shards", f"shards must be the {corpus.n_shards} files of the shard folder "
+                                             f"{corpus.path} (its workers read one file per shard), found {shards}")
         return {
             "sampler": sampler,
-            "shards": default_shards(corpus.n_tokens) if o["shards"] is None else checks.count("shards", o["shards"], 1),
+            "shards": shards,
             "optimize_interval": checks.count("optimize_interval", o["optimize_interval"], 0),
             "optimize_burn_in": checks.count("optimize_burn_in", o["optimize_burn_in"], 0),
         }
@@ -88,18 +97,28 @@ class CollapsedGibbs(Method):
         if settings["sampler"] == "dense":
             counts = 4.0 * V * K
         else:  # a sorted (topic, count) list of min(K, frequency) entries per word
-            freq = np.bincount(corpus.counts.indices, weights=corpus.counts.data, minlength=V)
-            counts = 8.0 * float(np.minimum(freq, K).sum()) + 8.0 * V
-        # tokens (words, z, the sweep's copy of z, orders); counts per working copy; the
+            counts = 8.0 * float(np.minimum(corpus.word_frequencies(), K).sum()) + 8.0 * V
+        # tokens (words, z, the sweep's copy of z, orders; the client of a shard folder: z and
+        # the moves of a sweep, with one copy of the counts); counts per working copy; the
         # model: phi built from dense counts, theta from document-topic counts
+        if isinstance(corpus, ShardFolder):
+            return 8.0 * N + counts + 20.0 * K * V + 20.0 * D * K
         return 24.0 * N + copies * counts + 20.0 * K * V + 20.0 * D * K
 
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
                  checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None,
                  client=None):
         K = int(settings["n_topics"])
-        words, doc_ptr = corpus.tokens()
-        words = np.ascontiguousarray(words, dtype=np.int32)
+        folder = corpus if isinstance(corpus, ShardFolder) else None
+        if folder is not None:  # its workers read the tokens
+            if client is None:
+                raise SettingError("scheduler", f"{folder.path}: a shard folder opened from its index trains on a "
+                                                f"Dask cluster (give scheduler), or read it whole with read_corpus")
+            words, doc_ptr = None, folder.doc_ptr()
+        else:
+            words, doc_ptr = corpus.tokens()
+            words = np.ascontiguousarray(words, dtype=np.int32)
+        n_tokens = int(doc_ptr[-1])
         bounds = shard_bounds(doc_ptr, settings["shards"])
         n_shards = bounds.size - 1
         settings["shards"] = n_shards
@@ -108,16 +127,16 @@ class CollapsedGibbs(Method):
             z = np.array(start.z, dtype=np.int32)
             self.alpha, self.beta = np.array(start.alpha, dtype=np.float64), float(start.beta)
         elif checkpoint is None:
-            z = self.rngs[0].integers(0, K, size=words.size, dtype=np.int32)
+            z = self.rngs[0].integers(0, K, size=n_tokens, dtype=np.int32)
             self.alpha, self.beta = np.full(K, float(settings["alpha"])), float(settings["beta"])
         else:
-            z = self.checkpoint_arrays(checkpoint, source, {"z": words.shape})["z"]
+            z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
             if z.size and (z.min() < 0 or z.max() >= K):
                 raise LdacliError(f"{source}: expected topic assignments in [0, {K}), found some outside")
             seeds.restore(self.rngs, checkpoint.rng_states, source)
             self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
         self.interval, self.burn_in = settings["optimize_interval"], settings["optimize_burn_in"]
-        self.n_tokens = words.size
+        self.n_tokens = n_tokens
         if client is None:
             self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
                                           self.beta, bounds, self.rngs[1:], threads)
@@ -125,7 +144,7 @@ class CollapsedGibbs(Method):
             from ldacli.methods.distributed import DistributedSampler
 
             self.sampler = DistributedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K,
-                                              self.alpha, self.beta, bounds, self.rngs[1:], client)
+                                              self.alpha, self.beta, bounds, self.rngs[1:], client, folder)
 
     def step(self, iteration: int) -> None:
         s = self.sampler

@@ -7,16 +7,22 @@ live on the workers: a :class:`ShardHost` actor per worker keeps its shards' tok
 random streams across sweeps. Per sweep and shard, the client sends the counts of the shard's
 words as they were at the start of the sweep (the word lists, or dense rows) and the topic
 totals; the worker samples and sends back the tokens that moved (position, word, old and new
-topic) and its stream's state. The client merges the moves into its counts and its copy of the
-topics. So the same seed and shards give the same bytes on any number of workers as on any
-number of threads.
+topic) and its stream's state. The client merges each shard's moves into its counts and its
+copy of the topics as soon as the shard is back, while the others sample. So the same seed and
+shards give the same bytes on any number of workers as on any number of threads.
 
-Faults: the client keeps every shard's state as of the last merged sweep (its topics and
-stream). When a worker dies, its shards are rebuilt on another worker from that state and the
-sweep is done again for them (the other shards' results are kept: nothing was merged yet), which
-draws the same numbers. When the scheduler is lost, :class:`ClusterLost` is raised; the driver
+Faults: the client keeps every shard's state (its topics and stream) as of its last merged
+sweep, and the counts each shard was sent until it is back. When a worker dies, its shards are
+rebuilt on another worker from that state; those not yet back are sampled again against the
+counts they were sent, which draws the same numbers. When the scheduler is lost, :class:`ClusterLost` is raised; the driver
 writes the checkpoint of the last merged sweep and the run resumes from it, locally or on
-another cluster. Dask is the optional ``dask`` extra (``pip install 'ldacli[dask]'``).
+another cluster.
+
+Shard folders (:mod:`ldacli.shard_folder`): given one, each worker reads its shards' files
+from the folder's path (which every worker must see), and the client, which reads only the
+index, keeps the topics of the tokens (4 bytes each) and the counts, never the corpus; a
+rebuilt shard is read again from its file. Dask is the optional ``dask`` extra
+(``pip install 'ldacli[dask]'``).
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ import time
 import numpy as np
 
 from ldacli.errors import LdacliError
-from ldacli.methods.sharded import SAMPLERS, Replica, alias_arrays, shard_layout, word_capacity
+from ldacli.methods.sharded import (SAMPLERS, Replica, alias_arrays, merge_pairs, shard_layout, word_capacity,
+                                    word_topic_pairs)
+from ldacli.shard_folder import ShardFolder, open_shard_folder, tokens_of
 
 log = logging.getLogger("ldacli")
 EXTRA = "pip install 'ldacli[dask]'"
@@ -102,9 +110,10 @@ class ShardHost:
     and one replica of the counts to sample them against."""
 
     def __init__(self, kind: str, n_words: int, n_topics: int, word_ptr: np.ndarray | None):
-        empty = np.zeros(0, np.int32)
-        self.replica = Replica(kind, n_words, n_topics, empty, empty, word_ptr)
+        self.replica = Replica(kind, n_words, n_topics, (np.zeros(0, np.int64), np.zeros(0, np.int64)), word_ptr)
+        self.n_topics = n_topics
         self.shards: dict[int, dict] = {}
+        self.folders: dict[str, ShardFolder] = {}
 
     def add(self, s: int, words: np.ndarray, ptr: np.ndarray, z: np.ndarray, rng_state: dict) -> int:
         rng = np.random.Generator(np.random.PCG64())
@@ -115,17 +124,35 @@ class ShardHost:
         self.shards[s] = shard
         return os.getpid()
 
+    def load(self, s: int, folder: str, z: np.ndarray, rng_state: dict) -> np.ndarray:
+        """:meth:`add` shard ``s`` of the shard folder at ``folder`` (a path this worker sees),
+        read here; returns the shard's distinct words."""
+        if folder not in self.folders:
+            self.folders[folder] = open_shard_folder(folder)
+        words, ptr = tokens_of(self.folders[folder].shard_counts(s))
+        if words.size != len(z):
+            raise LdacliError(f"{folder}: shard {s} holds {words.size} tokens, the client expected {len(z)}")
+        self.add(s, words, ptr, z, rng_state)
+        return np.unique(words).astype(np.int32)
+
+    def counts(self, s: int) -> dict:
+        """Shard ``s``'s word-topic counts (:func:`~ldacli.methods.sharded.word_topic_pairs`) as
+        ``codes`` and ``counts``."""
+        codes, counts = word_topic_pairs(self.shards[s]["words"], self.shards[s]["z"], self.n_topics)
+        return {"codes": codes, "counts": counts}
+
     def sweep(self, s: int, word_ids: np.ndarray, packed: dict, alpha: np.ndarray, beta: float, beta_sum: float):
         """Sample shard ``s`` against the counts ``packed`` (see :meth:`Replica.pack`); returns
-        the moved tokens ``(positions, words, old topics, new topics)`` and the stream's state."""
+        the moved tokens (``moved`` their positions, ``words``, ``old`` and ``new`` topics) and
+        the stream's ``state``."""
         shard = self.shards[s]
         self.replica.unpack(word_ids, packed)
         before = shard["z"].copy()
         self.replica.sweep(shard["words"], shard["ptr"], shard["z"], alpha, beta, beta_sum, shard["rng"],
                            shard.get("order"), shard.get("doc_of"))
         moved = np.flatnonzero(before != shard["z"]).astype(np.int32)
-        return (moved, shard["words"][moved], before[moved], shard["z"][moved],
-                shard["rng"].bit_generator.state)
+        return {"moved": moved, "words": shard["words"][moved], "old": before[moved], "new": shard["z"][moved],
+                "state": shard["rng"].bit_generator.state}
 
     def pid(self) -> int:
         return os.getpid()
@@ -135,29 +162,64 @@ class DistributedSampler:
     """:class:`~ldacli.methods.sharded.ShardedSampler`'s surface and results, its shards on the
     workers of ``client``. ``z`` (the client's copy, the last merged sweep's) and the snapshot
     counts are kept here; ``traffic`` has, per sweep, the array bytes sent and received, the
-    tokens moved, the shards rebuilt, and the seconds spent until every shard was back and
-    merging."""
+    tokens moved, the shards rebuilt, and the seconds spent waiting for shards and merging.
+
+    With ``folder`` (a :class:`~ldacli.shard_folder.ShardFolder` whose shards are ``bounds``)
+    and ``words`` None, every worker reads its shards' files itself and the client never holds
+    the corpus: the snapshot counts are built from the counts the workers send back."""
 
     def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,
-                 bounds: np.ndarray, rngs: list, client):
+                 bounds: np.ndarray, rngs: list, client, folder: ShardFolder | None = None):
         if kind not in SAMPLERS:
             raise LdacliError(f"sampler must be one of {', '.join(SAMPLERS)}, found {kind!r}")
-        self.kind, self.client = kind, client
+        self.kind, self.client, self.folder = kind, client, folder
         self.words, self.doc_ptr, self.z = words, doc_ptr, z
         self.V, self.K = n_words, n_topics
         self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         self.beta = float(beta)
-        self.shards = shard_layout(kind, words, doc_ptr, bounds)
         self.rng_states = [r.bit_generator.state for r in rngs]
         self.rngs = rngs
-        self.word_ptr = None if kind == "dense" else word_capacity(words, n_words, n_topics)
-        self.snapshot = Replica(kind, n_words, n_topics, words, z, self.word_ptr)
+        if folder is None:
+            self.shards = shard_layout(kind, words, doc_ptr, bounds)
+            freq = np.bincount(words, minlength=n_words)
+        else:  # each shard's distinct words come back from its worker
+            self.shards = [{"lo": int(doc_ptr[a]), "hi": int(doc_ptr[b])} for a, b in zip(bounds[:-1], bounds[1:])]
+            freq = folder.word_frequencies()
+        self.word_ptr = None if kind == "dense" else word_capacity(freq, n_topics)
         self.traffic: list[dict] = []
         self.hosts: dict[str, object] = {}  # worker address -> actor
         self.placement: dict[int, str] = {}  # shard -> worker address
         self.dead: set[str] = set()
         with self._timeouts():
-            self._place(range(len(self.shards)))
+            placed = self._place(range(len(self.shards)))
+            if folder is None:
+                pairs = word_topic_pairs(words, z, n_topics)
+            else:
+                for s, word_ids in placed.items():
+                    self.shards[s]["word_ids"] = word_ids
+                pairs = self._gather_counts()
+        self.snapshot = Replica(kind, n_words, n_topics, pairs, self.word_ptr)
+
+    def _gather_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """The word-topic counts of every shard, from their workers one shard at a time, so that
+        the client holds at most the sum so far and one shard's."""
+        total = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        for s in range(len(self.shards)):
+            for _ in range(10):
+                try:
+                    part = self.hosts[self.placement[s]].counts(s).result()
+                    break
+                except ClusterLost:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the worker died: place its shards again
+                    dead = self.placement[s]
+                    self._lost({dead}, exc)
+                    self._place([t for t, a in self.placement.items() if a == dead])
+            else:
+                raise ClusterLost("workers keep failing while the shards' counts are gathered")
+            total = merge_pairs([total, (part["codes"], part["counts"])])
+            part.clear()  # see _sweep: free the arrays now, not at the next garbage collection
+        return total
 
     @staticmethod
     def _timeouts():
@@ -197,29 +259,43 @@ class DistributedSampler:
             self.hosts[address] = future.result()
         return self.hosts[address]
 
-    def _place(self, shards) -> None:
+    def _place(self, shards) -> dict:
         """Put ``shards`` on the live workers (shard s on worker s mod W, sorted by address) with
-        their state as of the last merged sweep; a worker that fails meanwhile is left out and
-        its shards placed again."""
-        shards = list(shards)
+        their state as of the last merged sweep: sent, or read by the worker from the shard
+        folder. A worker that fails meanwhile is left out and its shards placed again. Returns
+        what each shard's placement returned (:meth:`ShardHost.load`'s words)."""
+        shards, results = list(shards), {}
         for _ in range(10):
             workers = self._workers()
-            calls = []
-            try:
-                for s in shards:
-                    address = workers[s % len(workers)]
-                    sh = self.shards[s]
-                    lo, hi = sh["lo"], sh["hi"]
-                    self.placement[s] = address
-                    calls.append((address, self._host(address).add(s, self.words[lo:hi], sh["ptr"], self.z[lo:hi],
-                                                                  self.rng_states[s])))
-                for address, call in calls:
-                    call.result()
-                return
-            except ClusterLost:
-                raise
-            except Exception as exc:  # noqa: BLE001 - a worker died while its shards were placed
-                self._lost({self.placement[s] for s in shards}, exc)
+            calls, failed, error = {}, set(), None
+            for s in shards:
+                address = self.placement[s] = workers[s % len(workers)]
+                lo, hi = self.shards[s]["lo"], self.shards[s]["hi"]
+                try:
+                    host = self._host(address)
+                    if self.folder is None:
+                        calls[s] = host.add(s, self.words[lo:hi], self.shards[s]["ptr"], self.z[lo:hi],
+                                            self.rng_states[s])
+                    else:
+                        calls[s] = host.load(s, os.path.abspath(self.folder.path), self.z[lo:hi],
+                                             self.rng_states[s])
+                except ClusterLost:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the worker is gone
+                    failed.add(address)
+                    error = exc
+            for s, call in calls.items():
+                try:
+                    results[s] = call.result()
+                except LdacliError as exc:  # the worker is alive but cannot read its shard
+                    raise LdacliError(f"worker {self.placement[s]}: {exc}") from None
+                except Exception as exc:  # noqa: BLE001 - a worker died while its shards were placed
+                    failed.add(self.placement[s])
+                    error = exc
+            shards = [s for s in shards if s not in results]
+            if not shards:
+                return results
+            self._lost(failed, error)
         raise ClusterLost("workers keep failing while shards are placed on them")
 
     def _lost(self, addresses: set[str], exc: BaseException) -> None:
@@ -244,65 +320,76 @@ class DistributedSampler:
     def counts(self) -> Replica:
         return self.snapshot
 
-    def _submit(self, s: int):
-        sh = self.shards[s]
-        packed = self.snapshot.pack(sh["word_ids"])
-        sent = sum(a.nbytes for a in packed.values()) + sh["word_ids"].nbytes + self.alpha.nbytes
-        call = self.hosts[self.placement[s]].sweep(s, sh["word_ids"], packed, self.alpha, self.beta, self.V * self.beta)
-        return call, sent
-
     def sweep(self) -> None:
         with self._timeouts():
             self._sweep()
 
     def _sweep(self) -> None:
-        t0 = time.perf_counter()
-        pending = list(range(len(self.shards)))
-        results: dict[int, tuple] = {}
-        sent = received = rebuilt = 0
-        while pending:
+        """One sweep: every shard sent the counts of the sweep's start, and each shard's moves
+        merged as soon as it is back (while the others are still sampling). A shard of a worker
+        that dies is placed elsewhere with its state as the client has it: sampled this sweep if
+        its moves were merged, else as the sweep began, and then sampled again against the same
+        counts as before, so the numbers drawn and the result are the same."""
+        packs: dict[int, dict] = {}  # shard -> the counts sent at the sweep's start, until it is back
+        todo, done = list(range(len(self.shards))), set()
+        sent = received = rebuilt = moved = 0
+        waited = merged = 0.0
+        while todo:
             calls, failed = {}, []
-            for s in pending:
+            for s in todo:
+                word_ids = self.shards[s]["word_ids"]
+                if s not in packs:
+                    packs[s] = self.snapshot.pack(word_ids)
                 try:
-                    calls[s], nbytes = self._submit(s)
-                    sent += nbytes
+                    calls[s] = self.hosts[self.placement[s]].sweep(s, word_ids, packs[s], self.alpha, self.beta,
+                                                                   self.V * self.beta)
+                    sent += sum(a.nbytes for a in packs[s].values()) + word_ids.nbytes + self.alpha.nbytes
                 except ClusterLost:
                     raise
                 except Exception as exc:  # noqa: BLE001 - the actor's worker is gone
                     failed.append((s, exc))
             for s, call in calls.items():
+                t0 = time.perf_counter()
                 try:
-                    results[s] = call.result()
+                    result = call.result()
                 except Exception as exc:  # noqa: BLE001 - a dead worker shows up as many kinds of error
                     failed.append((s, exc))
-            pending = []
+                    continue
+                finally:
+                    waited += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                received += self._merge(s, result)
+                moved += result["moved"].size
+                # Dask keeps an actor call's arguments and result in reference cycles that only
+                # the cyclic garbage collector frees, late: empty them now so their arrays go
+                result.clear()
+                packs.pop(s).clear()
+                done.add(s)
+                merged += time.perf_counter() - t0
+            todo = []
             if failed:
                 dead = {self.placement[s] for s, _ in failed}
                 log.warning("worker %s failed (%s: %s); rebuilding its shards elsewhere", ", ".join(sorted(dead)),
                             type(failed[0][1]).__name__, failed[0][1])
                 self._lost(dead, failed[0][1])
-                # every shard of a dead worker is rebuilt from the last merged sweep and sampled
-                # again, also those it had finished this sweep: the new host must hold their state
-                pending = [s for s, a in self.placement.items() if a in dead]
-                self._place(pending)
-                rebuilt += len(pending)
-                for s in pending:
-                    results.pop(s, None)
-        t1 = time.perf_counter()
-        # merge, as ShardedSampler does: the moves of every shard into the snapshot and z
-        for s, (moved, words, old, new, state) in results.items():
-            received += moved.nbytes + words.nbytes + old.nbytes + new.nbytes
-            lo = self.shards[s]["lo"]
-            self.z[lo + moved] = new
-            self.rng_states[s] = state
-            self.rngs[s].bit_generator.state = state
-            if moved.size:
-                order = np.argsort(words, kind="stable").astype(np.int32)
-                self.snapshot.move(np.ascontiguousarray(words), order, np.ascontiguousarray(old),
-                                   np.ascontiguousarray(new))
-        self.traffic.append({"sent": sent, "received": received, "rebuilt_shards": rebuilt,
-                             "moved": int(sum(r[0].size for r in results.values())),
-                             "sample_seconds": t1 - t0, "merge_seconds": time.perf_counter() - t1})
+                lost = [s for s, a in self.placement.items() if a in dead]
+                self._place(lost)
+                rebuilt += len(lost)
+                todo = [s for s in lost if s not in done]
+        self.traffic.append({"sent": sent, "received": received, "rebuilt_shards": rebuilt, "moved": moved,
+                             "sample_seconds": waited, "merge_seconds": merged})
+
+    def _merge(self, s: int, result: dict) -> int:
+        """Merge shard ``s``'s moves into the snapshot and ``z``, take its stream's state; returns
+        the bytes received."""
+        moved, words, old, new = result["moved"], result["words"], result["old"], result["new"]
+        self.z[self.shards[s]["lo"] + moved] = new
+        self.rng_states[s] = result["state"]
+        self.rngs[s].bit_generator.state = result["state"]
+        if moved.size:
+            order = np.argsort(words, kind="stable").astype(np.int32)
+            self.snapshot.move(np.ascontiguousarray(words), order, np.ascontiguousarray(old), np.ascontiguousarray(new))
+        return moved.nbytes + words.nbytes + old.nbytes + new.nbytes
 
     def close(self) -> None:
         self.hosts.clear()

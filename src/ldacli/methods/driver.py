@@ -39,6 +39,7 @@ from ldacli.methods.ugibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
 from ldacli.model import Checkpoint, Model
 from ldacli.parallel import check_threads
+from ldacli.shard_folder import ShardFolder
 from ldacli.stopping import EarlyStopping
 
 log = logging.getLogger("ldacli")
@@ -242,7 +243,7 @@ def _provenance(corpus: Corpus) -> dict:
 
 
 def train(
-    corpus: Corpus,
+    corpus: Corpus | ShardFolder,
     n_topics: int | None = None,
     *,
     method: str | None = None,
@@ -309,6 +310,9 @@ def train(
     (:mod:`ldacli.methods.distributed`): a scheduler's address, ``"local:N"`` for a local
     cluster of N worker processes, or a ``distributed.Client``; the result is the same as with
     threads. A lost cluster writes the checkpoint of the last finished sweep and raises.
+    ``corpus`` may then be a :class:`~ldacli.shard_folder.ShardFolder` (from
+    :func:`~ldacli.shard_folder.open_shard_folder`): the workers read the shard files, the
+    client only the index (no warm start or holdout then).
     """
     with locked([checkpoint], wait=wait) as removed:
         for path in removed:
@@ -363,6 +367,12 @@ def _prepare(corpus: Corpus, given: dict, options: dict, *, method, iterations, 
     threads = check_threads(threads)
     if warm_start is not None and ckpt is not None:
         raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them")
+    if isinstance(corpus, ShardFolder):  # only its index is read: what needs the documents cannot run
+        for name, value in (("warm_start", warm_start), ("holdout", given["holdout"])):
+            if value is not None:
+                raise SettingError(name, f"{name} needs the documents on the client, and the shard folder "
+                                         f"{corpus.path} is read by the workers only: read it whole (without "
+                                         f"scheduler) or leave {name} out")
     parent = Model.load(warm_start) if warm_start is not None else None
     corpus = _corpus_to_train(corpus, parent, warm_start, ckpt, resume)
     if ckpt is None:
@@ -536,6 +546,9 @@ def _corpus_as_trained(corpus: Corpus, vocab: list[str], source: str) -> Corpus:
     """``corpus`` over the vocabulary a checkpoint's run trained on (a warm start grows it)."""
     if vocab == corpus.vocab:
         return corpus
+    if isinstance(corpus, ShardFolder):
+        raise LdacliError(f"{source}: expected a checkpoint of this corpus ({corpus.source}), found one trained on "
+                          f"another vocabulary")
     aligned, dropped = corpus.align(vocab)
     if dropped:
         raise LdacliError(f"{source}: expected a checkpoint of this corpus ({corpus.source}), found one trained "

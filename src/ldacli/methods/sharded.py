@@ -23,6 +23,7 @@ import numpy as np
 
 from ldacli import _cgs
 from ldacli.errors import LdacliError
+from ldacli.shard_folder import shard_bounds  # noqa: F401 - the rule shard folders are cut by, too
 
 SAMPLERS = ("dense", "sparse", "alias")
 MH_STEPS = 2
@@ -41,32 +42,26 @@ def choose_sampler(n_topics: int) -> str:
     return "dense" if n_topics < 24 else "sparse"
 
 
-def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
-    """Document boundaries (n_shards + 1,) cutting the corpus into shards of ~equal tokens."""
-    D = doc_ptr.size - 1
-    n_shards = max(1, min(n_shards, D))
-    targets = np.arange(1, n_shards) * (doc_ptr[-1] / n_shards)
-    cuts = np.searchsorted(doc_ptr, targets, side="left")
-    bounds = np.concatenate([[0], cuts, [D]]).astype(np.int64)
-    return np.maximum.accumulate(bounds)
-
-
 class Replica:
     """A copy of the topic-word counts (a thread's, a Dask worker's, or the snapshot), with its
     scratch arrays."""
 
-    def __init__(self, kind: str, V: int, K: int, words, z, word_ptr=None):
+    def __init__(self, kind: str, V: int, K: int, pairs: tuple[np.ndarray, np.ndarray], word_ptr=None):
+        """The counts ``pairs`` (:func:`word_topic_pairs`) as the sampler ``kind`` keeps them;
+        ``word_ptr`` (:func:`word_capacity`) for the word lists of ``sparse`` and ``alias``."""
         # "alias" keeps its word-topic counts in the same sorted word lists as "sparse"
         self.kind = kind
+        codes, counts = pairs
         self.ndk = np.zeros(K, np.int32)
-        self.nk = np.bincount(z, minlength=K).astype(np.int32)
+        self.nk = np.bincount(codes % K, weights=counts, minlength=K).astype(np.int32)
         if kind == "dense":
-            codes = words.astype(np.int64) * K + z
-            self.nwk = np.bincount(codes, minlength=V * K).astype(np.int32).reshape(V, K)
+            self.nwk = np.zeros(V * K, np.int32)
+            self.nwk[codes] = counts
+            self.nwk = self.nwk.reshape(V, K)
             self.work = np.zeros(2 * K)
         else:
             self.word_ptr = word_ptr
-            self.wt_topic, self.wt_count, self.wt_len = _word_lists(words, z, V, K, word_ptr)
+            self.wt_topic, self.wt_count, self.wt_len = _word_lists(codes, counts, V, K, word_ptr)
             self.doc_topics = np.zeros(K, np.int32)
             self.doc_pos = np.full(K, -1, np.int32)
             self.mark = np.zeros(K, np.int32)
@@ -159,13 +154,26 @@ def _list_slots(word_ptr: np.ndarray, wt_len: np.ndarray, word_ids: np.ndarray) 
     return np.repeat(starts, lens) + within, lens.astype(np.int32)
 
 
-def word_capacity(words: np.ndarray, n_words: int, n_topics: int) -> np.ndarray:
+def word_capacity(freq: np.ndarray, n_topics: int) -> np.ndarray:
     """``word_ptr`` (V+1,) int64: where each word's sorted topic list starts; its capacity is
-    min(K, the word's frequency), fixed for the run."""
-    freq = np.bincount(words, minlength=n_words)
-    word_ptr = np.zeros(n_words + 1, np.int64)
+    min(K, its frequency ``freq``), fixed for the run."""
+    word_ptr = np.zeros(freq.size + 1, np.int64)
     np.cumsum(np.minimum(freq, n_topics), out=word_ptr[1:])
     return word_ptr
+
+
+def word_topic_pairs(words: np.ndarray, z: np.ndarray, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
+    """The word-topic counts of tokens ``words`` with topics ``z`` as ``(codes, counts)``: the
+    distinct ``word * K + topic`` codes (int64, sorted) and how many tokens have each."""
+    codes, counts = np.unique(words.astype(np.int64) * n_topics + z, return_counts=True)
+    return codes, counts.astype(np.int64)
+
+
+def merge_pairs(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The sum of sets of word-topic counts of :func:`word_topic_pairs` (one per shard, say)."""
+    codes, inverse = np.unique(np.concatenate([p[0] for p in parts]), return_inverse=True)
+    counts = np.bincount(inverse, weights=np.concatenate([p[1] for p in parts]), minlength=codes.size)
+    return codes, counts.astype(np.int64)
 
 
 def shard_layout(kind: str, words: np.ndarray, doc_ptr: np.ndarray, bounds: np.ndarray) -> list[dict]:
@@ -190,9 +198,9 @@ def alias_arrays(words: np.ndarray, ptr: np.ndarray) -> dict:
             "doc_of": np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))}
 
 
-def _word_lists(words, z, V: int, K: int, word_ptr):
-    """Per-word (topic, count) lists sorted by count (largest first), then topic."""
-    codes, counts = np.unique(words.astype(np.int64) * K + z, return_counts=True)
+def _word_lists(codes, counts, V: int, K: int, word_ptr):
+    """Per-word (topic, count) lists sorted by count (largest first), then topic, from the
+    counts of :func:`word_topic_pairs`."""
     w, t = codes // K, (codes % K).astype(np.int32)
     order = np.lexsort((t, -counts, w))
     w, t, counts = w[order], t[order], counts[order].astype(np.int32)
@@ -226,15 +234,16 @@ class ShardedSampler:
         self.z_before = z.copy()
         self.shards = shard_layout(kind, words, doc_ptr, bounds)
         threads = max(1, min(threads, len(self.shards)))
-        word_ptr = None if kind == "dense" else word_capacity(words, n_words, n_topics)
+        word_ptr = None if kind == "dense" else word_capacity(np.bincount(words, minlength=n_words), n_topics)
+        pairs = word_topic_pairs(words, z, n_topics)
         # The snapshot holds the counts after the last sweep; with one shard it is also the
         # only working copy (the exact sequential sampler).
-        self.snapshot = Replica(kind, n_words, n_topics, words, z, word_ptr)
+        self.snapshot = Replica(kind, n_words, n_topics, pairs, word_ptr)
         if len(self.shards) == 1:
             self.workers = [self.snapshot]
             self.order = None
         else:
-            self.workers = [Replica(kind, n_words, n_topics, words, z, word_ptr) for _ in range(threads)]
+            self.workers = [Replica(kind, n_words, n_topics, pairs, word_ptr) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
             self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
         # With threads, the sparse lists merge in parallel: each thread takes a range of words.
