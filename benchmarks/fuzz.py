@@ -37,6 +37,7 @@ FAMILIES = {
     "npz": lambda: fuzzing.transported(fuzzing.scipy_npz_inputs()),
     "vocab": fuzzing.vocab_inputs,
     "own files": fuzzing.own_file_inputs,
+    "shard folder": fuzzing.shard_folder_inputs,
 }
 
 

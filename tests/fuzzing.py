@@ -157,6 +157,56 @@ def vocab_inputs(draw):
     return "vocab", {"data": draw(mutate_text("\n".join(entries) + "\n"))}
 
 
+@st.composite
+def shard_folder_inputs(draw):
+    """A shard folder (convert --shards) of a small corpus, then maybe: its index's arrays
+    replaced or dropped, a file's bytes corrupted, a file deleted, or two files swapped."""
+    from ldacli.corpus import Corpus, write_shards
+
+    m = np.minimum(draw(count_matrix()), 1000)
+    corpus = Corpus(sp.csr_array(m.astype(np.int32)), [f"w{i}" for i in range(m.shape[1])],
+                    [str(d + 1) for d in range(m.shape[0])])
+    with tempfile.TemporaryDirectory() as tmp:
+        if m.sum() == 0:
+            return "shards", {"files": {}}
+        write_shards(corpus, os.path.join(tmp, "f"), draw(st.integers(1, 4)))
+        files = {}
+        for name in sorted(os.listdir(os.path.join(tmp, "f"))):
+            with open(os.path.join(tmp, "f", name), "rb") as f:
+                files[name] = f.read()
+    names = sorted(files)
+    for _ in range(draw(st.integers(0, 2))):
+        how = draw(st.sampled_from(["index", "bytes", "delete", "swap"]))
+        name = draw(st.sampled_from(names))
+        if how == "index" and "index.npz" in files:
+            try:
+                arrays = dict(np.load(io.BytesIO(files["index.npz"]), allow_pickle=False))
+            except Exception:  # noqa: BLE001 - already corrupted by an earlier change: leave it
+                continue
+            if not arrays:
+                continue
+            key = draw(st.sampled_from(sorted(arrays)))
+            if draw(st.booleans()):
+                arrays[key] = draw(replacement_arrays)
+            else:
+                arrays.pop(key)
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w") as zf:
+                for k, v in arrays.items():
+                    with zf.open(k + ".npy", "w") as member:
+                        np.lib.format.write_array(member, np.asanyarray(v), allow_pickle=False)
+            files["index.npz"] = buf.getvalue()
+        elif how == "bytes" and name in files:
+            files[name] = draw(mutate_bytes(files[name]))
+        elif how == "delete":
+            files.pop(name, None)
+        elif how == "swap":
+            other = draw(st.sampled_from(names))
+            if name in files and other in files:
+                files[name], files[other] = files[other], files[name]
+    return "shards", {"files": files}
+
+
 def corpus_inputs():
     return st.one_of(ldac_inputs(), uci_inputs(), text_inputs(), textdir_inputs(), mtx_inputs(),
                      scipy_npz_inputs(), vocab_inputs())
@@ -256,6 +306,27 @@ def check(kind: str, spec: dict) -> str | None:
 
 
 def _read(kind: str, spec: dict, folder: str) -> None:
+    if kind == "shards":  # as `train` reads it whole, and as a worker reads it shard by shard
+        path = os.path.join(folder, "f")
+        os.mkdir(path)
+        for name, data in spec["files"].items():
+            with open(os.path.join(path, name), "wb") as f:
+                f.write(data)
+
+        def by_shard():
+            index = ldacli.open_shard_folder(path)
+            for s in range(index.n_shards):
+                index.shard_counts(s)
+
+        refused = []
+        for read in (by_shard, lambda: _consistent(read_corpus(path))):
+            try:
+                read()
+            except LdacliError as exc:  # anything else propagates: what the check is for
+                refused.append(exc)
+        if refused:
+            raise refused[0]
+        return
     if kind == "textdir":
         path = os.path.join(folder, "docs")
         os.mkdir(path)

@@ -18,6 +18,7 @@ FAMILIES = {
     "npz": fuzzing.transported(fuzzing.scipy_npz_inputs()),
     "vocab": fuzzing.vocab_inputs(),
     "own files": fuzzing.own_file_inputs(),
+    "shard folder": fuzzing.shard_folder_inputs(),
 }
 
 
