@@ -190,12 +190,7 @@ def shard_folder_inputs(draw):
                 arrays[key] = draw(replacement_arrays)
             else:
                 arrays.pop(key)
-            buf = io.BytesIO()
-            with zipfile.ZipFile(buf, "w") as zf:
-                for k, v in arrays.items():
-                    with zf.open(k + ".npy", "w") as member:
-                        np.lib.format.write_array(member, np.asanyarray(v), allow_pickle=False)
-            files["index.npz"] = buf.getvalue()
+            files["index.npz"] = npz_bytes(arrays)
         elif how == "bytes" and name in files:
             files[name] = draw(mutate_bytes(files[name]))
         elif how == "delete":
@@ -267,12 +262,17 @@ def own_file_inputs(draw):
             arrays[name] = draw(replacement_arrays)
         else:
             arrays.pop(name)
+    return "own-" + kind.split("-")[0], {"data": draw(mutate_bytes(npz_bytes(arrays))), "loader": kind.split("-")[0]}
+
+
+def npz_bytes(arrays: dict) -> bytes:
+    """``arrays`` as an ``.npz`` in memory, laid out as ``write_npz`` writes them."""
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:  # the same layout as write_npz, into memory
+    with zipfile.ZipFile(buf, "w") as zf:
         for name, value in arrays.items():
             with zf.open(name + ".npy", "w") as member:
                 np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
-    return "own-" + kind.split("-")[0], {"data": draw(mutate_bytes(buf.getvalue())), "loader": kind.split("-")[0]}
+    return buf.getvalue()
 
 
 def all_inputs():
