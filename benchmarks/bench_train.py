@@ -14,8 +14,10 @@ tools (ldacli, tomotopy, lda) report training tokens per second over the timed s
 scikit-learn) report tokens per second per pass over the corpus. Peers missing from the
 environment are skipped (``pip install tomotopy lda gensim scikit-learn``). Corpora: ``kos``,
 ``20ng`` from ``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository, ``synth:N``
-(N tokens, e.g. ``synth:10M``, from the LDA generative process with K=100 true topics), or a
-path. Ratios are against ldacli's first configuration for the same corpus, K and threads.
+(N tokens, e.g. ``synth:10M``, from the LDA generative process with K=100 true topics and a
+fixed V of 20,000), ``zipf:N`` (text-like: Zipfian word frequencies and a vocabulary growing
+with N, 50,000 words at 1M tokens and about 500,000 at 50M; ``ldacli.synthetic.realistic``), or
+a path. Ratios are against ldacli's first configuration for the same corpus, K and threads.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def load(name: str):
     import ldacli
     from ldacli.synthetic import generate
 
+    if name.startswith("zipf:"):
+        from ldacli.synthetic import realistic
+
+        size = name.split(":", 1)[1].upper()
+        return realistic(int(float(size.rstrip("MK")) * (1e6 if size.endswith("M") else 1e3 if size.endswith("K") else 1)),
+                         seed=1).corpus.without_unused_words()[0]
     if name.startswith("synth:"):
         size = name.split(":", 1)[1].upper()
         n = int(float(size.rstrip("MK")) * (1e6 if size.endswith("M") else 1e3 if size.endswith("K") else 1))
@@ -188,13 +196,13 @@ def main(argv=None) -> int:
     ap.add_argument("--alpha", type=float, default=0.1)
     ap.add_argument("--beta", type=float, default=0.01)
     ap.add_argument("--scaling", action="store_true",
-                    help="ldacli's sparse sampler on synth:1M/10M/50M at K=100 and 20NG at K=20..5000")
+                    help="ldacli's sparse sampler on zipf:1M/10M/50M at K=100 and 20NG at K=20..5000")
     args = ap.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
     if args.scaling:
-        plan = [(c, 100) for c in ("synth:1M", "synth:10M", "synth:50M")] + [("20ng", k) for k in (20, 100, 1000, 5000)]
+        plan = [(c, 100) for c in ("zipf:1M", "zipf:10M", "zipf:50M")] + [("20ng", k) for k in (20, 100, 1000, 5000)]
         tools = ["ldacli:sparse", "ldacli:alias"]
     else:
         plan = [(c, k) for c in (args.corpus or ["kos", "20ng"]) for k in (args.topics or [20, 100])]

@@ -34,7 +34,7 @@ from ldacli import checks
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 
-__all__ = ["Synthetic", "generate", "planted_topics", "recovery", "total_variation"]
+__all__ = ["Synthetic", "generate", "planted_topics", "realistic", "recovery", "total_variation", "zipf_topics"]
 
 # Tokens drawn per chunk: bounds the working memory (about 40 bytes a token) while keeping
 # the per-chunk Python overhead negligible. Fixed, so the output never depends on the machine.
@@ -122,6 +122,7 @@ def generate(
     beta: float = 0.01,
     seed: int = 0,
     planted: bool = False,
+    topics: np.ndarray | None = None,
 ) -> Synthetic:
     """Draw a corpus from the LDA generative process.
 
@@ -142,6 +143,9 @@ def generate(
     planted
         Use :func:`planted_topics` (disjoint uniform blocks of about V/K words) instead of
         Dirichlet(beta) topics, so that the topics are unambiguous to recover.
+    topics
+        Given topics (n_topics, n_words), rows summing to 1 (e.g. :func:`zipf_topics`),
+        instead of either.
 
     Returns
     -------
@@ -158,7 +162,11 @@ def generate(
         beta = checks.positive("beta", beta)
     rng = np.random.default_rng(seed)
 
-    if planted:
+    if topics is not None:
+        phi = np.asarray(topics, dtype=np.float64)
+        if phi.shape != (n_topics, n_words):
+            raise LdacliError(f"topics must have shape ({n_topics}, {n_words}), got {phi.shape}.")
+    elif planted:
         phi = planted_topics(n_topics, n_words)
     else:
         phi = rng.dirichlet(np.full(n_words, beta), size=n_topics)
@@ -213,6 +221,30 @@ def generate(
         format="synthetic",
     )
     return Synthetic(corpus=corpus, phi=phi, theta=theta)
+
+
+def zipf_topics(n_topics: int, n_words: int, *, exponent: float = 1.07, spread: float = 0.1,
+                seed: int = 0) -> np.ndarray:
+    """Topics (n_topics, n_words) whose mixture has Zipfian word frequencies, as text does:
+    topic k's weight of word w is ``r_w^-exponent * g_kw`` (r_w the word's rank, 1-based;
+    ``g_kw ~ Gamma(spread)``, so each topic favours its own random words), normalised. Frequent
+    words then occur in many topics and rare ones in few."""
+    rng = np.random.default_rng(seed)
+    base = np.arange(1, n_words + 1, dtype=np.float64) ** -exponent
+    phi = base * rng.gamma(spread, size=(n_topics, n_words))
+    phi += 1e-300  # no all-zero row, however small spread is
+    return phi / phi.sum(axis=1, keepdims=True)
+
+
+def realistic(n_tokens: int, n_topics: int = 100, *, seed: int = 0) -> Synthetic:
+    """A corpus of about ``n_tokens`` tokens with text-like statistics, for benchmarks at any
+    size: a vocabulary growing with the corpus by Heaps' law, ``V = 50,000 (N / 10^6)^0.59``
+    (50,000 words at a million tokens, about 500,000 at 50 million), Zipfian word frequencies
+    (:func:`zipf_topics`), documents of 50 to 350 tokens, alpha 0.1."""
+    n_words = max(n_topics, int(round(50_000 * (n_tokens / 1e6) ** 0.59)))
+    phi = zipf_topics(n_topics, n_words, seed=seed)
+    return generate(max(1, n_tokens // 200), n_topics, n_words, doc_length=(50, 350), alpha=0.1, seed=seed,
+                    topics=phi)
 
 
 def _as_distributions(name: str, x) -> np.ndarray:
