@@ -21,7 +21,8 @@ against the exact posterior of a tiny corpus (all samplers).
 """
 
 from libc.math cimport lgamma
-from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memcpy
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from numpy.random cimport bitgen_t
 
 from _shared cimport bitgen_of, search_cumulative
@@ -118,87 +119,79 @@ def apply_dense(const int32_t[::1] words, const int32_t[::1] z_from, const int32
 # --------------------------------------------------------------------------------------------
 # Sparse exact sampler (SparseLDA, Yao, Mimno & McCallum 2009)
 #
-# Word-topic counts are kept per word as a list of (topic, count) pairs with non-zero counts,
-# in ``wt_topic`` / ``wt_count`` at offsets ``wt_ptr[w]:wt_ptr[w] + wt_len[w]``; the capacity of
-# word w's list is min(K, its corpus frequency), fixed for the run. The list is kept sorted by
-# count (largest first) and then by topic, so large counts are met first when sampling.
+# Word-topic counts are kept per word as a list of its non-zero (topic, count) pairs, each
+# packed in one unsigned integer ``(count << bits) | (mask - topic)`` (``bits`` enough for
+# K - 1, ``mask = 2**bits - 1``), as MALLET packs them: comparing two entries compares counts,
+# then topics the other way round, so the list, kept in decreasing order, is sorted by count
+# (largest first) and then by topic, and large counts are met first when sampling. Word w's list
+# is ``wt[wt_ptr[w]:wt_ptr[w] + wt_len[w]]``; its capacity is min(K, its corpus frequency),
+# fixed for the run. Entries are uint32 when every count fits in 32 - bits bits, else uint64.
 
-cdef inline void _word_dec_at(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t j) noexcept nogil:
-    """Decrement the count at position j of one word's sorted list, keeping it sorted."""
+ctypedef fused packed_t:
+    uint32_t
+    uint64_t
+
+
+cdef inline void _word_dec_at(packed_t* wt, int32_t* length, Py_ssize_t j, packed_t unit) noexcept nogil:
+    """Decrement the count of the entry at position j of one word's sorted list, keeping it
+    sorted (and dropping the entry when its count reaches 0)."""
     cdef Py_ssize_t n = length[0]
-    cdef int32_t t = tp[j]
-    cdef int32_t c = ct[j] - 1
-    if c == 0:
+    cdef packed_t e = wt[j] - unit
+    if e < unit:  # count 0
         while j + 1 < n:
-            tp[j] = tp[j + 1]
-            ct[j] = ct[j + 1]
+            wt[j] = wt[j + 1]
             j += 1
         length[0] = <int32_t> (n - 1)
         return
-    # move down past entries that now rank higher: larger count, or equal count and lower topic
-    while j + 1 < n and (ct[j + 1] > c or (ct[j + 1] == c and tp[j + 1] < t)):
-        tp[j] = tp[j + 1]
-        ct[j] = ct[j + 1]
+    while j + 1 < n and wt[j + 1] > e:  # move down past the entries that now rank higher
+        wt[j] = wt[j + 1]
         j += 1
-    tp[j] = t
-    ct[j] = c
+    wt[j] = e
 
 
-cdef inline void _word_dec(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t t) noexcept nogil:
-    """Decrement topic t's count in one word's sorted list (t must be present)."""
-    cdef Py_ssize_t j = 0
-    while tp[j] != t:
-        j += 1
-    _word_dec_at(tp, ct, length, j)
-
-
-cdef inline void _word_inc(int32_t* tp, int32_t* ct, int32_t* length, Py_ssize_t t) noexcept nogil:
-    """Increment topic t's count in one word's sorted list, inserting it when absent."""
+cdef inline void _word_inc(packed_t* wt, int32_t* length, packed_t code, packed_t unit, packed_t mask) noexcept nogil:
+    """Increment the count of the topic whose code (``mask - topic``) is ``code`` in one word's
+    sorted list, inserting it when absent."""
     cdef Py_ssize_t j = 0, n = length[0]
-    cdef int32_t c
-    while j < n and tp[j] != t:
+    cdef packed_t e
+    while j < n and (wt[j] & mask) != code:
         j += 1
     if j == n:
-        c = 1
+        e = unit | code
         length[0] = <int32_t> (n + 1)
     else:
-        c = ct[j] + 1
-    # move up past entries that now rank lower: smaller count, or equal count and higher topic
-    while j > 0 and (ct[j - 1] < c or (ct[j - 1] == c and tp[j - 1] > t)):
-        tp[j] = tp[j - 1]
-        ct[j] = ct[j - 1]
+        e = wt[j] + unit
+    while j > 0 and wt[j - 1] < e:  # move up past the entries that now rank lower
+        wt[j] = wt[j - 1]
         j -= 1
-    tp[j] = <int32_t> t
-    ct[j] = c
+    wt[j] = e
 
 
-cdef inline Py_ssize_t _rebuild_word(int32_t* tp, int32_t* ct, Py_ssize_t length, int32_t* counts,
-                                      int32_t* mark) noexcept nogil:
-    """Rewrite one word's list from ``counts[tp[j]]`` for its ``length`` slots: non-zero counts
-    only, sorted by count (largest first) then topic. Clears ``counts`` and ``mark`` at those
-    topics; returns the new length."""
-    cdef Py_ssize_t j, top, cnt = 0
-    cdef int32_t tk, ck
+cdef inline Py_ssize_t _rebuild_word(packed_t* wt, Py_ssize_t length, int32_t* counts, int32_t* mark,
+                                     int bits, packed_t mask) noexcept nogil:
+    """Rewrite one word's list from ``counts[topic]`` for the topics of its ``length`` slots
+    (their counts are ignored): non-zero counts only, sorted. Clears ``counts`` and ``mark``
+    at those topics; returns the new length."""
+    cdef Py_ssize_t j, top, cnt = 0, tk
+    cdef packed_t e
     for j in range(length):
-        tk = tp[j]
-        ck = counts[tk]
+        tk = <Py_ssize_t> (mask - (wt[j] & mask))
+        e = ((<packed_t> counts[tk]) << bits) | (wt[j] & mask)
         counts[tk] = 0
         mark[tk] = 0
-        if ck > 0:
+        if (e >> bits) > 0:
             top = cnt
-            while top > 0 and (ct[top - 1] < ck or (ct[top - 1] == ck and tp[top - 1] > tk)):
-                tp[top] = tp[top - 1]
-                ct[top] = ct[top - 1]
+            while top > 0 and wt[top - 1] < e:
+                wt[top] = wt[top - 1]
                 top -= 1
-            tp[top] = tk
-            ct[top] = ck
+            wt[top] = e
             cnt += 1
     return cnt
 
 
 def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
-                 const int64_t[::1] wt_ptr, int32_t[::1] wt_topic, int32_t[::1] wt_count,
-                 int32_t[::1] wt_len, int32_t[::1] nk, const double[::1] alpha, double beta,
+                 const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits,
+                 int32_t[::1] nk, const double[::1] alpha, double beta,
                  double beta_sum, int32_t[::1] ndk, int32_t[::1] doc_topics, int32_t[::1] doc_pos,
                  double[::1] work, object rng):
     """One SparseLDA sweep over one shard: exact collapsed Gibbs in O(K_d + K_w) per token.
@@ -209,10 +202,11 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     ``q = sum_{k in word} (a_k + n_dk) n_wk / (n_k + V b)`` (the word's topics). One uniform
     draw picks the bucket and the topic within it, searching q, then r, then s.
 
-    Arrays as in :func:`dense_sweep`, plus the word lists ``wt_ptr`` (V+1,) int64,
-    ``wt_topic``, ``wt_count`` int32 and ``wt_len`` (V,) int32 (see above); ``doc_topics``
-    and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit); ``work`` (3K,)
-    float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double per token.
+    Arrays as in :func:`dense_sweep`, plus the packed word lists ``wt_ptr`` (V+1,) int64,
+    ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
+    ``doc_topics`` and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit);
+    ``work`` (3K,) float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double
+    per token.
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
@@ -224,8 +218,11 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     cdef int32_t* nd = &ndk[0]
     cdef int32_t* dt = &doc_topics[0]
     cdef int32_t* dp = &doc_pos[0]
-    cdef int32_t* tp
-    cdef int32_t* ct
+    cdef packed_t* wp
+    cdef packed_t e
+    cdef packed_t unit = (<packed_t> 1) << bits
+    cdef packed_t mask = unit - 1
+    cdef Py_ssize_t cnt
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
@@ -252,8 +249,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
                     w = words[i]
                     old = z[i]
-                    tp = &wt_topic[wt_ptr[w]]
-                    ct = &wt_count[wt_ptr[w]]
+                    wp = &wt[wt_ptr[w]]
                     nw_len = wt_len[w]
                     # remove the token from the topic and document counts; the word list is
                     # only changed if the token moves (most do not, once the chain has mixed)
@@ -269,12 +265,13 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     q = 0.0
                     j_old = 0
                     for j in range(nw_len):
-                        k = tp[j]
+                        e = wp[j]
+                        k = <Py_ssize_t> (mask - (e & mask))
+                        cnt = <Py_ssize_t> (e >> bits)
                         if k == old:
                             j_old = j
-                            qterm[j] = coef[k] * (ct[j] - 1)
-                        else:
-                            qterm[j] = coef[k] * ct[j]
+                            cnt -= 1
+                        qterm[j] = coef[k] * cnt
                         q += qterm[j]
                     u = bitgen.next_double(bitgen.state) * (s + r + q)
                     t = -1
@@ -289,7 +286,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                             j_new = nw_len - 1
                             while qterm[j_new] == 0.0:
                                 j_new -= 1
-                        t = tp[j_new]
+                        t = <Py_ssize_t> (mask - (wp[j_new] & mask))
                     else:
                         u -= q
                         if u < r:
@@ -335,8 +332,8 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                             dp[t] = <int32_t> n_doc
                             dt[n_doc] = <int32_t> t
                             n_doc += 1
-                        _word_dec_at(tp, ct, &wt_len[w], j_old)
-                        _word_inc(tp, ct, &wt_len[w], t)
+                        _word_dec_at(wp, &wt_len[w], j_old, unit)
+                        _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
                         z[i] = <int32_t> t
                 # leave the scratch as found
                 for j in range(n_doc):
@@ -347,10 +344,9 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
 
 
 def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
-                 const int32_t[::1] z_to, const int64_t[::1] wt_ptr, int32_t[::1] wt_topic,
-                 int32_t[::1] wt_count, int32_t[::1] wt_len, int32_t[::1] nk,
-                 int32_t[::1] dense, int32_t[::1] mark):
-    """:func:`apply_dense` for the sparse word lists of :func:`sparse_sweep`, word by word.
+                 const int32_t[::1] z_to, const int64_t[::1] wt_ptr, packed_t[::1] wt,
+                 int32_t[::1] wt_len, int bits, int32_t[::1] nk, int32_t[::1] dense, int32_t[::1] mark):
+    """:func:`apply_dense` for the packed word lists of :func:`sparse_sweep`, word by word.
 
     ``order`` lists the token indices to replay grouped by word (e.g. a stable argsort of
     ``words``). For each word with a moved token, its list is spread into ``dense`` (K,)
@@ -361,6 +357,8 @@ def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32
     cdef Py_ssize_t n = order.shape[0]
     cdef Py_ssize_t i = 0, j, m, w, a, b, length
     cdef Py_ssize_t base = 0
+    cdef packed_t unit = (<packed_t> 1) << bits
+    cdef packed_t mask = unit - 1
     with nogil:
         while i < n:
             w = words[order[i]]
@@ -374,29 +372,28 @@ def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32
                         base = wt_ptr[w]
                         length = wt_len[w]
                         for m in range(length):
-                            dense[wt_topic[base + m]] = wt_count[base + m]
-                            mark[wt_topic[base + m]] = 1
+                            dense[mask - (wt[base + m] & mask)] = <int32_t> (wt[base + m] >> bits)
+                            mark[mask - (wt[base + m] & mask)] = 1
                     dense[a] -= 1
                     dense[b] += 1
                     if mark[b] == 0:  # a new topic for this word
                         mark[b] = 1
                         if base + length < wt_ptr[w + 1]:
-                            wt_topic[base + length] = <int32_t> b
+                            wt[base + length] = mask - <packed_t> b
                             length += 1
                         else:
                             # full: the counts still fit the capacity, so a slot has dropped
                             # to zero; reuse it
                             m = 0
-                            while dense[wt_topic[base + m]] != 0:
+                            while dense[mask - (wt[base + m] & mask)] != 0:
                                 m += 1
-                            mark[wt_topic[base + m]] = 0
-                            wt_topic[base + m] = <int32_t> b
+                            mark[mask - (wt[base + m] & mask)] = 0
+                            wt[base + m] = mask - <packed_t> b
                     nk[a] -= 1
                     nk[b] += 1
                 j += 1
             if length >= 0:
-                wt_len[w] = <int32_t> _rebuild_word(&wt_topic[base], &wt_count[base], length,
-                                                    &dense[0], &mark[0])
+                wt_len[w] = <int32_t> _rebuild_word(&wt[base], length, &dense[0], &mark[0], bits, mask)
             i = j
 
 
@@ -449,8 +446,7 @@ cdef inline Py_ssize_t _draw_alias(const double* prob, const int32_t* alias, Py_
 
 def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
                 const int32_t[::1] order, const int32_t[::1] doc_of,
-                const int64_t[::1] wt_ptr, int32_t[::1] wt_topic, int32_t[::1] wt_count,
-                int32_t[::1] wt_len, int32_t[::1] nk, const double[::1] alpha, double beta,
+                const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits, int32_t[::1] nk, const double[::1] alpha, double beta,
                 double beta_sum, int32_t[:, ::1] ndk, int32_t[::1] cur, int32_t[::1] mark,
                 int32_t[::1] iwork, double[::1] work, int mh_steps, object rng):
     """One Metropolis-Hastings sweep over one shard, word by word, O(1) per token.
@@ -468,7 +464,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
       or a random token of the word in this shard, or with weight ``K b`` a uniform topic;
       acceptance ``(n_dt + a_t)(n_s + V b) / ((n_ds + a_s)(n_t + V b))``.
 
-    Arrays as in :func:`sparse_sweep` plus ``order`` and ``doc_of`` (n,) int32 (each token's
+    Arrays (the packed word lists ``wt``, ``bits`` included) as in :func:`sparse_sweep` plus ``order`` and ``doc_of`` (n,) int32 (each token's
     document within the shard); ``ndk`` (d, K) int32 document-topic counts of the shard's
     documents (overwritten); ``cur``, ``mark`` (K,) int32 zero on entry and exit; ``iwork``
     (5K,) int32 and ``work`` (3K,) float64 scratch.
@@ -487,8 +483,9 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
     cdef int32_t* small = &iwork[2 * K]
     cdef int32_t* large = &iwork[3 * K]
     cdef int32_t* other_topics = &iwork[4 * K]
-    cdef int32_t* tp
-    cdef int32_t* ct
+    cdef packed_t* wp
+    cdef packed_t unit = (<packed_t> 1) << bits
+    cdef packed_t mask = unit - 1
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
@@ -508,8 +505,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
             while i < n:
                 w = words[order[i]]
                 base = wt_ptr[w]
-                tp = &wt_topic[base]
-                ct = &wt_count[base]
+                wp = &wt[base]
                 length = wt_len[w]
                 run_start = i
                 run_len = 0
@@ -518,15 +514,15 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                 # spread the word's counts; the other shards' part is what this shard's tokens
                 # do not account for
                 for j in range(length):
-                    k = tp[j]
-                    cur[k] = ct[j]
+                    k = <Py_ssize_t> (mask - (wp[j] & mask))
+                    cur[k] = <int32_t> (wp[j] >> bits)
                     mark[k] = 1
                 for j in range(run_len):
                     mark[z[order[run_start + j]]] -= 1  # mark - 1 - (tokens here): borrowed
                 n_other = 0
                 other_mass = 0.0
                 for j in range(length):
-                    k = tp[j]
+                    k = <Py_ssize_t> (mask - (wp[j] & mask))
                     cnt = cur[k] + (mark[k] - 1)  # counts from the other shards
                     mark[k] = 1
                     if cnt > 0:
@@ -578,17 +574,17 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                     if mark[st] == 0:  # a topic new to this word: give it a slot
                         mark[st] = 1
                         if length < wt_ptr[w + 1] - base:
-                            tp[length] = <int32_t> st
+                            wp[length] = mask - <packed_t> st
                             length += 1
                         else:  # full: some slot's count has dropped to zero; reuse it
                             j = 0
-                            while cur[tp[j]] != 0:
+                            while cur[mask - (wp[j] & mask)] != 0:
                                 j += 1
-                            mark[tp[j]] = 0
-                            tp[j] = <int32_t> st
+                            mark[mask - (wp[j] & mask)] = 0
+                            wp[j] = mask - <packed_t> st
                     i += 1
                 # write the word's list back, sorted; clear the scratch
-                wt_len[w] = <int32_t> _rebuild_word(tp, ct, length, &cur[0], &mark[0])
+                wt_len[w] = <int32_t> _rebuild_word(wp, length, &cur[0], &mark[0], bits, mask)
 
 
 def restore_dense(const int32_t[::1] word_ids, const int32_t[:, ::1] src, int32_t[:, ::1] dst):
@@ -602,19 +598,14 @@ def restore_dense(const int32_t[::1] word_ids, const int32_t[:, ::1] src, int32_
                 dst[w, k] = src[w, k]
 
 
-def restore_sparse(const int32_t[::1] word_ids, const int64_t[::1] wt_ptr,
-                   const int32_t[::1] src_topic, const int32_t[::1] src_count,
-                   const int32_t[::1] src_len, int32_t[::1] dst_topic, int32_t[::1] dst_count,
-                   int32_t[::1] dst_len):
-    """Copy the lists of the words ``word_ids`` from one set of sparse word lists to another."""
-    cdef Py_ssize_t m, j, w, base
+def restore_sparse(const int32_t[::1] word_ids, const int64_t[::1] wt_ptr, const packed_t[::1] src,
+                   const int32_t[::1] src_len, packed_t[::1] dst, int32_t[::1] dst_len):
+    """Copy the lists of the words ``word_ids`` from one set of packed word lists to another."""
+    cdef Py_ssize_t m, w
     with nogil:
         for m in range(word_ids.shape[0]):
             w = word_ids[m]
-            base = wt_ptr[w]
-            for j in range(src_len[w]):
-                dst_topic[base + j] = src_topic[base + j]
-                dst_count[base + j] = src_count[base + j]
+            memcpy(&dst[wt_ptr[w]], &src[wt_ptr[w]], src_len[w] * sizeof(packed_t))
             dst_len[w] = src_len[w]
 
 

@@ -2,6 +2,7 @@
 and the same result for any number of threads."""
 
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -13,7 +14,7 @@ from scipy.special import gammaln
 
 from ldacli._cgs import dense_sweep
 from ldacli._heldout import sparse_fixed_topics_sweep
-from ldacli.methods.sharded import SAMPLERS, ShardedSampler, shard_bounds
+from ldacli.methods.sharded import SAMPLERS, ShardedSampler, list_layout, shard_bounds, unpack_entries
 from ldacli.methods.base import doc_topic_counts, word_topic_counts
 
 
@@ -137,8 +138,9 @@ def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, 
     if kind == "sparse":  # each word's list is sorted by count, then topic
         for w in range(V):
             lo = counts.word_ptr[w]
-            pairs = list(zip(-counts.wt_count[lo:lo + counts.wt_len[w]], counts.wt_topic[lo:lo + counts.wt_len[w]]))
-            assert pairs == sorted(pairs)
+            topics, n = unpack_entries(counts.wt[lo:lo + counts.wt_len[w]], counts.bits)
+            pairs = list(zip(-n, topics))
+            assert pairs == sorted(pairs) and n.min(initial=1) > 0
     assert expected.sum() == words.size
 
 
@@ -156,6 +158,35 @@ def test_every_sampler_gives_the_same_bytes_for_any_thread_count(kind):
         sampler.close()
         results.append(z.tobytes())
     assert results[0] == results[1] == results[2]
+
+
+def test_word_lists_take_64_bit_entries_only_when_a_count_could_overflow_32():
+    for K, bits in ((2, 1), (100, 7), (1000, 10), (1024, 10), (1025, 11)):
+        assert list_layout(np.array([1, 2**(32 - bits) - 1]), K).dtype == np.uint32
+        assert list_layout(np.array([2**(32 - bits)]), K).dtype == np.uint64
+        assert list_layout(np.array([3]), K).bits == bits
+
+
+@pytest.mark.parametrize("kind", ["sparse", "alias"])
+def test_64_bit_word_list_entries_give_the_same_chain(kind, monkeypatch):
+    from ldacli.methods import sharded
+
+    V, K = 30, 37
+    words, doc_ptr, z0 = tiny_corpus(5, D=40, V=V, K=K, max_len=30)
+    results = []
+    for wide in (False, True):
+        if wide:
+            narrow = sharded.list_layout
+            monkeypatch.setattr(sharded, "list_layout", lambda f, k: dataclasses.replace(narrow(f, k), dtype=np.uint64))
+        z = z0.copy()
+        sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01, shard_bounds(doc_ptr, 3),
+                                 streams(3, 3), 2)
+        for _ in range(6):
+            sampler.sweep()
+        sampler.close()
+        assert sampler.counts.wt.dtype == (np.uint64 if wide else np.uint32)
+        results.append((z.tobytes(), sampler.counts.word_topic_counts().tobytes()))
+    assert results[0] == results[1]
 
 
 @pytest.mark.parametrize("kind", SAMPLERS)

@@ -96,8 +96,8 @@ class CollapsedGibbs(Method):
         copies = 1 + min(threads, settings["shards"]) if settings["shards"] > 1 else 1
         if settings["sampler"] == "dense":
             counts = 4.0 * V * K
-        else:  # a sorted (topic, count) list of min(K, frequency) entries per word
-            counts = 8.0 * float(np.minimum(corpus.word_frequencies(), K).sum()) + 8.0 * V
+        else:  # a sorted list of min(K, frequency) packed (count, topic) entries per word
+            counts = 8.0 * float(np.minimum(corpus.word_frequencies(), K).sum()) + 12.0 * V
         # tokens (words, z, the sweep's copy of z, orders; the client of a shard folder: z and
         # the moves of a sweep, with one copy of the counts); counts per working copy; the
         # model: phi built from dense counts, theta from document-topic counts

@@ -35,8 +35,8 @@ import time
 import numpy as np
 
 from ldacli.errors import LdacliError
-from ldacli.methods.sharded import (SAMPLERS, Replica, alias_arrays, merge_pairs, shard_layout, word_capacity,
-                                    word_topic_pairs)
+from ldacli.methods.sharded import (SAMPLERS, ListLayout, Replica, alias_arrays, list_layout, merge_pairs,
+                                    shard_layout, word_topic_pairs)
 from ldacli.shard_folder import ShardFolder, open_shard_folder, tokens_of
 
 log = logging.getLogger("ldacli")
@@ -109,8 +109,8 @@ class ShardHost:
     """Shards resident on one worker (a Dask actor): their tokens, topics and random streams,
     and one replica of the counts to sample them against."""
 
-    def __init__(self, kind: str, n_words: int, n_topics: int, word_ptr: np.ndarray | None):
-        self.replica = Replica(kind, n_words, n_topics, (np.zeros(0, np.int64), np.zeros(0, np.int64)), word_ptr)
+    def __init__(self, kind: str, n_words: int, n_topics: int, layout: ListLayout | None):
+        self.replica = Replica(kind, n_words, n_topics, (np.zeros(0, np.int64), np.zeros(0, np.int64)), layout)
         self.n_topics = n_topics
         self.shards: dict[int, dict] = {}
         self.folders: dict[str, ShardFolder] = {}
@@ -185,7 +185,7 @@ class DistributedSampler:
         else:  # each shard's distinct words come back from its worker
             self.shards = [{"lo": int(doc_ptr[a]), "hi": int(doc_ptr[b])} for a, b in zip(bounds[:-1], bounds[1:])]
             freq = folder.word_frequencies()
-        self.word_ptr = None if kind == "dense" else word_capacity(freq, n_topics)
+        self.layout = None if kind == "dense" else list_layout(freq, n_topics)
         self.traffic: list[dict] = []
         self.hosts: dict[str, object] = {}  # worker address -> actor
         self.placement: dict[int, str] = {}  # shard -> worker address
@@ -198,7 +198,7 @@ class DistributedSampler:
                 for s, word_ids in placed.items():
                     self.shards[s]["word_ids"] = word_ids
                 pairs = self._gather_counts()
-        self.snapshot = Replica(kind, n_words, n_topics, pairs, self.word_ptr)
+        self.snapshot = Replica(kind, n_words, n_topics, pairs, self.layout)
 
     def _gather_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """The word-topic counts of every shard, from their workers one shard at a time, so that
@@ -254,7 +254,7 @@ class DistributedSampler:
 
     def _host(self, address: str):
         if address not in self.hosts:
-            future = self.client.submit(ShardHost, self.kind, self.V, self.K, self.word_ptr, actor=True,
+            future = self.client.submit(ShardHost, self.kind, self.V, self.K, self.layout, actor=True,
                                         workers=[address], allow_other_workers=False, pure=False)
             self.hosts[address] = future.result()
         return self.hosts[address]

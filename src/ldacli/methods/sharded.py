@@ -17,6 +17,7 @@ sequential sampler.
 from __future__ import annotations
 
 import queue
+from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -46,9 +47,10 @@ class Replica:
     """A copy of the topic-word counts (a thread's, a Dask worker's, or the snapshot), with its
     scratch arrays."""
 
-    def __init__(self, kind: str, V: int, K: int, pairs: tuple[np.ndarray, np.ndarray], word_ptr=None):
+    def __init__(self, kind: str, V: int, K: int, pairs: tuple[np.ndarray, np.ndarray],
+                 layout: "ListLayout | None" = None):
         """The counts ``pairs`` (:func:`word_topic_pairs`) as the sampler ``kind`` keeps them;
-        ``word_ptr`` (:func:`word_capacity`) for the word lists of ``sparse`` and ``alias``."""
+        ``layout`` (:func:`list_layout`) for the word lists of ``sparse`` and ``alias``."""
         # "alias" keeps its word-topic counts in the same sorted word lists as "sparse"
         self.kind = kind
         codes, counts = pairs
@@ -60,8 +62,8 @@ class Replica:
             self.nwk = self.nwk.reshape(V, K)
             self.work = np.zeros(2 * K)
         else:
-            self.word_ptr = word_ptr
-            self.wt_topic, self.wt_count, self.wt_len = _word_lists(codes, counts, V, K, word_ptr)
+            self.word_ptr, self.bits = layout.word_ptr, layout.bits
+            self.wt, self.wt_len = _word_lists(codes, counts, V, K, layout)
             self.doc_topics = np.zeros(K, np.int32)
             self.doc_pos = np.full(K, -1, np.int32)
             self.mark = np.zeros(K, np.int32)
@@ -78,22 +80,20 @@ class Replica:
         elif self.kind == "alias":
             if self.ndk_shard.shape[0] < doc_ptr.size - 1:
                 self.ndk_shard = np.zeros((doc_ptr.size - 1, self.nk.size), np.int32)
-            _cgs.alias_sweep(words, doc_ptr, z, order, doc_of, self.word_ptr, self.wt_topic,
-                               self.wt_count, self.wt_len, self.nk, alpha, beta, beta_sum,
-                               self.ndk_shard, self.ndk, self.mark, self.iwork,
-                               self.work, MH_STEPS, rng)
+            _cgs.alias_sweep(words, doc_ptr, z, order, doc_of, self.word_ptr, self.wt, self.wt_len, self.bits,
+                             self.nk, alpha, beta, beta_sum, self.ndk_shard, self.ndk, self.mark, self.iwork,
+                             self.work, MH_STEPS, rng)
         else:
-            _cgs.sparse_sweep(words, doc_ptr, z, self.word_ptr, self.wt_topic, self.wt_count,
-                                self.wt_len, self.nk, alpha, beta, beta_sum, self.ndk,
-                                self.doc_topics, self.doc_pos, self.work, rng)
+            _cgs.sparse_sweep(words, doc_ptr, z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, alpha,
+                              beta, beta_sum, self.ndk, self.doc_topics, self.doc_pos, self.work, rng)
 
     def move(self, words, order, z_from, z_to) -> None:
         """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
         if self.kind == "dense":
             _cgs.apply_dense(words, z_from, z_to, self.nwk, self.nk)
         else:
-            _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt_topic,
-                                self.wt_count, self.wt_len, self.nk, self.ndk, self.mark)
+            _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
+                              self.ndk, self.mark)
 
     def restore(self, source: "Replica", word_ids: np.ndarray) -> None:
         """Take ``source``'s counts for the words ``word_ids`` and all topic totals."""
@@ -101,8 +101,7 @@ class Replica:
         if self.kind == "dense":
             _cgs.restore_dense(word_ids, source.nwk, self.nwk)
         else:
-            _cgs.restore_sparse(word_ids, self.word_ptr, source.wt_topic, source.wt_count,
-                                  source.wt_len, self.wt_topic, self.wt_count, self.wt_len)
+            _cgs.restore_sparse(word_ids, self.word_ptr, source.wt, source.wt_len, self.wt, self.wt_len)
 
     def pack(self, word_ids: np.ndarray) -> dict:
         """The counts of the words ``word_ids`` and all topic totals, as arrays to send to
@@ -110,7 +109,7 @@ class Replica:
         if self.kind == "dense":
             return {"nk": self.nk.copy(), "rows": self.nwk[word_ids]}
         idx, lens = _list_slots(self.word_ptr, self.wt_len, word_ids)
-        return {"nk": self.nk.copy(), "lens": lens, "topics": self.wt_topic[idx], "counts": self.wt_count[idx]}
+        return {"nk": self.nk.copy(), "lens": lens, "entries": self.wt[idx]}
 
     def unpack(self, word_ids: np.ndarray, packed: dict) -> None:
         """Take the counts :meth:`pack` sent for ``word_ids``, and the topic totals."""
@@ -120,8 +119,7 @@ class Replica:
             return
         self.wt_len[word_ids] = packed["lens"]
         idx, _ = _list_slots(self.word_ptr, self.wt_len, word_ids)
-        self.wt_topic[idx] = packed["topics"]
-        self.wt_count[idx] = packed["counts"]
+        self.wt[idx] = packed["entries"]
 
     def word_topic_counts(self) -> np.ndarray:
         """Dense (V, K) int32 counts."""
@@ -130,13 +128,14 @@ class Replica:
         V, K = self.wt_len.size, self.nk.size
         nwk = np.zeros((V, K), np.int32)
         rows, idx = self._entries()
-        nwk[rows, self.wt_topic[idx]] = self.wt_count[idx]
+        topics, counts = unpack_entries(self.wt[idx], self.bits)
+        nwk[rows, topics] = counts
         return nwk
 
     def nonzero_word_topic_counts(self) -> np.ndarray:
         if self.kind == "dense":
             return self.nwk[self.nwk > 0]
-        return self.wt_count[self._entries()[1]]
+        return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
 
     def _entries(self):
         lengths = self.wt_len.astype(np.int64)
@@ -154,12 +153,38 @@ def _list_slots(word_ptr: np.ndarray, wt_len: np.ndarray, word_ids: np.ndarray) 
     return np.repeat(starts, lens) + within, lens.astype(np.int32)
 
 
-def word_capacity(freq: np.ndarray, n_topics: int) -> np.ndarray:
-    """``word_ptr`` (V+1,) int64: where each word's sorted topic list starts; its capacity is
-    min(K, its frequency ``freq``), fixed for the run."""
+@dataclass(frozen=True)
+class ListLayout:
+    """Where the packed word lists live: ``word_ptr`` (V+1,) int64, word w's list starting at
+    ``word_ptr[w]`` with capacity ``word_ptr[w+1] - word_ptr[w]``; each entry
+    ``(count << bits) | (2**bits - 1 - topic)`` of ``dtype`` (see ``ext/_cgs.pyx``)."""
+
+    word_ptr: np.ndarray
+    bits: int
+    dtype: type
+
+
+def list_layout(freq: np.ndarray, n_topics: int) -> ListLayout:
+    """The layout of the word lists for word frequencies ``freq`` (V,): capacity min(K, the
+    word's frequency), fixed for the run; uint32 entries when the largest frequency fits beside
+    the topic bits, else uint64."""
     word_ptr = np.zeros(freq.size + 1, np.int64)
     np.cumsum(np.minimum(freq, n_topics), out=word_ptr[1:])
-    return word_ptr
+    bits = max(1, int(n_topics - 1).bit_length())
+    largest = int(freq.max()) if freq.size else 0
+    return ListLayout(word_ptr, bits, np.uint32 if largest < 1 << (32 - bits) else np.uint64)
+
+
+def pack_entries(topics: np.ndarray, counts: np.ndarray, layout: ListLayout) -> np.ndarray:
+    """Word-list entries of these topics and counts."""
+    dtype = layout.dtype
+    return (counts.astype(dtype) << dtype(layout.bits)) | (dtype((1 << layout.bits) - 1) - topics.astype(dtype))
+
+
+def unpack_entries(entries: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(topics, counts)`` (int32) of word-list entries."""
+    mask = entries.dtype.type((1 << bits) - 1)
+    return ((mask - (entries & mask)).astype(np.int32), (entries >> entries.dtype.type(bits)).astype(np.int32))
 
 
 def word_topic_pairs(words: np.ndarray, z: np.ndarray, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
@@ -198,20 +223,18 @@ def alias_arrays(words: np.ndarray, ptr: np.ndarray) -> dict:
             "doc_of": np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))}
 
 
-def _word_lists(codes, counts, V: int, K: int, word_ptr):
-    """Per-word (topic, count) lists sorted by count (largest first), then topic, from the
-    counts of :func:`word_topic_pairs`."""
+def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
+    """Per-word packed (topic, count) lists sorted by count (largest first), then topic, from
+    the counts of :func:`word_topic_pairs`."""
     w, t = codes // K, (codes % K).astype(np.int32)
     order = np.lexsort((t, -counts, w))
     w, t, counts = w[order], t[order], counts[order].astype(np.int32)
     lengths = np.bincount(w, minlength=V).astype(np.int32)
     first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    slot = word_ptr[w] + (np.arange(w.size) - first[w])
-    wt_topic = np.zeros(word_ptr[-1], np.int32)
-    wt_count = np.zeros(word_ptr[-1], np.int32)
-    wt_topic[slot] = t
-    wt_count[slot] = counts
-    return wt_topic, wt_count, lengths
+    slot = layout.word_ptr[w] + (np.arange(w.size) - first[w])
+    wt = np.zeros(layout.word_ptr[-1], layout.dtype)
+    wt[slot] = pack_entries(t, counts, layout)
+    return wt, lengths
 
 
 class ShardedSampler:
@@ -234,16 +257,16 @@ class ShardedSampler:
         self.z_before = z.copy()
         self.shards = shard_layout(kind, words, doc_ptr, bounds)
         threads = max(1, min(threads, len(self.shards)))
-        word_ptr = None if kind == "dense" else word_capacity(np.bincount(words, minlength=n_words), n_topics)
+        layout = None if kind == "dense" else list_layout(np.bincount(words, minlength=n_words), n_topics)
         pairs = word_topic_pairs(words, z, n_topics)
         # The snapshot holds the counts after the last sweep; with one shard it is also the
         # only working copy (the exact sequential sampler).
-        self.snapshot = Replica(kind, n_words, n_topics, pairs, word_ptr)
+        self.snapshot = Replica(kind, n_words, n_topics, pairs, layout)
         if len(self.shards) == 1:
             self.workers = [self.snapshot]
             self.order = None
         else:
-            self.workers = [Replica(kind, n_words, n_topics, pairs, word_ptr) for _ in range(threads)]
+            self.workers = [Replica(kind, n_words, n_topics, pairs, layout) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
             self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
         # With threads, the sparse lists merge in parallel: each thread takes a range of words.
@@ -308,7 +331,7 @@ class ShardedSampler:
         try:
             snap = self.snapshot
             _cgs.apply_sparse(self.words, self.order[a:b], self.z_before, self.z, snap.word_ptr,
-                                snap.wt_topic, snap.wt_count, snap.wt_len, delta, worker.ndk, worker.mark)
+                                snap.wt, snap.wt_len, snap.bits, delta, worker.ndk, worker.mark)
         finally:
             self._free.put(worker)
         return delta
