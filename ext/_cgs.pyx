@@ -25,7 +25,7 @@ from libc.string cimport memcpy
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from numpy.random cimport bitgen_t
 
-from _shared cimport bitgen_of, search_cumulative
+from _shared cimport bitgen_of, prefetch, search_cumulative
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,6 +127,9 @@ def apply_dense(const int32_t[::1] words, const int32_t[::1] z_from, const int32
 # is ``wt[wt_ptr[w]:wt_ptr[w] + wt_len[w]]``; its capacity is min(K, its corpus frequency),
 # fixed for the run. Entries are uint32 when every count fits in 32 - bits bits, else uint64.
 
+cdef enum:
+    PREFETCH_AHEAD = 16  # tokens ahead that apply_sparse asks the memory for
+
 ctypedef fused packed_t:
     uint32_t
     uint64_t
@@ -205,16 +208,18 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     Arrays as in :func:`dense_sweep`, plus the packed word lists ``wt_ptr`` (V+1,) int64,
     ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
     ``doc_topics`` and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit);
-    ``work`` (3K,) float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double
+    ``work`` (4K,) float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double
     per token.
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t n_tokens = doc_ptr[D]
     cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new
     cdef double s = 0.0, r, q, u
     cdef double* inv = &work[0]      # 1 / (n_k + V b)
     cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
     cdef double* qterm = &work[2 * K]
+    cdef double* sterm = &work[3 * K]  # a_k b / (n_k + V b), the s bucket's terms
     cdef int32_t* nd = &ndk[0]
     cdef int32_t* dt = &doc_topics[0]
     cdef int32_t* dp = &doc_pos[0]
@@ -230,7 +235,8 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
             for k in range(K):
                 inv[k] = 1.0 / (nk[k] + beta_sum)
                 coef[k] = alpha[k] * inv[k]
-                s += alpha[k] * beta * inv[k]
+                sterm[k] = alpha[k] * beta * inv[k]
+                s += sterm[k]
             for d in range(D):
                 # the document's topic counts, its topic list and the r bucket
                 n_doc = 0
@@ -251,14 +257,22 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     old = z[i]
                     wp = &wt[wt_ptr[w]]
                     nw_len = wt_len[w]
+                    # the word lists are scattered over memory: ask for the next token's list
+                    # (and for where the one after it lives) while this token is sampled
+                    if i + 2 < n_tokens:
+                        prefetch(&wt_ptr[words[i + 2]])
+                        prefetch(&wt_len[words[i + 2]])
+                    if i + 1 < n_tokens:
+                        prefetch(&wt[wt_ptr[words[i + 1]]])
                     # remove the token from the topic and document counts; the word list is
                     # only changed if the token moves (most do not, once the chain has mixed)
-                    s -= alpha[old] * beta * inv[old]
+                    s -= sterm[old]
                     r -= nd[old] * beta * inv[old]
                     nk[old] -= 1
                     nd[old] -= 1
                     inv[old] = 1.0 / (nk[old] + beta_sum)
-                    s += alpha[old] * beta * inv[old]
+                    sterm[old] = alpha[old] * beta * inv[old]
+                    s += sterm[old]
                     r += nd[old] * beta * inv[old]
                     coef[old] = (alpha[old] + nd[old]) * inv[old]
                     # the word bucket, with the token's own count left out
@@ -306,19 +320,20 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                         if t < 0:
                             u -= r
                             for k in range(K):
-                                u -= alpha[k] * beta * inv[k]
+                                u -= sterm[k]
                                 if u < 0.0:
                                     t = k
                                     break
                             if t < 0:
                                 t = K - 1
                     # add the token back with its new topic
-                    s -= alpha[t] * beta * inv[t]
+                    s -= sterm[t]
                     r -= nd[t] * beta * inv[t]
                     nk[t] += 1
                     nd[t] += 1
                     inv[t] = 1.0 / (nk[t] + beta_sum)
-                    s += alpha[t] * beta * inv[t]
+                    sterm[t] = alpha[t] * beta * inv[t]
+                    s += sterm[t]
                     r += nd[t] * beta * inv[t]
                     coef[t] = (alpha[t] + nd[t]) * inv[t]
                     if t != old:
@@ -365,6 +380,12 @@ def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32
             j = i
             length = -1  # the list is not spread yet
             while j < n and words[order[j]] == w:
+                # tokens are visited by word, so their topics are scattered: ask ahead
+                if j + PREFETCH_AHEAD < n:
+                    m = order[j + PREFETCH_AHEAD]
+                    prefetch(&z_from[m])
+                    prefetch(&z_to[m])
+                    prefetch(&words[m])
                 a = z_from[order[j]]
                 b = z_to[order[j]]
                 if a != b:

@@ -15,3 +15,8 @@ cdef inline Py_ssize_t search_cumulative(const double* cum, Py_ssize_t n, double
     while k < n - 1 and cum[k] <= u:
         k += 1
     return k
+
+
+cdef extern from *:
+    """#define LDACLI_PREFETCH(p) __builtin_prefetch((const void*) (p))"""
+    void prefetch "LDACLI_PREFETCH"(const void* p) noexcept nogil

@@ -67,7 +67,7 @@ class Replica:
             self.doc_topics = np.zeros(K, np.int32)
             self.doc_pos = np.full(K, -1, np.int32)
             self.mark = np.zeros(K, np.int32)
-            self.work = np.zeros(3 * K)
+            self.work = np.zeros(4 * K)
         if kind == "alias":
             self.iwork = np.zeros(5 * K, np.int32)
             self.work = np.zeros(3 * K)

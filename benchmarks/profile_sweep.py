@@ -1,0 +1,90 @@
+"""Where a sweep of the sharded sampler spends its time: restoring the shards' word lists,
+sampling, merging the moves into the snapshot.
+
+Usage::
+
+    python benchmarks/profile_sweep.py                     # 20NG, sparse, K=100 and 1000, 16 shards
+    python benchmarks/profile_sweep.py -k 1000 --shards 4 --threads 2
+
+Runs ``--burn-in`` sweeps, then times ``--sweeps`` sweeps (seconds per sweep, and the parts on
+one thread), and reports how long the word lists scanned per token are (the average over tokens
+of their word's number of topics), which is what the sparse sampler's cost follows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections import defaultdict
+
+import numpy as np
+
+import ldacli
+from ldacli import seeds
+from ldacli.methods import sharded
+from ldacli.methods.sharded import ShardedSampler, shard_bounds
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
+SPENT: dict[str, float] = defaultdict(float)
+
+
+def timing(name: str):
+    """Wrap ``Replica.<name>`` so that its time adds up in ``SPENT``."""
+    method = getattr(sharded.Replica, name)
+
+    def timed(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            SPENT[name] += time.perf_counter() - t0
+
+    setattr(sharded.Replica, name, timed)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--corpus", default=os.path.join(CORPORA, "docword.20ng.txt.gz"))
+    p.add_argument("-k", "--topics", action="append", type=int)
+    p.add_argument("--sampler", default="sparse", choices=sharded.SAMPLERS)
+    p.add_argument("--shards", type=int, default=16)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--burn-in", type=int, default=30)
+    p.add_argument("--sweeps", type=int, default=5)
+    args = p.parse_args(argv)
+    for name in ("restore", "sweep", "move"):
+        timing(name)
+    corpus = ldacli.read_corpus(args.corpus)
+    words, doc_ptr = corpus.tokens()
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    print(f"{os.path.basename(args.corpus)}: {words.size} tokens, {args.sampler}, {args.shards} shards, "
+          f"{args.threads} threads")
+    print("    K  s/sweep  restore   sample    merge  scan")
+    for K in args.topics or [100, 1000]:
+        bounds = shard_bounds(doc_ptr, args.shards)
+        rngs = seeds.generators(1, bounds.size)
+        z = rngs[0].integers(0, K, size=words.size, dtype=np.int32)
+        sampler = ShardedSampler(args.sampler, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01,
+                                 bounds, rngs[1:], args.threads)
+        for _ in range(args.burn_in):
+            sampler.sweep()
+        SPENT.clear()
+        t0 = time.perf_counter()
+        for _ in range(args.sweeps):
+            sampler.sweep()
+        total = (time.perf_counter() - t0) / args.sweeps
+        parts = [SPENT[name] / args.sweeps for name in ("restore", "sweep", "move")]
+        if args.sampler == "dense":
+            scan = float(K)
+        else:
+            scan = float(sampler.counts.wt_len[words].mean())
+        print(f"{K:5d}  {total:7.3f}  " + "  ".join(f"{x:7.3f}" for x in parts) + f"  {scan:4.1f}"
+              + ("" if args.threads == 1 else "  (parts summed over threads)"))
+        sampler.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
