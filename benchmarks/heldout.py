@@ -11,8 +11,8 @@ topic), beta and K. Gibbs tools run ``--iterations`` sweeps; with ``--budget-of 
 tool runs first and the ldacli tools then get ``--budget-fraction`` of its wall time
 (``--max-seconds``), which measures "time to reach the peer's perplexity". Every model is then
 scored by the same command, ``ldacli perplexity`` (document completion, same seed): peers'
-topic-word matrices are written into ldacli model files for that. Tools: ``ldacli:SAMPLER[:T]``
-(T threads, default 1), ``lda``, ``tomotopy[:T]``. Corpora folder: ``$LDACLI_CORPORA`` or
+topic-word matrices are written into ldacli model files for that. Tools: ``ldacli:SAMPLER[:T[:S]]``
+(T threads, default 1; S shards, default ldacli's), ``lda``, ``tomotopy[:T]``. Corpora folder: ``$LDACLI_CORPORA`` or
 ``../shared/corpora`` beside the repository.
 """
 
@@ -67,6 +67,8 @@ def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
         sampler = parts[1]
         threads = parts[2] if len(parts) > 2 else "1"
         extra = ["--max-seconds", str(budget)] if budget else []
+        if len(parts) > 3:
+            extra += ["--shards", parts[3]]
         t0 = time.perf_counter()
         ldacli_cli("train", f("train.ldac"), "-k", str(args.topics), "--iterations", str(args.iterations),
                    "--alpha", str(args.alpha), "--beta", str(args.beta), "--seed", str(args.seed),
@@ -102,7 +104,7 @@ def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
         secs, sweeps = time.perf_counter() - t0, args.iterations
         index = {w: i for i, w in enumerate(model.used_vocabs)}
         cols = np.array([index.get(w, -1) for w in vocab])
-        tw = np.array([model.get_topic_word_dist(k) for k in range(args.topics)])
+        tw = np.array([model.get_topic_word_dist(k) for k in range(args.topics)], dtype=np.float64)  # float32 from tomotopy
         phi = np.where(cols >= 0, tw[:, np.maximum(cols, 0)], 0.0)
         phi = (phi + 1e-12) / (phi + 1e-12).sum(axis=1, keepdims=True)
         save_peer(out, phi, args.topics, args, vocab, "tomotopy (collapsed Gibbs)")

@@ -254,7 +254,6 @@ class ShardedSampler:
         self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         self.beta = float(beta)
         self.rngs = rngs
-        self.z_before = z.copy()
         self.shards = shard_layout(kind, words, doc_ptr, bounds)
         threads = max(1, min(threads, len(self.shards)))
         layout = None if kind == "dense" else list_layout(np.bincount(words, minlength=n_words), n_topics)
@@ -266,6 +265,7 @@ class ShardedSampler:
             self.workers = [self.snapshot]
             self.order = None
         else:
+            self.z_before = z.copy()  # each sweep's start, to merge the moves
             self.workers = [Replica(kind, n_words, n_topics, pairs, layout) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
             self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
