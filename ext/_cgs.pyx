@@ -215,7 +215,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
     cdef Py_ssize_t n_tokens = doc_ptr[D]
     cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new
-    cdef double s = 0.0, r, q, u
+    cdef double s = 0.0, r, q, u, s_kept, r_kept, inv_kept, sterm_kept, coef_kept
     cdef double* inv = &work[0]      # 1 / (n_k + V b)
     cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
     cdef double* qterm = &work[2 * K]
@@ -266,6 +266,11 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                         prefetch(&wt[wt_ptr[words[i + 1]]])
                     # remove the token from the topic and document counts; the word list is
                     # only changed if the token moves (most do not, once the chain has mixed)
+                    s_kept = s
+                    r_kept = r
+                    inv_kept = inv[old]
+                    sterm_kept = sterm[old]
+                    coef_kept = coef[old]
                     s -= sterm[old]
                     r -= nd[old] * beta * inv[old]
                     nk[old] -= 1
@@ -326,6 +331,17 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                                     break
                             if t < 0:
                                 t = K - 1
+                    if t == old:
+                        # back where it was: the counts, and every term made from them, are as
+                        # they were before the token was taken out
+                        nk[old] += 1
+                        nd[old] += 1
+                        s = s_kept
+                        r = r_kept
+                        inv[old] = inv_kept
+                        sterm[old] = sterm_kept
+                        coef[old] = coef_kept
+                        continue
                     # add the token back with its new topic
                     s -= sterm[t]
                     r -= nd[t] * beta * inv[t]
@@ -336,20 +352,19 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     s += sterm[t]
                     r += nd[t] * beta * inv[t]
                     coef[t] = (alpha[t] + nd[t]) * inv[t]
-                    if t != old:
-                        if nd[old] == 0:
-                            n_doc -= 1
-                            j = dp[old]
-                            dt[j] = dt[n_doc]
-                            dp[dt[j]] = <int32_t> j
-                            dp[old] = -1
-                        if nd[t] == 1:
-                            dp[t] = <int32_t> n_doc
-                            dt[n_doc] = <int32_t> t
-                            n_doc += 1
-                        _word_dec_at(wp, &wt_len[w], j_old, unit)
-                        _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
-                        z[i] = <int32_t> t
+                    if nd[old] == 0:
+                        n_doc -= 1
+                        j = dp[old]
+                        dt[j] = dt[n_doc]
+                        dp[dt[j]] = <int32_t> j
+                        dp[old] = -1
+                    if nd[t] == 1:
+                        dp[t] = <int32_t> n_doc
+                        dt[n_doc] = <int32_t> t
+                        n_doc += 1
+                    _word_dec_at(wp, &wt_len[w], j_old, unit)
+                    _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
+                    z[i] = <int32_t> t
                 # leave the scratch as found
                 for j in range(n_doc):
                     t = dt[j]
