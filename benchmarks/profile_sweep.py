@@ -5,10 +5,13 @@ Usage::
 
     python benchmarks/profile_sweep.py                     # 20NG, sparse, K=100 and 1000, 16 shards
     python benchmarks/profile_sweep.py -k 1000 --shards 4 --threads 2
+    python benchmarks/profile_sweep.py --corpus zipf:10M -k 100 --shards 1 --burn-in 10 --sweeps 3
 
 Runs ``--burn-in`` sweeps, then times ``--sweeps`` sweeps (seconds per sweep, and the parts on
 one thread), and reports how long the word lists scanned per token are (the average over tokens
-of their word's number of topics), which is what the sparse sampler's cost follows.
+of their word's number of topics), which is what the sparse sampler's cost follows, and the
+time per token and list entry. ``--corpus``: ``kos``, ``20ng``, ``zipf:N`` or ``synth:N`` (as
+in ``bench_train.py``) or a path.
 """
 
 from __future__ import annotations
@@ -20,13 +23,11 @@ from collections import defaultdict
 
 import numpy as np
 
-import ldacli
+from bench_train import load
 from ldacli import seeds
 from ldacli.methods import sharded
 from ldacli.methods.sharded import ShardedSampler, shard_bounds
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 SPENT: dict[str, float] = defaultdict(float)
 
 
@@ -46,7 +47,7 @@ def timing(name: str):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--corpus", default=os.path.join(CORPORA, "docword.20ng.txt.gz"))
+    p.add_argument("--corpus", default="20ng")
     p.add_argument("-k", "--topics", action="append", type=int)
     p.add_argument("--sampler", default="sparse", choices=sharded.SAMPLERS)
     p.add_argument("--shards", type=int, default=16)
@@ -56,12 +57,12 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     for name in ("restore", "sweep", "move"):
         timing(name)
-    corpus = ldacli.read_corpus(args.corpus)
+    corpus = load(args.corpus)
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)
     print(f"{os.path.basename(args.corpus)}: {words.size} tokens, {args.sampler}, {args.shards} shards, "
           f"{args.threads} threads")
-    print("    K  s/sweep  restore   sample    merge  scan")
+    print("    K  s/sweep  restore   sample    merge  scan  ns/token/entry")
     for K in args.topics or [100, 1000]:
         bounds = shard_bounds(doc_ptr, args.shards)
         rngs = seeds.generators(1, bounds.size)
@@ -81,6 +82,7 @@ def main(argv=None) -> int:
         else:
             scan = float(sampler.counts.wt_len[words].mean())
         print(f"{K:5d}  {total:7.3f}  " + "  ".join(f"{x:7.3f}" for x in parts) + f"  {scan:4.1f}"
+              + f"  {total / words.size / scan * 1e9:14.2f}"
               + ("" if args.threads == 1 else "  (parts summed over threads)"))
         sampler.close()
     return 0
