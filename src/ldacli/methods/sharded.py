@@ -265,7 +265,7 @@ class ShardedSampler:
             self.workers = [self.snapshot]
             self.order = None
         else:
-            self.z_before = z.copy()  # each sweep's start, to merge the moves
+            self.z_before = z.copy()  # each shard's topics at the sweep's start (see _run_shard)
             self.workers = [Replica(kind, n_words, n_topics, pairs, layout) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
             self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
@@ -300,6 +300,7 @@ class ShardedSampler:
         worker = self._free.get()
         try:
             if worker is not self.snapshot:
+                np.copyto(self.z_before[lo:hi], self.z[lo:hi])  # the shard's topics before, to merge its moves
                 worker.restore(self.snapshot, shard["word_ids"])
             worker.sweep(self.words[lo:hi], shard["ptr"], self.z[lo:hi], self.alpha, self.beta,
                          self.V * self.beta, self.rngs[s], shard.get("order"), shard.get("doc_of"))
@@ -310,7 +311,6 @@ class ShardedSampler:
         if len(self.shards) == 1:
             self._run_shard(0)
             return
-        np.copyto(self.z_before, self.z)
         if self._pool is None:
             for s in range(len(self.shards)):
                 self._run_shard(s)
