@@ -49,10 +49,12 @@ from ldacli.text import (
     CountBuilder,
     build_csr,
     check_pruning,
+    doc_lengths,
     load_stop_words,
     prune_vocabulary,
     sort_vocabulary,
     tokenize,
+    word_totals,
 )
 
 FORMATS = ("auto", "uci", "ldac", "text", "mtx", "npz", "shards")
@@ -102,7 +104,7 @@ class Corpus:
 
     @property
     def doc_lengths(self) -> np.ndarray:
-        return np.asarray(self.counts.sum(axis=1, dtype=np.int64)).ravel()
+        return doc_lengths(self.counts)
 
     @property
     def n_empty_docs(self) -> int:
@@ -131,7 +133,7 @@ class Corpus:
 
     def word_frequencies(self) -> np.ndarray:
         """(V,) int64: how many tokens of each word."""
-        return np.bincount(self.counts.indices, weights=self.counts.data, minlength=self.n_words).astype(np.int64)
+        return word_totals(self.counts, self.n_words)
 
     def without_unused_words(self) -> tuple["Corpus", int]:
         """This corpus without the vocabulary's words that never occur in it (a model gives them

@@ -37,6 +37,7 @@ from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import atomic_folder
 from ldacli.matrices import read_scipy_npz, write_scipy_npz
 from ldacli.npz import array, read_file, write_npz
+from ldacli.text import doc_lengths, word_totals
 
 INDEX = "index.npz"
 VOCAB = "vocab.txt"
@@ -60,14 +61,18 @@ def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
     return np.maximum.accumulate(bounds)
 
 
+def doc_pointers(lengths: np.ndarray) -> np.ndarray:
+    """(D+1,) int64 from document lengths (D,): document d's tokens are ``doc_ptr[d]:doc_ptr[d+1]``."""
+    doc_ptr = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=doc_ptr[1:])
+    return doc_ptr
+
+
 def tokens_of(counts: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     """``(words, doc_ptr)``: one int32 word id per token, document by document, each document's
-    words in increasing id order; ``doc_ptr`` (D+1,) int64, document d's tokens being
-    ``words[doc_ptr[d]:doc_ptr[d+1]]``."""
+    words in increasing id order; ``doc_ptr`` (:func:`doc_pointers`)."""
     words = np.repeat(counts.indices.astype(np.int32), counts.data.astype(np.int64))
-    doc_ptr = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.asarray(counts.sum(axis=1, dtype=np.int64)).ravel(), out=doc_ptr[1:])
-    return words, doc_ptr
+    return words, doc_pointers(doc_lengths(counts))
 
 
 def is_shard_folder(path: str | os.PathLike[str]) -> bool:
@@ -80,8 +85,8 @@ def write_shard_folder(folder: str, counts: sp.csr_array, vocab: list[str], doc_
     of ``n_shards`` files (fewer when there are fewer documents), atomically
     (:func:`~ldacli.fileio.atomic_folder`: a shard folder already there is replaced, anything
     else is refused). Returns the number of shards written."""
-    lengths = np.asarray(counts.sum(axis=1, dtype=np.int64)).ravel()
-    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    lengths = doc_lengths(counts)
+    doc_ptr = doc_pointers(lengths)
     bounds = shard_bounds(doc_ptr, n_shards)
     files, digests = [], []
     with atomic_folder(folder, what="shard folder", replaces=INDEX) as tmp:
@@ -100,7 +105,7 @@ def write_shard_folder(folder: str, counts: sp.csr_array, vocab: list[str], doc_
         write_npz(os.path.join(tmp, INDEX), {
             "kind": np.array(KIND), "format_version": np.array(FORMAT_VERSION), "params": np.array(json.dumps(params)),
             "vocab": np.array(vocab, dtype=str), "doc_ids": np.array(doc_ids, dtype=str), "doc_lengths": lengths,
-            "word_freq": np.bincount(counts.indices, weights=counts.data, minlength=len(vocab)).astype(np.int64),
+            "word_freq": word_totals(counts, len(vocab)),
             "bounds": bounds,
         }, what="shard index")
     return bounds.size - 1
@@ -152,7 +157,7 @@ class ShardFolder:
         return self.word_freq
 
     def doc_ptr(self) -> np.ndarray:
-        return np.concatenate([[0], np.cumsum(self.doc_lengths)]).astype(np.int64)
+        return doc_pointers(self.doc_lengths)
 
     def without_unused_words(self) -> tuple["ShardFolder", int]:
         """This folder (a model gives unused words no row: a folder written by ``convert`` has
@@ -177,8 +182,7 @@ class ShardFolder:
                                          f"found another: the folder was changed after it was written")
         counts = read_scipy_npz(name, data, self.n_words, os.path.join(self.path, VOCAB))
         lo, hi = int(self.bounds[s]), int(self.bounds[s + 1])
-        lengths = np.asarray(counts.sum(axis=1, dtype=np.int64)).ravel()
-        if counts.shape[0] != hi - lo or not np.array_equal(lengths, self.doc_lengths[lo:hi]):
+        if counts.shape[0] != hi - lo or not np.array_equal(doc_lengths(counts), self.doc_lengths[lo:hi]):
             raise InputError(name, None, f"expected documents {lo} to {hi - 1} as {INDEX} describes them, found "
                                          f"{counts.shape[0]} documents of other lengths")
         return counts

@@ -161,6 +161,16 @@ def build_csr(rows: np.ndarray, cols: np.ndarray, data: np.ndarray, shape: tuple
     return counts
 
 
+def doc_lengths(counts: sp.csr_array) -> np.ndarray:
+    """(D,) int64: the tokens of each document (row) of a count matrix."""
+    return np.asarray(counts.sum(axis=1, dtype=np.int64)).ravel()
+
+
+def word_totals(counts: sp.csr_array, n_words: int) -> np.ndarray:
+    """(V,) int64: the tokens of each word (column) of a count matrix."""
+    return np.bincount(counts.indices, weights=counts.data, minlength=n_words).astype(np.int64)
+
+
 def check_pruning(min_df: int, max_df: float, max_vocab: int | None) -> None:
     """Validate the pruning parameters, raising :class:`LdacliError` with the expected range."""
     if isinstance(min_df, bool) or not isinstance(min_df, (int, np.integer)) or min_df < 1:
@@ -187,7 +197,7 @@ def prune_vocabulary(
     check_pruning(min_df, max_df, max_vocab)
     n_docs, n_words = counts.shape
     df = np.bincount(counts.indices, minlength=n_words)
-    total = np.bincount(counts.indices, weights=counts.data, minlength=n_words).astype(np.int64)
+    total = word_totals(counts, n_words)
     keep = np.ones(n_words, dtype=bool)
     rare = df < min_df
     keep &= ~rare
