@@ -36,10 +36,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 
 
-def build(corpus, K: int, seed: int = 1):
+def build(corpus, K: int, seed: int = 1, shards: int | None = None):
+    """What the sampler of ``ldacli train`` starts from: ``(words, doc_ptr, z, bounds, rngs)``,
+    the topics drawn at random from ``seed``; ``shards`` by default as ``train`` cuts them."""
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)
-    bounds = shard_bounds(doc_ptr, default_shards(corpus.n_tokens))
+    bounds = shard_bounds(doc_ptr, shards or default_shards(corpus.n_tokens))
     rngs = seeds.generators(seed, bounds.size)
     z = rngs[0].integers(0, K, size=words.size, dtype=np.int32)
     return words, doc_ptr, z, bounds, rngs[1:]

@@ -21,21 +21,14 @@ import sys
 import numpy as np
 
 import ldacli
-from ldacli import seeds
-from ldacli.methods.sharded import ShardedSampler, shard_bounds
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
+from bench_dask import CORPORA, build
+from ldacli.methods.sharded import ShardedSampler
 
 
 def run(corpus, kind: str, K: int, shards: int, threads: int, sweeps: int) -> dict[str, np.ndarray]:
-    words, doc_ptr = corpus.tokens()
-    words = np.ascontiguousarray(words, dtype=np.int32)
-    bounds = shard_bounds(doc_ptr, shards)
-    rngs = seeds.generators(7, bounds.size)
-    z = rngs[0].integers(0, K, size=words.size, dtype=np.int32)
-    sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds,
-                             rngs[1:], threads)
+    words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=7, shards=shards)
+    sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs,
+                             threads)
     try:
         for _ in range(sweeps):
             sampler.sweep()

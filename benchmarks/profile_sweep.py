@@ -23,10 +23,10 @@ from collections import defaultdict
 
 import numpy as np
 
+from bench_dask import build
 from bench_train import load
-from ldacli import seeds
 from ldacli.methods import sharded
-from ldacli.methods.sharded import ShardedSampler, shard_bounds
+from ldacli.methods.sharded import ShardedSampler
 
 SPENT: dict[str, float] = defaultdict(float)
 
@@ -58,17 +58,13 @@ def main(argv=None) -> int:
     for name in ("restore", "sweep", "move"):
         timing(name)
     corpus = load(args.corpus)
-    words, doc_ptr = corpus.tokens()
-    words = np.ascontiguousarray(words, dtype=np.int32)
-    print(f"{os.path.basename(args.corpus)}: {words.size} tokens, {args.sampler}, {args.shards} shards, "
+    print(f"{os.path.basename(args.corpus)}: {corpus.n_tokens} tokens, {args.sampler}, {args.shards} shards, "
           f"{args.threads} threads")
     print("    K  s/sweep  restore   sample    merge  scan  ns/token/entry")
     for K in args.topics or [100, 1000]:
-        bounds = shard_bounds(doc_ptr, args.shards)
-        rngs = seeds.generators(1, bounds.size)
-        z = rngs[0].integers(0, K, size=words.size, dtype=np.int32)
+        words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=1, shards=args.shards)
         sampler = ShardedSampler(args.sampler, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01,
-                                 bounds, rngs[1:], args.threads)
+                                 bounds, rngs, args.threads)
         for _ in range(args.burn_in):
             sampler.sweep()
         SPENT.clear()
