@@ -15,7 +15,7 @@ scikit-learn) report tokens per second per pass over the corpus. Peers missing f
 environment are skipped (``pip install tomotopy lda gensim scikit-learn``). Corpora: ``kos``,
 ``20ng`` from ``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository, ``synth:N``
 (N tokens, e.g. ``synth:10M``, from the LDA generative process with K=100 true topics and a
-fixed V of 20,000), ``zipf:N`` (text-like: Zipfian word frequencies and a vocabulary growing
+fixed V of 20,000; ``synth:N:L`` with documents of L tokens on average, 200 by default), ``zipf:N`` (text-like: Zipfian word frequencies and a vocabulary growing
 with N, 50,000 words at 1M tokens and about 500,000 at 50M; ``ldacli.synthetic.realistic``), or
 a path. Ratios are against ldacli's first configuration for the same corpus, K and threads.
 """
@@ -37,6 +37,12 @@ NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
 PEERS = ("tomotopy", "lda", "gensim", "sklearn")
 
 
+def _count(text: str) -> int:
+    """``1M``, ``500K`` or ``1000`` as a number."""
+    text = text.upper()
+    return int(float(text.rstrip("MK")) * (1e6 if text.endswith("M") else 1e3 if text.endswith("K") else 1))
+
+
 def load(name: str):
     import ldacli
     from ldacli.synthetic import generate
@@ -44,14 +50,13 @@ def load(name: str):
     if name.startswith("zipf:"):
         from ldacli.synthetic import realistic
 
-        size = name.split(":", 1)[1].upper()
-        return realistic(int(float(size.rstrip("MK")) * (1e6 if size.endswith("M") else 1e3 if size.endswith("K") else 1)),
-                         seed=1).corpus.without_unused_words()[0]
+        return realistic(_count(name.split(":")[1]), seed=1).corpus.without_unused_words()[0]
     if name.startswith("synth:"):
-        size = name.split(":", 1)[1].upper()
-        n = int(float(size.rstrip("MK")) * (1e6 if size.endswith("M") else 1e3 if size.endswith("K") else 1))
-        docs = max(1, n // 200)
-        return generate(docs, 100, 20_000, doc_length=(100, 300), alpha=0.1, beta=0.01, seed=1).corpus
+        parts = name.split(":")
+        mean = int(parts[2]) if len(parts) > 2 else 200  # synth:N:L: L tokens a document (L/2 to 3L/2)
+        docs = max(1, _count(parts[1]) // mean)
+        return generate(docs, 100, 20_000, doc_length=(max(1, mean // 2), mean * 3 // 2), alpha=0.1, beta=0.01,
+                        seed=1).corpus
     return ldacli.read_corpus(os.path.join(CORPORA, NAMED[name]) if name in NAMED else name)
 
 
@@ -185,7 +190,7 @@ def available(tool: str) -> bool:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--worker", help=argparse.SUPPRESS)
-    ap.add_argument("--corpus", action="append", help="kos, 20ng, synth:N or a path (repeatable)")
+    ap.add_argument("--corpus", action="append", help="kos, 20ng, synth:N[:L], zipf:N or a path (repeatable)")
     ap.add_argument("-k", "--topics", type=int, action="append", help="K values (repeatable)")
     ap.add_argument("--threads", type=int, action="append", help="thread counts (repeatable; default 1)")
     ap.add_argument("--tools", default="ldacli:sparse,ldacli:dense,ldacli:alias,tomotopy,lda",

@@ -19,6 +19,19 @@ def test_planted_topics_are_recovered(planted):
     assert model.loglik_per_token[-1] > model.loglik_per_token[0]
 
 
+def test_auto_sampler_follows_the_number_of_topics_and_the_document_length():
+    """``auto`` (the default) picks the sampler measured fastest (benchmarks/auto_rules.py) and
+    records it: dense for few topics, up to 31 on short documents but only 23 on long ones."""
+    short = generate(60, 3, 80, doc_length=20, seed=1).corpus
+    long = generate(3, 3, 80, doc_length=1000, seed=1).corpus
+
+    def picked(corpus, k):
+        return ldacli.train(corpus, k, iterations=1, seed=1).params["sampler"]
+
+    assert [picked(short, k) for k in (8, 23, 24, 31, 32, 100)] == ["dense"] * 4 + ["sparse"] * 2
+    assert [picked(long, k) for k in (23, 24, 31)] == ["dense", "sparse", "sparse"]
+
+
 def test_model_shapes_and_normalisation(planted):
     model = ldacli.train(planted.corpus, 4, iterations=20, alpha=0.3, beta=0.05, seed=2)
     c = planted.corpus

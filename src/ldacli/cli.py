@@ -240,7 +240,8 @@ CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
 @click.option("--sampler", type=click.Choice(["auto", *SAMPLERS]), default=None,
               help="cgs: dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and "
                    "word); alias: Metropolis-Hastings with alias tables, O(1) per token; auto picks "
-                   f"by K. Recorded in the model.  [default: {CGS.OPTIONS['sampler']}]")
+                   f"by K and document length (dense below 24 topics, or 32 for documents under 400 "
+                   f"tokens; else sparse). Recorded in the model.  [default: {CGS.OPTIONS['sampler']}]")
 @click.option("--shards", type=click.IntRange(min=1), default=None,
               help="cgs: document shards sampled against counts merged once per sweep (AD-LDA). The "
                    "output depends on the seed and the shards, never on --threads; 1 is the exact "

@@ -75,7 +75,10 @@ class CollapsedGibbs(Method):
     @classmethod
     def resolve(cls, options: dict, *, n_topics: int, iterations: int, corpus: Corpus) -> dict:
         o = {**cls.OPTIONS, **options}
-        sampler = choose_sampler(n_topics) if o["sampler"] == "auto" else checks.choice("sampler", o["sampler"], ("auto", *SAMPLERS))
+        if o["sampler"] == "auto":
+            sampler = choose_sampler(n_topics, corpus.n_tokens / max(1, corpus.n_docs))
+        else:
+            sampler = checks.choice("sampler", o["sampler"], ("auto", *SAMPLERS))
         folder_shards = getattr(corpus, "n_shards", None)  # a corpus read from a shard folder
         shards = folder_shards or default_shards(corpus.n_tokens)
         if o["shards"] is not None:

@@ -38,9 +38,19 @@ def default_shards(n_tokens: int) -> int:
     return int(min(MAX_DEFAULT_SHARDS, max(1, n_tokens // TOKENS_PER_SHARD)))
 
 
-def choose_sampler(n_topics: int) -> str:
-    """The fastest exact sampler for this many topics (measured, see benchmarks/)."""
-    return "dense" if n_topics < 24 else "sparse"
+# Where dense beats sparse (``benchmarks/auto_rules.py``, README "Performance"): below 24 topics
+# always; below 32 unless the documents are long (at 24 topics sparse won on documents of 1,000
+# tokens and lost on 20NG, KOS and documents of 20 tokens).
+DENSE_BELOW = 24
+DENSE_BELOW_SHORT_DOCS = 32
+LONG_DOC_TOKENS = 400
+
+
+def choose_sampler(n_topics: int, tokens_per_doc: float) -> str:
+    """The fastest sampler for this many topics and documents of this mean length."""
+    if n_topics < DENSE_BELOW or (n_topics < DENSE_BELOW_SHORT_DOCS and tokens_per_doc < LONG_DOC_TOKENS):
+        return "dense"
+    return "sparse"
 
 
 class Replica:
