@@ -97,11 +97,12 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
 
 
 def apply_dense(const int32_t[::1] words, const int32_t[::1] z_from, const int32_t[::1] z_to,
-                int32_t[:, ::1] nwk, int32_t[::1] nk):
-    """Move every token's count from its topic in ``z_from`` to its topic in ``z_to``.
+                int32_t[:, ::1] nwk, int32_t[::1] nk, Py_ssize_t word_lo, Py_ssize_t word_hi):
+    """Move the count of every token of a word ``word_lo <= w < word_hi`` from its topic in
+    ``z_from`` to its topic in ``z_to`` (threads given disjoint word ranges can share ``nwk``).
 
-    NumPy: ``np.subtract.at(nwk, (words, z_from), 1); np.add.at(nwk, (words, z_to), 1)`` and
-    the same on ``nk``.
+    NumPy, for the tokens ``m`` of those words: ``np.subtract.at(nwk, (words[m], z_from[m]), 1);
+    np.add.at(nwk, (words[m], z_to[m]), 1)`` and the same on ``nk``.
     """
     cdef Py_ssize_t i, w, a, b
     with nogil:
@@ -110,6 +111,8 @@ def apply_dense(const int32_t[::1] words, const int32_t[::1] z_from, const int32
             b = z_to[i]
             if a != b:
                 w = words[i]
+                if w < word_lo or w >= word_hi:
+                    continue
                 nwk[w, a] -= 1
                 nwk[w, b] += 1
                 nk[a] -= 1

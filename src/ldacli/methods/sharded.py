@@ -100,7 +100,7 @@ class Replica:
     def move(self, words, order, z_from, z_to) -> None:
         """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
         if self.kind == "dense":
-            _cgs.apply_dense(words, z_from, z_to, self.nwk, self.nk)
+            _cgs.apply_dense(words, z_from, z_to, self.nwk, self.nk, 0, self.nwk.shape[0])
         else:
             _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
                               self.ndk, self.mark)
@@ -279,15 +279,22 @@ class ShardedSampler:
             self.workers = [Replica(kind, n_words, n_topics, pairs, layout) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
             self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
-        # With threads, the sparse lists merge in parallel: each thread takes a range of words.
+        # With threads, the moves merge in parallel: each thread takes a range of words of about
+        # equal token mass (sparse: a range of ``order``; dense: the word ids, its tokens found
+        # by a scan of all tokens).
         self.merge_chunks = []
-        if self.order is not None and threads > 1 and words.size:
-            sorted_words = words[self.order]
-            cuts = [0]
-            for t in range(1, threads):
-                c = int(np.searchsorted(sorted_words, sorted_words[t * words.size // threads], side="left"))
-                cuts.append(max(c, cuts[-1]))
-            cuts.append(words.size)
+        if len(self.shards) > 1 and threads > 1 and words.size:
+            if kind == "dense":
+                mass = np.cumsum(np.bincount(words, minlength=n_words))
+                cuts = [0] + [int(np.searchsorted(mass, t * words.size // threads, side="right"))
+                              for t in range(1, threads)] + [n_words]
+            else:
+                sorted_words = words[self.order]
+                cuts = [0]
+                for t in range(1, threads):
+                    c = int(np.searchsorted(sorted_words, sorted_words[t * words.size // threads], side="left"))
+                    cuts.append(max(c, cuts[-1]))
+                cuts.append(words.size)
             self.merge_chunks = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for r in self.workers:
@@ -333,13 +340,17 @@ class ShardedSampler:
             self.snapshot.move(self.words, self.order, self.z_before, self.z)
 
     def _merge_words(self, chunk: tuple[int, int]) -> np.ndarray:
-        """Merge the moves of the words in ``order[chunk]`` into the snapshot; returns the
-        change of the topic totals (summed over chunks by the caller)."""
+        """Merge the moves of one range of words into the snapshot (sparse: the words of
+        ``order[chunk]``; dense: the word ids ``chunk``); returns the change of the topic totals
+        (summed over chunks by the caller)."""
         a, b = chunk
         delta = np.zeros(self.K, np.int32)
+        snap = self.snapshot
+        if self.kind == "dense":
+            _cgs.apply_dense(self.words, self.z_before, self.z, snap.nwk, delta, a, b)
+            return delta
         worker = self._free.get()  # for its scratch arrays
         try:
-            snap = self.snapshot
             _cgs.apply_sparse(self.words, self.order[a:b], self.z_before, self.z, snap.word_ptr,
                                 snap.wt, snap.wt_len, snap.bits, delta, worker.ndk, worker.mark)
         finally:
