@@ -31,18 +31,18 @@ from ldacli.methods.sharded import ShardedSampler
 SPENT: dict[str, float] = defaultdict(float)
 
 
-def timing(name: str):
-    """Wrap ``Replica.<name>`` so that its time adds up in ``SPENT``."""
-    method = getattr(sharded.Replica, name)
+def timing(cls, name: str, part: str):
+    """Wrap ``cls.<name>`` so that its time adds up in ``SPENT[part]``."""
+    method = getattr(cls, name)
 
     def timed(*args, **kwargs):
         t0 = time.perf_counter()
         try:
             return method(*args, **kwargs)
         finally:
-            SPENT[name] += time.perf_counter() - t0
+            SPENT[part] += time.perf_counter() - t0
 
-    setattr(sharded.Replica, name, timed)
+    setattr(cls, name, timed)
 
 
 def main(argv=None) -> int:
@@ -55,8 +55,9 @@ def main(argv=None) -> int:
     p.add_argument("--burn-in", type=int, default=30)
     p.add_argument("--sweeps", type=int, default=5)
     args = p.parse_args(argv)
-    for name in ("restore", "sweep", "move"):
-        timing(name)
+    for name, part in (("restore", "restore"), ("sweep", "sample"), ("move", "merge")):
+        timing(sharded.Replica, name, part)
+    timing(ShardedSampler, "_merge_words", "merge")  # the merge when threads share it
     corpus = load(args.corpus)
     print(f"{os.path.basename(args.corpus)}: {corpus.n_tokens} tokens, {args.sampler}, {args.shards} shards, "
           f"{args.threads} threads")
@@ -72,7 +73,7 @@ def main(argv=None) -> int:
         for _ in range(args.sweeps):
             sampler.sweep()
         total = (time.perf_counter() - t0) / args.sweeps
-        parts = [SPENT[name] / args.sweeps for name in ("restore", "sweep", "move")]
+        parts = [SPENT[part] / args.sweeps for part in ("restore", "sample", "merge")]
         if args.sampler == "dense":
             scan = float(K)
         else:

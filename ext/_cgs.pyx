@@ -31,6 +31,10 @@ from _shared cimport bitgen_of, prefetch, search_cumulative
 # --------------------------------------------------------------------------------------------
 # Dense O(K) sampler
 
+cdef enum:
+    PREFETCH_AHEAD = 16  # tokens ahead that apply_dense and apply_sparse ask the memory for
+
+
 def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
                 int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
                 double beta_sum, int32_t[::1] ndk, double[::1] work, object rng):
@@ -96,23 +100,32 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                     nd[z[i]] = 0
 
 
-def apply_dense(const int32_t[::1] words, const int32_t[::1] z_from, const int32_t[::1] z_to,
-                int32_t[:, ::1] nwk, int32_t[::1] nk, Py_ssize_t word_lo, Py_ssize_t word_hi):
-    """Move the count of every token of a word ``word_lo <= w < word_hi`` from its topic in
-    ``z_from`` to its topic in ``z_to`` (threads given disjoint word ranges can share ``nwk``).
+def apply_dense(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
+                const int32_t[::1] z_to, int32_t[:, ::1] nwk, int32_t[::1] nk):
+    """Move the count of every token ``order[i]`` (all tokens when ``order`` is None) from its
+    topic in ``z_from`` to its topic in ``z_to``. Threads given the tokens of disjoint sets of
+    words (ranges of the tokens grouped by word) can share ``nwk``.
 
-    NumPy, for the tokens ``m`` of those words: ``np.subtract.at(nwk, (words[m], z_from[m]), 1);
+    NumPy, for the tokens ``m``: ``np.subtract.at(nwk, (words[m], z_from[m]), 1);
     np.add.at(nwk, (words[m], z_to[m]), 1)`` and the same on ``nk``.
     """
-    cdef Py_ssize_t i, w, a, b
+    cdef Py_ssize_t i, m, w, a, b
+    cdef Py_ssize_t n = words.shape[0] if order is None else order.shape[0]
+    cdef bint all_tokens = order is None
     with nogil:
-        for i in range(words.shape[0]):
-            a = z_from[i]
-            b = z_to[i]
+        for i in range(n):
+            if all_tokens:
+                m = i
+            else:
+                m = order[i]
+                if i + PREFETCH_AHEAD < n:  # tokens visited by word: their topics are scattered
+                    prefetch(&z_from[order[i + PREFETCH_AHEAD]])
+                    prefetch(&z_to[order[i + PREFETCH_AHEAD]])
+                    prefetch(&words[order[i + PREFETCH_AHEAD]])
+            a = z_from[m]
+            b = z_to[m]
             if a != b:
-                w = words[i]
-                if w < word_lo or w >= word_hi:
-                    continue
+                w = words[m]
                 nwk[w, a] -= 1
                 nwk[w, b] += 1
                 nk[a] -= 1
@@ -129,9 +142,6 @@ def apply_dense(const int32_t[::1] words, const int32_t[::1] z_from, const int32
 # (largest first) and then by topic, and large counts are met first when sampling. Word w's list
 # is ``wt[wt_ptr[w]:wt_ptr[w] + wt_len[w]]``; its capacity is min(K, its corpus frequency),
 # fixed for the run. Entries are uint32 when every count fits in 32 - bits bits, else uint64.
-
-cdef enum:
-    PREFETCH_AHEAD = 16  # tokens ahead that apply_sparse asks the memory for
 
 ctypedef fused packed_t:
     uint32_t

@@ -100,7 +100,7 @@ class Replica:
     def move(self, words, order, z_from, z_to) -> None:
         """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
         if self.kind == "dense":
-            _cgs.apply_dense(words, z_from, z_to, self.nwk, self.nk, 0, self.nwk.shape[0])
+            _cgs.apply_dense(words, order, z_from, z_to, self.nwk, self.nk)
         else:
             _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
                               self.ndk, self.mark)
@@ -278,23 +278,19 @@ class ShardedSampler:
             self.z_before = z.copy()  # each shard's topics at the sweep's start (see _run_shard)
             self.workers = [Replica(kind, n_words, n_topics, pairs, layout) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
-            self.order = np.argsort(words, kind="stable").astype(np.int32) if kind != "dense" else None
-        # With threads, the moves merge in parallel: each thread takes a range of words of about
-        # equal token mass (sparse: a range of ``order``; dense: the word ids, its tokens found
-        # by a scan of all tokens).
+            # (the dense counts need no order on one thread)
+            grouped = kind != "dense" or threads > 1
+            self.order = np.argsort(words, kind="stable").astype(np.int32) if grouped else None
+        # With threads, the moves merge in parallel: each thread takes a range of ``order``
+        # holding whole words, of about equal token mass.
         self.merge_chunks = []
-        if len(self.shards) > 1 and threads > 1 and words.size:
-            if kind == "dense":
-                mass = np.cumsum(np.bincount(words, minlength=n_words))
-                cuts = [0] + [int(np.searchsorted(mass, t * words.size // threads, side="right"))
-                              for t in range(1, threads)] + [n_words]
-            else:
-                sorted_words = words[self.order]
-                cuts = [0]
-                for t in range(1, threads):
-                    c = int(np.searchsorted(sorted_words, sorted_words[t * words.size // threads], side="left"))
-                    cuts.append(max(c, cuts[-1]))
-                cuts.append(words.size)
+        if self.order is not None and threads > 1 and words.size:
+            sorted_words = words[self.order]
+            cuts = [0]
+            for t in range(1, threads):
+                c = int(np.searchsorted(sorted_words, sorted_words[t * words.size // threads], side="left"))
+                cuts.append(max(c, cuts[-1]))
+            cuts.append(words.size)
             self.merge_chunks = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for r in self.workers:
@@ -340,14 +336,13 @@ class ShardedSampler:
             self.snapshot.move(self.words, self.order, self.z_before, self.z)
 
     def _merge_words(self, chunk: tuple[int, int]) -> np.ndarray:
-        """Merge the moves of one range of words into the snapshot (sparse: the words of
-        ``order[chunk]``; dense: the word ids ``chunk``); returns the change of the topic totals
-        (summed over chunks by the caller)."""
+        """Merge the moves of the words in ``order[chunk]`` into the snapshot; returns the
+        change of the topic totals (summed over chunks by the caller)."""
         a, b = chunk
         delta = np.zeros(self.K, np.int32)
         snap = self.snapshot
         if self.kind == "dense":
-            _cgs.apply_dense(self.words, self.z_before, self.z, snap.nwk, delta, a, b)
+            _cgs.apply_dense(self.words, self.order[a:b], self.z_before, self.z, snap.nwk, delta)
             return delta
         worker = self._free.get()  # for its scratch arrays
         try:
