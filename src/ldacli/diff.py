@@ -19,7 +19,6 @@ import dataclasses
 import hashlib
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ldacli.model import Model
 
@@ -89,6 +88,10 @@ def match_topics(a: Model, b: Model) -> Matching:
     """The one-to-one matching of A's and B's topics with the least summed JS distance."""
     phi_a, phi_b, _ = common_topics(a, b)
     dist = js_distances(phi_a, phi_b)
+    # imported here: scipy.optimize takes a sixth of a second to import, which every command
+    # would otherwise pay
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(dist)
     pairs = [(int(r), int(c)) for r, c in zip(rows, cols)]
     return Matching(pairs, dist[rows, cols], dist,

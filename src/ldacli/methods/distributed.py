@@ -110,7 +110,7 @@ class ShardHost:
     and one replica of the counts to sample them against."""
 
     def __init__(self, kind: str, n_words: int, n_topics: int, layout: ListLayout | None):
-        self.replica = Replica(kind, n_words, n_topics, (np.zeros(0, np.int64), np.zeros(0, np.int64)), layout)
+        self.replica = Replica.empty(kind, n_words, n_topics, layout)
         self.n_topics = n_topics
         self.shards: dict[int, dict] = {}
         self.folders: dict[str, ShardFolder] = {}

@@ -83,6 +83,12 @@ class Replica:
             self.work = np.zeros(3 * K)
             self.ndk_shard = np.zeros((0, K), np.int32)
 
+    @classmethod
+    def empty(cls, kind: str, V: int, K: int, layout: "ListLayout | None" = None) -> "Replica":
+        """A replica with no counts yet: a worker's, which :meth:`restore` or :meth:`unpack`
+        fills with the words of each shard before it samples the shard."""
+        return cls(kind, V, K, (np.zeros(0, np.int64), np.zeros(0, np.int64)), layout)
+
     def sweep(self, words, doc_ptr, z, alpha, beta, beta_sum, rng, order=None, doc_of=None) -> None:
         if self.kind == "dense":
             _cgs.dense_sweep(words, doc_ptr, z, self.nwk, self.nk, alpha, beta, beta_sum,
@@ -276,7 +282,7 @@ class ShardedSampler:
             self.order = None
         else:
             self.z_before = z.copy()  # each shard's topics at the sweep's start (see _run_shard)
-            self.workers = [Replica(kind, n_words, n_topics, pairs, layout) for _ in range(threads)]
+            self.workers = [Replica.empty(kind, n_words, n_topics, layout) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
             # (the dense counts need no order on one thread)
             grouped = kind != "dense" or threads > 1
