@@ -22,7 +22,7 @@ against the exact posterior of a tiny corpus (all samplers).
 
 from libc.math cimport lgamma
 from libc.string cimport memcpy
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
 from numpy.random cimport bitgen_t
 
 from _shared cimport bitgen_of, prefetch, search_cumulative
@@ -33,6 +33,10 @@ from _shared cimport bitgen_of, prefetch, search_cumulative
 
 cdef enum:
     PREFETCH_AHEAD = 16  # tokens ahead that apply_dense and apply_sparse ask the memory for
+
+ctypedef fused topic_t:  # the topics a merge moves tokens from: int16 when K allows, to save memory
+    int16_t
+    int32_t
 
 
 def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
@@ -100,7 +104,7 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                     nd[z[i]] = 0
 
 
-def apply_dense(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
+def apply_dense(const int32_t[::1] words, const int32_t[::1] order, const topic_t[::1] z_from,
                 const int32_t[::1] z_to, int32_t[:, ::1] nwk, int32_t[::1] nk):
     """Move the count of every token ``order[i]`` (all tokens when ``order`` is None) from its
     topic in ``z_from`` to its topic in ``z_to``. Threads given the tokens of disjoint sets of
@@ -386,7 +390,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     coef[t] = alpha[t] * inv[t]
 
 
-def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
+def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const topic_t[::1] z_from,
                  const int32_t[::1] z_to, const int64_t[::1] wt_ptr, packed_t[::1] wt,
                  int32_t[::1] wt_len, int bits, int32_t[::1] nk, int32_t[::1] dense, int32_t[::1] mark):
     """:func:`apply_dense` for the packed word lists of :func:`sparse_sweep`, word by word.

@@ -281,7 +281,8 @@ class ShardedSampler:
             self.workers = [self.snapshot]
             self.order = None
         else:
-            self.z_before = z.copy()  # each shard's topics at the sweep's start (see _run_shard)
+            # each shard's topics at the sweep's start (see _run_shard); 2 bytes a token when K allows
+            self.z_before = z.astype(np.int16 if n_topics <= 1 << 15 else np.int32)
             self.workers = [Replica.empty(kind, n_words, n_topics, layout) for _ in range(threads)]
             # all tokens grouped by word, for merging the moves into the snapshot word by word
             # (the dense counts need no order on one thread)
