@@ -95,17 +95,13 @@ def worker(spec: dict) -> dict:
     if tool.startswith("ldacli"):
         import numpy as np
 
-        from ldacli.methods.sharded import ShardedSampler, default_shards, shard_bounds
+        from bench_dask import build
+        from ldacli.methods.sharded import ShardedSampler
 
         kind = tool.split(":")[1]
-        words, doc_ptr = corpus.tokens()
-        words = np.ascontiguousarray(words, dtype=np.int32)
-        shards = spec["shards"] or default_shards(n)
-        streams = np.random.SeedSequence(1).spawn(shards + 1)
-        rngs = [np.random.Generator(np.random.PCG64(s)) for s in streams]
-        z = rngs[0].integers(0, k, size=n, dtype=np.int32)
-        sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, k, np.full(k, alpha), beta,
-                                 shard_bounds(doc_ptr, shards), rngs[1:], threads)
+        words, doc_ptr, z, bounds, rngs = build(corpus, k, seed=1, shards=spec["shards"])
+        sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, k, np.full(k, alpha), beta, bounds, rngs,
+                                 threads)
         for _ in range(burn):
             sampler.sweep()
         t0 = time.perf_counter()

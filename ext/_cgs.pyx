@@ -39,6 +39,15 @@ ctypedef fused topic_t:  # the topics a merge moves tokens from: int16 when K al
     int32_t
 
 
+cdef inline void _ask_for_token(const int32_t* words, const topic_t* z_from, const int32_t* z_to,
+                                Py_ssize_t m) noexcept nogil:
+    """Ask the memory for token m's word and topics: a merge visits tokens by word, so these
+    are scattered, and it asks PREFETCH_AHEAD tokens ahead."""
+    prefetch(&z_from[m])
+    prefetch(&z_to[m])
+    prefetch(&words[m])
+
+
 def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
                 int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
                 double beta_sum, int32_t[::1] ndk, double[::1] work, object rng):
@@ -122,10 +131,8 @@ def apply_dense(const int32_t[::1] words, const int32_t[::1] order, const topic_
                 m = i
             else:
                 m = order[i]
-                if i + PREFETCH_AHEAD < n:  # tokens visited by word: their topics are scattered
-                    prefetch(&z_from[order[i + PREFETCH_AHEAD]])
-                    prefetch(&z_to[order[i + PREFETCH_AHEAD]])
-                    prefetch(&words[order[i + PREFETCH_AHEAD]])
+                if i + PREFETCH_AHEAD < n:
+                    _ask_for_token(&words[0], &z_from[0], &z_to[0], order[i + PREFETCH_AHEAD])
             a = z_from[m]
             b = z_to[m]
             if a != b:
@@ -412,12 +419,8 @@ def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const topic
             j = i
             length = -1  # the list is not spread yet
             while j < n and words[order[j]] == w:
-                # tokens are visited by word, so their topics are scattered: ask ahead
                 if j + PREFETCH_AHEAD < n:
-                    m = order[j + PREFETCH_AHEAD]
-                    prefetch(&z_from[m])
-                    prefetch(&z_to[m])
-                    prefetch(&words[m])
+                    _ask_for_token(&words[0], &z_from[0], &z_to[0], order[j + PREFETCH_AHEAD])
                 a = z_from[order[j]]
                 b = z_to[order[j]]
                 if a != b:
