@@ -1,16 +1,16 @@
-"""Where a sweep of the sharded sampler spends its time: restoring the shards' word lists,
-sampling, merging the moves into the snapshot.
+"""Where a sweep of the sharded sampler spends its time: in the kernels, and around them.
 
 Usage::
 
-    python benchmarks/profile_sweep.py                     # 20NG, sparse, K=100 and 1000, 16 shards
+    python benchmarks/profile_sweep.py                     # 20NG, sparse, K=100 and 1000, default shards
     python benchmarks/profile_sweep.py -k 1000 --shards 4 --threads 2
     python benchmarks/profile_sweep.py --corpus zipf:10M -k 100 --shards 1 --burn-in 10 --sweeps 3
 
-Runs ``--burn-in`` sweeps, then times ``--sweeps`` sweeps (seconds per sweep, and the parts on
-one thread), and reports how long the word lists scanned per token are (the average over tokens
-of their word's number of topics), which is what the sparse sampler's cost follows, and the
-time per token and list entry. ``--corpus``: ``kos``, ``20ng``, ``zipf:N`` or ``synth:N`` (as
+Runs ``--burn-in`` sweeps, then times ``--sweeps`` sweeps: seconds per sweep, and the kernels'
+time (summed over threads). It reports how many times a sweep visits a document (once per word
+slice the document has tokens in: each visit rebuilds the document's counts), how long the word
+lists scanned per token are (the average over tokens of their word's number of topics), which is
+what the sparse sampler's cost follows, and the time per token and list entry. ``--corpus``: ``kos``, ``20ng``, ``zipf:N`` or ``synth:N`` (as
 in ``bench_train.py``) or a path.
 """
 
@@ -50,20 +50,19 @@ def main(argv=None) -> int:
     p.add_argument("--corpus", default="20ng")
     p.add_argument("-k", "--topics", action="append", type=int)
     p.add_argument("--sampler", default="sparse", choices=sharded.SAMPLERS)
-    p.add_argument("--shards", type=int, default=16)
+    p.add_argument("--shards", type=int, help="default: as ldacli train")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--burn-in", type=int, default=30)
     p.add_argument("--sweeps", type=int, default=5)
     args = p.parse_args(argv)
-    for name, part in (("restore", "restore"), ("sweep", "sample"), ("move", "merge")):
-        timing(sharded.Replica, name, part)
-    timing(ShardedSampler, "_merge_words", "merge")  # the merge when threads share it
+    timing(sharded.Replica, "sweep", "sample")
     corpus = load(args.corpus)
-    print(f"{os.path.basename(args.corpus)}: {corpus.n_tokens} tokens, {args.sampler}, {args.shards} shards, "
+    shards = args.shards or sharded.default_shards(corpus.n_tokens)
+    print(f"{os.path.basename(args.corpus)}: {corpus.n_tokens} tokens, {args.sampler}, {shards} shards, "
           f"{args.threads} threads")
-    print("    K  s/sweep  restore   sample    merge  scan  ns/token/entry")
+    print("    K  s/sweep   sample  visits/doc  scan  ns/token/entry")
     for K in args.topics or [100, 1000]:
-        words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=1, shards=args.shards)
+        words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=1, shards=shards)
         sampler = ShardedSampler(args.sampler, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01,
                                  bounds, rngs, args.threads)
         for _ in range(args.burn_in):
@@ -73,14 +72,17 @@ def main(argv=None) -> int:
         for _ in range(args.sweeps):
             sampler.sweep()
         total = (time.perf_counter() - t0) / args.sweeps
-        parts = [SPENT[part] / args.sweeps for part in ("restore", "sample", "merge")]
+        sample = SPENT["sample"] / args.sweeps
+        doc_of = np.repeat(np.arange(doc_ptr.size - 1), np.diff(doc_ptr))
+        slice_of = np.searchsorted(sampler.slices, words, side="right") - 1
+        visits = np.unique(doc_of * len(bounds) + slice_of).size / max(1, doc_ptr.size - 1)
         if args.sampler == "dense":
             scan = float(K)
         else:
             scan = float(sampler.counts.wt_len[words].mean())
-        print(f"{K:5d}  {total:7.3f}  " + "  ".join(f"{x:7.3f}" for x in parts) + f"  {scan:4.1f}"
+        print(f"{K:5d}  {total:7.3f}  {sample:7.3f}  {visits:10.2f}  {scan:4.1f}"
               + f"  {total / words.size / scan * 1e9:14.2f}"
-              + ("" if args.threads == 1 else "  (parts summed over threads)"))
+              + ("" if args.threads == 1 else "  (sample summed over threads)"))
         sampler.close()
     return 0
 

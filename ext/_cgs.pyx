@@ -7,13 +7,15 @@ numbers come from the ``numpy.random.Generator`` passed in (its bit generator's
 ``next_double``, the stream ``Generator.random()`` draws from); the generator's lock is held for
 the call. The kernels never validate: shapes, dtypes and ranges are the caller's job.
 
-Shards. A training sweep runs every shard against the same snapshot of the topic-word counts
-(AD-LDA, Newman et al. 2009): a shard sees its own updates at once and the other shards' only
-after the sweep. ``restore_*`` copies the snapshot's counts of a shard's words into a thread's
-working copy before the shard is sampled; ``apply_dense`` and ``apply_sparse`` replay the moves
-from one topic vector to another, to merge every shard into the snapshot after the sweep.
-Integer additions commute, so the merged counts do not depend on the order of shards or
-threads.
+Shards and slices (the partition scheme, as tomotopy's default): documents are cut into P
+shards and the vocabulary into P slices; a sweep is P rounds, and in round r shard s samples
+only its tokens of slice (s + r) mod P. The blocks of a round touch disjoint documents and
+disjoint words, so they share one set of word-topic counts; each starts from its own copy of the
+topic totals as they were at the round's start, and the totals' changes are summed after the
+round (integer additions, in any order). A kernel is given the slice as a range of word ids
+``word_lo <= w < word_hi``; each document's tokens are sorted by word (``Corpus.tokens``), so a
+document's tokens of the slice are one run, found by binary search. ``apply_dense`` and
+``apply_sparse`` replay tokens' moves into another copy of the counts (a Dask client's).
 
 Each sampling kernel's docstring gives the plain NumPy it is equivalent to; those NumPy versions
 live in ``tests/oracle.py`` and the tests check the kernels against them bit for bit (dense) or
@@ -21,8 +23,7 @@ against the exact posterior of a tiny corpus (all samplers).
 """
 
 from libc.math cimport lgamma
-from libc.string cimport memcpy
-from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from numpy.random cimport bitgen_t
 
 from _shared cimport bitgen_of, prefetch, search_cumulative
@@ -34,12 +35,7 @@ from _shared cimport bitgen_of, prefetch, search_cumulative
 cdef enum:
     PREFETCH_AHEAD = 16  # tokens ahead that apply_dense and apply_sparse ask the memory for
 
-ctypedef fused topic_t:  # the topics a merge moves tokens from: int16 when K allows, to save memory
-    int16_t
-    int32_t
-
-
-cdef inline void _ask_for_token(const int32_t* words, const topic_t* z_from, const int32_t* z_to,
+cdef inline void _ask_for_token(const int32_t* words, const int32_t* z_from, const int32_t* z_to,
                                 Py_ssize_t m) noexcept nogil:
     """Ask the memory for token m's word and topics: a merge visits tokens by word, so these
     are scattered, and it asks PREFETCH_AHEAD tokens ahead."""
@@ -48,23 +44,40 @@ cdef inline void _ask_for_token(const int32_t* words, const topic_t* z_from, con
     prefetch(&words[m])
 
 
+cdef inline Py_ssize_t _first_at_least(const int32_t* words, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t w) noexcept nogil:
+    """The first i in [lo, hi) with words[i] >= w (hi if none), for words sorted on [lo, hi)."""
+    cdef Py_ssize_t mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if words[mid] < w:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
                 int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
-                double beta_sum, int32_t[::1] ndk, double[::1] work, object rng):
-    """One collapsed Gibbs sweep (Griffiths & Steyvers 2004) over one shard's tokens, in order.
+                double beta_sum, int32_t[::1] ndk, double[::1] work, object rng,
+                Py_ssize_t word_lo=0, Py_ssize_t word_hi=-1):
+    """One collapsed Gibbs sweep (Griffiths & Steyvers 2004) over one shard's tokens of the words
+    ``word_lo <= w < word_hi`` (all words by default), in order.
 
     Shapes and dtypes (n tokens and d documents in the shard, V words, K topics): ``words`` (n,)
     int32; ``doc_ptr`` (d+1,) int64 from 0, document j owns tokens ``doc_ptr[j]:doc_ptr[j+1]``;
     ``z`` (n,) int32 topics; ``nwk`` (V, K) int32 word-topic counts (word-major); ``nk`` (K,)
     int32; ``alpha`` (K,) float64; ``beta`` the symmetric topic-word prior and ``beta_sum`` =
     V * beta; ``ndk`` (K,) int32 scratch, zero on entry and on exit; ``work`` (2K,) float64
-    scratch. Mutates ``z``, ``nwk``, ``nk``; draws n doubles from ``rng``. Equivalent NumPy::
+    scratch. With a word range, each document's words must be sorted. Mutates ``z``, ``nwk``,
+    ``nk``; draws one double per token sampled. Equivalent NumPy::
 
         inv = 1.0 / (nk + beta_sum)
         for j in range(d):
             ndk = np.bincount(z[doc_ptr[j]:doc_ptr[j + 1]], minlength=K)
             for i in range(doc_ptr[j], doc_ptr[j + 1]):
                 w, t = words[i], z[i]
+                if not word_lo <= w < word_hi:
+                    continue
                 nwk[w, t] -= 1; ndk[t] -= 1; nk[t] -= 1
                 inv[t] = 1.0 / (nk[t] + beta_sum)
                 cum = np.cumsum((ndk + alpha) * (nwk[w] + beta) * inv)
@@ -75,7 +88,7 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
-    cdef Py_ssize_t d, i, k, w, t, old
+    cdef Py_ssize_t d, i, k, w, t, old, lo, hi
     cdef double total, u
     cdef double* cum = &work[0]
     cdef double* inv = &work[K]
@@ -85,12 +98,18 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
 
     with rng.bit_generator.lock:
         with nogil:
+            if word_hi < 0:
+                word_hi = nwk.shape[0]
             for k in range(K):
                 inv[k] = 1.0 / (nk[k] + beta_sum)
             for d in range(D):
+                lo = _first_at_least(&words[0], doc_ptr[d], doc_ptr[d + 1], word_lo)
+                hi = _first_at_least(&words[0], lo, doc_ptr[d + 1], word_hi)
+                if lo == hi:
+                    continue
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
                     nd[z[i]] += 1
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                for i in range(lo, hi):
                     w = words[i]
                     old = z[i]
                     nw = &nwk[w, 0]
@@ -113,26 +132,21 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                     nd[z[i]] = 0
 
 
-def apply_dense(const int32_t[::1] words, const int32_t[::1] order, const topic_t[::1] z_from,
+def apply_dense(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
                 const int32_t[::1] z_to, int32_t[:, ::1] nwk, int32_t[::1] nk):
-    """Move the count of every token ``order[i]`` (all tokens when ``order`` is None) from its
-    topic in ``z_from`` to its topic in ``z_to``. Threads given the tokens of disjoint sets of
-    words (ranges of the tokens grouped by word) can share ``nwk``.
+    """Move the count of every token ``order[i]`` (the tokens grouped by word, so that a word's
+    row is met once) from its topic in ``z_from`` to its topic in ``z_to``.
 
     NumPy, for the tokens ``m``: ``np.subtract.at(nwk, (words[m], z_from[m]), 1);
     np.add.at(nwk, (words[m], z_to[m]), 1)`` and the same on ``nk``.
     """
     cdef Py_ssize_t i, m, w, a, b
-    cdef Py_ssize_t n = words.shape[0] if order is None else order.shape[0]
-    cdef bint all_tokens = order is None
+    cdef Py_ssize_t n = order.shape[0]
     with nogil:
         for i in range(n):
-            if all_tokens:
-                m = i
-            else:
-                m = order[i]
-                if i + PREFETCH_AHEAD < n:
-                    _ask_for_token(&words[0], &z_from[0], &z_to[0], order[i + PREFETCH_AHEAD])
+            m = order[i]
+            if i + PREFETCH_AHEAD < n:
+                _ask_for_token(&words[0], &z_from[0], &z_to[0], order[i + PREFETCH_AHEAD])
             a = z_from[m]
             b = z_to[m]
             if a != b:
@@ -220,8 +234,9 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                  const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits,
                  int32_t[::1] nk, const double[::1] alpha, double beta,
                  double beta_sum, int32_t[::1] ndk, int32_t[::1] doc_topics, int32_t[::1] doc_pos,
-                 double[::1] work, object rng):
-    """One SparseLDA sweep over one shard: exact collapsed Gibbs in O(K_d + K_w) per token.
+                 double[::1] work, object rng, Py_ssize_t word_lo=0, Py_ssize_t word_hi=-1):
+    """One SparseLDA sweep over one shard's tokens of the words ``word_lo <= w < word_hi`` (all
+    words by default, as in :func:`dense_sweep`): exact collapsed Gibbs in O(K_d + K_w) per token.
 
     The conditional ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` is split into three buckets:
     ``s = sum_k a_k b / (n_k + V b)`` (all topics, kept up to date as n_k changes),
@@ -233,12 +248,12 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
     ``doc_topics`` and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit);
     ``work`` (4K,) float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double
-    per token.
+    per token sampled.
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
     cdef Py_ssize_t n_tokens = doc_ptr[D]
-    cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new
+    cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new, lo, hi
     cdef double s = 0.0, r, q, u, s_kept, r_kept, inv_kept, sterm_kept, coef_kept
     cdef double* inv = &work[0]      # 1 / (n_k + V b)
     cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
@@ -256,12 +271,18 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
 
     with rng.bit_generator.lock:
         with nogil:
+            if word_hi < 0:
+                word_hi = wt_len.shape[0]
             for k in range(K):
                 inv[k] = 1.0 / (nk[k] + beta_sum)
                 coef[k] = alpha[k] * inv[k]
                 sterm[k] = alpha[k] * beta * inv[k]
                 s += sterm[k]
             for d in range(D):
+                lo = _first_at_least(&words[0], doc_ptr[d], doc_ptr[d + 1], word_lo)
+                hi = _first_at_least(&words[0], lo, doc_ptr[d + 1], word_hi)
+                if lo == hi:
+                    continue
                 # the document's topic counts, its topic list and the r bucket
                 n_doc = 0
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
@@ -276,7 +297,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     t = dt[j]
                     r += nd[t] * beta * inv[t]
                     coef[t] = (alpha[t] + nd[t]) * inv[t]
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                for i in range(lo, hi):
                     w = words[i]
                     old = z[i]
                     wp = &wt[wt_ptr[w]]
@@ -397,7 +418,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     coef[t] = alpha[t] * inv[t]
 
 
-def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const topic_t[::1] z_from,
+def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
                  const int32_t[::1] z_to, const int64_t[::1] wt_ptr, packed_t[::1] wt,
                  int32_t[::1] wt_len, int bits, int32_t[::1] nk, int32_t[::1] dense, int32_t[::1] mark):
     """:func:`apply_dense` for the packed word lists of :func:`sparse_sweep`, word by word.
@@ -507,7 +528,8 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                 int32_t[::1] iwork, double[::1] work, int mh_steps, object rng):
     """One Metropolis-Hastings sweep over one shard, word by word, O(1) per token.
 
-    Tokens are visited in ``order`` (the shard's tokens grouped by word). For each token,
+    Tokens are visited in ``order`` (the shard's tokens grouped by word, or a range of it: the
+    tokens of a slice of the words). For each token,
     ``mh_steps`` cycles of two Metropolis-Hastings steps target the collapsed conditional
     ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` (token's own counts removed), as LightLDA does,
     with proposals that depend only on the current state, so the chain is exact:
@@ -521,8 +543,8 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
       acceptance ``(n_dt + a_t)(n_s + V b) / ((n_ds + a_s)(n_t + V b))``.
 
     Arrays (the packed word lists ``wt``, ``bits`` included) as in :func:`sparse_sweep` plus ``order`` and ``doc_of`` (n,) int32 (each token's
-    document within the shard); ``ndk`` (d, K) int32 document-topic counts of the shard's
-    documents (overwritten); ``cur``, ``mark`` (K,) int32 zero on entry and exit; ``iwork``
+    document within the shard); ``ndk`` (d, K) int32 scratch for the document-topic counts of
+    the shard's documents, zero on entry and exit; ``cur``, ``mark`` (K,) int32 zero on entry and exit; ``iwork``
     (5K,) int32 and ``work`` (3K,) float64 scratch.
     """
     cdef Py_ssize_t K = nk.shape[0]
@@ -550,10 +572,10 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                 weight[k] = alpha[k]
                 alpha_sum += alpha[k]
             _build_alias(weight, K, alpha_sum, alpha_prob, alpha_alias, small, large)
-            # the shard's document-topic counts
+            # the shard's document-topic counts, from all its tokens (cleared at the end, so that
+            # the cost follows the tokens, not documents x topics, when a shard is sampled slice
+            # by slice)
             for d in range(D):
-                for k in range(K):
-                    ndk[d, k] = 0
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
                     ndk[d, z[i]] += 1
 
@@ -641,28 +663,9 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                     i += 1
                 # write the word's list back, sorted; clear the scratch
                 wt_len[w] = <int32_t> _rebuild_word(wp, length, &cur[0], &mark[0], bits, mask)
-
-
-def restore_dense(const int32_t[::1] word_ids, const int32_t[:, ::1] src, int32_t[:, ::1] dst):
-    """Copy the rows ``word_ids`` of the dense counts ``src`` into ``dst``."""
-    cdef Py_ssize_t m, k, w
-    cdef Py_ssize_t K = src.shape[1]
-    with nogil:
-        for m in range(word_ids.shape[0]):
-            w = word_ids[m]
-            for k in range(K):
-                dst[w, k] = src[w, k]
-
-
-def restore_sparse(const int32_t[::1] word_ids, const int64_t[::1] wt_ptr, const packed_t[::1] src,
-                   const int32_t[::1] src_len, packed_t[::1] dst, int32_t[::1] dst_len):
-    """Copy the lists of the words ``word_ids`` from one set of packed word lists to another."""
-    cdef Py_ssize_t m, w
-    with nogil:
-        for m in range(word_ids.shape[0]):
-            w = word_ids[m]
-            memcpy(&dst[wt_ptr[w]], &src[wt_ptr[w]], src_len[w] * sizeof(packed_t))
-            dst_len[w] = src_len[w]
+            for d in range(D):
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    ndk[d, z[i]] = 0
 
 
 # --------------------------------------------------------------------------------------------

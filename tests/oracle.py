@@ -9,14 +9,17 @@ from scipy.special import gammaln
 from ldacli.methods.base import doc_topic_counts, word_topic_counts
 
 
-def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng):
-    """ldacli._cgs.dense_sweep for one shard."""
+def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None):
+    """ldacli._cgs.dense_sweep for one shard's tokens of the words word_lo <= w < word_hi."""
     K = nk.size
+    word_hi = nwk.shape[0] if word_hi is None else word_hi
     inv = 1.0 / (nk + beta_sum)
     for d in range(doc_ptr.size - 1):
         ndk = np.bincount(z[doc_ptr[d]:doc_ptr[d + 1]], minlength=K)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w, t = words[i], z[i]
+            if not word_lo <= w < word_hi:
+                continue
             nwk[w, t] -= 1
             ndk[t] -= 1
             nk[t] -= 1
@@ -31,15 +34,25 @@ def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng):
             inv[t] = 1.0 / (nk[t] + beta_sum)
 
 
-def sharded_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, rngs):
-    """One AD-LDA sweep: every shard from the same snapshot of the counts, then merged."""
+def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs):
+    """One sweep of the partition scheme: P rounds; in round r, shard s samples its tokens of word
+    slice (s + r) mod P against the shared word-topic counts and its own copy of the topic totals
+    of the round's start; the totals' changes are summed after the round."""
     nwk = np.zeros((V, K), np.int64)
     np.add.at(nwk, (words, z), 1)
     nk = np.bincount(z, minlength=K)
-    for s in range(len(bounds) - 1):
-        lo, hi = doc_ptr[bounds[s]], doc_ptr[bounds[s + 1]]
-        ptr = doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo
-        dense_sweep(words[lo:hi], ptr, z[lo:hi], nwk.copy(), nk.copy(), alpha, beta, V * beta, rngs[s])
+    P = len(bounds) - 1
+    for r in range(P):
+        start, change = nk.copy(), np.zeros(K, np.int64)
+        for s in range(P):
+            j = (s + r) % P
+            lo, hi = doc_ptr[bounds[s]], doc_ptr[bounds[s + 1]]
+            ptr = doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo
+            mine = start.copy()
+            dense_sweep(words[lo:hi], ptr, z[lo:hi], nwk, mine, alpha, beta, V * beta, rngs[s], slices[j],
+                        slices[j + 1])
+            change += mine - start
+        nk = start + change
 
 
 def sparse_fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, prior_cum, rng):

@@ -58,9 +58,10 @@ def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler
     same(local, remote)
 
 
-def _die_in_sweep_4_at_shard_2():
+def _die_in_sweep_4_at_shard_2(rounds):
     """Run in a worker (client.run): its ShardHost dies (the process exits) when asked to sample
-    shard 2 for the 4th time, half a second after the results it already has went out."""
+    shard 2 in the first round of the 4th sweep (``rounds`` a sweep), half a second after the
+    results it already has went out."""
     import time
 
     from ldacli.methods import distributed as d
@@ -70,7 +71,7 @@ def _die_in_sweep_4_at_shard_2():
     def dying(self, s, *args):
         if s == 2:
             calls.append(s)
-            if len(calls) == 4:
+            if len(calls) == 3 * rounds + 1:
                 time.sleep(0.5)
                 os._exit(1)
         return sweep(self, s, *args)
@@ -92,7 +93,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
     if when == "mid-sweep":
         # in sweep 4 the victim returns shard 0, then dies on shard 2: shard 0 is merged and must
         # not be sampled twice; shards 2 and 4 are sampled again elsewhere against the same counts
-        client.run(_die_in_sweep_4_at_shard_2, workers=[address])
+        client.run(_die_in_sweep_4_at_shard_2, SHARDS, workers=[address])
 
     def kill(iteration):
         if iteration == 3 and when == "between sweeps":

@@ -14,7 +14,8 @@ from scipy.special import gammaln
 
 from ldacli._cgs import dense_sweep
 from ldacli._heldout import sparse_fixed_topics_sweep
-from ldacli.methods.sharded import SAMPLERS, ShardedSampler, list_layout, shard_bounds, unpack_entries
+from ldacli.errors import LdacliError
+from ldacli.methods.sharded import SAMPLERS, ShardedSampler, list_layout, shard_bounds, unpack_entries, word_slices
 from ldacli.methods.base import doc_topic_counts, word_topic_counts
 
 
@@ -24,6 +25,8 @@ def tiny_corpus(seed, D=7, V=13, K=4, max_len=12):
     doc_ptr = np.zeros(D + 1, np.int64)
     doc_ptr[1:] = np.cumsum(lengths)
     words = rng.integers(0, V, size=doc_ptr[-1]).astype(np.int32)
+    for d in range(D):  # as Corpus.tokens gives them: each document's words sorted
+        words[doc_ptr[d]:doc_ptr[d + 1]].sort()
     z = rng.integers(0, K, size=words.size).astype(np.int32)
     return words, doc_ptr, z
 
@@ -54,21 +57,42 @@ def test_dense_sweep_equals_numpy_oracle_bit_for_bit():
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_sharded_dense_sampler_equals_the_ad_lda_oracle_for_any_thread_count(threads):
+def test_sharded_dense_sampler_equals_the_partition_oracle_for_any_thread_count(threads):
     V, K = 11, 3
     words, doc_ptr, z = tiny_corpus(9, D=12, V=V, K=K)
     alpha = np.array([0.3, 0.1, 0.2])
     bounds = shard_bounds(doc_ptr, 4)
     assert bounds.size == 5
+    slices = word_slices(np.bincount(words, minlength=V), 4)
+    assert np.all(np.diff(slices) > 0)  # four slices with words
     z_oracle = z.copy()
     sampler = ShardedSampler("dense", words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, 4), threads)
+    np.testing.assert_array_equal(sampler.slices, slices)
     oracle_rngs = streams(1, 4)
     for _ in range(4):
         sampler.sweep()
-        oracle.sharded_sweep(words, doc_ptr, z_oracle, V, K, alpha, 0.05, bounds, oracle_rngs)
+        oracle.partition_sweep(words, doc_ptr, z_oracle, V, K, alpha, 0.05, bounds, slices, oracle_rngs)
         np.testing.assert_array_equal(z, z_oracle)
         np.testing.assert_array_equal(sampler.counts.nwk, word_topic_counts(words, z, V, K))
+        np.testing.assert_array_equal(sampler.counts.nk, np.bincount(z, minlength=K))
     sampler.close()
+
+
+def test_word_slices_cut_the_vocabulary_into_ranges_of_about_equal_token_counts():
+    freq = np.array([50, 1, 1, 1, 30, 30, 1, 1, 40, 5])
+    cuts = word_slices(freq, 3)
+    assert cuts[0] == 0 and cuts[-1] == freq.size and np.all(np.diff(cuts) >= 0)
+    mass = np.add.reduceat(freq, cuts[:-1])
+    assert mass.sum() == freq.sum() and mass.max() <= freq.sum() / 3 + freq.max()
+    assert word_slices(freq, 1).tolist() == [0, freq.size]
+    assert word_slices(np.zeros(0, np.int64), 2).tolist() == [0, 0, 0]
+
+
+def test_the_sampler_refuses_documents_whose_words_are_not_sorted():
+    words, doc_ptr = np.array([3, 1, 2, 0], np.int32), np.array([0, 2, 4], np.int64)
+    with pytest.raises(LdacliError, match="increasing id order"):
+        ShardedSampler("sparse", words, doc_ptr, np.zeros(4, np.int32), 4, 2, np.ones(2), 0.1, np.array([0, 1, 2]),
+                       streams(1, 2))
 
 
 @pytest.mark.parametrize("K", [1, 4, 9])

@@ -243,9 +243,10 @@ CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
                    f"by K and document length (dense below 24 topics, or 32 for documents under 400 "
                    f"tokens; else sparse). Recorded in the model.  [default: {CGS.OPTIONS['sampler']}]")
 @click.option("--shards", type=click.IntRange(min=1), default=None,
-              help="cgs: document shards sampled against counts merged once per sweep (AD-LDA). The "
-                   "output depends on the seed and the shards, never on --threads; 1 is the exact "
-                   "sequential sampler.  [default: one per 100,000 tokens, at most 16]")
+              help="cgs: document shards (and as many word slices) that threads sample in parallel, "
+                   "the most threads that help; each sweep is N rounds of disjoint blocks. The output "
+                   "depends on the seed and the shards, never on --threads; 1 is the exact sequential "
+                   "sampler.  [default: one per 100,000 tokens, at most 4]")
 @click.option("--loglik-every", type=click.IntRange(min=1), default=None,
               help="Sweeps between log-likelihood evaluations (trace, progress, early stopping; vem "
                    f"records the evidence lower bound every iteration).  [default: {CGS.DEFAULT_LOGLIK_EVERY}]")

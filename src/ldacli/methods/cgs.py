@@ -1,8 +1,8 @@
 """Collapsed Gibbs sampling (Griffiths & Steyvers 2004): the default method.
 
 The state is the topic of every token; counts are derived from it. One step is one sweep of
-the sharded sampler (:mod:`ldacli.methods.sharded`: dense, sparse or alias kernels, shards
-sampled in parallel as in AD-LDA) followed, every ``optimize_interval`` sweeps after
+the sharded sampler (:mod:`ldacli.methods.sharded`: dense, sparse or alias kernels, blocks of
+document shards and word slices sampled in parallel) followed, every ``optimize_interval`` sweeps after
 ``optimize_burn_in``, by learning an asymmetric alpha and a symmetric beta from the counts
 (:mod:`ldacli.priors`). The trace is the joint log-likelihood ``log p(w, z)`` per token.
 """
@@ -49,7 +49,7 @@ class CollapsedGibbs(Method):
     """Collapsed Gibbs sampling of every token's topic, theta and phi integrated out.
 
     Options: ``sampler`` (``dense``, ``sparse``, ``alias`` or ``auto``: by K), ``shards``
-    (document shards, default one per 100,000 tokens, at most 16, or the files of the shard
+    (document shards and word slices, default one per 100,000 tokens, at most 4, or the files of the shard
     folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
     and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
     initial topics, stream 1 + s samples shard s.
@@ -96,17 +96,15 @@ class CollapsedGibbs(Method):
     @classmethod
     def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
         K, V, D, N = int(settings["n_topics"]), corpus.n_words, corpus.n_docs, corpus.n_tokens
-        copies = 1 + min(threads, settings["shards"]) if settings["shards"] > 1 else 1
         if settings["sampler"] == "dense":
             counts = 4.0 * V * K
         else:  # a sorted list of min(K, frequency) packed (count, topic) entries per word
             counts = 8.0 * float(np.minimum(corpus.word_frequencies(), K).sum()) + 12.0 * V
-        # tokens (words, z, the sweep's copy of z, orders; the client of a shard folder: z and
-        # the moves of a sweep, with one copy of the counts); counts per working copy; the
+        # tokens (words and z; the alias sampler's orders too; the client of a shard folder: z
+        # and the moves of a block); one copy of the counts, which every thread samples; the
         # model: phi built from dense counts, theta from document-topic counts
-        if isinstance(corpus, ShardFolder):
-            return 8.0 * N + counts + 20.0 * K * V + 20.0 * D * K
-        return 24.0 * N + copies * counts + 20.0 * K * V + 20.0 * D * K
+        tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
+        return tokens + counts + 20.0 * K * V + 20.0 * D * K
 
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
                  checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None,

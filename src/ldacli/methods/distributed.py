@@ -1,18 +1,20 @@
 """The collapsed Gibbs sampler's shards on a Dask cluster, with the same bytes as local threads.
 
-The sweep is the one of :class:`~ldacli.methods.sharded.ShardedSampler` (AD-LDA): every shard
-is sampled against the counts of the start of the sweep plus its own moves, with its own random
-stream, and the moves are merged afterwards (integer additions, in any order). Here the shards
-live on the workers: a :class:`ShardHost` actor per worker keeps its shards' tokens, topics and
-random streams across sweeps. Per sweep and shard, the client sends the counts of the shard's
-words as they were at the start of the sweep (the word lists, or dense rows) and the topic
-totals; the worker samples and sends back the tokens that moved (position, word, old and new
-topic) and its stream's state. The client merges each shard's moves into its counts and its
-copy of the topics as soon as the shard is back, while the others sample. So the same seed and
-shards give the same bytes on any number of workers as on any number of threads.
+The sweep is the one of :class:`~ldacli.methods.sharded.ShardedSampler` (the partition
+scheme): P rounds, and in round r shard s samples its tokens of word slice (s + r) mod P, with
+its own random stream, against the counts of those words as the earlier rounds left them and
+the topic totals as they were at the round's start. Here the shards live on the workers: a
+:class:`ShardHost` actor per worker keeps its shards' tokens, topics and random streams across
+sweeps. Per round and shard, the client sends the counts of the block's words (the word lists,
+or dense rows) and the topic totals; the worker samples and sends back the tokens that moved
+(position, word, old and new topic) and its stream's state. The client merges each block's moves
+into its counts and its copy of the topics as soon as the block is back, while the others
+sample: the blocks of a round have disjoint words, and every block of the round was sent its
+counts before any was merged. So the same seed and shards give the same bytes on any number of
+workers as on any number of threads.
 
 Faults: the client keeps every shard's state (its topics and stream) as of its last merged
-sweep, and the counts each shard was sent until it is back. When a worker dies, its shards are
+block, and the counts each block was sent until it is back. When a worker dies, its shards are
 rebuilt on another worker from that state; those not yet back are sampled again against the
 counts they were sent, which draws the same numbers. When the scheduler is lost, :class:`ClusterLost` is raised; the driver
 writes the checkpoint of the last merged sweep and the run resumes from it, locally or on
@@ -36,7 +38,7 @@ import numpy as np
 
 from ldacli.errors import LdacliError
 from ldacli.methods.sharded import (SAMPLERS, ListLayout, Replica, alias_arrays, list_layout, merge_pairs,
-                                    shard_layout, word_topic_pairs)
+                                    sample_block, shard_layout, word_slices, word_topic_pairs)
 from ldacli.shard_folder import ShardFolder, open_shard_folder, tokens_of
 
 log = logging.getLogger("ldacli")
@@ -109,9 +111,10 @@ class ShardHost:
     """Shards resident on one worker (a Dask actor): their tokens, topics and random streams,
     and one replica of the counts to sample them against."""
 
-    def __init__(self, kind: str, n_words: int, n_topics: int, layout: ListLayout | None):
+    def __init__(self, kind: str, n_words: int, n_topics: int, layout: ListLayout | None, slices: np.ndarray):
         self.replica = Replica.empty(kind, n_words, n_topics, layout)
         self.n_topics = n_topics
+        self.slices = slices
         self.shards: dict[int, dict] = {}
         self.folders: dict[str, ShardFolder] = {}
 
@@ -120,7 +123,7 @@ class ShardHost:
         rng.bit_generator.state = rng_state
         shard = {"words": words, "ptr": ptr, "z": np.array(z, dtype=np.int32), "rng": rng}
         if self.replica.kind == "alias":
-            shard.update(alias_arrays(words, ptr))
+            shard.update(alias_arrays(words, ptr, self.slices))
         self.shards[s] = shard
         return os.getpid()
 
@@ -141,15 +144,16 @@ class ShardHost:
         codes, counts = word_topic_pairs(self.shards[s]["words"], self.shards[s]["z"], self.n_topics)
         return {"codes": codes, "counts": counts}
 
-    def sweep(self, s: int, word_ids: np.ndarray, packed: dict, alpha: np.ndarray, beta: float, beta_sum: float):
-        """Sample shard ``s`` against the counts ``packed`` (see :meth:`Replica.pack`); returns
-        the moved tokens (``moved`` their positions, ``words``, ``old`` and ``new`` topics) and
-        the stream's ``state``."""
+    def sweep(self, s: int, j: int, word_ids: np.ndarray, packed: dict, alpha: np.ndarray, beta: float,
+              beta_sum: float):
+        """Sample shard ``s``'s tokens of word slice ``j`` against the counts ``packed`` (see
+        :meth:`Replica.pack`) of its words ``word_ids``; returns the moved tokens (``moved``
+        their positions, ``words``, ``old`` and ``new`` topics) and the stream's ``state``."""
         shard = self.shards[s]
         self.replica.unpack(word_ids, packed)
         before = shard["z"].copy()
-        self.replica.sweep(shard["words"], shard["ptr"], shard["z"], alpha, beta, beta_sum, shard["rng"],
-                           shard.get("order"), shard.get("doc_of"))
+        sample_block(self.replica, shard, shard["words"], shard["z"], shard["rng"], self.slices, j, alpha, beta,
+                     beta_sum)
         moved = np.flatnonzero(before != shard["z"]).astype(np.int32)
         return {"moved": moved, "words": shard["words"][moved], "old": before[moved], "new": shard["z"][moved],
                 "state": shard["rng"].bit_generator.state}
@@ -180,11 +184,15 @@ class DistributedSampler:
         self.rng_states = [r.bit_generator.state for r in rngs]
         self.rngs = rngs
         if folder is None:
-            self.shards = shard_layout(kind, words, doc_ptr, bounds)
             freq = np.bincount(words, minlength=n_words)
+            self.slices = word_slices(freq, len(bounds) - 1)
+            self.shards = shard_layout("dense", words, doc_ptr, bounds, self.slices)  # the workers keep the rest
+            for shard in self.shards:
+                shard["word_ids"] = np.unique(words[shard["lo"]:shard["hi"]]).astype(np.int32)
         else:  # each shard's distinct words come back from its worker
             self.shards = [{"lo": int(doc_ptr[a]), "hi": int(doc_ptr[b])} for a, b in zip(bounds[:-1], bounds[1:])]
             freq = folder.word_frequencies()
+            self.slices = word_slices(freq, len(bounds) - 1)
         self.layout = None if kind == "dense" else list_layout(freq, n_topics)
         self.traffic: list[dict] = []
         self.hosts: dict[str, object] = {}  # worker address -> actor
@@ -254,7 +262,7 @@ class DistributedSampler:
 
     def _host(self, address: str):
         if address not in self.hosts:
-            future = self.client.submit(ShardHost, self.kind, self.V, self.K, self.layout, actor=True,
+            future = self.client.submit(ShardHost, self.kind, self.V, self.K, self.layout, self.slices, actor=True,
                                         workers=[address], allow_other_workers=False, pure=False)
             self.hosts[address] = future.result()
         return self.hosts[address]
@@ -325,23 +333,40 @@ class DistributedSampler:
             self._sweep()
 
     def _sweep(self) -> None:
-        """One sweep: every shard sent the counts of the sweep's start, and each shard's moves
-        merged as soon as it is back (while the others are still sampling). A shard of a worker
-        that dies is placed elsewhere with its state as the client has it: sampled this sweep if
-        its moves were merged, else as the sweep began, and then sampled again against the same
-        counts as before, so the numbers drawn and the result are the same."""
-        packs: dict[int, dict] = {}  # shard -> the counts sent at the sweep's start, until it is back
-        todo, done = list(range(len(self.shards))), set()
+        """One sweep: P rounds of :meth:`_round`; ``traffic`` gets the sweep's sums."""
+        totals = dict.fromkeys(("sent", "received", "rebuilt_shards", "moved", "sample_seconds", "merge_seconds"), 0)
+        for r in range(len(self.shards)):
+            for key, value in self._round(r).items():
+                totals[key] += value
+        self.traffic.append(totals)
+
+    def _block_words(self, s: int, j: int) -> np.ndarray:
+        """Shard ``s``'s distinct words in word slice ``j``."""
+        word_ids = self.shards[s]["word_ids"]
+        a, b = np.searchsorted(word_ids, self.slices[j:j + 2])
+        return word_ids[a:b]
+
+    def _round(self, r: int) -> dict:
+        """Round ``r``: every block sent the counts of its words and the totals before any block
+        is merged, and each block's moves merged as soon as it is back (while the others are
+        still sampling). A shard of a worker that dies is placed elsewhere with its state as the
+        client has it: sampled this round if its moves were merged, else as the round began, and
+        then sampled again against the same counts as before, so the numbers drawn and the result
+        are the same."""
+        P = len(self.shards)
+        packs: dict[int, dict] = {}  # shard -> the counts sent at the round's start, until it is back
+        todo, done = list(range(P)), set()
         sent = received = rebuilt = moved = 0
         waited = merged = 0.0
         while todo:
             calls, failed = {}, []
             for s in todo:
-                word_ids = self.shards[s]["word_ids"]
+                j = (s + r) % P
+                word_ids = self._block_words(s, j)
                 if s not in packs:
                     packs[s] = self.snapshot.pack(word_ids)
                 try:
-                    calls[s] = self.hosts[self.placement[s]].sweep(s, word_ids, packs[s], self.alpha, self.beta,
+                    calls[s] = self.hosts[self.placement[s]].sweep(s, j, word_ids, packs[s], self.alpha, self.beta,
                                                                    self.V * self.beta)
                     sent += sum(a.nbytes for a in packs[s].values()) + word_ids.nbytes + self.alpha.nbytes
                 except ClusterLost:
@@ -376,8 +401,8 @@ class DistributedSampler:
                 self._place(lost)
                 rebuilt += len(lost)
                 todo = [s for s in lost if s not in done]
-        self.traffic.append({"sent": sent, "received": received, "rebuilt_shards": rebuilt, "moved": moved,
-                             "sample_seconds": waited, "merge_seconds": merged})
+        return {"sent": sent, "received": received, "rebuilt_shards": rebuilt, "moved": moved,
+                "sample_seconds": waited, "merge_seconds": merged}
 
     def _merge(self, s: int, result: dict) -> int:
         """Merge shard ``s``'s moves into the snapshot and ``z``, take its stream's state; returns

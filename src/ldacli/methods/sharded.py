@@ -1,17 +1,19 @@
-"""The collapsed Gibbs sampler state, split into shards that threads sweep in parallel.
+"""The collapsed Gibbs sampler state, split into blocks that threads sample in parallel.
 
-Documents are cut into a fixed number of shards of about equal token counts (the layout depends
-on the corpus and ``n_shards`` only, never on the number of threads). Every shard has its own
-random stream, spawned from the run's seed sequence. One sweep (AD-LDA, Newman et al. 2009):
+The partition scheme (as tomotopy's default parallel scheme, and Yan et al. 2009 on GPUs):
+documents are cut into P shards of about equal token counts and the vocabulary into P slices of
+about equal token counts (both depend on the corpus and P only, never on the number of
+threads). A sweep is P rounds; in round r, shard s samples its tokens of slice (s + r) mod P.
+The P blocks of a round touch disjoint documents and disjoint words, so they sample one shared
+set of word-topic counts in place, each exact for its words; only the topic totals are shared
+by all blocks, so each block starts from its own copy of them as they were at the round's start,
+and their changes are summed after the round (integer additions, in any order). Every shard has
+its own random stream, spawned from the run's seed sequence, and draws from it in the same order
+whatever the threads. So the same seed gives the same topics for any ``threads``; with one shard
+this is the exact sequential sampler.
 
-1. each shard is sampled against the topic-word counts as they were at the start of the sweep
-   plus its own updates: a thread works on its own copy of the counts, into which the
-   snapshot's counts of the shard's words are copied before the shard is sampled;
-2. the snapshot then replays the moves of all shards, which gives the same integer counts
-   whatever the order.
-
-So the same seed gives the same topics for any ``threads``. With one shard this is the exact
-sequential sampler.
+There is no copy of the counts per thread and nothing to merge after a sweep; what is serial is
+adding P vectors of K totals after each round.
 """
 
 from __future__ import annotations
@@ -28,14 +30,33 @@ from ldacli.shard_folder import shard_bounds  # noqa: F401 - the rule shard fold
 
 SAMPLERS = ("dense", "sparse", "alias")
 MH_STEPS = 2
-MAX_DEFAULT_SHARDS = 16
+MAX_DEFAULT_SHARDS = 4
 TOKENS_PER_SHARD = 100_000
 
 
 def default_shards(n_tokens: int) -> int:
-    """One shard per 100,000 tokens, at most 16: small corpora get the exact sequential
-    sampler, large ones enough shards to keep 16 cores busy."""
+    """One shard per 100,000 tokens, at most 4: small corpora get the exact sequential sampler.
+    More shards allow more threads but cost more per sweep, since a document is visited once per
+    slice it has tokens in (README, "Performance")."""
     return int(min(MAX_DEFAULT_SHARDS, max(1, n_tokens // TOKENS_PER_SHARD)))
+
+
+def word_slices(freq: np.ndarray, n_slices: int) -> np.ndarray:
+    """Cut the word ids into ``n_slices`` ranges of about equal token counts: slice j is the
+    words ``cuts[j] <= w < cuts[j + 1]`` of the returned (n_slices + 1,) int64 ``cuts``."""
+    cum = np.cumsum(freq, dtype=np.int64)
+    total = int(cum[-1]) if cum.size else 0
+    cuts = [0] + [int(np.searchsorted(cum, total * j // n_slices, side="right")) for j in range(1, n_slices)]
+    return np.maximum.accumulate(np.array(cuts + [freq.size], np.int64))
+
+
+def sorted_within_documents(words: np.ndarray, doc_ptr: np.ndarray) -> bool:
+    """Whether each document's words are in increasing id order (``Corpus.tokens`` gives them
+    so), which the slices need: a document's tokens of a slice are then one run."""
+    falls = np.diff(words) < 0
+    starts = doc_ptr[1:-1]
+    falls[starts[(starts > 0) & (starts < words.size)] - 1] = False
+    return not falls.any()
 
 
 # Where dense beats sparse (``benchmarks/auto_rules.py``, README "Performance"): below 24 topics
@@ -54,8 +75,8 @@ def choose_sampler(n_topics: int, tokens_per_doc: float) -> str:
 
 
 class Replica:
-    """A copy of the topic-word counts (a thread's, a Dask worker's, or the snapshot), with its
-    scratch arrays."""
+    """A set of topic-word counts (the shared one, or a Dask worker's copy) with its own topic
+    totals and scratch arrays."""
 
     def __init__(self, kind: str, V: int, K: int, pairs: tuple[np.ndarray, np.ndarray],
                  layout: "ListLayout | None" = None):
@@ -64,35 +85,59 @@ class Replica:
         # "alias" keeps its word-topic counts in the same sorted word lists as "sparse"
         self.kind = kind
         codes, counts = pairs
-        self.ndk = np.zeros(K, np.int32)
         self.nk = np.bincount(codes % K, weights=counts, minlength=K).astype(np.int32)
         if kind == "dense":
             self.nwk = np.zeros(V * K, np.int32)
             self.nwk[codes] = counts
             self.nwk = self.nwk.reshape(V, K)
-            self.work = np.zeros(2 * K)
         else:
             self.word_ptr, self.bits = layout.word_ptr, layout.bits
             self.wt, self.wt_len = _word_lists(codes, counts, V, K, layout)
+        self._scratch(K)
+
+    def _scratch(self, K: int) -> None:
+        self.ndk = np.zeros(K, np.int32)
+        if self.kind == "dense":
+            self.work = np.zeros(2 * K)
+        elif self.kind == "sparse":
             self.doc_topics = np.zeros(K, np.int32)
             self.doc_pos = np.full(K, -1, np.int32)
             self.mark = np.zeros(K, np.int32)
             self.work = np.zeros(4 * K)
-        if kind == "alias":
+        else:
+            self.mark = np.zeros(K, np.int32)
             self.iwork = np.zeros(5 * K, np.int32)
             self.work = np.zeros(3 * K)
             self.ndk_shard = np.zeros((0, K), np.int32)
 
     @classmethod
     def empty(cls, kind: str, V: int, K: int, layout: "ListLayout | None" = None) -> "Replica":
-        """A replica with no counts yet: a worker's, which :meth:`restore` or :meth:`unpack`
-        fills with the words of each shard before it samples the shard."""
+        """A replica with no counts yet: a Dask worker's, which :meth:`unpack` fills with the
+        words of each block before it is sampled."""
         return cls(kind, V, K, (np.zeros(0, np.int64), np.zeros(0, np.int64)), layout)
 
-    def sweep(self, words, doc_ptr, z, alpha, beta, beta_sum, rng, order=None, doc_of=None) -> None:
+    @classmethod
+    def sharing(cls, source: "Replica") -> "Replica":
+        """A replica that samples ``source``'s word-topic counts in place, with its own topic
+        totals and scratch: a thread's, for the blocks of a round."""
+        replica = cls.__new__(cls)
+        replica.kind = source.kind
+        replica.nk = source.nk.copy()
+        if source.kind == "dense":
+            replica.nwk = source.nwk
+        else:
+            replica.word_ptr, replica.bits, replica.wt, replica.wt_len = (source.word_ptr, source.bits, source.wt,
+                                                                          source.wt_len)
+        replica._scratch(source.nk.size)
+        return replica
+
+    def sweep(self, words, doc_ptr, z, alpha, beta, beta_sum, rng, word_lo=0, word_hi=-1, order=None,
+              doc_of=None) -> None:
+        """Sample the tokens of the words ``word_lo <= w < word_hi`` (all by default) of one
+        shard; the alias sampler visits the tokens ``order`` (those tokens, grouped by word)."""
         if self.kind == "dense":
             _cgs.dense_sweep(words, doc_ptr, z, self.nwk, self.nk, alpha, beta, beta_sum,
-                               self.ndk, self.work, rng)
+                             self.ndk, self.work, rng, word_lo, word_hi)
         elif self.kind == "alias":
             if self.ndk_shard.shape[0] < doc_ptr.size - 1:
                 self.ndk_shard = np.zeros((doc_ptr.size - 1, self.nk.size), np.int32)
@@ -101,7 +146,8 @@ class Replica:
                              self.work, MH_STEPS, rng)
         else:
             _cgs.sparse_sweep(words, doc_ptr, z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, alpha,
-                              beta, beta_sum, self.ndk, self.doc_topics, self.doc_pos, self.work, rng)
+                              beta, beta_sum, self.ndk, self.doc_topics, self.doc_pos, self.work, rng, word_lo,
+                              word_hi)
 
     def move(self, words, order, z_from, z_to) -> None:
         """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
@@ -110,14 +156,6 @@ class Replica:
         else:
             _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
                               self.ndk, self.mark)
-
-    def restore(self, source: "Replica", word_ids: np.ndarray) -> None:
-        """Take ``source``'s counts for the words ``word_ids`` and all topic totals."""
-        np.copyto(self.nk, source.nk)
-        if self.kind == "dense":
-            _cgs.restore_dense(word_ids, source.nwk, self.nwk)
-        else:
-            _cgs.restore_sparse(word_ids, self.word_ptr, source.wt, source.wt_len, self.wt, self.wt_len)
 
     def pack(self, word_ids: np.ndarray) -> dict:
         """The counts of the words ``word_ids`` and all topic totals, as arrays to send to
@@ -217,26 +255,40 @@ def merge_pairs(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray,
     return codes, counts.astype(np.int64)
 
 
-def shard_layout(kind: str, words: np.ndarray, doc_ptr: np.ndarray, bounds: np.ndarray) -> list[dict]:
-    """The shards of a corpus cut at document ``bounds``: each one's token range ``lo:hi``,
-    its document pointers ``ptr`` (from 0), its distinct words, and for the alias sampler its
-    tokens grouped by word and each token's document."""
+def shard_layout(kind: str, words: np.ndarray, doc_ptr: np.ndarray, bounds: np.ndarray,
+                 slices: np.ndarray) -> list[dict]:
+    """The shards of a corpus cut at document ``bounds``: each one's token range ``lo:hi`` and
+    its document pointers ``ptr`` (from 0), and for the alias sampler :func:`alias_arrays`."""
     shards = []
     for s in range(len(bounds) - 1):
         lo, hi = int(doc_ptr[bounds[s]]), int(doc_ptr[bounds[s + 1]])
         ptr = np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)
-        shard = {"lo": lo, "hi": hi, "ptr": ptr, "word_ids": np.unique(words[lo:hi]).astype(np.int32)}
+        shard = {"lo": lo, "hi": hi, "ptr": ptr}
         if kind == "alias":
-            shard.update(alias_arrays(words[lo:hi], ptr))
+            shard.update(alias_arrays(words[lo:hi], ptr, slices))
         shards.append(shard)
     return shards
 
 
-def alias_arrays(words: np.ndarray, ptr: np.ndarray) -> dict:
+def alias_arrays(words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> dict:
     """What the alias sampler needs of a shard besides its tokens: ``order``, the tokens grouped
-    by word, and ``doc_of``, each token's document."""
-    return {"order": np.argsort(words, kind="stable").astype(np.int32),
+    by word; ``order_cuts``, where each word slice's tokens start in ``order``; and ``doc_of``,
+    each token's document."""
+    order = np.argsort(words, kind="stable").astype(np.int32)
+    return {"order": order, "order_cuts": np.searchsorted(words[order], slices),
             "doc_of": np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))}
+
+
+def sample_block(replica: Replica, shard: dict, words, z, rng, slices: np.ndarray, j: int, alpha, beta: float,
+                 beta_sum: float) -> None:
+    """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``j`` against
+    ``replica``: the one call of a block, for threads and Dask workers alike."""
+    order = doc_of = None
+    if "order" in shard:
+        cuts = shard["order_cuts"]
+        order, doc_of = shard["order"][cuts[j]:cuts[j + 1]], shard["doc_of"]
+    replica.sweep(words, shard["ptr"], z, alpha, beta, beta_sum, rng, int(slices[j]), int(slices[j + 1]), order,
+                  doc_of)
 
 
 def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
@@ -254,110 +306,72 @@ def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
 
 
 class ShardedSampler:
-    """Collapsed Gibbs sampling of ``z`` for a corpus's token arrays, in shards and threads.
+    """Collapsed Gibbs sampling of ``z`` for a corpus's token arrays, in blocks and threads.
 
-    ``words`` (N,) int32 and ``doc_ptr`` (D+1,) int64 as from ``Corpus.tokens()``; ``z`` (N,)
-    int32 is updated in place; ``rngs`` one generator per shard (``len(bounds) - 1``).
+    ``words`` (N,) int32 and ``doc_ptr`` (D+1,) int64 as from ``Corpus.tokens()`` (each
+    document's words sorted); ``z`` (N,) int32 is updated in place; ``rngs`` one generator per
+    shard (``len(bounds) - 1``).
     """
 
     def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,
                  bounds: np.ndarray, rngs: list, threads: int = 1):
         if kind not in SAMPLERS:
             raise LdacliError(f"sampler must be one of {', '.join(SAMPLERS)}, found {kind!r}")
+        n_shards = len(bounds) - 1
+        if n_shards > 1 and not sorted_within_documents(words, doc_ptr):
+            raise LdacliError("the sampler's shards need each document's words in increasing id order")
         self.kind = kind
         self.words, self.doc_ptr, self.z = words, doc_ptr, z
         self.V, self.K = n_words, n_topics
         self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         self.beta = float(beta)
         self.rngs = rngs
-        self.shards = shard_layout(kind, words, doc_ptr, bounds)
-        threads = max(1, min(threads, len(self.shards)))
-        layout = None if kind == "dense" else list_layout(np.bincount(words, minlength=n_words), n_topics)
-        pairs = word_topic_pairs(words, z, n_topics)
-        # The snapshot holds the counts after the last sweep; with one shard it is also the
-        # only working copy (the exact sequential sampler).
-        self.snapshot = Replica(kind, n_words, n_topics, pairs, layout)
-        if len(self.shards) == 1:
-            self.workers = [self.snapshot]
-            self.order = None
-        else:
-            # each shard's topics at the sweep's start (see _run_shard); 2 bytes a token when K allows
-            self.z_before = z.astype(np.int16 if n_topics <= 1 << 15 else np.int32)
-            self.workers = [Replica.empty(kind, n_words, n_topics, layout) for _ in range(threads)]
-            # all tokens grouped by word, for merging the moves into the snapshot word by word
-            # (the dense counts need no order on one thread)
-            grouped = kind != "dense" or threads > 1
-            self.order = np.argsort(words, kind="stable").astype(np.int32) if grouped else None
-        # With threads, the moves merge in parallel: each thread takes a range of ``order``
-        # holding whole words, of about equal token mass.
-        self.merge_chunks = []
-        if self.order is not None and threads > 1 and words.size:
-            sorted_words = words[self.order]
-            cuts = [0]
-            for t in range(1, threads):
-                c = int(np.searchsorted(sorted_words, sorted_words[t * words.size // threads], side="left"))
-                cuts.append(max(c, cuts[-1]))
-            cuts.append(words.size)
-            self.merge_chunks = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+        freq = np.bincount(words, minlength=n_words)
+        self.slices = word_slices(freq, n_shards)
+        self.shards = shard_layout(kind, words, doc_ptr, bounds, self.slices)
+        threads = max(1, min(threads, n_shards))
+        layout = None if kind == "dense" else list_layout(freq, n_topics)
+        self.shared = Replica(kind, n_words, n_topics, word_topic_pairs(words, z, n_topics), layout)
+        # each thread samples the shared counts with its own totals and scratch
         self._free: queue.SimpleQueue = queue.SimpleQueue()
-        for r in self.workers:
-            self._free.put(r)
+        for _ in range(threads):
+            self._free.put(Replica.sharing(self.shared))
         self._pool = ThreadPoolExecutor(threads) if threads > 1 else None
 
     @property
     def counts(self) -> Replica:
         """The topic-word counts after the last sweep."""
-        return self.snapshot
+        return self.shared
 
     def set_priors(self, alpha, beta: float) -> None:
         """New priors for the following sweeps (learned ones, say)."""
         self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         self.beta = float(beta)
 
-    def _run_shard(self, s: int) -> None:
+    def _run_block(self, s: int, j: int, start: np.ndarray) -> np.ndarray:
+        """Sample block (shard ``s``, slice ``j``) from the round's topic totals ``start``;
+        returns the change of the totals."""
         shard = self.shards[s]
         lo, hi = shard["lo"], shard["hi"]
         worker = self._free.get()
         try:
-            if worker is not self.snapshot:
-                np.copyto(self.z_before[lo:hi], self.z[lo:hi])  # the shard's topics before, to merge its moves
-                worker.restore(self.snapshot, shard["word_ids"])
-            worker.sweep(self.words[lo:hi], shard["ptr"], self.z[lo:hi], self.alpha, self.beta,
-                         self.V * self.beta, self.rngs[s], shard.get("order"), shard.get("doc_of"))
+            np.copyto(worker.nk, start)
+            sample_block(worker, shard, self.words[lo:hi], self.z[lo:hi], self.rngs[s], self.slices, j, self.alpha,
+                         self.beta, self.V * self.beta)
+            return worker.nk - start
         finally:
             self._free.put(worker)
 
     def sweep(self) -> None:
-        if len(self.shards) == 1:
-            self._run_shard(0)
-            return
-        if self._pool is None:
-            for s in range(len(self.shards)):
-                self._run_shard(s)
-        else:
-            list(self._pool.map(self._run_shard, range(len(self.shards))))
-        if self.merge_chunks:
-            deltas = list(self._pool.map(self._merge_words, self.merge_chunks))
-            self.snapshot.nk += np.sum(deltas, axis=0, dtype=np.int32)
-        else:
-            self.snapshot.move(self.words, self.order, self.z_before, self.z)
-
-    def _merge_words(self, chunk: tuple[int, int]) -> np.ndarray:
-        """Merge the moves of the words in ``order[chunk]`` into the snapshot; returns the
-        change of the topic totals (summed over chunks by the caller)."""
-        a, b = chunk
-        delta = np.zeros(self.K, np.int32)
-        snap = self.snapshot
-        if self.kind == "dense":
-            _cgs.apply_dense(self.words, self.order[a:b], self.z_before, self.z, snap.nwk, delta)
-            return delta
-        worker = self._free.get()  # for its scratch arrays
-        try:
-            _cgs.apply_sparse(self.words, self.order[a:b], self.z_before, self.z, snap.word_ptr,
-                                snap.wt, snap.wt_len, snap.bits, delta, worker.ndk, worker.mark)
-        finally:
-            self._free.put(worker)
-        return delta
+        P = len(self.shards)
+        for r in range(P):
+            start = self.shared.nk.copy()
+            blocks = [(s, (s + r) % P, start) for s in range(P)]
+            if self._pool is None:
+                deltas = [self._run_block(*b) for b in blocks]
+            else:
+                deltas = list(self._pool.map(lambda b: self._run_block(*b), blocks))
+            self.shared.nk += np.sum(deltas, axis=0, dtype=np.int32)
 
     def close(self) -> None:
         if self._pool is not None:
