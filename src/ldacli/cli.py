@@ -240,8 +240,8 @@ CGS, VEM, GIBBS = METHODS["cgs"], METHODS["vem"], METHODS["gibbs"]
 @click.option("--sampler", type=click.Choice(["auto", *SAMPLERS]), default=None,
               help="cgs: dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and "
                    "word); alias: Metropolis-Hastings with alias tables, O(1) per token; auto picks "
-                   f"by K and document length (dense below 24 topics, or 32 for documents under 400 "
-                   f"tokens; else sparse). Recorded in the model.  [default: {CGS.OPTIONS['sampler']}]")
+                   f"by K and document length (dense below 24 topics on documents under 400 tokens; "
+                   f"else sparse). Recorded in the model.  [default: {CGS.OPTIONS['sampler']}]")
 @click.option("--shards", type=click.IntRange(min=1), default=None,
               help="cgs: document shards (and as many word slices) that threads sample in parallel, "
                    "the most threads that help; each sweep is N rounds of disjoint blocks. The output "

@@ -37,7 +37,8 @@ TOKENS_PER_SHARD = 100_000
 def default_shards(n_tokens: int) -> int:
     """One shard per 100,000 tokens, at most 4: small corpora get the exact sequential sampler.
     More shards allow more threads but cost more per sweep, since a document is visited once per
-    slice it has tokens in (README, "Performance")."""
+    slice it has tokens in: on 20NG, 4 shards cost 14% (K=100) and 23% (K=1000) over one, 16
+    shards 79% and 85% (README, "Performance")."""
     return int(min(MAX_DEFAULT_SHARDS, max(1, n_tokens // TOKENS_PER_SHARD)))
 
 
@@ -53,23 +54,23 @@ def word_slices(freq: np.ndarray, n_slices: int) -> np.ndarray:
 def sorted_within_documents(words: np.ndarray, doc_ptr: np.ndarray) -> bool:
     """Whether each document's words are in increasing id order (``Corpus.tokens`` gives them
     so), which the slices need: a document's tokens of a slice are then one run."""
-    falls = np.diff(words) < 0
+    falls = words[1:] < words[:-1]
     starts = doc_ptr[1:-1]
     falls[starts[(starts > 0) & (starts < words.size)] - 1] = False
     return not falls.any()
 
 
-# Where dense beats sparse (``benchmarks/auto_rules.py``, README "Performance"): below 24 topics
-# always; below 32 unless the documents are long (at 24 topics sparse won on documents of 1,000
-# tokens and lost on 20NG, KOS and documents of 20 tokens).
+# Where dense beats sparse (``benchmarks/auto_rules.py``, README "Performance", default shards):
+# below 24 topics on documents of 20NG's or KOS's length or shorter (at 24 the two tie on 20NG;
+# on KOS they are within 10% below 24); never on long documents (at 1,000 tokens a document,
+# sparse won from 8 topics: dense rebuilds a document's counts at each of its visits).
 DENSE_BELOW = 24
-DENSE_BELOW_SHORT_DOCS = 32
 LONG_DOC_TOKENS = 400
 
 
 def choose_sampler(n_topics: int, tokens_per_doc: float) -> str:
     """The fastest sampler for this many topics and documents of this mean length."""
-    if n_topics < DENSE_BELOW or (n_topics < DENSE_BELOW_SHORT_DOCS and tokens_per_doc < LONG_DOC_TOKENS):
+    if n_topics < DENSE_BELOW and tokens_per_doc < LONG_DOC_TOKENS:
         return "dense"
     return "sparse"
 
@@ -243,9 +244,15 @@ def unpack_entries(entries: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarr
 
 def word_topic_pairs(words: np.ndarray, z: np.ndarray, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
     """The word-topic counts of tokens ``words`` with topics ``z`` as ``(codes, counts)``: the
-    distinct ``word * K + topic`` codes (int64, sorted) and how many tokens have each."""
-    codes, counts = np.unique(words.astype(np.int64) * n_topics + z, return_counts=True)
-    return codes, counts.astype(np.int64)
+    distinct ``word * K + topic`` codes (int64, sorted) and how many tokens have each. The N
+    codes are sorted in place, as int32 when they fit: this is the start-up's peak of memory."""
+    largest = (int(words.max()) + 1) * n_topics if words.size else 0
+    codes = words.astype(np.int32 if largest < 2**31 else np.int64)
+    codes *= n_topics
+    codes += z
+    codes.sort()  # in place: np.unique would sort a copy
+    starts = np.flatnonzero(np.concatenate(([codes.size > 0], codes[1:] != codes[:-1])))
+    return codes[starts].astype(np.int64), np.diff(np.append(starts, codes.size)).astype(np.int64)
 
 
 def merge_pairs(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
