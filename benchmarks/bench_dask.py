@@ -11,7 +11,7 @@ Usage::
 written by ``ldacli convert --shards 16``, and reports each client's peak RSS and wall time
 (start-up, reading, sweeps and writing the model included).
 
-Each configuration builds the sampler of ``ldacli train`` (16 shards for 20NG, sparse sampler),
+Each configuration builds the sampler of ``ldacli train`` (its default shards, sparse sampler),
 runs ``--warm-up`` sweeps, then times ``--sweeps`` sweeps. The cluster runs ``W`` worker
 processes of one thread each on this machine (loopback), so with more workers than cores the
 figures show the protocol's cost, not a speed-up. Reported per sweep: seconds; for the cluster
