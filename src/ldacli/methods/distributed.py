@@ -164,13 +164,13 @@ class ShardHost:
 
 class DistributedSampler:
     """:class:`~ldacli.methods.sharded.ShardedSampler`'s surface and results, its shards on the
-    workers of ``client``. ``z`` (the client's copy, the last merged sweep's) and the snapshot
+    workers of ``client``. ``z`` (the client's copy, as of the last merged blocks) and the
     counts are kept here; ``traffic`` has, per sweep, the array bytes sent and received, the
     tokens moved, the shards rebuilt, and the seconds spent waiting for shards and merging.
 
     With ``folder`` (a :class:`~ldacli.shard_folder.ShardFolder` whose shards are ``bounds``)
     and ``words`` None, every worker reads its shards' files itself and the client never holds
-    the corpus: the snapshot counts are built from the counts the workers send back."""
+    the corpus: the counts are built from the counts the workers send back."""
 
     def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,
                  bounds: np.ndarray, rngs: list, client, folder: ShardFolder | None = None):
@@ -206,7 +206,7 @@ class DistributedSampler:
                 for s, word_ids in placed.items():
                     self.shards[s]["word_ids"] = word_ids
                 pairs = self._gather_counts()
-        self.snapshot = Replica(kind, n_words, n_topics, pairs, self.layout)
+        self.shared = Replica(kind, n_words, n_topics, pairs, self.layout)
 
     def _gather_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """The word-topic counts of every shard, from their workers one shard at a time, so that
@@ -326,7 +326,7 @@ class DistributedSampler:
 
     @property
     def counts(self) -> Replica:
-        return self.snapshot
+        return self.shared
 
     def sweep(self) -> None:
         with self._timeouts():
@@ -364,7 +364,7 @@ class DistributedSampler:
                 j = (s + r) % P
                 word_ids = self._block_words(s, j)
                 if s not in packs:
-                    packs[s] = self.snapshot.pack(word_ids)
+                    packs[s] = self.shared.pack(word_ids)
                 try:
                     calls[s] = self.hosts[self.placement[s]].sweep(s, j, word_ids, packs[s], self.alpha, self.beta,
                                                                    self.V * self.beta)
@@ -405,7 +405,7 @@ class DistributedSampler:
                 "sample_seconds": waited, "merge_seconds": merged}
 
     def _merge(self, s: int, result: dict) -> int:
-        """Merge shard ``s``'s moves into the snapshot and ``z``, take its stream's state; returns
+        """Merge shard ``s``'s moves into the counts and ``z``, take its stream's state; returns
         the bytes received."""
         moved, words, old, new = result["moved"], result["words"], result["old"], result["new"]
         self.z[self.shards[s]["lo"] + moved] = new
@@ -413,7 +413,7 @@ class DistributedSampler:
         self.rngs[s].bit_generator.state = result["state"]
         if moved.size:
             order = np.argsort(words, kind="stable").astype(np.int32)
-            self.snapshot.move(np.ascontiguousarray(words), order, np.ascontiguousarray(old), np.ascontiguousarray(new))
+            self.shared.move(np.ascontiguousarray(words), order, np.ascontiguousarray(old), np.ascontiguousarray(new))
         return moved.nbytes + words.nbytes + old.nbytes + new.nbytes
 
     def close(self) -> None:

@@ -160,7 +160,7 @@ class Replica:
 
     def pack(self, word_ids: np.ndarray) -> dict:
         """The counts of the words ``word_ids`` and all topic totals, as arrays to send to
-        another replica's :meth:`unpack` (what :meth:`restore` copies, but across processes)."""
+        another replica's :meth:`unpack` (a Dask worker's, for one block)."""
         if self.kind == "dense":
             return {"nk": self.nk.copy(), "rows": self.nwk[word_ids]}
         idx, lens = _list_slots(self.word_ptr, self.wt_len, word_ids)
