@@ -139,6 +139,9 @@ class CollapsedGibbs(Method):
         self.interval, self.burn_in = settings["optimize_interval"], settings["optimize_burn_in"]
         self.n_tokens = n_tokens
         if client is None:
+            if threads > n_shards > 1:
+                log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
+                         "more, see the README's Performance)", n_shards, n_shards)
             self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
                                           self.beta, bounds, self.rngs[1:], threads)
         else:
