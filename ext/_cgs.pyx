@@ -173,9 +173,10 @@ ctypedef fused packed_t:
     uint64_t
 
 
-cdef inline void _word_dec_at(packed_t* wt, int32_t* length, Py_ssize_t j, packed_t unit) noexcept nogil:
+cdef inline Py_ssize_t _word_dec_at(packed_t* wt, int32_t* length, Py_ssize_t j, packed_t unit) noexcept nogil:
     """Decrement the count of the entry at position j of one word's sorted list, keeping it
-    sorted (and dropping the entry when its count reaches 0)."""
+    sorted (and dropping the entry when its count reaches 0). Returns where the entry ended up
+    (-1 if dropped): the entries after j up to there moved up by one."""
     cdef Py_ssize_t n = length[0]
     cdef packed_t e = wt[j] - unit
     if e < unit:  # count 0
@@ -183,10 +184,21 @@ cdef inline void _word_dec_at(packed_t* wt, int32_t* length, Py_ssize_t j, packe
             wt[j] = wt[j + 1]
             j += 1
         length[0] = <int32_t> (n - 1)
-        return
+        return -1
     while j + 1 < n and wt[j + 1] > e:  # move down past the entries that now rank higher
         wt[j] = wt[j + 1]
         j += 1
+    wt[j] = e
+    return j
+
+
+cdef inline void _word_inc_at(packed_t* wt, Py_ssize_t j, packed_t unit) noexcept nogil:
+    """Increment the count of the entry at position j of one word's sorted list, keeping it
+    sorted."""
+    cdef packed_t e = wt[j] + unit
+    while j > 0 and wt[j - 1] < e:  # move up past the entries that now rank lower
+        wt[j] = wt[j - 1]
+        j -= 1
     wt[j] = e
 
 
@@ -194,18 +206,12 @@ cdef inline void _word_inc(packed_t* wt, int32_t* length, packed_t code, packed_
     """Increment the count of the topic whose code (``mask - topic``) is ``code`` in one word's
     sorted list, inserting it when absent."""
     cdef Py_ssize_t j = 0, n = length[0]
-    cdef packed_t e
     while j < n and (wt[j] & mask) != code:
         j += 1
-    if j == n:
-        e = unit | code
+    if j == n:  # absent: a new entry of count 0, incremented below
+        wt[j] = code
         length[0] = <int32_t> (n + 1)
-    else:
-        e = wt[j] + unit
-    while j > 0 and wt[j - 1] < e:  # move up past the entries that now rank lower
-        wt[j] = wt[j - 1]
-        j -= 1
-    wt[j] = e
+    _word_inc_at(wt, j, unit)
 
 
 cdef inline Py_ssize_t _rebuild_word(packed_t* wt, Py_ssize_t length, int32_t* counts, int32_t* mark,
@@ -407,8 +413,13 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                         dp[t] = <int32_t> n_doc
                         dt[n_doc] = <int32_t> t
                         n_doc += 1
-                    _word_dec_at(wp, &wt_len[w], j_old, unit)
-                    _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
+                    j = _word_dec_at(wp, &wt_len[w], j_old, unit)
+                    if j_new < 0:  # drawn from the document or smoothing bucket: find it, or add it
+                        _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
+                    else:  # drawn from the word's own list, at j_new before the decrement moved it
+                        if j_new > j_old and (j < 0 or j_new <= j):
+                            j_new -= 1
+                        _word_inc_at(wp, j_new, unit)
                     z[i] = <int32_t> t
                 # leave the scratch as found
                 for j in range(n_doc):
