@@ -183,16 +183,14 @@ class DistributedSampler:
         self.beta = float(beta)
         self.rng_states = [r.bit_generator.state for r in rngs]
         self.rngs = rngs
+        self.shards = shard_layout(doc_ptr, bounds)  # the workers keep the rest of each shard
         if folder is None:
             freq = np.bincount(words, minlength=n_words)
-            self.slices = word_slices(freq, len(bounds) - 1)
-            self.shards = shard_layout("dense", words, doc_ptr, bounds, self.slices)  # the workers keep the rest
             for shard in self.shards:
                 shard["word_ids"] = np.unique(words[shard["lo"]:shard["hi"]]).astype(np.int32)
         else:  # each shard's distinct words come back from its worker
-            self.shards = [{"lo": int(doc_ptr[a]), "hi": int(doc_ptr[b])} for a, b in zip(bounds[:-1], bounds[1:])]
             freq = folder.word_frequencies()
-            self.slices = word_slices(freq, len(bounds) - 1)
+        self.slices = word_slices(freq, len(bounds) - 1)
         self.layout = None if kind == "dense" else list_layout(freq, n_topics)
         self.traffic: list[dict] = []
         self.hosts: dict[str, object] = {}  # worker address -> actor

@@ -262,18 +262,13 @@ def merge_pairs(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray,
     return codes, counts.astype(np.int64)
 
 
-def shard_layout(kind: str, words: np.ndarray, doc_ptr: np.ndarray, bounds: np.ndarray,
-                 slices: np.ndarray) -> list[dict]:
+def shard_layout(doc_ptr: np.ndarray, bounds: np.ndarray) -> list[dict]:
     """The shards of a corpus cut at document ``bounds``: each one's token range ``lo:hi`` and
-    its document pointers ``ptr`` (from 0), and for the alias sampler :func:`alias_arrays`."""
+    its document pointers ``ptr`` (from 0)."""
     shards = []
     for s in range(len(bounds) - 1):
         lo, hi = int(doc_ptr[bounds[s]]), int(doc_ptr[bounds[s + 1]])
-        ptr = np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)
-        shard = {"lo": lo, "hi": hi, "ptr": ptr}
-        if kind == "alias":
-            shard.update(alias_arrays(words[lo:hi], ptr, slices))
-        shards.append(shard)
+        shards.append({"lo": lo, "hi": hi, "ptr": np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)})
     return shards
 
 
@@ -335,7 +330,10 @@ class ShardedSampler:
         self.rngs = rngs
         freq = np.bincount(words, minlength=n_words)
         self.slices = word_slices(freq, n_shards)
-        self.shards = shard_layout(kind, words, doc_ptr, bounds, self.slices)
+        self.shards = shard_layout(doc_ptr, bounds)
+        if kind == "alias":
+            for shard in self.shards:
+                shard.update(alias_arrays(words[shard["lo"]:shard["hi"]], shard["ptr"], self.slices))
         threads = max(1, min(threads, n_shards))
         layout = None if kind == "dense" else list_layout(freq, n_topics)
         self.shared = Replica(kind, n_words, n_topics, word_topic_pairs(words, z, n_topics), layout)
