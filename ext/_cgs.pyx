@@ -236,6 +236,11 @@ cdef inline Py_ssize_t _rebuild_word(packed_t* wt, Py_ssize_t length, int32_t* c
     return cnt
 
 
+cdef inline double _entry_mass(const double* coef, packed_t e, packed_t mask, int bits) noexcept nogil:
+    """A word-list entry's term of the word bucket: ``coef[topic] * count``."""
+    return coef[<Py_ssize_t> (mask - (e & mask))] * <Py_ssize_t> (e >> bits)
+
+
 def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
                  const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits,
                  int32_t[::1] nk, const double[::1] alpha, double beta,
@@ -260,7 +265,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
     cdef Py_ssize_t n_tokens = doc_ptr[D]
     cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new, lo, hi
-    cdef double s = 0.0, r, q, u, s_kept, r_kept, inv_kept, sterm_kept, coef_kept
+    cdef double s = 0.0, r, q, q2, u, s_kept, r_kept, inv_kept, sterm_kept, coef_kept
     cdef double* inv = &work[0]      # 1 / (n_k + V b)
     cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
     cdef double* qterm = &work[2 * K]
@@ -269,10 +274,9 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     cdef int32_t* dt = &doc_topics[0]
     cdef int32_t* dp = &doc_pos[0]
     cdef packed_t* wp
-    cdef packed_t e
+    cdef packed_t code_old
     cdef packed_t unit = (<packed_t> 1) << bits
     cdef packed_t mask = unit - 1
-    cdef Py_ssize_t cnt
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
@@ -331,30 +335,38 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                     s += sterm[old]
                     r += nd[old] * beta * inv[old]
                     coef[old] = (alpha[old] + nd[old]) * inv[old]
-                    # the word bucket, with the token's own count left out
+                    # the word bucket: every entry's full count, in two running sums (the loop
+                    # waits on its additions, not its loads), then the token's own count taken
+                    # out (never below 0: the sum holds that entry's term)
                     q = 0.0
-                    j_old = 0
-                    for j in range(nw_len):
-                        e = wp[j]
-                        k = <Py_ssize_t> (mask - (e & mask))
-                        cnt = <Py_ssize_t> (e >> bits)
-                        if k == old:
-                            j_old = j
-                            cnt -= 1
-                        qterm[j] = coef[k] * cnt
+                    q2 = 0.0
+                    j = 0
+                    while j + 1 < nw_len:
+                        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
                         q += qterm[j]
+                        qterm[j + 1] = _entry_mass(coef, wp[j + 1], mask, bits)
+                        q2 += qterm[j + 1]
+                        j += 2
+                    if j < nw_len:
+                        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
+                        q += qterm[j]
+                    q = (q + q2) - coef[old]
                     u = bitgen.next_double(bitgen.state) * (s + r + q)
                     t = -1
                     j_new = -1
                     if u < q:
+                        code_old = mask - <packed_t> old
                         for j in range(nw_len):
-                            u -= qterm[j]
+                            if (wp[j] & mask) == code_old:  # the term without the token
+                                u -= qterm[j] - coef[old]
+                            else:
+                                u -= qterm[j]
                             if u < 0.0:
                                 j_new = j
                                 break
-                        if j_new < 0:
+                        if j_new < 0:  # rounding: the last entry with mass
                             j_new = nw_len - 1
-                            while qterm[j_new] == 0.0:
+                            while qterm[j_new] == 0.0 or wp[j_new] == code_old + unit:
                                 j_new -= 1
                         t = <Py_ssize_t> (mask - (wp[j_new] & mask))
                     else:
@@ -413,6 +425,9 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                         dp[t] = <int32_t> n_doc
                         dt[n_doc] = <int32_t> t
                         n_doc += 1
+                    j_old = 0
+                    while (wp[j_old] & mask) != mask - <packed_t> old:
+                        j_old += 1
                     j = _word_dec_at(wp, &wt_len[w], j_old, unit)
                     if j_new < 0:  # drawn from the document or smoothing bucket: find it, or add it
                         _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
