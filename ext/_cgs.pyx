@@ -257,7 +257,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
 
     Arrays as in :func:`dense_sweep`, plus the packed word lists ``wt_ptr`` (V+1,) int64,
     ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
-    ``doc_topics`` and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit);
+    ``doc_topics`` (K+1,) and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit);
     ``work`` (4K,) float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double
     per token sampled.
     """
@@ -279,6 +279,8 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     cdef packed_t mask = unit - 1
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
+    if doc_topics.shape[0] <= K:
+        raise ValueError(f"doc_topics needs K + 1 = {K + 1} entries, found {doc_topics.shape[0]}")
     with rng.bit_generator.lock:
         with nogil:
             if word_hi < 0:
@@ -294,17 +296,18 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
                 if lo == hi:
                     continue
                 # the document's topic counts, its topic list and the r bucket
+                # (without a branch: each topic is written at the list's end, which only grows
+                # when the topic is new to the document; dt has room for K + 1)
                 n_doc = 0
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
                     t = z[i]
-                    if nd[t] == 0:
-                        dp[t] = <int32_t> n_doc
-                        dt[n_doc] = <int32_t> t
-                        n_doc += 1
+                    dt[n_doc] = <int32_t> t
+                    n_doc += nd[t] == 0
                     nd[t] += 1
                 r = 0.0
                 for j in range(n_doc):
                     t = dt[j]
+                    dp[t] = <int32_t> j
                     r += nd[t] * beta * inv[t]
                     coef[t] = (alpha[t] + nd[t]) * inv[t]
                 for i in range(lo, hi):

@@ -101,7 +101,7 @@ class Replica:
         if self.kind == "dense":
             self.work = np.zeros(2 * K)
         elif self.kind == "sparse":
-            self.doc_topics = np.zeros(K, np.int32)
+            self.doc_topics = np.zeros(K + 1, np.int32)
             self.doc_pos = np.full(K, -1, np.int32)
             self.mark = np.zeros(K, np.int32)
             self.work = np.zeros(4 * K)
