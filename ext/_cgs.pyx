@@ -12,9 +12,11 @@ shards and the vocabulary into P slices; a sweep is P rounds, and in round r sha
 only its tokens of slice (s + r) mod P. The blocks of a round touch disjoint documents and
 disjoint words, so they share one set of word-topic counts; each starts from its own copy of the
 topic totals as they were at the round's start, and the totals' changes are summed after the
-round (integer additions, in any order). A kernel is given the slice as a range of word ids
-``word_lo <= w < word_hi``; each document's tokens are sorted by word (``Corpus.tokens``), so a
-document's tokens of the slice are one run, found by binary search. ``apply_dense`` and
+round (integer additions, in any order). Each document's tokens are sorted by word
+(``Corpus.tokens``), so its tokens of a slice are one run; :func:`slice_runs` finds where every
+run starts once, and a kernel is given that table, ``runs`` (d, P+1) int64: document j owns
+tokens ``runs[j, 0]:runs[j, P]``, and its tokens of slice p are ``runs[j, p]:runs[j, p+1]``
+(with one slice, ``runs`` is the document pointers as two columns). ``apply_dense`` and
 ``apply_sparse`` replay tokens' moves into another copy of the counts (a Dask client's).
 
 Each sampling kernel's docstring gives the plain NumPy it is equivalent to; those NumPy versions
@@ -56,28 +58,41 @@ cdef inline Py_ssize_t _first_at_least(const int32_t* words, Py_ssize_t lo, Py_s
     return lo
 
 
-def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
-                int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
-                double beta_sum, int32_t[::1] ndk, double[::1] work, object rng,
-                Py_ssize_t word_lo=0, Py_ssize_t word_hi=-1):
-    """One collapsed Gibbs sweep (Griffiths & Steyvers 2004) over one shard's tokens of the words
-    ``word_lo <= w < word_hi`` (all words by default), in order.
+def slice_runs(const int32_t[::1] words, const int64_t[::1] doc_ptr, const int64_t[::1] cuts,
+               int64_t[:, ::1] runs):
+    """Fill ``runs`` (d, S+1) int64 with where each document's tokens of each word slice start:
+    ``runs[j, p]`` is the first token of document j (tokens ``doc_ptr[j]:doc_ptr[j+1]``, words
+    sorted) whose word is at least ``cuts[p]``, for the S+1 slice cuts (``cuts[0] = 0`` and
+    ``cuts[S]`` = V give the document's start and end)."""
+    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t n_cuts = cuts.shape[0]
+    cdef Py_ssize_t d, p, lo
+    with nogil:
+        for d in range(D):
+            lo = doc_ptr[d]
+            for p in range(n_cuts):
+                lo = _first_at_least(&words[0], lo, doc_ptr[d + 1], cuts[p])
+                runs[d, p] = lo
 
-    Shapes and dtypes (n tokens and d documents in the shard, V words, K topics): ``words`` (n,)
-    int32; ``doc_ptr`` (d+1,) int64 from 0, document j owns tokens ``doc_ptr[j]:doc_ptr[j+1]``;
-    ``z`` (n,) int32 topics; ``nwk`` (V, K) int32 word-topic counts (word-major); ``nk`` (K,)
-    int32; ``alpha`` (K,) float64; ``beta`` the symmetric topic-word prior and ``beta_sum`` =
-    V * beta; ``ndk`` (K,) int32 scratch, zero on entry and on exit; ``work`` (2K,) float64
-    scratch. With a word range, each document's words must be sorted. Mutates ``z``, ``nwk``,
-    ``nk``; draws one double per token sampled. Equivalent NumPy::
+
+def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
+                int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
+                double beta_sum, int32_t[::1] ndk, double[::1] work, object rng, Py_ssize_t part=0):
+    """One collapsed Gibbs sweep (Griffiths & Steyvers 2004) over one shard's tokens of word
+    slice ``part`` (see above), in order.
+
+    Shapes and dtypes (n tokens and d documents in the shard, P slices, V words, K topics):
+    ``words`` (n,) int32; ``runs`` (d, P+1) int64 from :func:`slice_runs`; ``z`` (n,) int32
+    topics; ``nwk`` (V, K) int32 word-topic counts (word-major); ``nk`` (K,) int32; ``alpha``
+    (K,) float64; ``beta`` the symmetric topic-word prior and ``beta_sum`` = V * beta; ``ndk``
+    (K,) int32 scratch, zero on entry and on exit; ``work`` (2K,) float64 scratch. Mutates
+    ``z``, ``nwk``, ``nk``; draws one double per token sampled. Equivalent NumPy::
 
         inv = 1.0 / (nk + beta_sum)
         for j in range(d):
-            ndk = np.bincount(z[doc_ptr[j]:doc_ptr[j + 1]], minlength=K)
-            for i in range(doc_ptr[j], doc_ptr[j + 1]):
+            ndk = np.bincount(z[runs[j, 0]:runs[j, -1]], minlength=K)
+            for i in range(runs[j, part], runs[j, part + 1]):
                 w, t = words[i], z[i]
-                if not word_lo <= w < word_hi:
-                    continue
                 nwk[w, t] -= 1; ndk[t] -= 1; nk[t] -= 1
                 inv[t] = 1.0 / (nk[t] + beta_sum)
                 cum = np.cumsum((ndk + alpha) * (nwk[w] + beta) * inv)
@@ -87,7 +102,8 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                 inv[t] = 1.0 / (nk[t] + beta_sum)
     """
     cdef Py_ssize_t K = nk.shape[0]
-    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t D = runs.shape[0]
+    cdef Py_ssize_t last = runs.shape[1] - 1
     cdef Py_ssize_t d, i, k, w, t, old, lo, hi
     cdef double total, u
     cdef double* cum = &work[0]
@@ -98,16 +114,14 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
 
     with rng.bit_generator.lock:
         with nogil:
-            if word_hi < 0:
-                word_hi = nwk.shape[0]
             for k in range(K):
                 inv[k] = 1.0 / (nk[k] + beta_sum)
             for d in range(D):
-                lo = _first_at_least(&words[0], doc_ptr[d], doc_ptr[d + 1], word_lo)
-                hi = _first_at_least(&words[0], lo, doc_ptr[d + 1], word_hi)
+                lo = runs[d, part]
+                hi = runs[d, part + 1]
                 if lo == hi:
                     continue
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                for i in range(runs[d, 0], runs[d, last]):
                     nd[z[i]] += 1
                 for i in range(lo, hi):
                     w = words[i]
@@ -128,7 +142,7 @@ def dense_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                     nd[t] += 1
                     nk[t] += 1
                     inv[t] = 1.0 / (nk[t] + beta_sum)
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                for i in range(runs[d, 0], runs[d, last]):
                     nd[z[i]] = 0
 
 
@@ -241,13 +255,13 @@ cdef inline double _entry_mass(const double* coef, packed_t e, packed_t mask, in
     return coef[<Py_ssize_t> (mask - (e & mask))] * <Py_ssize_t> (e >> bits)
 
 
-def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
+def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                  const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits,
                  int32_t[::1] nk, const double[::1] alpha, double beta,
                  double beta_sum, int32_t[::1] ndk, int32_t[::1] doc_topics, int32_t[::1] doc_pos,
-                 double[::1] work, object rng, Py_ssize_t word_lo=0, Py_ssize_t word_hi=-1):
-    """One SparseLDA sweep over one shard's tokens of the words ``word_lo <= w < word_hi`` (all
-    words by default, as in :func:`dense_sweep`): exact collapsed Gibbs in O(K_d + K_w) per token.
+                 double[::1] work, object rng, Py_ssize_t part=0):
+    """One SparseLDA sweep over one shard's tokens of word slice ``part`` (as
+    :func:`dense_sweep`): exact collapsed Gibbs in O(K_d + K_w) per token.
 
     The conditional ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` is split into three buckets:
     ``s = sum_k a_k b / (n_k + V b)`` (all topics, kept up to date as n_k changes),
@@ -262,8 +276,9 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     per token sampled.
     """
     cdef Py_ssize_t K = nk.shape[0]
-    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
-    cdef Py_ssize_t n_tokens = doc_ptr[D]
+    cdef Py_ssize_t D = runs.shape[0]
+    cdef Py_ssize_t last = runs.shape[1] - 1
+    cdef Py_ssize_t n_tokens = runs[D - 1, last] if D > 0 else 0
     cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new, lo, hi
     cdef double s = 0.0, r, q, q2, u, s_kept, r_kept, inv_kept, sterm_kept, coef_kept
     cdef double* inv = &work[0]      # 1 / (n_k + V b)
@@ -279,27 +294,23 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[:
     cdef packed_t mask = unit - 1
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
-    if doc_topics.shape[0] <= K:
-        raise ValueError(f"doc_topics needs K + 1 = {K + 1} entries, found {doc_topics.shape[0]}")
     with rng.bit_generator.lock:
         with nogil:
-            if word_hi < 0:
-                word_hi = wt_len.shape[0]
             for k in range(K):
                 inv[k] = 1.0 / (nk[k] + beta_sum)
                 coef[k] = alpha[k] * inv[k]
                 sterm[k] = alpha[k] * beta * inv[k]
                 s += sterm[k]
             for d in range(D):
-                lo = _first_at_least(&words[0], doc_ptr[d], doc_ptr[d + 1], word_lo)
-                hi = _first_at_least(&words[0], lo, doc_ptr[d + 1], word_hi)
+                lo = runs[d, part]
+                hi = runs[d, part + 1]
                 if lo == hi:
                     continue
                 # the document's topic counts, its topic list and the r bucket
                 # (without a branch: each topic is written at the list's end, which only grows
                 # when the topic is new to the document; dt has room for K + 1)
                 n_doc = 0
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                for i in range(runs[d, 0], runs[d, last]):
                     t = z[i]
                     dt[n_doc] = <int32_t> t
                     n_doc += nd[t] == 0
@@ -550,7 +561,7 @@ cdef inline Py_ssize_t _draw_alias(const double* prob, const int32_t* alias, Py_
     return alias[j]
 
 
-def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
+def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                 const int32_t[::1] order, const int32_t[::1] doc_of,
                 const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits, int32_t[::1] nk, const double[::1] alpha, double beta,
                 double beta_sum, int32_t[:, ::1] ndk, int32_t[::1] cur, int32_t[::1] mark,
@@ -578,7 +589,8 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t n = order.shape[0]
-    cdef Py_ssize_t D = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t D = runs.shape[0]
+    cdef Py_ssize_t last = runs.shape[1] - 1
     cdef Py_ssize_t d, i, j, k, m, w, t, st, length, cnt, base, nd_len
     cdef Py_ssize_t run_start, run_len, n_other
     cdef double u, ratio, other_mass, alpha_sum = 0.0
@@ -605,7 +617,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
             # the cost follows the tokens, not documents x topics, when a shard is sampled slice
             # by slice)
             for d in range(D):
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                for i in range(runs[d, 0], runs[d, last]):
                     ndk[d, z[i]] += 1
 
             i = 0
@@ -647,12 +659,12 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                     cur[st] -= 1
                     ndk[d, st] -= 1
                     nk[st] -= 1
-                    nd_len = doc_ptr[d + 1] - doc_ptr[d]
+                    nd_len = runs[d, last] - runs[d, 0]
                     for _ in range(mh_steps):
                         # document proposal
                         u = bitgen.next_double(bitgen.state) * (nd_len + alpha_sum)
                         if u < nd_len:
-                            t = z[doc_ptr[d] + <Py_ssize_t> u]
+                            t = z[runs[d, 0] + <Py_ssize_t> u]
                         else:
                             t = _draw_alias(alpha_prob, alpha_alias, K, (u - nd_len) / alpha_sum)
                         if t != st:
@@ -693,7 +705,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::
                 # write the word's list back, sorted; clear the scratch
                 wt_len[w] = <int32_t> _rebuild_word(wp, length, &cur[0], &mark[0], bits, mask)
             for d in range(D):
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                for i in range(runs[d, 0], runs[d, last]):
                     ndk[d, z[i]] = 0
 
 

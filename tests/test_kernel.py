@@ -15,7 +15,8 @@ from scipy.special import gammaln
 from ldacli._cgs import dense_sweep
 from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.errors import LdacliError
-from ldacli.methods.sharded import SAMPLERS, ShardedSampler, list_layout, shard_bounds, unpack_entries, word_slices
+from ldacli.methods.sharded import (SAMPLERS, ShardedSampler, list_layout, shard_bounds, slice_runs, unpack_entries,
+                                    word_slices)
 from ldacli.methods.base import doc_topic_counts, word_topic_counts
 
 
@@ -45,9 +46,10 @@ def test_dense_sweep_equals_numpy_oracle_bit_for_bit():
     beta = 0.01
     r1 = np.random.Generator(np.random.PCG64(3))
     r2 = np.random.Generator(np.random.PCG64(3))
+    runs = slice_runs(words, doc_ptr, np.array([0, V]))  # one slice: the documents whole
     start = z.copy()
     for _ in range(5):
-        dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, V * beta, np.zeros(K, np.int32), np.zeros(2 * K), r1)
+        dense_sweep(words, runs, z, nwk, nk, alpha, beta, V * beta, np.zeros(K, np.int32), np.zeros(2 * K), r1)
         oracle.dense_sweep(words, doc_ptr, z_oracle, nwk_o, nk_o, alpha, beta, V * beta, r2)
         np.testing.assert_array_equal(z, z_oracle)
         np.testing.assert_array_equal(nwk, nwk_o)
@@ -86,6 +88,18 @@ def test_word_slices_cut_the_vocabulary_into_ranges_of_about_equal_token_counts(
     assert mass.sum() == freq.sum() and mass.max() <= freq.sum() / 3 + freq.max()
     assert word_slices(freq, 1).tolist() == [0, freq.size]
     assert word_slices(np.zeros(0, np.int64), 2).tolist() == [0, 0, 0]
+
+
+def test_slice_runs_give_where_each_documents_tokens_of_each_slice_start():
+    V = 13
+    words, doc_ptr, _ = tiny_corpus(4, D=9, V=V)
+    cuts = np.array([0, 3, 4, 9, V])
+    runs = slice_runs(words, doc_ptr, cuts)
+    assert runs.shape == (9, 5)
+    for d in range(9):
+        doc = words[doc_ptr[d]:doc_ptr[d + 1]]
+        assert runs[d].tolist() == [doc_ptr[d] + int(np.count_nonzero(doc < c)) for c in cuts]
+    assert runs[:, 0].tolist() == doc_ptr[:-1].tolist() and runs[:, -1].tolist() == doc_ptr[1:].tolist()
 
 
 def test_the_sampler_refuses_documents_whose_words_are_not_sorted():

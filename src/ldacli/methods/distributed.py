@@ -37,8 +37,8 @@ import time
 import numpy as np
 
 from ldacli.errors import LdacliError
-from ldacli.methods.sharded import (SAMPLERS, ListLayout, Replica, alias_arrays, list_layout, merge_pairs,
-                                    sample_block, shard_layout, word_slices, word_topic_pairs)
+from ldacli.methods.sharded import (SAMPLERS, ListLayout, Replica, list_layout, merge_pairs, sample_block,
+                                    shard_arrays, shard_layout, word_slices, word_topic_pairs)
 from ldacli.shard_folder import ShardFolder, open_shard_folder, tokens_of
 
 log = logging.getLogger("ldacli")
@@ -122,8 +122,7 @@ class ShardHost:
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = rng_state
         shard = {"words": words, "ptr": ptr, "z": np.array(z, dtype=np.int32), "rng": rng}
-        if self.replica.kind == "alias":
-            shard.update(alias_arrays(words, ptr, self.slices))
+        shard.update(shard_arrays(self.replica.kind, words, ptr, self.slices))
         self.shards[s] = shard
         return os.getpid()
 
@@ -152,8 +151,7 @@ class ShardHost:
         shard = self.shards[s]
         self.replica.unpack(word_ids, packed)
         before = shard["z"].copy()
-        sample_block(self.replica, shard, shard["words"], shard["z"], shard["rng"], self.slices, j, alpha, beta,
-                     beta_sum)
+        sample_block(self.replica, shard, shard["words"], shard["z"], shard["rng"], j, alpha, beta, beta_sum)
         moved = np.flatnonzero(before != shard["z"]).astype(np.int32)
         return {"moved": moved, "words": shard["words"][moved], "old": before[moved], "new": shard["z"][moved],
                 "state": shard["rng"].bit_generator.state}

@@ -132,23 +132,21 @@ class Replica:
         replica._scratch(source.nk.size)
         return replica
 
-    def sweep(self, words, doc_ptr, z, alpha, beta, beta_sum, rng, word_lo=0, word_hi=-1, order=None,
-              doc_of=None) -> None:
-        """Sample the tokens of the words ``word_lo <= w < word_hi`` (all by default) of one
-        shard; the alias sampler visits the tokens ``order`` (those tokens, grouped by word)."""
+    def sweep(self, words, runs, z, alpha, beta, beta_sum, rng, part=0, order=None, doc_of=None) -> None:
+        """Sample one shard's tokens of word slice ``part`` (``runs``: :func:`slice_runs`); the
+        alias sampler visits the tokens ``order`` (those tokens, grouped by word)."""
         if self.kind == "dense":
-            _cgs.dense_sweep(words, doc_ptr, z, self.nwk, self.nk, alpha, beta, beta_sum,
-                             self.ndk, self.work, rng, word_lo, word_hi)
+            _cgs.dense_sweep(words, runs, z, self.nwk, self.nk, alpha, beta, beta_sum, self.ndk, self.work, rng,
+                             part)
         elif self.kind == "alias":
-            if self.ndk_shard.shape[0] < doc_ptr.size - 1:
-                self.ndk_shard = np.zeros((doc_ptr.size - 1, self.nk.size), np.int32)
-            _cgs.alias_sweep(words, doc_ptr, z, order, doc_of, self.word_ptr, self.wt, self.wt_len, self.bits,
+            if self.ndk_shard.shape[0] < runs.shape[0]:
+                self.ndk_shard = np.zeros((runs.shape[0], self.nk.size), np.int32)
+            _cgs.alias_sweep(words, runs, z, order, doc_of, self.word_ptr, self.wt, self.wt_len, self.bits,
                              self.nk, alpha, beta, beta_sum, self.ndk_shard, self.ndk, self.mark, self.iwork,
                              self.work, MH_STEPS, rng)
         else:
-            _cgs.sparse_sweep(words, doc_ptr, z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, alpha,
-                              beta, beta_sum, self.ndk, self.doc_topics, self.doc_pos, self.work, rng, word_lo,
-                              word_hi)
+            _cgs.sparse_sweep(words, runs, z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, alpha,
+                              beta, beta_sum, self.ndk, self.doc_topics, self.doc_pos, self.work, rng, part)
 
     def move(self, words, order, z_from, z_to) -> None:
         """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
@@ -272,25 +270,37 @@ def shard_layout(doc_ptr: np.ndarray, bounds: np.ndarray) -> list[dict]:
     return shards
 
 
-def alias_arrays(words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> dict:
-    """What the alias sampler needs of a shard besides its tokens: ``order``, the tokens grouped
-    by word; ``order_cuts``, where each word slice's tokens start in ``order``; and ``doc_of``,
-    each token's document."""
-    order = np.argsort(words, kind="stable").astype(np.int32)
-    return {"order": order, "order_cuts": np.searchsorted(words[order], slices),
-            "doc_of": np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))}
+def slice_runs(words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> np.ndarray:
+    """Where each document's tokens of each word slice start: (d, P+1) int64, row j the
+    positions in ``words`` of document j's first token of slice 0, 1, ..., P-1, then its end
+    (each document's words sorted; see ``ext/_cgs.pyx``)."""
+    runs = np.empty((ptr.size - 1, slices.size), np.int64)
+    _cgs.slice_runs(words, np.ascontiguousarray(ptr, dtype=np.int64), np.ascontiguousarray(slices, dtype=np.int64),
+                    runs)
+    return runs
 
 
-def sample_block(replica: Replica, shard: dict, words, z, rng, slices: np.ndarray, j: int, alpha, beta: float,
-                 beta_sum: float) -> None:
+def shard_arrays(kind: str, words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> dict:
+    """What a sampler ``kind`` needs of a shard besides its tokens and topics: ``runs``
+    (:func:`slice_runs`); for the alias sampler also ``order``, the tokens grouped by word,
+    ``order_cuts``, where each word slice's tokens start in ``order``, and ``doc_of``, each
+    token's document."""
+    arrays = {"runs": slice_runs(words, ptr, slices)}
+    if kind == "alias":
+        order = np.argsort(words, kind="stable").astype(np.int32)
+        arrays.update(order=order, order_cuts=np.searchsorted(words[order], slices),
+                      doc_of=np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr)))
+    return arrays
+
+
+def sample_block(replica: Replica, shard: dict, words, z, rng, j: int, alpha, beta: float, beta_sum: float) -> None:
     """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``j`` against
     ``replica``: the one call of a block, for threads and Dask workers alike."""
     order = doc_of = None
     if "order" in shard:
         cuts = shard["order_cuts"]
         order, doc_of = shard["order"][cuts[j]:cuts[j + 1]], shard["doc_of"]
-    replica.sweep(words, shard["ptr"], z, alpha, beta, beta_sum, rng, int(slices[j]), int(slices[j + 1]), order,
-                  doc_of)
+    replica.sweep(words, shard["runs"], z, alpha, beta, beta_sum, rng, j, order, doc_of)
 
 
 def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
@@ -331,9 +341,8 @@ class ShardedSampler:
         freq = np.bincount(words, minlength=n_words)
         self.slices = word_slices(freq, n_shards)
         self.shards = shard_layout(doc_ptr, bounds)
-        if kind == "alias":
-            for shard in self.shards:
-                shard.update(alias_arrays(words[shard["lo"]:shard["hi"]], shard["ptr"], self.slices))
+        for shard in self.shards:
+            shard.update(shard_arrays(kind, words[shard["lo"]:shard["hi"]], shard["ptr"], self.slices))
         threads = max(1, min(threads, n_shards))
         layout = None if kind == "dense" else list_layout(freq, n_topics)
         self.shared = Replica(kind, n_words, n_topics, word_topic_pairs(words, z, n_topics), layout)
@@ -361,8 +370,8 @@ class ShardedSampler:
         worker = self._free.get()
         try:
             np.copyto(worker.nk, start)
-            sample_block(worker, shard, self.words[lo:hi], self.z[lo:hi], self.rngs[s], self.slices, j, self.alpha,
-                         self.beta, self.V * self.beta)
+            sample_block(worker, shard, self.words[lo:hi], self.z[lo:hi], self.rngs[s], j, self.alpha, self.beta,
+                         self.V * self.beta)
             return worker.nk - start
         finally:
             self._free.put(worker)
