@@ -101,10 +101,12 @@ class CollapsedGibbs(Method):
         else:  # a sorted list of min(K, frequency) packed (count, topic) entries per word
             counts = 8.0 * float(np.minimum(corpus.word_frequencies(), K).sum()) + 12.0 * V
         # tokens (words and z; the alias sampler's orders too; the client of a shard folder: z
-        # and the moves of a block); one copy of the counts, which every thread samples; the
-        # model: phi built from dense counts, theta from document-topic counts
+        # and the moves of a block); where each document's slices start; one copy of the counts,
+        # which every thread samples; the model: phi built from dense counts, theta from
+        # document-topic counts
         tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
-        return tokens + counts + 20.0 * K * V + 20.0 * D * K
+        runs = 8.0 * D * (int(settings.get("shards") or 1) + 1)
+        return tokens + runs + counts + 20.0 * K * V + 20.0 * D * K
 
     def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
                  checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None,
