@@ -280,7 +280,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
     cdef Py_ssize_t last = runs.shape[1] - 1
     cdef Py_ssize_t n_tokens = runs[D - 1, last] if D > 0 else 0
     cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new, lo, hi
-    cdef double s = 0.0, r, q, q2, u, s_kept, r_kept, inv_kept, sterm_kept, coef_kept
+    cdef double s = 0.0, r, q, q2, pair, u, s_kept, r_kept, inv_kept, sterm_kept, coef_kept
     cdef double* inv = &work[0]      # 1 / (n_k + V b)
     cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
     cdef double* qterm = &work[2 * K]
@@ -368,19 +368,26 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                     u = bitgen.next_double(bitgen.state) * (s + r + q)
                     t = -1
                     j_new = -1
+                    j_old = -1
                     if u < q:
                         code_old = mask - <packed_t> old
-                        for j in range(nw_len):
-                            if (wp[j] & mask) == code_old:  # the term without the token
-                                u -= qterm[j] - coef[old]
-                            else:
-                                u -= qterm[j]
-                            if u < 0.0:
-                                j_new = j
+                        j_old = 0
+                        while (wp[j_old] & mask) != code_old:
+                            j_old += 1
+                        qterm[j_old] -= coef[old]  # the term without the token
+                        j = 0
+                        while j + 1 < nw_len:
+                            pair = qterm[j] + qterm[j + 1]
+                            if u < pair:
+                                j_new = j if u < qterm[j] else j + 1
                                 break
+                            u -= pair
+                            j += 2
+                        if j_new < 0 and j < nw_len and u < qterm[j]:
+                            j_new = j
                         if j_new < 0:  # rounding: the last entry with mass
                             j_new = nw_len - 1
-                            while qterm[j_new] == 0.0 or wp[j_new] == code_old + unit:
+                            while qterm[j_new] == 0.0:
                                 j_new -= 1
                         t = <Py_ssize_t> (mask - (wp[j_new] & mask))
                     else:
@@ -439,9 +446,10 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                         dp[t] = <int32_t> n_doc
                         dt[n_doc] = <int32_t> t
                         n_doc += 1
-                    j_old = 0
-                    while (wp[j_old] & mask) != mask - <packed_t> old:
-                        j_old += 1
+                    if j_old < 0:
+                        j_old = 0
+                        while (wp[j_old] & mask) != mask - <packed_t> old:
+                            j_old += 1
                     j = _word_dec_at(wp, &wt_len[w], j_old, unit)
                     if j_new < 0:  # drawn from the document or smoothing bucket: find it, or add it
                         _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
