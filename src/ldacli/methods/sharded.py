@@ -37,8 +37,8 @@ TOKENS_PER_SHARD = 100_000
 def default_shards(n_tokens: int) -> int:
     """One shard per 100,000 tokens, at most 4: small corpora get the exact sequential sampler.
     More shards allow more threads but cost more per sweep, since a document is visited once per
-    slice it has tokens in: on 20NG, 4 shards cost 14% (K=100) and 23% (K=1000) over one, 16
-    shards 79% and 85% (README, "Performance")."""
+    slice it has tokens in: on 20NG, 4 shards cost 13% (K=100) and 6% (K=1000) over one, 16
+    shards 78% and 58% (README, "Performance")."""
     return int(min(MAX_DEFAULT_SHARDS, max(1, n_tokens // TOKENS_PER_SHARD)))
 
 
@@ -61,8 +61,8 @@ def sorted_within_documents(words: np.ndarray, doc_ptr: np.ndarray) -> bool:
 
 
 # Where dense beats sparse (``benchmarks/auto_rules.py``, README "Performance", default shards):
-# below 24 topics on documents of 20NG's or KOS's length or shorter (at 24 the two tie on 20NG;
-# on KOS they are within 10% below 24); never on long documents (at 1,000 tokens a document,
+# below 24 topics on documents of 20NG's or KOS's length (sparse ahead from 24 on both; on
+# documents of 20 tokens from 16, by 4%); never on long documents (at 1,000 tokens a document,
 # sparse won from 8 topics: dense rebuilds a document's counts at each of its visits).
 DENSE_BELOW = 24
 LONG_DOC_TOKENS = 400
