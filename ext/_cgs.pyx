@@ -216,12 +216,20 @@ cdef inline void _word_inc_at(packed_t* wt, Py_ssize_t j, packed_t unit) noexcep
     wt[j] = e
 
 
+cdef inline Py_ssize_t _entry_of(const packed_t* wt, Py_ssize_t n, packed_t code, packed_t mask) noexcept nogil:
+    """The position of the topic whose code (``mask - topic``) is ``code`` among the first n
+    entries of one word's list (n if absent)."""
+    cdef Py_ssize_t j = 0
+    while j < n and (wt[j] & mask) != code:
+        j += 1
+    return j
+
+
 cdef inline void _word_inc(packed_t* wt, int32_t* length, packed_t code, packed_t unit, packed_t mask) noexcept nogil:
     """Increment the count of the topic whose code (``mask - topic``) is ``code`` in one word's
     sorted list, inserting it when absent."""
-    cdef Py_ssize_t j = 0, n = length[0]
-    while j < n and (wt[j] & mask) != code:
-        j += 1
+    cdef Py_ssize_t n = length[0]
+    cdef Py_ssize_t j = _entry_of(wt, n, code, mask)
     if j == n:  # absent: a new entry of count 0, incremented below
         wt[j] = code
         length[0] = <int32_t> (n + 1)
@@ -289,7 +297,6 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
     cdef int32_t* dt = &doc_topics[0]
     cdef int32_t* dp = &doc_pos[0]
     cdef packed_t* wp
-    cdef packed_t code_old
     cdef packed_t unit = (<packed_t> 1) << bits
     cdef packed_t mask = unit - 1
     cdef bitgen_t* bitgen = bitgen_of(rng)
@@ -370,10 +377,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                     j_new = -1
                     j_old = -1
                     if u < q:
-                        code_old = mask - <packed_t> old
-                        j_old = 0
-                        while (wp[j_old] & mask) != code_old:
-                            j_old += 1
+                        j_old = _entry_of(wp, nw_len, mask - <packed_t> old, mask)
                         qterm[j_old] -= coef[old]  # the term without the token
                         j = 0
                         while j + 1 < nw_len:
@@ -447,9 +451,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                         dt[n_doc] = <int32_t> t
                         n_doc += 1
                     if j_old < 0:
-                        j_old = 0
-                        while (wp[j_old] & mask) != mask - <packed_t> old:
-                            j_old += 1
+                        j_old = _entry_of(wp, nw_len, mask - <packed_t> old, mask)
                     j = _word_dec_at(wp, &wt_len[w], j_old, unit)
                     if j_new < 0:  # drawn from the document or smoothing bucket: find it, or add it
                         _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
