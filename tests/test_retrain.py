@@ -16,6 +16,7 @@ import ldacli
 from ldacli.cli import EXIT_DRIFT, main
 from ldacli.corpus import Corpus, write_corpus
 from ldacli.errors import SettingError
+from ldacli.fileio import file_sha256
 from ldacli.synthetic import generate
 
 METHODS = ("cgs", "vem", "gibbs")
@@ -52,7 +53,7 @@ def test_warm_start_grows_the_vocabulary_keeps_topic_ids_and_records_its_parent(
     assert m.theta.shape == (180, 4) and m.params["n_topics"] == 4
     ws, ids = m.params["warm_start"], m.params["id_stability"]
     assert ws["path"] == os.path.abspath(parent) and ws["new_words"] == 10 and ws["gone_words"] == 0
-    assert ws["sha256"] == ldacli.diff.file_sha256(parent)
+    assert ws["sha256"] == file_sha256(parent)
     assert m.params["lineage"][0]["sha256"] == ws["sha256"]
     # (one planted topic gains the 10 new words, so it moves far; the others hardly)
     assert ids["kept"] == 4 and ids["moved"] == [] and ids["median_distance"] < 0.2
@@ -139,7 +140,7 @@ def test_align_to_renumbers_a_cold_run_onto_old_ids(months, parent, tmp_path, sm
     r = run("train", path, "-k", 4, "--iterations", 30, "--seed", 7, "--align-to", parent, "-o", tmp_path / "a.npz")
     assert r.exit_code == 0 and "topics renumbered onto" in r.stderr
     aligned = ldacli.load_model(str(tmp_path / "a.npz"))
-    assert aligned.params["aligned_to"]["sha256"] == ldacli.diff.file_sha256(parent)
+    assert aligned.params["aligned_to"]["sha256"] == file_sha256(parent)
     assert ldacli.diff_models(ldacli.load_model(parent), aligned)["renumbered"] == 0
 
 

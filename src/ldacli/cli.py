@@ -23,11 +23,12 @@ from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
 from ldacli.evaluate import METHODS as EVAL_METHODS
 from ldacli.evaluate import perplexity as compute_perplexity
+from ldacli.fileio import file_sha256
 from ldacli.heldout import DEFAULT_BURN_IN, DEFAULT_ITERATIONS
 from ldacli.inference import infer as run_infer
 from ldacli.info import describe as describe_file, format_text as format_info
 from ldacli.locking import EXIT_LOCKED, locked
-from ldacli.diff import DEFAULT_TOP, DEFAULT_UNMATCHED, align, diff_models, file_sha256
+from ldacli.diff import DEFAULT_TOP, DEFAULT_UNMATCHED, align, diff_models
 from ldacli.methods.driver import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_METHOD, DEFAULT_TOPICS, METHODS,
                                    TrainingInterrupted, train as run_train, unchanged)
 from ldacli.methods.distributed import cluster

@@ -16,7 +16,6 @@ Hungarian algorithm (``scipy.optimize.linear_sum_assignment``). On that:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 import numpy as np
 
@@ -26,15 +25,6 @@ from ldacli.model import Model
 DEFAULT_UNMATCHED = 0.5
 DEFAULT_TOP = 10
 _CHUNK = 1 << 22  # doubles per block of the pairwise distance computation (32 MB)
-
-
-def file_sha256(path: str) -> str:
-    """SHA-256 of a file's bytes: how a model names its parent."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def common_topics(a: Model, b: Model) -> tuple[np.ndarray, np.ndarray, list[str]]:

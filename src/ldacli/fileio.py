@@ -9,12 +9,14 @@
 * :func:`iter_blocks` and :func:`iter_lines` stream a :class:`Source` in whole lines with their
   1-based line numbers, turning every read or decompression failure into an
   :class:`~ldacli.errors.InputError` that names the file and the line being read.
+* :func:`file_sha256` names a file by its bytes (how a model names its parent).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gzip
+import hashlib
 import io
 import os
 import re
@@ -299,3 +301,12 @@ def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
         if block.endswith(b"\n"):
             lines.pop()
         yield from enumerate(lines, start=first)
+
+
+def file_sha256(path: str) -> str:
+    """SHA-256 of a file's bytes: how a model names its parent."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -10,7 +10,7 @@
 
 Each shard file, with ``vocab.txt`` beside it, is an ordinary corpus in the ``npz`` format that
 every command reads alone; every shard has the whole vocabulary's columns. Documents are cut by
-:func:`shard_bounds`, the rule the sampler's shards follow, so shard s of the folder is shard s
+:func:`~ldacli.methods.sharded.shard_bounds`, the rule the sampler's shards follow, so shard s of the folder is shard s
 of a run with ``--shards N`` on the whole corpus, and the two runs give the same bytes.
 
 ``index.npz`` (kind ``"shard index"``, format_version 1) holds ``params`` (JSON: ``n_docs``,
@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import atomic_folder
 from ldacli.matrices import read_scipy_npz, write_scipy_npz
+from ldacli.methods.sharded import shard_bounds
 from ldacli.npz import array, read_file, write_npz
 from ldacli.text import doc_lengths, word_totals
 
@@ -48,17 +49,6 @@ FORMAT_VERSION = 1
 def shard_file(s: int) -> str:
     """The name of shard ``s``'s file in its folder."""
     return f"shard-{s:05d}.npz"
-
-
-def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
-    """Document boundaries (n_shards + 1,) cutting the corpus into shards of ~equal tokens
-    (fewer shards when there are fewer documents)."""
-    D = doc_ptr.size - 1
-    n_shards = max(1, min(n_shards, D))
-    targets = np.arange(1, n_shards) * (doc_ptr[-1] / n_shards)
-    cuts = np.searchsorted(doc_ptr, targets, side="left")
-    bounds = np.concatenate([[0], cuts, [D]]).astype(np.int64)
-    return np.maximum.accumulate(bounds)
 
 
 def doc_pointers(lengths: np.ndarray) -> np.ndarray:

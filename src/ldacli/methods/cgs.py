@@ -19,8 +19,8 @@ from ldacli._cgs import doc_topic_lgamma
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start, doc_topic_counts
-from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards
-from ldacli.shard_folder import ShardFolder, shard_bounds
+from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
+from ldacli.shard_folder import ShardFolder
 from ldacli.model import Checkpoint
 from ldacli.priors import optimize_alpha, optimize_beta
 

@@ -28,7 +28,8 @@ from ldacli import checks, seeds
 from ldacli.version import __version__
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, OutputError, SettingError
-from ldacli.diff import file_sha256, match_topics
+from ldacli.fileio import file_sha256
+from ldacli.diff import match_topics
 from ldacli.heldout import HeldOutEvaluator, fold_in, holdout_split
 from ldacli.locking import locked
 from ldacli.memory import check_fits

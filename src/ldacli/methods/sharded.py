@@ -26,7 +26,6 @@ import numpy as np
 
 from ldacli import _cgs
 from ldacli.errors import LdacliError
-from ldacli.shard_folder import shard_bounds  # noqa: F401 - the rule shard folders are cut by, too
 
 SAMPLERS = ("dense", "sparse", "alias")
 MH_STEPS = 2
@@ -40,6 +39,18 @@ def default_shards(n_tokens: int) -> int:
     slice it has tokens in: on 20NG, 4 shards cost 13% (K=100) and 6% (K=1000) over one, 16
     shards 78% and 58% (README, "Performance")."""
     return int(min(MAX_DEFAULT_SHARDS, max(1, n_tokens // TOKENS_PER_SHARD)))
+
+
+def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
+    """Document boundaries (n_shards + 1,) cutting the corpus into shards of ~equal tokens
+    (fewer shards when there are fewer documents). Shard folders are cut by this rule too
+    (:mod:`ldacli.shard_folder`), so that shard s of a folder is shard s of a run."""
+    D = doc_ptr.size - 1
+    n_shards = max(1, min(n_shards, D))
+    targets = np.arange(1, n_shards) * (doc_ptr[-1] / n_shards)
+    cuts = np.searchsorted(doc_ptr, targets, side="left")
+    bounds = np.concatenate([[0], cuts, [D]]).astype(np.int64)
+    return np.maximum.accumulate(bounds)
 
 
 def word_slices(freq: np.ndarray, n_slices: int) -> np.ndarray:
