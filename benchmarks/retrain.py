@@ -35,7 +35,8 @@ import time
 import numpy as np
 
 import ldacli
-from ldacli.corpus import Corpus, write_corpus
+from ldacli.corpus import Corpus
+from ldacli.formats.write import write_corpus
 from ldacli.synthetic import generate
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -2,7 +2,7 @@ import pytest
 
 import ldacli
 
-from ldacli.corpus import write_corpus
+from ldacli.formats.write import write_corpus
 from ldacli.synthetic import generate
 
 

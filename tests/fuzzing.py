@@ -21,7 +21,9 @@ import scipy.sparse as sp
 from hypothesis import strategies as st
 
 import ldacli
-from ldacli.corpus import MAX_TOKENS, read_corpus, read_vocab
+from ldacli.corpus import MAX_TOKENS
+from ldacli.formats.read import read_corpus
+from ldacli.formats.vocab import read_vocab
 from ldacli.errors import LdacliError
 from ldacli.npz import write_npz
 
@@ -161,7 +163,8 @@ def vocab_inputs(draw):
 def shard_folder_inputs(draw):
     """A shard folder (convert --shards) of a small corpus, then maybe: its index's arrays
     replaced or dropped, a file's bytes corrupted, a file deleted, or two files swapped."""
-    from ldacli.corpus import Corpus, write_shards
+    from ldacli.corpus import Corpus
+    from ldacli.formats.write import write_shards
 
     m = np.minimum(draw(count_matrix()), 1000)
     corpus = Corpus(sp.csr_array(m.astype(np.int32)), [f"w{i}" for i in range(m.shape[1])],

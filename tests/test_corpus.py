@@ -14,10 +14,15 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ldacli.corpus import FORMAT_NAMES, MAX_TOKENS, Corpus, detect_format, read_corpus, read_vocab, vocab_candidates, write_corpus
+from ldacli.corpus import MAX_TOKENS, Corpus
 from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import atomic_write
-from ldacli.text import load_stop_words, tokenize
+from ldacli.formats.detect import FORMAT_NAMES, detect_format
+from ldacli.formats.read import read_corpus
+from ldacli.formats.vocab import read_vocab, vocab_candidates
+from ldacli.formats.write import write_corpus
+from ldacli.text import tokenize
+from ldacli.vocab_rules import load_stop_words
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -755,7 +760,7 @@ def test_convert_shards_writes_files_each_readable_alone_that_together_are_the_c
     from click.testing import CliRunner
 
     from ldacli.cli import main
-    from ldacli.shard_folder import INDEX, VOCAB, open_shard_folder
+    from ldacli.formats.shards import INDEX, VOCAB, open_shard_folder
 
     whole = read_corpus(small_ldac)
     folder = tmp_path / "shards"

@@ -113,7 +113,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
 
 
 def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, tmp_path, monkeypatch):
-    import ldacli.shard_folder
+    import ldacli.formats.shards
 
     local = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, threads=2, optimize_interval=3)
     ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
@@ -123,7 +123,7 @@ def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, t
         raise AssertionError(f"the client read shard {s}")
 
     # in this (the client's) process only: the workers are other processes and read the files
-    monkeypatch.setattr(ldacli.shard_folder.ShardFolder, "shard_counts", tripwire)
+    monkeypatch.setattr(ldacli.formats.shards.ShardFolder, "shard_counts", tripwire)
     remote = ldacli.train(folder, 25, iterations=6, seed=3, scheduler=client, optimize_interval=3)
     same_arrays(local, remote)
     assert remote.params["shards"] == SHARDS and remote.doc_ids == local.doc_ids and remote.vocab == local.vocab

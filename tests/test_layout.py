@@ -17,8 +17,11 @@ EXT = os.path.join(ROOT, "ext")
 LAYERS = {
     "ldacli.version": 0, "ldacli.errors": 0,
     "ldacli.checks": 1, "ldacli.seeds": 1, "ldacli.fileio": 1, "ldacli.parallel": 1, "ldacli.memory": 1,
-    "ldacli.text": 2, "ldacli.corpus": 2, "ldacli.npz": 2, "ldacli.locking": 2, "ldacli.matrices": 2,
-    "ldacli.shard_folder": 2, "ldacli.methods.sharded": 2,
+    "ldacli.counts": 1, "ldacli.text": 1,
+    "ldacli.corpus": 2, "ldacli.vocab_rules": 2, "ldacli.npz": 2, "ldacli.locking": 2, "ldacli.methods.sharded": 2,
+    "ldacli.formats": 2, "ldacli.formats.parsing": 2, "ldacli.formats.vocab": 2, "ldacli.formats.detect": 2,
+    "ldacli.formats.uci": 2, "ldacli.formats.ldac": 2, "ldacli.formats.text": 2, "ldacli.formats.matrix": 2,
+    "ldacli.formats.shards": 2, "ldacli.formats.read": 2, "ldacli.formats.write": 2,
     "ldacli.model": 3, "ldacli.synthetic": 3, "ldacli.priors": 3, "ldacli.heldout": 3, "ldacli.stopping": 3,
     "ldacli.methods": 4, "ldacli.methods.base": 4, "ldacli.methods.cgs": 4,
     "ldacli.methods.vem": 4, "ldacli.methods.ugibbs": 4, "ldacli.diff": 4, "ldacli.methods.distributed": 4,
@@ -121,5 +124,6 @@ def test_no_module_is_shadowed_by_a_name_of_the_package():
 def test_the_readme_layout_section_names_every_module(module):
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     section = readme.split("## How the code is organised", 1)[1].split("\n## ", 1)[0]
-    path = module.replace("ldacli.", "", 1).replace(".", "/") + (".py" if module != "ldacli.methods" else "/")
+    package = MODULES[module].endswith("__init__.py")
+    path = module.replace("ldacli.", "", 1).replace(".", "/") + ("/" if package else ".py")
     assert path in section, f"{path} is not described in the README's layout section"

@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import EXIT_DRIFT, main
-from ldacli.corpus import Corpus, write_corpus
+from ldacli.corpus import Corpus
 from ldacli.errors import SettingError
 from ldacli.fileio import file_sha256
+from ldacli.formats.write import write_corpus
 from ldacli.synthetic import generate
 
 METHODS = ("cgs", "vem", "gibbs")

@@ -13,21 +13,23 @@ The Python API is what the CLI runs::
     model = ldacli.train(ldacli.open_shard_folder("/shared/kos"), 20, scheduler="tcp://host:8786")
 
 The functions re-exported here live in modules named after their job (``ldacli.methods.driver``,
-``ldacli.inference``, ``ldacli.evaluate``, ``ldacli.topic_coherence``, ``ldacli.info``, ...),
-which stay importable under their own names.
+``ldacli.formats.read``, ``ldacli.inference``, ``ldacli.evaluate``, ``ldacli.topic_coherence``,
+``ldacli.info``, ...), which stay importable under their own names.
 """
 
 from ldacli.version import __version__  # noqa: E402
 
-from ldacli.corpus import Corpus, read_corpus, write_corpus, write_shards  # noqa: E402
+from ldacli.corpus import Corpus  # noqa: E402
 from ldacli.diff import align, diff_models, match_topics  # noqa: E402
 from ldacli.errors import InputError, LdacliError, SettingError  # noqa: E402
 from ldacli.evaluate import perplexity  # noqa: E402
+from ldacli.formats.read import read_corpus  # noqa: E402
+from ldacli.formats.shards import ShardFolder, open_shard_folder  # noqa: E402
+from ldacli.formats.write import write_corpus, write_shards  # noqa: E402
 from ldacli.inference import infer  # noqa: E402
 from ldacli.info import describe  # noqa: E402
 from ldacli.methods.driver import METHODS, TrainingInterrupted, train  # noqa: E402
 from ldacli.model import Checkpoint, Inference, Model  # noqa: E402
-from ldacli.shard_folder import ShardFolder, open_shard_folder  # noqa: E402
 from ldacli.topic_coherence import coherence  # noqa: E402
 
 load_model = Model.load

@@ -17,8 +17,9 @@ import click
 import numpy as np
 
 from ldacli.version import __version__
-from ldacli.corpus import FORMATS as CORPUS_FORMATS
-from ldacli.corpus import WRITE_FORMATS, read_corpus, write_corpus, write_shards
+from ldacli.formats.detect import FORMATS as CORPUS_FORMATS
+from ldacli.formats.read import read_corpus
+from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.evaluate import DEFAULT_PARTICLES, DEFAULT_SAMPLES
 from ldacli.evaluate import METHODS as EVAL_METHODS
@@ -34,7 +35,7 @@ from ldacli.methods.driver import (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_METHOD, 
 from ldacli.methods.distributed import cluster
 from ldacli.methods.sharded import SAMPLERS
 from ldacli.model import Model
-from ldacli.shard_folder import is_shard_folder, open_shard_folder
+from ldacli.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.report import write_report
 from ldacli.topic_coherence import DEFAULT_TOP_N, MEASURES as COHERENCE_MEASURES
 from ldacli.topic_coherence import coherence as topic_coherence, training_reference

@@ -35,7 +35,9 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli.corpus import FORMATS, Corpus, read_corpus
+from ldacli.corpus import Corpus
+from ldacli.formats.detect import FORMATS
+from ldacli.formats.read import read_corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Model
 

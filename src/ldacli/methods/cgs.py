@@ -20,7 +20,7 @@ from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start, doc_topic_counts
 from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
-from ldacli.shard_folder import ShardFolder
+from ldacli.formats.shards import ShardFolder
 from ldacli.model import Checkpoint
 from ldacli.priors import optimize_alpha, optimize_beta
 

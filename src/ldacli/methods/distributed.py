@@ -20,7 +20,7 @@ counts they were sent, which draws the same numbers. When the scheduler is lost,
 writes the checkpoint of the last merged sweep and the run resumes from it, locally or on
 another cluster.
 
-Shard folders (:mod:`ldacli.shard_folder`): given one, each worker reads its shards' files
+Shard folders (:mod:`ldacli.formats.shards`): given one, each worker reads its shards' files
 from the folder's path (which every worker must see), and the client, which reads only the
 index, keeps the topics of the tokens (4 bytes each) and the counts, never the corpus; a
 rebuilt shard is read again from its file. Dask is the optional ``dask`` extra
@@ -39,7 +39,8 @@ import numpy as np
 from ldacli.errors import LdacliError
 from ldacli.methods.sharded import (SAMPLERS, ListLayout, Replica, list_layout, merge_pairs, sample_block,
                                     shard_arrays, shard_layout, word_slices, word_topic_pairs)
-from ldacli.shard_folder import ShardFolder, open_shard_folder, tokens_of
+from ldacli.counts import tokens_of
+from ldacli.formats.shards import ShardFolder, open_shard_folder
 
 log = logging.getLogger("ldacli")
 EXTRA = "pip install 'ldacli[dask]'"
@@ -166,7 +167,7 @@ class DistributedSampler:
     counts are kept here; ``traffic`` has, per sweep, the array bytes sent and received, the
     tokens moved, the shards rebuilt, and the seconds spent waiting for shards and merging.
 
-    With ``folder`` (a :class:`~ldacli.shard_folder.ShardFolder` whose shards are ``bounds``)
+    With ``folder`` (a :class:`~ldacli.formats.shards.ShardFolder` whose shards are ``bounds``)
     and ``words`` None, every worker reads its shards' files itself and the client never holds
     the corpus: the counts are built from the counts the workers send back."""
 

@@ -40,7 +40,7 @@ from ldacli.methods.ugibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
 from ldacli.model import Checkpoint, Model
 from ldacli.parallel import check_threads
-from ldacli.shard_folder import ShardFolder
+from ldacli.formats.shards import ShardFolder
 from ldacli.stopping import EarlyStopping
 
 log = logging.getLogger("ldacli")

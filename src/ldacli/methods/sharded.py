@@ -44,7 +44,7 @@ def default_shards(n_tokens: int) -> int:
 def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
     """Document boundaries (n_shards + 1,) cutting the corpus into shards of ~equal tokens
     (fewer shards when there are fewer documents). Shard folders are cut by this rule too
-    (:mod:`ldacli.shard_folder`), so that shard s of a folder is shard s of a run."""
+    (:mod:`ldacli.formats.shards`), so that shard s of a folder is shard s of a run."""
     D = doc_ptr.size - 1
     n_shards = max(1, min(n_shards, D))
     targets = np.arange(1, n_shards) * (doc_ptr[-1] / n_shards)

@@ -10,8 +10,9 @@
 
 Each shard file, with ``vocab.txt`` beside it, is an ordinary corpus in the ``npz`` format that
 every command reads alone; every shard has the whole vocabulary's columns. Documents are cut by
-:func:`~ldacli.methods.sharded.shard_bounds`, the rule the sampler's shards follow, so shard s of the folder is shard s
-of a run with ``--shards N`` on the whole corpus, and the two runs give the same bytes.
+:func:`~ldacli.methods.sharded.shard_bounds`, the rule the sampler's shards follow, so shard s of
+the folder is shard s of a run with ``--shards N`` on the whole corpus, and the two runs give the
+same bytes.
 
 ``index.npz`` (kind ``"shard index"``, format_version 1) holds ``params`` (JSON: ``n_docs``,
 ``n_words``, ``n_tokens``; ``fingerprint``, the whole corpus's
@@ -33,12 +34,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ldacli.counts import doc_lengths, doc_pointers, word_totals
 from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import atomic_folder
-from ldacli.matrices import read_scipy_npz, write_scipy_npz
+from ldacli.formats.matrix import read_scipy_npz, write_scipy_npz
+from ldacli.formats.vocab import vocab_text
 from ldacli.methods.sharded import shard_bounds
 from ldacli.npz import array, read_file, write_npz
-from ldacli.text import doc_lengths, word_totals
 
 INDEX = "index.npz"
 VOCAB = "vocab.txt"
@@ -49,20 +51,6 @@ FORMAT_VERSION = 1
 def shard_file(s: int) -> str:
     """The name of shard ``s``'s file in its folder."""
     return f"shard-{s:05d}.npz"
-
-
-def doc_pointers(lengths: np.ndarray) -> np.ndarray:
-    """(D+1,) int64 from document lengths (D,): document d's tokens are ``doc_ptr[d]:doc_ptr[d+1]``."""
-    doc_ptr = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=doc_ptr[1:])
-    return doc_ptr
-
-
-def tokens_of(counts: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
-    """``(words, doc_ptr)``: one int32 word id per token, document by document, each document's
-    words in increasing id order; ``doc_ptr`` (:func:`doc_pointers`)."""
-    words = np.repeat(counts.indices.astype(np.int32), counts.data.astype(np.int64))
-    return words, doc_pointers(doc_lengths(counts))
 
 
 def is_shard_folder(path: str | os.PathLike[str]) -> bool:
@@ -88,8 +76,8 @@ def write_shard_folder(folder: str, counts: sp.csr_array, vocab: list[str], doc_
             digests.append(hashlib.sha256(data).hexdigest())
             with open(os.path.join(tmp, files[-1]), "wb") as f:
                 f.write(data)
-        with open(os.path.join(tmp, VOCAB), "w", encoding="utf-8", newline="\n") as f:
-            f.write("".join(w + "\n" for w in vocab))
+        with open(os.path.join(tmp, VOCAB), "wb") as f:
+            f.write(vocab_text(vocab))
         params = {"n_docs": int(counts.shape[0]), "n_words": len(vocab), "n_tokens": int(doc_ptr[-1]),
                   "fingerprint": fingerprint, "source": source, "format": format, "files": files, "sha256": digests}
         write_npz(os.path.join(tmp, INDEX), {

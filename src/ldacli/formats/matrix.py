@@ -1,7 +1,8 @@
 """Corpora kept as sparse matrices by other tools: Matrix Market ``.mtx`` (what gensim's
 ``MmCorpus`` writes) and scipy sparse ``.npz`` (``scipy.sparse.save_npz``, what scikit-learn
 pipelines produce). Rows are documents and columns words, both read through scipy's own
-readers after their declared sizes are checked, and written back with scipy's writers.
+readers after their declared sizes are checked, and written back with scipy's writers. Document
+ids are the row numbers from 1; the vocabulary is found beside the file as for LDA-C.
 
 Counts must be positive integers of at most 2^31 - 1 (``real`` Matrix Market values and float
 arrays are accepted when they hold whole numbers; explicit zeros are dropped), each (document,
@@ -19,14 +20,14 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from ldacli.corpus import Corpus, check_token_total
+from ldacli.counts import build_csr
 from ldacli.errors import InputError
+from ldacli.fileio import READ_ERRORS, Source
+from ldacli.formats.parsing import BYTES_PER_DOC, INT32_MAX
 from ldacli.memory import check_fits
 from ldacli.npz import read_npz
-from ldacli.text import build_csr
 
-INT32_MAX = int(np.iinfo(np.int32).max)
-# Memory a document costs before it holds any word (its id string, its row pointer).
-BYTES_PER_DOC = 80
 MTX_MAGIC = b"%%matrixmarket"
 ZIP_MAGIC = b"PK\x03\x04"
 _BANNER = "'%%MatrixMarket matrix coordinate integer|real|pattern general'"
@@ -178,3 +179,17 @@ def write_mtx(out: IO[bytes], counts: sp.csr_array) -> None:
 def write_scipy_npz(out: IO[bytes], counts: sp.csr_array) -> None:
     """Write ``counts`` with ``scipy.sparse.save_npz`` (CSR, compressed)."""
     sp.save_npz(out, sp.csr_matrix(counts), compressed=True)
+
+
+def read_matrix(source: Source, fmt: str, vocab: list[str], vocab_name: str | None) -> Corpus:
+    """Read the Matrix Market or scipy ``.npz`` (``fmt``) ``source`` whose columns are ``vocab``
+    (read from the file ``vocab_name``, blamed when the sizes disagree; None if given as words)."""
+    with source.stream() as (stream, compressed):
+        try:
+            data = stream.read()
+        except READ_ERRORS as exc:
+            raise InputError(source.name, None, f"cannot read: {exc}") from None
+    reader = read_mtx if fmt == "mtx" else read_scipy_npz
+    counts = reader(source.name, data, len(vocab), vocab_name)
+    check_token_total(source.name, int(counts.data.sum(dtype=np.int64)))
+    return Corpus(counts, list(vocab), [str(d) for d in range(1, counts.shape[0] + 1)], format=fmt)
