@@ -17,9 +17,13 @@ significance level is split over the test functions (Bonferroni). A correct samp
 sampler that leaves the wrong distribution invariant shows up as a large |z|.
 
 A sampler is given as ``sweep(words, doc_ptr, z, nwk, ndk, nk, alpha, beta, rng)``: one sweep
-over all tokens, updating ``z`` and the counts in place (shapes and dtypes as in
-``ldacli._cgs.dense_sweep``: words (N,) int32, doc_ptr (D+1,) int64, z (N,) int32, nwk (V, K)
-int32, ndk (D, K) int32, nk (K,) int32, alpha (K,) float64, beta float, rng a Generator).
+over all tokens, updating ``z`` and the counts in place. Shapes and dtypes: words (N,) int32,
+doc_ptr (D+1,) int64 (document d's tokens are ``doc_ptr[d]:doc_ptr[d+1]``), z (N,) int32,
+nwk (V, K) int32, ndk (D, K) int32, nk (K,) int32, alpha (K,) float64, beta float, rng a
+Generator. This is the whole chain's state, not a kernel's arguments: ldacli's kernels sample
+one shard's tokens of one word slice, located by ``runs`` (e.g. ``ldacli._cgs.dense_sweep(words,
+runs, z, nwk, nk, alpha, beta, beta_sum, ndk, work, rng, part)``, ``ndk`` a (K,) scratch), so
+test_geweke.py adapts each through :class:`~ldacli.methods.sharded.ShardedSampler`.
 """
 
 from __future__ import annotations

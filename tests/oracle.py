@@ -85,7 +85,8 @@ def _draw(x, rng):
 
 
 def left_to_right(words, doc_ptr, phi_wk, alpha, resample, n_particles, rng):
-    """Returns (log_weight (D, R), position_ll (D,), ratio_sum (D, R)) as ext/_evaluate.pyx does."""
+    """ldacli._heldout.left_to_right (ext/_heldout.pyx), draw for draw: returns the arrays the kernel
+    writes into its arguments, (log_weight (D, R), position_ll (D,), ratio_sum (D, R))."""
     import math
 
     D, K, R = doc_ptr.size - 1, alpha.size, n_particles
@@ -114,6 +115,7 @@ def left_to_right(words, doc_ptr, phi_wk, alpha, resample, n_particles, rng):
 
 
 def loglik_given_theta(indices, counts, indptr, theta, phi_wk):
+    """ldacli._heldout.loglik_given_theta: returns the (D, S) array the kernel writes into ``out``."""
     import math
 
     D, S, _ = theta.shape
@@ -128,7 +130,8 @@ def loglik_given_theta(indices, counts, indptr, theta, phi_wk):
 
 
 def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
-    """Returns log_z (D, G) as ext/_evaluate.pyx's particle_filter does, draw for draw."""
+    """ldacli._heldout.particle_filter (ext/_heldout.pyx), draw for draw: returns the (D, G) array
+    the kernel writes into ``log_z``."""
     import math
 
     D, K, G, R = doc_ptr.size - 1, alpha.size, n_filters, n_particles

@@ -462,11 +462,16 @@ def test_missing_empty_and_unreadable_files(tmp_path):
     expect_error(no_words, None, "at least one word")
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The shared benchmark corpora: $LDACLI_CORPORA, else beside the repository (never copied into it).
+CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(REPO, "..", "shared", "corpora"))
+
+
 def test_real_corpora_if_present():
-    folder = "/work/shared/corpora"
+    folder = CORPORA
     kos = os.path.join(folder, "docword.kos.txt.gz")
     if not os.path.exists(kos):
-        pytest.skip("benchmark corpora not available")
+        pytest.skip(f"the benchmark corpora are not in {folder} (set LDACLI_CORPORA to their folder)")
     corpus = read_corpus(kos)
     assert corpus.counts.shape == (3430, 6906) and corpus.n_tokens == 467_714
     reuters = read_corpus(os.path.join(folder, "reuters.ldac"))
