@@ -369,9 +369,13 @@ def test_text_fixed_vocabulary_list_and_file(tmp_path):
     assert dense(corpus) == [[2, 1, 1], [0, 2, 0]]
     assert any("2 tokens outside the fixed vocabulary dropped" in n for n in corpus.notes)
     vocab = put(tmp_path, "v.txt", "zebra\nthe\n")
-    corpus = read_corpus(path, vocab=vocab, min_df=2)
+    corpus = read_corpus(path, vocab=vocab)
     assert corpus.vocab == ["zebra", "the"]
-    assert dense(corpus) == [[1, 2], [0, 0]]
+    assert dense(corpus) == [[1, 2], [0, 0]] and corpus.dropped_tokens == 5
+    # the rules still apply: their words' tokens go, the columns stay
+    corpus = read_corpus(path, vocab=vocab, min_df=2)
+    assert corpus.vocab == ["zebra", "the"] and dense(corpus) == [[0, 0], [0, 0]]
+    assert "min_df=2: removed 2 words, 3 tokens" in corpus.notes
     with pytest.raises(LdacliError):
         read_corpus(path, vocab=vocab, fixed_vocab=["x"])
 
@@ -389,7 +393,7 @@ def test_pruning_min_df_max_df_max_vocab(tmp_path):
     assert read_corpus(path, max_vocab=4).vocab == ["apple", "banana", "cherry", "elder"]
     corpus = read_corpus(path, min_df=2, max_vocab=1)
     assert corpus.vocab == ["apple"] and dense(corpus) == [[1], [1], [1], [1]]
-    assert any(n.startswith("pruning kept 1 of 5 words") for n in corpus.notes)
+    assert corpus.notes[-2:] == ["min_df=2: removed 3 words, 5 tokens", "max_vocab=1: removed 1 word, 3 tokens"]
 
 
 @pytest.mark.parametrize("kwargs", [

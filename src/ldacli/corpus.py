@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli.counts import doc_lengths, tokens_of, word_totals
+from ldacli.counts import doc_lengths, keep_columns, tokens_of, word_totals
 from ldacli.errors import InputError
 
 # The samplers count tokens in 32-bit integers: a corpus holds at most this many tokens in all.
@@ -27,7 +27,9 @@ class Corpus:
     ``doc_ids[d]`` names document ``d`` (its id in the file, line number or file name).
     ``source`` is the path it was read from (``"-"`` for stdin) and ``format`` the reader used;
     ``n_shards`` the number of files of the shard folder it was read from, if it was (training's
-    shards follow them unless told otherwise).
+    shards follow them unless told otherwise). ``dropped_tokens`` counts the tokens of the
+    documents left out because their word is outside a fixed vocabulary: when it was read over
+    one (``fixed_vocab``, a ``vocab`` file for text), and by :meth:`align`.
     """
 
     counts: sp.csr_array
@@ -37,6 +39,7 @@ class Corpus:
     format: str = ""
     notes: list[str] = field(default_factory=list)
     n_shards: int | None = None
+    dropped_tokens: int = 0
 
     @property
     def n_docs(self) -> int:
@@ -91,17 +94,15 @@ class Corpus:
         dropped = int(self.n_words - used.sum())
         if dropped == 0:
             return self, 0
-        new_id = np.cumsum(used) - 1
-        counts = sp.csr_array((self.counts.data.copy(), new_id[self.counts.indices].astype(self.counts.indices.dtype),
-                               self.counts.indptr.copy()), shape=(self.n_docs, int(used.sum())))
         vocab = [w for w, keep in zip(self.vocab, used) if keep]
-        return Corpus(counts, vocab, list(self.doc_ids), self.source, self.format, list(self.notes)), dropped
+        return Corpus(keep_columns(self.counts, used), vocab, list(self.doc_ids), self.source, self.format,
+                      list(self.notes), dropped_tokens=self.dropped_tokens), dropped
 
     def align(self, vocab: list[str]) -> tuple["Corpus", int]:
         """Re-express this corpus over another vocabulary, matching words by string.
 
         Words absent from ``vocab`` are dropped; returns the new corpus and the number of
-        tokens dropped.
+        tokens dropped, which its :attr:`dropped_tokens` adds to this corpus's.
         """
         index = {w: i for i, w in enumerate(vocab)}
         mapping = np.array([index.get(w, -1) for w in self.vocab], dtype=np.int64)
@@ -116,7 +117,8 @@ class Corpus:
         )
         counts.sum_duplicates()
         counts.sort_indices()
-        aligned = Corpus(counts, list(vocab), list(self.doc_ids), self.source, self.format)
+        aligned = Corpus(counts, list(vocab), list(self.doc_ids), self.source, self.format,
+                         dropped_tokens=self.dropped_tokens + dropped)
         return aligned, dropped
 
 

@@ -1,5 +1,6 @@
 """Document-term count matrices (SciPy CSR, int32 counts, sorted column indices): building one
-from entries, the tokens of each document and of each word, and the tokens one by one.
+from entries, the tokens of each document and of each word, the tokens one by one, and keeping
+or emptying columns.
 """
 
 from __future__ import annotations
@@ -48,3 +49,29 @@ def tokens_of(counts: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     words in increasing id order; ``doc_ptr`` (:func:`doc_pointers`)."""
     words = np.repeat(counts.indices.astype(np.int32), counts.data.astype(np.int64))
     return words, doc_pointers(doc_lengths(counts))
+
+
+def keep_columns(counts: sp.csr_array, keep: np.ndarray) -> sp.csr_array:
+    """The matrix of the columns where the (V,) bool ``keep`` is true, in their order."""
+    new_id = np.cumsum(keep) - 1
+    return _keep_entries(counts, keep[counts.indices], new_id, int(np.count_nonzero(keep)))
+
+
+def drop_columns(counts: sp.csr_array, drop: np.ndarray) -> sp.csr_array:
+    """The matrix with the entries of the columns where the (V,) bool ``drop`` is true removed;
+    the columns stay (empty)."""
+    return _keep_entries(counts, ~drop[counts.indices], None, counts.shape[1])
+
+
+def _keep_entries(counts: sp.csr_array, entries: np.ndarray, new_id: np.ndarray | None,
+                  n_cols: int) -> sp.csr_array:
+    """The CSR matrix of the stored ``entries`` (a bool per stored value) of ``counts``, their
+    columns renumbered through ``new_id`` (None: unchanged); rows and order are kept."""
+    kept = np.zeros(entries.size + 1, dtype=np.int64)
+    np.cumsum(entries, out=kept[1:])
+    indptr = kept[counts.indptr].astype(counts.indptr.dtype)
+    indices = counts.indices[entries]
+    if new_id is not None:
+        indices = new_id[indices]
+    return sp.csr_array((counts.data[entries].astype(np.int32), indices.astype(counts.indices.dtype), indptr),
+                        shape=(counts.shape[0], n_cols))

@@ -122,8 +122,8 @@ def training_reference(model: Model, option: str = "--reference") -> Corpus:
 
     The file is ``params["corpus_source"]`` (relative paths are taken from the current folder),
     read as ``params["corpus_format"]`` with the model's vocabulary fixed, which reproduces the
-    training counts for every format (text pruning and stop words only ever removed words that
-    are not in the vocabulary). Raises :class:`LdacliError` when there is no such file or its
+    training counts for every format (the vocabulary rules, :mod:`ldacli.vocab_rules`, only ever
+    removed words that are not in the vocabulary). Raises :class:`LdacliError` when there is no such file or its
     fingerprint is not ``params["corpus_fingerprint"]``: then the reference must be given (the
     message says with ``option``).
     """

@@ -1,26 +1,65 @@
-"""Which words a corpus keeps: stop words and pruning.
+"""Which words a corpus keeps: the vocabulary rules, the same for every input format.
 
-Stop words
-----------
-``"english"`` is the list shipped in ``ldacli/data/stopwords_en.txt``; ``None`` or ``"none"``
-disables stop-word removal; any other string is the path of a UTF-8 file with one word per
-line (blank lines and lines starting with ``#`` are ignored; words are lowercased).
+The rules, applied in this order:
+
+1. ``stop_words``: the words of a list go. ``"auto"`` (the default) is the English list for
+   text that builds its own vocabulary, and no list for bag-of-words input (UCI, LDA-C, Matrix
+   Market, scipy ``.npz``, shard folders: their vocabulary was chosen when they were made) nor
+   for any corpus read against a fixed vocabulary. ``"english"`` is the list shipped in
+   ``ldacli/data/stopwords_en.txt``; ``None`` or ``"none"`` is no list; any other string is the
+   path of a UTF-8 file of one word per line (blank lines and lines starting with ``#`` are
+   ignored). Words match by string, exactly as the vocabulary spells them; for text, whose
+   tokens are lowercased, the list's words are lowercased too.
+2. ``remove_top``: the N words with the most tokens go (tomotopy's ``rm_top``); ties go to the
+   word earlier in the vocabulary's order.
+3. ``min_df``, ``max_df``: words in fewer than ``min_df`` documents go (``min_df=1``, the
+   default, removes nothing; above 1 it also removes words that never occur), then words in
+   more than ``max_df * D`` of the D documents.
+4. ``max_vocab``: of the words left, only the ``max_vocab`` with the most tokens stay; ties go
+   to the word earlier in the vocabulary's order.
+
+Each rule judges the words the previous ones left, by their counts in the corpus as read
+(removing a word changes no other word's counts, and documents are never removed). The
+vocabulary's order is the file's for bag-of-words input and alphabetical (by code point) for
+text; the words kept stay in that order.
+
+With a fixed vocabulary (the model's, when ``infer`` or ``perplexity`` read new documents) the
+columns are not the corpus's to change: the rules remove the words' tokens from the documents
+and keep every column.
+
+For every rule that removed anything there is a note, e.g. ``stop words (english): removed 312
+words, 1,204,331 tokens`` (with a fixed vocabulary, the words counted are those that lost
+tokens).
 """
 
 from __future__ import annotations
 
 import importlib.resources
+import os
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli.counts import word_totals
-from ldacli.errors import InputError, LdacliError
+from ldacli import checks
+from ldacli.counts import drop_columns, keep_columns, word_totals
+from ldacli.errors import SettingError
 from ldacli.fileio import Source, iter_lines
+from ldacli.formats.parsing import decode_error, plural
 
+AUTO = "auto"
 ENGLISH = "english"
+NONE = "none"
 STOPWORDS_RESOURCE = "stopwords_en.txt"
+
+# The rules' defaults: each one, at its default, removes nothing (stop_words "auto" removes the
+# English stop words from text that builds its own vocabulary, and nothing else).
+DEFAULT_STOP_WORDS = AUTO
+DEFAULT_REMOVE_TOP = 0
+DEFAULT_MIN_DF = 1
+DEFAULT_MAX_DF = 1.0
+DEFAULT_MAX_VOCAB = None
 
 
 def _parse_word_list(lines: Iterable[tuple[int, bytes]], name: str) -> frozenset[str]:
@@ -29,18 +68,19 @@ def _parse_word_list(lines: Iterable[tuple[int, bytes]], name: str) -> frozenset
         try:
             line = raw.decode("utf-8").strip()
         except UnicodeDecodeError as exc:
-            raise InputError(name, lineno, f"expected UTF-8 text, found invalid byte "
-                                           f"0x{raw[exc.start]:02x} at column {exc.start + 1}") from None
+            raise decode_error(name, lineno, raw, exc, auto=False) from None
         if line and not line.startswith("#"):
-            words.add(line.lower())
+            words.add(line)
     return frozenset(words)
 
 
-def load_stop_words(spec: str | None) -> frozenset[str]:
-    """The stop-word set named by ``spec``: ``"english"``, ``None``/``"none"``, or a file path."""
-    if spec is None or spec.lower() == "none":
+def load_stop_words(spec: str | os.PathLike[str] | None) -> frozenset[str]:
+    """The words of the stop-word list ``spec`` names, as written in it: ``"english"``,
+    ``None``/``"none"`` (no words), or a file's path. ``"auto"`` is resolved by
+    :meth:`VocabRules.stop_list`, not here."""
+    if spec is None or (isinstance(spec, str) and spec.lower() == NONE):
         return frozenset()
-    if spec.lower() == ENGLISH:
+    if isinstance(spec, str) and spec.lower() == ENGLISH:
         resource = importlib.resources.files("ldacli").joinpath("data", STOPWORDS_RESOURCE)
         data = resource.read_bytes()
         return _parse_word_list(enumerate(data.split(b"\n"), start=1), STOPWORDS_RESOURCE)
@@ -48,60 +88,86 @@ def load_stop_words(spec: str | None) -> frozenset[str]:
     return _parse_word_list(iter_lines(source), source.name)
 
 
-def check_pruning(min_df: int, max_df: float, max_vocab: int | None) -> None:
-    """Validate the pruning parameters, raising :class:`LdacliError` with the expected range."""
-    if isinstance(min_df, bool) or not isinstance(min_df, (int, np.integer)) or min_df < 1:
-        raise LdacliError(f"min_df: expected an integer >= 1, found {min_df!r}")
-    if isinstance(max_df, bool) or not isinstance(max_df, (int, float, np.number)) or not 0 < max_df <= 1:
-        raise LdacliError(f"max_df: expected a fraction of documents in (0, 1], found {max_df!r}")
-    if max_vocab is not None and (
-        isinstance(max_vocab, bool) or not isinstance(max_vocab, (int, np.integer)) or max_vocab < 1
-    ):
-        raise LdacliError(f"max_vocab: expected None or an integer >= 1, found {max_vocab!r}")
+@dataclass(frozen=True)
+class VocabRules:
+    """The vocabulary rules (see the module docstring), checked when made; a stop-word file is
+    read then too, so that a missing one is reported before any corpus is read."""
+
+    stop_words: str | None = DEFAULT_STOP_WORDS
+    remove_top: int = DEFAULT_REMOVE_TOP
+    min_df: int = DEFAULT_MIN_DF
+    max_df: float = DEFAULT_MAX_DF
+    max_vocab: int | None = DEFAULT_MAX_VOCAB
+    words: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        stop = self.stop_words
+        if isinstance(stop, os.PathLike):
+            stop = os.fspath(stop)
+        if stop is not None and not (isinstance(stop, str) and stop):
+            raise SettingError("stop_words", f"stop_words must be '{AUTO}', '{ENGLISH}', '{NONE}' or the path of a "
+                                             f"file of words, found {stop!r}")
+        if isinstance(stop, str) and stop.lower() in (AUTO, ENGLISH, NONE):
+            stop = stop.lower()
+        object.__setattr__(self, "stop_words", None if stop == NONE else stop)
+        object.__setattr__(self, "remove_top", checks.count("remove_top", self.remove_top, 0))
+        object.__setattr__(self, "min_df", checks.count("min_df", self.min_df, 1))
+        object.__setattr__(self, "max_df", checks.positive("max_df", self.max_df, maximum=1))
+        if self.max_vocab is not None:
+            object.__setattr__(self, "max_vocab", checks.count("max_vocab", self.max_vocab, 1))
+        object.__setattr__(self, "words", load_stop_words(ENGLISH if stop == AUTO else self.stop_words))
+
+    def stop_list(self, *, text: bool, fixed: bool) -> tuple[str, frozenset[str]]:
+        """The stop words for a corpus (``text``: its vocabulary comes from the tokenizer;
+        ``fixed``: its vocabulary is fixed) and the list's name for the note."""
+        if self.stop_words is None or (self.stop_words == AUTO and (fixed or not text)):
+            return "", frozenset()
+        name = ENGLISH if self.stop_words == AUTO else self.stop_words
+        return name, frozenset(w.lower() for w in self.words) if text else self.words
+
+    def apply(self, counts: sp.csr_array, vocab: list[str], *, text: bool,
+              fixed: bool) -> tuple[sp.csr_array, list[str], list[str]]:
+        """The counts (D, V) over ``vocab`` after the rules: ``(counts, vocab, notes)``.
+
+        Without ``fixed`` the words removed leave the vocabulary (the others keep their order);
+        with it, only their tokens go and the columns stay.
+        """
+        n_docs, n_words = counts.shape
+        df = np.bincount(counts.indices, minlength=n_words)
+        total = word_totals(counts, n_words)
+        keep = np.ones(n_words, dtype=bool)
+        notes: list[str] = []
+
+        def remove(rule: str, words: np.ndarray) -> None:
+            words = words & keep
+            keep[words] = False
+            tokens = int(total[words].sum())
+            n = int(np.count_nonzero(words & (total > 0))) if fixed else int(np.count_nonzero(words))
+            if n:
+                notes.append(f"{rule}: removed {plural(n, 'word')}, {plural(tokens, 'token')}")
+
+        name, stop = self.stop_list(text=text, fixed=fixed)
+        if stop:
+            remove(f"stop words ({name})", np.fromiter((w in stop for w in vocab), dtype=bool, count=n_words))
+        if self.remove_top:
+            remove(f"remove_top={self.remove_top}", _most_frequent(total, keep, self.remove_top))
+        if self.min_df > 1:
+            remove(f"min_df={self.min_df}", df < self.min_df)
+        if self.max_df < 1:
+            remove(f"max_df={self.max_df:g}", df > self.max_df * n_docs)
+        if self.max_vocab is not None:
+            remove(f"max_vocab={self.max_vocab}", keep & ~_most_frequent(total, keep, self.max_vocab))
+        if keep.all():
+            return counts, vocab, notes
+        if fixed:
+            return drop_columns(counts, ~keep), vocab, notes
+        return keep_columns(counts, keep), [vocab[j] for j in np.flatnonzero(keep).tolist()], notes
 
 
-def prune_vocabulary(
-    counts: sp.csr_array, vocab: list[str], *, min_df: int = 1, max_df: float = 1.0,
-    max_vocab: int | None = None,
-) -> tuple[sp.csr_array, list[str], str | None]:
-    """Drop rare, ubiquitous and surplus words; keeps the remaining columns in their order.
-
-    In turn: words in fewer than ``min_df`` documents go; words in more than ``max_df * D``
-    documents go; of the rest, only the ``max_vocab`` with the largest total count stay (ties
-    go to the alphabetically smaller word). Returns the new matrix, its vocabulary and a note
-    describing what was dropped (``None`` when nothing was).
-    """
-    check_pruning(min_df, max_df, max_vocab)
-    n_docs, n_words = counts.shape
-    df = np.bincount(counts.indices, minlength=n_words)
-    total = word_totals(counts, n_words)
-    keep = np.ones(n_words, dtype=bool)
-    rare = df < min_df
-    keep &= ~rare
-    common = keep & (df > max_df * n_docs)
-    keep &= ~common
-    surplus = 0
-    if max_vocab is not None and keep.sum() > max_vocab:
-        kept = np.flatnonzero(keep)
-        ranked = sorted(kept.tolist(), key=lambda j: (-int(total[j]), vocab[j]))
-        keep[:] = False
-        keep[ranked[:max_vocab]] = True
-        surplus = len(kept) - max_vocab
-    if keep.all():
-        return counts, vocab, None
-    columns = np.flatnonzero(keep)
-    pruned = sp.csr_array(counts[:, columns])
-    pruned.eliminate_zeros()
-    pruned.sort_indices()
-    pruned = sp.csr_array(pruned, dtype=np.int32)
-    parts = []
-    if rare.any():
-        parts.append(f"{int(rare.sum())} in fewer than min_df={min_df} documents")
-    if common.any():
-        parts.append(f"{int(common.sum())} in more than max_df={max_df:g} of the documents")
-    if surplus:
-        parts.append(f"{surplus} beyond max_vocab={max_vocab}")
-    dropped_tokens = int(total[~keep].sum())
-    note = (f"pruning kept {len(columns)} of {n_words} words, dropping " + ", ".join(parts)
-            + f" ({dropped_tokens} tokens)")
-    return pruned, [vocab[j] for j in columns.tolist()], note
+def _most_frequent(total: np.ndarray, among: np.ndarray, n: int) -> np.ndarray:
+    """(V,) bool: the ``n`` words of ``among`` with the largest ``total``, ties to the smaller id."""
+    candidates = np.flatnonzero(among)
+    ranked = candidates[np.argsort(-total[candidates], kind="stable")]
+    chosen = np.zeros(total.size, dtype=bool)
+    chosen[ranked[:n]] = True
+    return chosen

@@ -54,6 +54,6 @@ def decode_error(name: str, lineno: int, raw: bytes, exc: UnicodeDecodeError, au
 
 
 def plural(n: int, word: str) -> str:
-    """``n`` and ``word``, in the plural unless ``n`` is 1: "1 token", "3 tokens"."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    """``n`` and ``word``, in the plural unless ``n`` is 1: "1 token", "1,204 tokens"."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 

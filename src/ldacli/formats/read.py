@@ -11,8 +11,9 @@ from typing import IO
 
 import numpy as np
 
+from ldacli import checks
 from ldacli.corpus import Corpus, check_token_total
-from ldacli.errors import InputError, LdacliError
+from ldacli.errors import InputError, SettingError
 from ldacli.fileio import Source
 from ldacli.formats.detect import FILE_FORMATS, FORMAT_NAMES, FORMATS, detect
 from ldacli.formats.ldac import read_ldac
@@ -22,7 +23,10 @@ from ldacli.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.formats.text import read_text
 from ldacli.formats.uci import read_uci
 from ldacli.formats.vocab import find_vocab, read_vocab, vocab_candidates
-from ldacli.vocab_rules import check_pruning, prune_vocabulary
+from ldacli.vocab_rules import (DEFAULT_MAX_DF, DEFAULT_MAX_VOCAB, DEFAULT_MIN_DF, DEFAULT_REMOVE_TOP,
+                                DEFAULT_STOP_WORDS, VocabRules)
+
+TEXT_FORMATS = ("text", "textdir")
 
 
 def read_corpus(
@@ -30,83 +34,81 @@ def read_corpus(
     *,
     format: str = "auto",
     vocab: str | None = None,
-    min_df: int = 1,
-    max_df: float = 1.0,
-    max_vocab: int | None = None,
-    stop_words: str | None = "english",
+    stop_words: str | None = DEFAULT_STOP_WORDS,
+    min_df: int = DEFAULT_MIN_DF,
+    max_df: float = DEFAULT_MAX_DF,
+    max_vocab: int | None = DEFAULT_MAX_VOCAB,
+    remove_top: int = DEFAULT_REMOVE_TOP,
     fixed_vocab: Sequence[str] | None = None,
     stdin: IO | None = None,
 ) -> Corpus:
-    """Read a corpus in any supported format (see :mod:`ldacli.formats`).
+    """Read a corpus in any supported format (see :mod:`ldacli.formats`) and apply the
+    vocabulary rules.
 
-    ``format``: ``"auto"`` (by content), ``"uci"``, ``"ldac"`` or ``"text"``; a folder is
-    always read as text, one document per ``.txt`` file. ``path`` ``"-"`` reads ``stdin``
-    (default ``sys.stdin``), buffered in memory.
+    ``format``: ``"auto"`` (by content) or one of :data:`~ldacli.formats.detect.FORMATS`; a
+    shard folder is read as ``"shards"``, any other folder as text, one document per ``.txt``
+    file. ``path`` ``"-"`` reads ``stdin`` (default ``sys.stdin``), buffered in memory.
 
-    ``vocab``: for UCI and LDA-C, the vocabulary file (by default found beside the corpus, see
-    :func:`vocab_candidates`); for text, a file fixing the vocabulary, like ``fixed_vocab``.
+    ``vocab``: for the bag-of-words formats, the vocabulary file (by default found beside the
+    corpus, see :func:`~ldacli.formats.vocab.vocab_candidates`); for text and shard folders, a
+    file fixing the vocabulary, like ``fixed_vocab``.
 
-    ``fixed_vocab``: the columns of the result, in order. Text is tokenized against it (tokens
-    outside it dropped; no stop words, no pruning). A UCI or LDA-C corpus read with its own
-    vocabulary is re-expressed over it (see :meth:`Corpus.align`); with no vocabulary file at
-    all, its word ids are taken as indices into ``fixed_vocab``.
+    ``fixed_vocab``: the columns of the result, in order (distinct words). Text is tokenized
+    against it (tokens outside it dropped). Another corpus read with its own vocabulary is
+    re-expressed over it (see :meth:`Corpus.align`); with no vocabulary file at all, its word
+    ids are taken as indices into ``fixed_vocab``. The tokens dropped are
+    :attr:`Corpus.dropped_tokens`.
 
-    ``min_df``, ``max_df``, ``max_vocab``: pruning (see :func:`ldacli.vocab_rules.prune_vocabulary`),
-    applied when no vocabulary is fixed -- to text, and to UCI or LDA-C when set. ``stop_words``
-    applies to text only: ``"english"``, ``None``/``"none"`` or a file of words.
+    ``stop_words``, ``remove_top``, ``min_df``, ``max_df``, ``max_vocab``: the vocabulary rules,
+    for every format, in that order (see :mod:`ldacli.vocab_rules`; ``stop_words="auto"`` is
+    the English list for text that builds its own vocabulary and none otherwise). Over a fixed
+    vocabulary they remove tokens and keep the columns.
 
     Raises :class:`InputError` for any problem with the files (naming file and line) and
-    :class:`LdacliError` for invalid parameters. Notes for the user (empty documents kept,
-    words pruned, tokens dropped) are in ``Corpus.notes``.
+    :class:`~ldacli.errors.SettingError` for invalid settings. Notes for the user (format
+    detected, vocabulary found, tokens dropped, words each rule removed, empty documents kept)
+    are in ``Corpus.notes``.
     """
     path = os.fspath(path)
-    if format not in FORMATS:
-        raise LdacliError(f"format: expected one of {', '.join(FORMATS)}, found {format!r}")
-    check_pruning(min_df, max_df, max_vocab)
+    checks.choice("format", format, FORMATS)
+    rules = VocabRules(stop_words, remove_top, min_df, max_df, max_vocab)
     if vocab is not None and fixed_vocab is not None:
-        raise LdacliError("vocab, fixed_vocab: expected at most one of them, found both")
-    fixed = list(fixed_vocab) if fixed_vocab is not None else None
-    if fixed is not None and not fixed:
-        raise LdacliError("fixed_vocab: expected at least one word, found none")
+        raise SettingError("fixed_vocab", "fixed_vocab must be None when vocab is given (both fix the "
+                                          "vocabulary), found both")
+    fixed = None if fixed_vocab is None else _checked_fixed_vocab(fixed_vocab)
 
-    if path != "-" and is_shard_folder(path):
-        if format not in ("auto", "shards"):
-            raise InputError(path, None, f"expected a {format} file, found a shard folder")
-        source, fmt = None, "shards"
-    elif path != "-" and os.path.isdir(path):
-        if format not in ("auto", "text"):
-            raise InputError(path, None, f"expected a {format} file, found a directory")
-        source, fmt = None, "textdir"
-    else:
-        source = Source.open(path, stdin)
-        fmt = detect(source) if format == "auto" else format
-
-    if fmt == "shards":
-        corpus = _read_shard_folder(path, vocab, fixed, min_df, max_df, max_vocab)
-    elif source is None or fmt == "text":
-        if vocab is not None:
-            fixed = read_vocab(vocab)
-        corpus = read_text(path, source, fixed=fixed, stop_words=stop_words, min_df=min_df,
-                            max_df=max_df, max_vocab=max_vocab, auto=format == "auto")
-    else:
-        corpus = _read_bag_of_words(source, fmt, vocab, fixed)
-        if fixed is None and (min_df, max_df, max_vocab) != (1, 1.0, None):
-            counts, words, note = prune_vocabulary(corpus.counts, corpus.vocab, min_df=min_df,
-                                                   max_df=max_df, max_vocab=max_vocab)
-            corpus.counts, corpus.vocab = counts, words
-            if note:
-                corpus.notes.append(note)
-
+    source, fmt = _open(path, format, stdin)
     name = source.name if source is not None else path
-    check_token_total(name, corpus.n_tokens)
+    notes: list[str] = []
     if format == "auto" and fmt in FORMAT_NAMES:
-        corpus.notes.insert(0, f"read as {FORMAT_NAMES[fmt]} (detected from the content; --format "
-                               f"{'|'.join(FILE_FORMATS)} forces one)")
+        notes.append(f"read as {FORMAT_NAMES[fmt]} (detected from the content; --format "
+                     f"{'|'.join(FILE_FORMATS)} forces one)")
+    if vocab is not None and fmt in TEXT_FORMATS + ("shards",):
+        fixed = read_vocab(vocab)
+    if fmt in TEXT_FORMATS:
+        corpus = read_text(path, source, fixed=fixed, auto=format == "auto")
+    else:
+        if fmt == "shards":
+            corpus = _read_shard_folder(path, notes)
+        else:
+            corpus = _read_bag_of_words(source, fmt, vocab, fixed, notes)
+        if fixed is not None and corpus.vocab != fixed:
+            n_shards = corpus.n_shards
+            corpus, _ = corpus.align(fixed)
+            corpus.n_shards = n_shards
+    if corpus.dropped_tokens:
+        notes.append(f"{plural(corpus.dropped_tokens, 'token')} outside the fixed vocabulary dropped")
+    corpus.counts, corpus.vocab, removed = rules.apply(corpus.counts, corpus.vocab, text=fmt in TEXT_FORMATS,
+                                                       fixed=fixed is not None)
+    corpus.notes = notes + removed
+
+    check_token_total(name, corpus.n_tokens)
     if corpus.n_docs == 0:
         raise InputError(name, None, "empty corpus: expected at least one document")
     if corpus.n_words == 0:
-        raise InputError(name, None, "expected at least one word, found none left after tokenizing "
-                                     "(letters only, 3+ characters), stop words and pruning")
+        after = "tokenizing (letters only, 3+ characters), stop words and pruning" if fmt in TEXT_FORMATS \
+            else "the vocabulary rules (stop words, remove_top, min_df, max_df, max_vocab)"
+        raise InputError(name, None, f"expected at least one word, found none left after {after}")
     corpus.source = path
     empty = corpus.n_empty_docs
     if empty:
@@ -118,33 +120,44 @@ def read_corpus(
     return corpus
 
 
-def _read_shard_folder(path: str, vocab: str | None, fixed: list[str] | None, min_df: int, max_df: float,
-                       max_vocab: int | None) -> Corpus:
+def _checked_fixed_vocab(words: Sequence[str]) -> list[str]:
+    fixed = list(words)
+    if not fixed:
+        raise SettingError("fixed_vocab", "fixed_vocab must hold at least one word, found none")
+    if len(set(fixed)) != len(fixed):
+        seen: set[str] = set()
+        repeated = next(w for w in fixed if w in seen or seen.add(w))  # type: ignore[func-returns-value]
+        raise SettingError("fixed_vocab", f"fixed_vocab must hold distinct words, found {repeated!r} more than once")
+    return fixed
+
+
+def _open(path: str, format: str, stdin: IO | None) -> tuple[Source | None, str]:
+    """The source to read (None for a folder) and its format: ``format``, or the one detected."""
+    if path != "-" and is_shard_folder(path):
+        if format not in ("auto", "shards"):
+            raise InputError(path, None, f"expected a {format} file, found a shard folder")
+        return None, "shards"
+    if path != "-" and os.path.isdir(path):
+        if format not in ("auto", "text"):
+            raise InputError(path, None, f"expected a {format} file, found a directory")
+        return None, "textdir"
+    source = Source.open(path, stdin)
+    fmt = detect(source) if format == "auto" else format
+    return source, fmt
+
+
+def _read_shard_folder(path: str, notes: list[str]) -> Corpus:
     """The whole corpus of a shard folder (:mod:`ldacli.formats.shards`), every file checked
-    against its index; over ``vocab``/``fixed`` and pruned like a UCI or LDA-C corpus."""
+    against its index."""
     folder = open_shard_folder(path)
-    corpus = Corpus(folder.all_counts(), folder.vocab, folder.doc_ids, format="shards",
-                    notes=[f"read the {folder.n_shards} shard files of a shard folder"], n_shards=folder.n_shards)
-    if vocab is not None:
-        fixed = read_vocab(vocab)
-    if fixed is not None:
-        corpus, dropped = corpus.align(fixed)
-        corpus.n_shards = folder.n_shards
-        if dropped:
-            corpus.notes.append(f"{plural(dropped, 'token')} outside the fixed vocabulary dropped")
-    elif (min_df, max_df, max_vocab) != (1, 1.0, None):
-        counts, words, note = prune_vocabulary(corpus.counts, corpus.vocab, min_df=min_df, max_df=max_df,
-                                               max_vocab=max_vocab)
-        corpus.counts, corpus.vocab = counts, words
-        if note:
-            corpus.notes.append(note)
-    return corpus
+    notes.append(f"read the {folder.n_shards} shard files of a shard folder")
+    return Corpus(folder.all_counts(), folder.vocab, folder.doc_ids, format="shards", n_shards=folder.n_shards)
 
 
-def _read_bag_of_words(source: Source, fmt: str, vocab: str | None, fixed: list[str] | None) -> Corpus:
-    """Read a UCI, LDA-C, Matrix Market or scipy ``.npz`` ``source``: find its vocabulary,
-    parse, align to ``fixed``."""
-    notes: list[str] = []
+def _read_bag_of_words(source: Source, fmt: str, vocab: str | None, fixed: list[str] | None,
+                       notes: list[str]) -> Corpus:
+    """Read a UCI, LDA-C, Matrix Market or scipy ``.npz`` ``source`` over its vocabulary: the
+    file ``vocab``, else the one found beside it, else ``fixed`` (its word ids index it)."""
     vocab_path = vocab
     if vocab_path is None and not source.is_stdin:
         vocab_path = find_vocab(source.name)
@@ -153,7 +166,7 @@ def _read_bag_of_words(source: Source, fmt: str, vocab: str | None, fixed: list[
     if vocab_path is not None:
         words = read_vocab(vocab_path)
     elif fixed is not None:
-        words, fixed = fixed, None
+        words = fixed
         notes.append("no vocabulary file: word ids taken as indices into the given vocabulary")
     else:
         tried = "" if source.is_stdin else (
@@ -162,14 +175,7 @@ def _read_bag_of_words(source: Source, fmt: str, vocab: str | None, fixed: list[
         raise InputError(source.name, None,
                          f"needs a vocabulary file: give --vocab FILE (one word per line){tried}")
     if fmt == "uci":
-        corpus = read_uci(source, words, vocab_path)
-    elif fmt == "ldac":
-        corpus = read_ldac(source, words)
-    else:
-        corpus = read_matrix(source, fmt, words, vocab_path)
-    if fixed is not None:
-        corpus, dropped = corpus.align(fixed)
-        if dropped:
-            notes.append(f"{plural(dropped, 'token')} outside the fixed vocabulary dropped")
-    corpus.notes = notes + corpus.notes
-    return corpus
+        return read_uci(source, words, vocab_path)
+    if fmt == "ldac":
+        return read_ldac(source, words)
+    return read_matrix(source, fmt, words, vocab_path)

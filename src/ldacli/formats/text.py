@@ -4,7 +4,8 @@ skipped).
 
 Documents are split into tokens by :func:`ldacli.text.tokenize` and counted. Without a fixed
 vocabulary every distinct token is a word and the vocabulary is sorted alphabetically (by code
-point); with one, its words are the columns, in its order, and other tokens are dropped.
+point); with one, its words are the columns, in its order, and other tokens are dropped. Stop
+words and the other vocabulary rules come after, as for every format (:mod:`ldacli.vocab_rules`).
 """
 
 from __future__ import annotations
@@ -19,19 +20,18 @@ import scipy.sparse as sp
 
 from ldacli.corpus import Corpus
 from ldacli.counts import build_csr
-from ldacli.errors import InputError, LdacliError
+from ldacli.errors import InputError
 from ldacli.fileio import Source, iter_lines
-from ldacli.formats.parsing import decode_error, plural
+from ldacli.formats.parsing import decode_error
 from ldacli.text import tokenize
-from ldacli.vocab_rules import load_stop_words, prune_vocabulary
 
 
 class CountBuilder:
     """Accumulates documents as sparse word counts.
 
     Without ``fixed_vocab`` each new word gets the next column (order of first appearance);
-    with it, the columns are its words and other tokens are dropped (and counted in
-    ``dropped_tokens``). Memory grows with the number of distinct (document, word) pairs, held
+    with it (distinct words), the columns are its words and other tokens are dropped (and
+    counted in ``dropped_tokens``). Memory grows with the number of distinct (document, word) pairs, held
     in typed arrays rather than Python objects.
     """
 
@@ -39,10 +39,6 @@ class CountBuilder:
         self.fixed = fixed_vocab is not None
         self.words: list[str] = list(fixed_vocab) if fixed_vocab is not None else []
         self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
-        if len(self.index) != len(self.words):
-            seen: set[str] = set()
-            dup = next(w for w in self.words if w in seen or seen.add(w))  # type: ignore[func-returns-value]
-            raise LdacliError(f"fixed_vocab: expected distinct words, found {dup!r} more than once")
         self.doc_ids: list[str] = []
         self.dropped_tokens = 0
         self._rows = array("i")
@@ -105,13 +101,13 @@ def _decoded_lines(source: Source, auto: bool) -> Iterator[tuple[int, str]]:
             raise decode_error(source.name, lineno, raw, exc, auto) from None
 
 
-def _read_text_file(source: Source, builder: CountBuilder, stop: frozenset[str], auto: bool) -> None:
+def _read_text_file(source: Source, builder: CountBuilder, auto: bool) -> None:
     """Add one document per line of ``source`` to ``builder`` (ids: line numbers)."""
     for lineno, line in _decoded_lines(source, auto):
-        builder.add(str(lineno), Counter(tokenize(line, stop)))
+        builder.add(str(lineno), Counter(tokenize(line)))
 
 
-def _read_text_dir(folder: str, builder: CountBuilder, stop: frozenset[str]) -> None:
+def _read_text_dir(folder: str, builder: CountBuilder) -> None:
     """Add each ``.txt`` file of ``folder`` as one document (sorted by name; ids: file names).
 
     Hidden files (names starting with ``.``) and sub-folders are skipped.
@@ -126,33 +122,25 @@ def _read_text_dir(folder: str, builder: CountBuilder, stop: frozenset[str]) -> 
     for file_name in entries:
         counts: Counter[str] = Counter()
         for _, line in _decoded_lines(Source.open(os.path.join(folder, file_name)), auto=False):
-            counts.update(tokenize(line, stop))
+            counts.update(tokenize(line))
         builder.add(file_name, counts)
 
 
-def read_text(
-    path: str, source: Source | None, *, fixed: list[str] | None, stop_words: str | None,
-    min_df: int, max_df: float, max_vocab: int | None, auto: bool,
-) -> Corpus:
-    """Read a text file (``source``) or a folder of ``.txt`` files (``source is None``)."""
+def read_text(path: str, source: Source | None, *, fixed: list[str] | None, auto: bool) -> Corpus:
+    """Read a text file (``source``) or a folder of ``.txt`` files (``source is None``), over the
+    vocabulary ``fixed`` (its ``dropped_tokens`` those outside it) or its own, sorted; ``auto``:
+    the format was detected, not given (see :func:`~ldacli.formats.parsing.decode_error`)."""
     builder = CountBuilder(fixed)
-    stop = frozenset() if fixed is not None else load_stop_words(stop_words)
     if source is None:
-        _read_text_dir(path, builder, stop)
+        _read_text_dir(path, builder)
         fmt, name = "textdir", path
     else:
-        _read_text_file(source, builder, stop, auto)
+        _read_text_file(source, builder, auto)
         fmt, name = "text", source.name
     if builder.n_docs == 0:
         hint = " (no .txt files in this folder)" if source is None else ""
         raise InputError(name, None, f"empty corpus: expected at least one document{hint}")
     counts, vocab = builder.matrix()
-    notes: list[str] = []
     if fixed is None:
-        counts, vocab, note = prune_vocabulary(counts, vocab, min_df=min_df, max_df=max_df, max_vocab=max_vocab)
-        if note:
-            notes.append(note)
         counts, vocab = sort_vocabulary(counts, vocab)
-    elif builder.dropped_tokens:
-        notes.append(f"{plural(builder.dropped_tokens, 'token')} outside the fixed vocabulary dropped")
-    return Corpus(counts, vocab, builder.doc_ids, format=fmt, notes=notes)
+    return Corpus(counts, vocab, builder.doc_ids, format=fmt, dropped_tokens=builder.dropped_tokens)
