@@ -1,5 +1,5 @@
 """The vocabulary rules (stop words, remove_top, min_df, max_df, max_vocab) on every input format,
-over a fixed vocabulary, and their defaults."""
+over a fixed vocabulary, and their defaults; an ldacli file given as a corpus."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import ldacli
 from ldacli.corpus import Corpus
 from ldacli.errors import InputError, SettingError
 from ldacli.formats.read import read_corpus
@@ -193,6 +194,36 @@ def test_bag_of_words_stop_words_match_the_vocabulary_as_spelled(tmp_path):
     stop.write_text("the\nNew York\n")
     corpus = read_corpus(str(tmp_path / "c.ldac"), stop_words=str(stop))
     assert corpus.vocab == ["The"]
+
+
+# --- an ldacli file given as a corpus -----------------------------------------------------------
+
+@pytest.mark.parametrize("name, kind", [("cgs.model.npz", "model"), ("vem.ckpt.npz", "checkpoint")])
+def test_a_model_or_checkpoint_given_as_a_corpus_says_so_without_loading_it(monkeypatch, name, kind):
+    import ldacli.formats.matrix
+    import ldacli.npz
+
+    def tripwire(*args, **kwargs):
+        raise AssertionError("the arrays were loaded")
+
+    monkeypatch.setattr(ldacli.npz, "read_npz", tripwire)
+    monkeypatch.setattr(ldacli.formats.matrix, "read_npz", tripwire)
+    path = os.path.join(HERE, "data", "format1", name)
+    for fmt in ("auto", "npz"):
+        with pytest.raises(InputError) as info:
+            read_corpus(path, format=fmt)
+        assert str(info.value) == f"{path}: expected a corpus, found an ldacli {kind}"
+
+
+def test_an_inference_or_a_shard_index_given_as_a_corpus_says_so(tmp_path, planted):
+    model = ldacli.train(planted.corpus, 5, iterations=2, seed=1)
+    result, _ = ldacli.infer(model, planted.corpus, iterations=3, burn_in=1, seed=1)
+    result.save(str(tmp_path / "theta.npz"))
+    with pytest.raises(InputError, match="expected a corpus, found an ldacli inference$"):
+        read_corpus(str(tmp_path / "theta.npz"))
+    write_shards(planted.corpus, tmp_path / "f", 2)
+    with pytest.raises(InputError, match=r"expected a corpus, found an ldacli shard index: read its folder, .*f$"):
+        read_corpus(str(tmp_path / "f" / "index.npz"))
 
 
 # --- property: the rules only remove -------------------------------------------------------------

@@ -26,6 +26,8 @@ from ldacli.fileio import atomic_write
 
 # What a damaged archive can raise while it is read.
 _DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError, RuntimeError, KeyError)
+# A 'kind' member is a short string; anything bigger is not an ldacli file's.
+_MAX_KIND_BYTES = 4096
 
 
 def write_npz(path: str, arrays: dict[str, Any], what: str = "file") -> None:
@@ -91,6 +93,25 @@ def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = Non
             except _DAMAGE as exc:
                 raise InputError(path, None, f"damaged: array '{key}' cannot be read ({_reason(exc)})") from None
     return arrays
+
+
+def file_kind(file: IO[bytes]) -> str | None:
+    """The ``kind`` of the ldacli file (model, checkpoint, inference, shard index) in the
+    seekable ``file``; None for any other archive or file. Reads only the archive's member list
+    and the small ``kind`` member, never the arrays."""
+    try:
+        with zipfile.ZipFile(file) as zf:
+            try:
+                info = zf.getinfo("kind.npy")
+            except KeyError:
+                return None
+            if info.file_size > _MAX_KIND_BYTES:
+                return None
+            with zf.open(info) as member:
+                value = np.lib.format.read_array(member, allow_pickle=False)
+    except (*_DAMAGE, OSError):
+        return None
+    return str(value.item()) if value.ndim == 0 and value.dtype.kind == "U" else None
 
 
 def _reason(exc: BaseException) -> str:

@@ -19,10 +19,11 @@ from ldacli.formats.detect import FILE_FORMATS, FORMAT_NAMES, FORMATS, detect
 from ldacli.formats.ldac import read_ldac
 from ldacli.formats.matrix import read_matrix
 from ldacli.formats.parsing import plural
-from ldacli.formats.shards import is_shard_folder, open_shard_folder
+from ldacli.formats.shards import KIND as SHARD_INDEX, is_shard_folder, open_shard_folder
 from ldacli.formats.text import read_text
 from ldacli.formats.uci import read_uci
 from ldacli.formats.vocab import find_vocab, read_vocab, vocab_candidates
+from ldacli.npz import file_kind
 from ldacli.vocab_rules import (DEFAULT_MAX_DF, DEFAULT_MAX_VOCAB, DEFAULT_MIN_DF, DEFAULT_REMOVE_TOP,
                                 DEFAULT_STOP_WORDS, VocabRules)
 
@@ -64,7 +65,8 @@ def read_corpus(
     the English list for text that builds its own vocabulary and none otherwise). Over a fixed
     vocabulary they remove tokens and keep the columns.
 
-    Raises :class:`InputError` for any problem with the files (naming file and line) and
+    Raises :class:`InputError` for any problem with the files (naming file and line), including
+    an ldacli model, checkpoint or other ldacli file given as a corpus, and
     :class:`~ldacli.errors.SettingError` for invalid settings. Notes for the user (format
     detected, vocabulary found, tokens dropped, words each rule removed, empty documents kept)
     are in ``Corpus.notes``.
@@ -132,7 +134,9 @@ def _checked_fixed_vocab(words: Sequence[str]) -> list[str]:
 
 
 def _open(path: str, format: str, stdin: IO | None) -> tuple[Source | None, str]:
-    """The source to read (None for a folder) and its format: ``format``, or the one detected."""
+    """The source to read (None for a folder) and its format: ``format``, or the one detected.
+    An ldacli file (a model, a checkpoint, ...) is refused here, before any vocabulary is
+    looked for (:func:`~ldacli.npz.file_kind` reads only its member list and kind)."""
     if path != "-" and is_shard_folder(path):
         if format not in ("auto", "shards"):
             raise InputError(path, None, f"expected a {format} file, found a shard folder")
@@ -143,6 +147,12 @@ def _open(path: str, format: str, stdin: IO | None) -> tuple[Source | None, str]
         return None, "textdir"
     source = Source.open(path, stdin)
     fmt = detect(source) if format == "auto" else format
+    if fmt == "npz":
+        with source.stream() as (stream, _):
+            kind = file_kind(stream)
+        if kind is not None:
+            hint = f": read its folder, {os.path.dirname(source.name) or '.'}" if kind == SHARD_INDEX else ""
+            raise InputError(source.name, None, f"expected a corpus, found an ldacli {kind}{hint}")
     return source, fmt
 
 
