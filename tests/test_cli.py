@@ -172,7 +172,7 @@ def test_perplexity_text_and_json(model_path, small_ldac):
     assert text.exit_code == 0, text.stderr
     for label in ("estimator:", "document-completion", "tokens scored:", "log-likelihood:", "perplexity:"):
         assert label in text.stdout
-    data = json.loads(run("perplexity", model_path, small_ldac, "--seed", 1, "--json").stdout)
+    data = json.loads(run("perplexity", model_path, small_ldac, "--seed", 1, "--format", "json").stdout)
     assert data["estimator"] == "document-completion"
     assert data["n_tokens"] == 200 * 30
     assert np.isclose(data["perplexity"], np.exp(-data["log_likelihood"] / data["n_tokens"]))
@@ -273,7 +273,7 @@ def test_random_bytes_never_cause_a_traceback(tmp_path, data, fmt):
     path.write_bytes(data)
     (tmp_path / "random.vocab").write_text("a\nb\nc\n")
     out = tmp_path / "never.npz"
-    result = run("train", path, "--format", fmt, "--vocab", tmp_path / "random.vocab", "-k", 2,
+    result = run("train", path, "--input-format", fmt, "--vocab", tmp_path / "random.vocab", "-k", 2,
                  "--iterations", 1, "-q", "-o", out)
     assert isinstance(result.exception, SystemExit) or result.exception is None
     assert result.exit_code in (0, 1), result.stderr
@@ -319,20 +319,21 @@ def test_resume_with_another_thread_count_gives_the_same_file(tmp_path, small_ld
     ("importance", ["--samples", "50"], "importance-sampling"),
 ])
 def test_perplexity_methods_name_the_estimator_and_report_a_standard_error(model_path, small_ldac, method, extra, label):
-    text = run("perplexity", model_path, small_ldac, "--method", method, *extra, "--seed", 2, "-q")
+    text = run("perplexity", model_path, small_ldac, "--estimator", method, *extra, "--seed", 2, "-q")
     assert text.exit_code == 0, text.stderr
     assert text.stderr == ""
     for line in ("estimator:", "tokens scored:", "log-likelihood:", "(natural log)", "standard error:", "perplexity:"):
         assert line in text.stdout
     assert label in text.stdout
-    data = json.loads(run("perplexity", model_path, small_ldac, "--method", method, *extra, "--seed", 2, "--json").stdout)
-    assert data["method"] == method and data["standard_error"] > 0
+    data = json.loads(run("perplexity", model_path, small_ldac, "--estimator", method, *extra, "--seed", 2, "--format", "json").stdout)
+    names = {"completion": "document-completion", "left-to-right": "left-to-right", "importance": "importance-sampling"}
+    assert data["estimator"] == names[method] and data["standard_error"] > 0
     assert data["n_tokens"] == (200 * 30 if method == "completion" else 200 * 60)  # all tokens but completion's half
     assert np.isclose(data["perplexity"], np.exp(-data["log_likelihood"] / data["n_tokens"]))
     assert f"{data['perplexity']:.6g}" in text.stdout
 
 
 def test_perplexity_method_usage_errors(model_path, small_ldac):
-    assert_user_error(run("perplexity", model_path, small_ldac, "--method", "harmonic"), "--method", code=2)
-    assert_user_error(run("perplexity", model_path, small_ldac, "--method", "left-to-right", "--particles", 1),
+    assert_user_error(run("perplexity", model_path, small_ldac, "--estimator", "harmonic"), "--estimator", code=2)
+    assert_user_error(run("perplexity", model_path, small_ldac, "--estimator", "left-to-right", "--particles", 1),
                       "--particles", code=2)

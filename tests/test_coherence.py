@@ -40,18 +40,18 @@ def test_top_words_are_ranked_with_ties_by_word_id():
 
 
 def test_umass_by_hand():
-    r = coherence(model(), reference(), measure="umass", top_n=3)
+    r = coherence(model(), reference(), measure="umass", top_words=3)
     # Topic 0 (a, b, c): log((D(b,a)+1)/D(a)) + log((D(c,a)+1)/D(a)) + log((D(c,b)+1)/D(b))
     #                  = log(3/3) + log(2/3) + log(2/2)
     # Topic 1 (d, c, b): log((1+1)/2) + log((0+1)/2) + log((1+1)/2)
     assert r["per_topic"] == pytest.approx([math.log(2 / 3), math.log(1 / 2)], rel=1e-12)
     assert r["mean"] == pytest.approx((math.log(2 / 3) + math.log(1 / 2)) / 2, rel=1e-12)
-    assert r["epsilon"] == 1.0 and r["top_n"] == 3 and r["reference_docs"] == 5
+    assert r["epsilon"] == 1.0 and r["top_words"] == 3 and r["reference_docs"] == 5
     assert r["skipped_pairs"] == [0, 0]
 
 
 def test_npmi_by_hand():
-    r = coherence(model(), reference(), measure="npmi", top_n=3)
+    r = coherence(model(), reference(), measure="npmi", top_words=3)
     npmi = lambda pj, pi, pk: math.log((pj + 1e-12) / (pi * pk)) / -math.log(pj + 1e-12)  # noqa: E731
     t0 = [npmi(2 / 5, 3 / 5, 2 / 5), npmi(1 / 5, 3 / 5, 2 / 5), npmi(1 / 5, 2 / 5, 2 / 5)]
     t1 = [npmi(1 / 5, 2 / 5, 2 / 5), npmi(0, 2 / 5, 2 / 5), npmi(1 / 5, 2 / 5, 2 / 5)]
@@ -62,7 +62,7 @@ def test_npmi_by_hand():
 
 def test_words_missing_from_the_reference_skip_their_pairs():
     ref = Corpus(sp.csr_array(np.array([[1, 1, 0, 0], [1, 0, 0, 0]], dtype=np.int32)), VOCAB, ["0", "1"])
-    r = coherence(model(), ref, measure="umass", top_n=3)
+    r = coherence(model(), ref, measure="umass", top_words=3)
     # Topic 0: c never occurs but is only ever conditioned on, so nothing is skipped.
     assert r["skipped_pairs"][0] == 0
     # Topic 1 (d, c, b): d and c never occur; every pair conditions on one of them.
@@ -73,8 +73,8 @@ def test_words_missing_from_the_reference_skip_their_pairs():
 def test_bad_arguments():
     with pytest.raises(LdacliError, match="measure"):
         coherence(model(), reference(), measure="cv")
-    with pytest.raises(LdacliError, match="top_n"):
-        coherence(model(), reference(), top_n=1)
+    with pytest.raises(LdacliError, match="top_words"):
+        coherence(model(), reference(), top_words=1)
 
 
 def test_training_corpus_is_found_again_and_checked(tmp_path, monkeypatch):
@@ -88,7 +88,7 @@ def test_training_corpus_is_found_again_and_checked(tmp_path, monkeypatch):
     again = training_reference(m)
     assert again.fingerprint() == corpus.fingerprint()
     text.write_text("apple banana\n")
-    with pytest.raises(LdacliError, match="--reference"):
+    with pytest.raises(LdacliError, match="--corpus"):
         training_reference(m)
     m.params["corpus_source"] = "-"
     with pytest.raises(LdacliError, match="standard input"):
@@ -104,11 +104,11 @@ def test_topics_coherence_through_the_cli(tmp_path, small_ldac):
     lines = text.stdout.splitlines()
     assert len(lines) == 6 and "[umass " in lines[0] and lines[-1].startswith("mean umass coherence: ")
     data = json.loads(runner.invoke(main, ["topics", str(out), "--coherence", "npmi", "--format", "json"]).stdout)
-    assert data["coherence"]["measure"] == "npmi" and data["coherence"]["top_n"] == 10
+    assert data["coherence"]["measure"] == "npmi" and data["coherence"]["top_words"] == 10
     per_topic = [t["coherence"] for t in data["topics"]]
     assert data["coherence"]["mean"] == pytest.approx(np.mean(per_topic))
     assert all(-1 <= v <= 1 for v in per_topic)
-    tsv = runner.invoke(main, ["topics", str(out), "--coherence", "npmi", "--format", "tsv", "--reference", small_ldac])
+    tsv = runner.invoke(main, ["topics", str(out), "--coherence", "npmi", "--format", "tsv", "--corpus", small_ldac])
     assert tsv.exit_code == 0 and tsv.stdout.splitlines()[0].endswith("\tnpmi")
     assert "mean npmi coherence" in tsv.stderr
     # The explicit reference is the training corpus: same numbers.
@@ -123,4 +123,4 @@ def test_topics_coherence_without_a_usable_reference_is_a_user_error(tmp_path, s
     (tmp_path / "small.ldac").write_text("1 0:1\n")
     result = runner.invoke(main, ["topics", str(out), "--coherence", "umass"])
     assert result.exit_code == 1 and result.stdout == ""
-    assert "--reference" in result.stderr and "Traceback" not in result.stderr
+    assert "--corpus" in result.stderr and "Traceback" not in result.stderr

@@ -180,9 +180,10 @@ def test_a_lost_scheduler_leaves_a_checkpoint_that_resumes(corpus, tmp_path):
 
         with dask.config.set({"distributed.comm.timeouts.connect": "3s"}), distributed.Client(address, timeout=30) as c:
             c.wait_for_workers(1, timeout=60)
-            with pytest.raises(ldacli.LdacliError, match=f"continue with --resume {ckpt}"):
+            with pytest.raises(ldacli.RunStopped, match=f"checkpoint written to {ckpt}") as stopped:
                 ldacli.train(corpus, 20, iterations=8, seed=6, shards=SHARDS, scheduler=c, checkpoint=ckpt,
                              callback=lose_the_scheduler)
+            assert stopped.value.checkpoint == ckpt
     finally:
         for proc in (worker, scheduler):
             if proc is not None and proc.poll() is None:
@@ -198,10 +199,10 @@ def test_infer_and_perplexity_on_the_cluster_give_the_local_results(corpus, clie
     monkeypatch.setattr(ldacli.heldout, "THETA_CHUNK_TOKENS", 2000)  # several chunks, so several workers work
     model = ldacli.train(corpus, 10, iterations=20, seed=1, shards=SHARDS)
     a, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, threads=2)
-    b, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, client=client)
+    b, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, scheduler=client)
     np.testing.assert_array_equal(a.theta, b.theta)
     pa = ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, threads=1)
-    pb = ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, client=client)
+    pb = ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, scheduler=client)
     assert pa == pb
 
 

@@ -67,7 +67,7 @@ EXACT = sum(exact_log_marginal(d) for d in DOCS)
     ("importance", {"samples": 20000}),
 ])
 def test_estimator_agrees_with_exact_marginal_within_three_standard_errors(method, kwargs):
-    r = perplexity(model_of(), corpus_of(DOCS), method=method, seed=11, **kwargs)
+    r = perplexity(model_of(), corpus_of(DOCS), estimator=method, seed=11, **kwargs)
     assert r["n_tokens"] == sum(map(len, DOCS)) and r["n_docs"] == len(DOCS)
     se = r["standard_error"]
     assert 0 < se < 0.05  # precise enough for the comparison to mean something
@@ -79,7 +79,7 @@ def test_left_to_right_is_exact_for_one_token_documents():
     # With a single token p(w) = sum_k alpha_k / A * phi_kw, and every particle computes exactly
     # that: the estimate is exact and its standard error zero.
     docs = [[0], [3], [2]]
-    r = perplexity(model_of(), corpus_of(docs), method="left-to-right", particles=4, seed=1)
+    r = perplexity(model_of(), corpus_of(docs), estimator="left-to-right", particles=4, seed=1)
     assert r["log_likelihood"] == pytest.approx(sum(exact_log_marginal(d) for d in docs), abs=1e-12)
     assert r["standard_error"] == pytest.approx(0, abs=1e-12)
 
@@ -96,7 +96,7 @@ def test_document_completion_agrees_with_the_exact_predictive_probability():
         observed = list(obs_words[obs_ptr[d]:obs_ptr[d + 1]])
         scored = [int(score_words[d])]
         exact += exact_log_marginal(observed + scored) - exact_log_marginal(observed)
-    r = perplexity(model_of(), corpus, method="completion", iterations=4000, burn_in=100, seed=5)
+    r = perplexity(model_of(), corpus, estimator="completion", iterations=4000, burn_in=100, seed=5)
     assert r["estimator"] == "document-completion" and r["batches"] == 10
     assert 0 < r["standard_error"] < 0.02
     assert abs(r["log_likelihood"] - exact) < 3 * r["standard_error"], (r["log_likelihood"], exact)
@@ -157,7 +157,7 @@ def test_left_to_right_does_not_lose_probability_on_long_documents():
     # with 5 or 50 particles per filter they agree within their errors.
     rng = np.random.default_rng(8)
     docs = [list(rng.choice(V, size=150, p=PHI[k % K])) for k in range(6)]
-    est = [perplexity(model_of(), corpus_of(docs), method="left-to-right", particles=r, seed=2) for r in (5, 50)]
+    est = [perplexity(model_of(), corpus_of(docs), estimator="left-to-right", particles=r, seed=2) for r in (5, 50)]
     se = math.hypot(est[0]["standard_error"], est[1]["standard_error"])
     assert abs(est[0]["log_likelihood"] - est[1]["log_likelihood"]) < 3 * se
 
@@ -178,15 +178,15 @@ def test_loglik_given_theta_equals_numpy_oracle_bit_for_bit():
 
 def test_same_seed_same_estimate_and_bad_arguments_are_refused():
     m, c = model_of(), corpus_of(DOCS)
-    a = perplexity(m, c, method="left-to-right", particles=5, seed=3)
-    b = perplexity(m, c, method="left-to-right", particles=5, seed=3)
+    a = perplexity(m, c, estimator="left-to-right", particles=5, seed=3)
+    b = perplexity(m, c, estimator="left-to-right", particles=5, seed=3)
     assert a == b and a["seed"] == 3 and a["particles"] == 5 and a["filters"] == 10 and a["resample"] is False
-    with pytest.raises(ldacli.LdacliError, match="method"):
-        perplexity(m, c, method="harmonic-mean")
+    with pytest.raises(ldacli.LdacliError, match="estimator"):
+        perplexity(m, c, estimator="harmonic-mean")
     with pytest.raises(ldacli.LdacliError, match="particles"):
-        perplexity(m, c, method="left-to-right", particles=1)
+        perplexity(m, c, estimator="left-to-right", particles=1)
     with pytest.raises(ldacli.LdacliError, match="samples"):
-        perplexity(m, c, method="importance", samples=0)
+        perplexity(m, c, estimator="importance", samples=0)
 
 
 def test_estimators_agree_on_a_trained_model(planted):
@@ -195,8 +195,8 @@ def test_estimators_agree_on_a_trained_model(planted):
     # documents and must agree within their errors.
     model = ldacli.train(planted.corpus, 5, iterations=60, seed=3)
     held = ldacli.synthetic.generate(20, 5, 50, doc_length=12, alpha=0.2, seed=72, planted=True).corpus
-    l2r = perplexity(model, held, method="left-to-right", particles=20, seed=1)
-    imp = perplexity(model, held, method="importance", samples=20000, seed=1)
+    l2r = perplexity(model, held, estimator="left-to-right", particles=20, seed=1)
+    imp = perplexity(model, held, estimator="importance", samples=20000, seed=1)
     assert l2r["n_tokens"] == imp["n_tokens"] == 240
     se = math.hypot(l2r["standard_error"], imp["standard_error"])
     assert abs(l2r["log_likelihood"] - imp["log_likelihood"]) < 3 * se

@@ -24,7 +24,7 @@ def test_info_on_a_model_text_and_json(tmp_path, planted):
                      "N=12000 tokens", "0.1 per topic", "set", "seed:             4",
                      planted.corpus.fingerprint(), "3 points every 10 sweeps", "(sweep 30)"):
         assert fragment in text.stdout, fragment
-    data = json.loads(run("info", path, "--json").stdout)
+    data = json.loads(run("info", path, "--format", "json").stdout)
     assert data["kind"] == "model" and data["sizes"] == {"topics": 5, "words": 50, "documents": 200, "tokens": 12000}
     assert data["priors"]["learned"] is False and data["priors"]["alpha"]["values"] == [0.1] * 5
     assert data["provenance"]["seed"] == 4 and data["provenance"]["ldacli_version"] == ldacli.__version__
@@ -43,7 +43,7 @@ def test_info_shows_learned_asymmetric_priors(tmp_path, planted):
     text = run("info", tmp_path / "l.npz").stdout
     assert "asymmetric, min 0.01, mean 0.255, max 0.5" in text
     assert "learned every 10 sweeps after 50; initial 0.1" in text and "beta:             0.07" in text
-    data = json.loads(run("info", tmp_path / "l.npz", "--json").stdout)
+    data = json.loads(run("info", tmp_path / "l.npz", "--format", "json").stdout)
     assert data["priors"]["learned"] and data["priors"]["alpha"]["sum"] == float(alpha.sum())
     topics = run("topics", tmp_path / "l.npz").stdout
     assert topics.startswith("topic  0 (alpha 0.01): ")
@@ -55,7 +55,7 @@ def test_info_on_a_checkpoint(tmp_path, planted):
     result = run("info", ckpt)
     assert result.exit_code == 0
     assert "(checkpoint)" in result.stdout and "iteration:        20 of 20 sweeps done" in result.stdout
-    assert json.loads(run("info", ckpt, "--json").stdout)["iteration"] == 20
+    assert json.loads(run("info", ckpt, "--format", "json").stdout)["iteration"] == 20
 
 
 def test_info_errors(tmp_path):

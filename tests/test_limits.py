@@ -39,7 +39,7 @@ def test_words_that_never_occur_take_no_row_in_the_model(tmp_path):
     (tmp_path / "vocab.x.txt").write_text("".join(f"w{i}\n" for i in range(200000)))
     r = run("train", tmp_path / "docword.x.txt", "-k", 20, "--iterations", 5, "--seed", 1, "-o", tmp_path / "m.npz")
     assert r.exit_code == 0, r.stderr
-    assert "199997 words of the vocabulary never occur" in r.stderr
+    assert "199,997 words of the vocabulary never occur" in r.stderr
     m = ldacli.load_model(str(tmp_path / "m.npz"))
     assert m.vocab == ["w4", "w69999", "w199998"] and m.phi.shape == (20, 3)
     r = run("topics", tmp_path / "m.npz", "--coherence", "npmi")  # the training corpus is found again
@@ -55,6 +55,6 @@ def test_a_quadratic_estimator_on_long_documents_warns_with_its_cost():
 
 def test_the_format_picked_by_content_is_said_and_quiet_hides_it(small_ldac, tmp_path):
     r = run("convert", small_ldac, "-o", tmp_path / "x.ldac", "--vocab-out", tmp_path / "x.vocab")
-    assert r.exit_code == 0 and "read as LDA-C (detected from the content; --format uci|ldac|text|mtx|npz forces one)" in r.stderr
+    assert r.exit_code == 0 and "read as LDA-C (detected from the content; --input-format uci|ldac|text|mtx|npz forces one)" in r.stderr
     r = run("convert", small_ldac, "-q", "-o", tmp_path / "y.ldac", "--vocab-out", tmp_path / "y.vocab")
     assert r.exit_code == 0 and r.stderr == ""

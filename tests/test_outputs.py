@@ -57,7 +57,7 @@ def test_a_checkpoint_that_cannot_be_written_is_reported_and_the_model_is_still_
     r = run("train", small_ldac, "-k", 5, "--iterations", 6, "--seed", 1, "--checkpoint", ckpt,
             "--checkpoint-every", 2, "-o", out)
     assert r.exit_code == 0, r.stderr
-    assert f"{ckpt}: cannot write the checkpoint: No space left on device (at iteration 2; training goes on" in r.stderr
+    assert f"{ckpt}: cannot write the checkpoint: No space left on device (at sweep 2; training goes on" in r.stderr
     assert ldacli.load_model(str(out)).params["iterations_done"] == 6
     assert not ckpt.exists() and leftovers(tiny_disk) == []
 

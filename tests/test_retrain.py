@@ -119,7 +119,7 @@ def test_diff_of_identical_and_permuted_models(parent, tmp_path):
     assert [t["distance"] for t in same["topics"]] == pytest.approx([0.0] * 4, abs=1e-7)
     assert same["renumbered"] == 0 and same["only_in_a"] == same["only_in_b"] == []
     _permuted(old, [3, 2, 1, 0]).save(str(tmp_path / "p.npz"))
-    r = run("diff", parent, tmp_path / "p.npz", "--json")
+    r = run("diff", parent, tmp_path / "p.npz", "--format", "json")
     data = json.loads(r.stdout)
     assert r.exit_code == 0 and data["renumbered"] == 4 and data["max_distance"] == pytest.approx(0.0, abs=1e-7)
     assert [(t["a"], t["b"]) for t in data["topics"]] == [(0, 3), (1, 2), (2, 1), (3, 0)]
@@ -132,7 +132,7 @@ def test_diff_exits_with_the_drift_code_when_a_topic_moved_too_far(months, paren
     calm = run("diff", parent, tmp_path / "cold.npz", "--max-drift", 1.0)
     assert calm.exit_code == 0
     r = run("diff", parent, tmp_path / "cold.npz", "--max-drift", 0.0001)
-    assert r.exit_code == EXIT_DRIFT and "Drift: " in r.stderr and r.stdout.startswith("A: ")
+    assert r.exit_code == EXIT_DRIFT and "drift: " in r.stderr and r.stdout.startswith("A: ")
 
 
 def test_align_to_renumbers_a_cold_run_onto_old_ids(months, parent, tmp_path, small_ldac):

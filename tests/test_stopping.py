@@ -34,7 +34,7 @@ def test_evaluator_is_document_completion_with_a_fixed_seed(planted):
     ev = HeldOutEvaluator(held, iterations=30, burn_in=10, seed=5)
     p = ev.perplexity(model.phi, model.alpha)
     assert p == ev.perplexity(model.phi, model.alpha)  # common random numbers: same topics, same score
-    ref = perplexity(model, held, method="completion", iterations=30, burn_in=10, seed=5)
+    ref = perplexity(model, held, estimator="completion", iterations=30, burn_in=10, seed=5)
     assert p == pytest.approx(ref["perplexity"], rel=1e-12) and ev.n_tokens == ref["n_tokens"]
     uniform = np.full_like(model.phi, 1 / model.phi.shape[1])
     flat = ev.perplexity(uniform, model.alpha)

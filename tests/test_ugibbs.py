@@ -180,7 +180,7 @@ def test_chain_visits_topic_assignments_with_the_exact_posterior_probabilities()
     states, exact = oracle.exact_posterior(words, doc_ptr, V, K, np.full(K, alpha), beta)
     index = {z: i for i, z in enumerate(states)}
     settings = {"n_topics": K, "alpha": alpha, "beta": beta, "seed": 2024, "burn_in": 0}
-    chain = UncollapsedGibbs(corpus, settings, iterations=2, threads=1, checkpoint=None)
+    chain = UncollapsedGibbs(corpus, settings, threads=1, checkpoint=None)
     sweeps = 150000
     seen = np.zeros(len(states))
     for it in range(1, sweeps + 1):

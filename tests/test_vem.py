@@ -352,7 +352,7 @@ def test_cli_trains_infers_and_scores_with_vem(small_ldac, tmp_path):
     assert ldacli.load_model(str(out)).params["estep_tol"] == 1e-4
     r = run("topics", out, "-n", 3)
     assert r.exit_code == 0 and len(r.stdout.splitlines()) == 5
-    r = run("perplexity", out, small_ldac, "--seed", 1, "--json")
+    r = run("perplexity", out, small_ldac, "--seed", 1, "--format", "json")
     assert r.exit_code == 0 and '"perplexity"' in r.stdout
     r = run("infer", out, small_ldac, "-o", tmp_path / "theta.tsv")
     assert r.exit_code == 0, r.stderr

@@ -28,14 +28,14 @@ from ldacli.formats.shards import ShardFolder, open_shard_folder  # noqa: E402
 from ldacli.formats.write import write_corpus, write_shards  # noqa: E402
 from ldacli.inference import infer  # noqa: E402
 from ldacli.info import describe  # noqa: E402
-from ldacli.methods.driver import METHODS, TrainingInterrupted, train  # noqa: E402
+from ldacli.methods.driver import METHODS, RunStopped, TrainingInterrupted, train  # noqa: E402
 from ldacli.model import Checkpoint, Inference, Model  # noqa: E402
 from ldacli.topic_coherence import coherence  # noqa: E402
 
 load_model = Model.load
 
 __all__ = [
-    "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "METHODS", "Model", "SettingError",
+    "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "METHODS", "Model", "RunStopped", "SettingError",
     "ShardFolder", "TrainingInterrupted", "align", "coherence", "describe", "diff_models", "infer", "load_model",
     "match_topics", "open_shard_folder", "perplexity", "read_corpus", "train", "write_corpus", "write_shards",
     "__version__",

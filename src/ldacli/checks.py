@@ -62,3 +62,10 @@ def choice(name: str, value, options) -> str:
     if value not in options:
         raise SettingError(name, f"{name} must be one of {', '.join(options)}, found {value!r}")
     return str(value)
+
+
+def smaller(name: str, value: int, other: str, limit: int) -> None:
+    """``value`` (of setting ``name``) must be smaller than ``limit`` (of setting ``other``): the
+    burn-in rule of every sampler that averages after a burn-in."""
+    if value >= limit:
+        raise SettingError(name, f"{name} must be smaller than {other} ({limit}), found {value}")

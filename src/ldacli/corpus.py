@@ -29,7 +29,9 @@ class Corpus:
     ``n_shards`` the number of files of the shard folder it was read from, if it was (training's
     shards follow them unless told otherwise). ``dropped_tokens`` counts the tokens of the
     documents left out because their word is outside a fixed vocabulary: when it was read over
-    one (``fixed_vocab``, a ``vocab`` file for text), and by :meth:`align`.
+    one (``fixed_vocab``, a ``vocab`` file for text), and by :meth:`align`. ``reading`` holds
+    the settings it was read with (:data:`ldacli.formats.read.READING`; empty when it was made in
+    memory).
     """
 
     counts: sp.csr_array
@@ -40,6 +42,7 @@ class Corpus:
     notes: list[str] = field(default_factory=list)
     n_shards: int | None = None
     dropped_tokens: int = 0
+    reading: dict = field(default_factory=dict)
 
     @property
     def n_docs(self) -> int:
@@ -96,7 +99,7 @@ class Corpus:
             return self, 0
         vocab = [w for w, keep in zip(self.vocab, used) if keep]
         return Corpus(keep_columns(self.counts, used), vocab, list(self.doc_ids), self.source, self.format,
-                      list(self.notes), dropped_tokens=self.dropped_tokens), dropped
+                      list(self.notes), dropped_tokens=self.dropped_tokens, reading=self.reading), dropped
 
     def align(self, vocab: list[str]) -> tuple["Corpus", int]:
         """Re-express this corpus over another vocabulary, matching words by string.
@@ -118,7 +121,7 @@ class Corpus:
         counts.sum_duplicates()
         counts.sort_indices()
         aligned = Corpus(counts, list(vocab), list(self.doc_ids), self.source, self.format,
-                         dropped_tokens=self.dropped_tokens + dropped)
+                         dropped_tokens=self.dropped_tokens + dropped, reading=self.reading)
         return aligned, dropped
 
 

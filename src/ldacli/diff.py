@@ -19,11 +19,15 @@ import dataclasses
 
 import numpy as np
 
-from ldacli.model import Model
+from ldacli.model import TOP_WORDS, Model
+from ldacli.settings import Real, Setting
 
-# Matched topics further apart than this are reported as having no counterpart.
-DEFAULT_UNMATCHED = 0.5
-DEFAULT_TOP = 10
+THRESHOLD = Setting("threshold", Real(0, 1), 0.5,
+                    "Matched topics further apart than this (Jensen-Shannon distance, 0 to 1) are reported as "
+                    "having no counterpart.")
+MAX_DRIFT = Setting("max_drift", Real(0, 1), None,
+                    "Exit with code 3 when a matched topic moved further than this (the comparison succeeded, "
+                    "but something needs a look).")
 _CHUNK = 1 << 22  # doubles per block of the pairwise distance computation (32 MB)
 
 
@@ -110,13 +114,15 @@ def prevalence(model: Model) -> np.ndarray:
     return model.theta.mean(axis=0)
 
 
-def diff_models(a: Model, b: Model, *, top: int = DEFAULT_TOP, unmatched: float = DEFAULT_UNMATCHED) -> dict:
+def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,
+                threshold: float = THRESHOLD.default) -> dict:
     """A JSON-able comparison of A and B: for each matched pair (A's order), the distance, the
-    words among B's top ``top`` that were not among A's (gained) and the reverse (lost), and the
-    prevalence in each; pairs further than ``unmatched`` apart, and topics left over, are
-    listed as having no counterpart."""
+    words among B's top ``top_words`` that were not among A's (gained) and the reverse (lost),
+    and the prevalence in each; pairs further than ``threshold`` apart, and topics left over,
+    are listed as having no counterpart."""
+    top_words, unmatched = TOP_WORDS.check(top_words), THRESHOLD.check(threshold)
     matching = match_topics(a, b)
-    tops_a, tops_b = a.top_words(top), b.top_words(top)
+    tops_a, tops_b = a.top_words(top_words), b.top_words(top_words)
     prev_a, prev_b = prevalence(a), prevalence(b)
     topics = []
     for (ka, kb), d in zip(matching.pairs, matching.distances):
@@ -135,6 +141,6 @@ def diff_models(a: Model, b: Model, *, top: int = DEFAULT_TOP, unmatched: float 
         "renumbered": sum(1 for t in matched if t["a"] != t["b"]),
         "max_distance": float(max((t["distance"] for t in matched), default=0.0)),
         "median_distance": float(np.median([t["distance"] for t in matched])) if matched else 0.0,
-        "unmatched_threshold": unmatched,
-        "top": top,
+        "threshold": unmatched,
+        "top_words": top_words,
     }

@@ -22,13 +22,16 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import checks, seeds
+from ldacli import checks, seeds, settings
 from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
-from ldacli.errors import LdacliError, SettingError
-from ldacli.heldout import DEFAULT_BURN_IN, DEFAULT_ITERATIONS, completion_split, estimate_theta, score
+from ldacli.errors import LdacliError
+from ldacli.heldout import BURN_IN, ITERATIONS, completion_split, estimate_theta, score
+from ldacli.methods.distributed import SCHEDULER, cluster
 from ldacli.model import Model
-from ldacli.parallel import check_threads
+from ldacli.parallel import THREADS, check_threads
+from ldacli.seeds import SEED
+from ldacli.settings import Choice, Flag, Integer, Setting, owned_by
 from ldacli.version import __version__
 
 log = logging.getLogger("ldacli")
@@ -40,49 +43,78 @@ RESAMPLE_WARN_SECONDS = 60
 ESTIMATOR = "document-completion"
 METHODS = ("completion", "left-to-right", "importance")
 ESTIMATORS = {"completion": ESTIMATOR, "left-to-right": "left-to-right", "importance": "importance-sampling"}
-DEFAULT_PARTICLES = 10
 # Independent particle filters per document in the linear left-to-right estimator; the spread
 # of their estimates gives the standard error.
 FILTERS = 10
-DEFAULT_SAMPLES = 1000
 COMPLETION_BATCHES = 10
 # Doubles of theta held at once by the importance sampler (32 MB).
 _THETA_CHUNK = 1 << 22
 
+# The settings of ``perplexity``; those of one estimator only are owned by it.
+SETTINGS = (
+    Setting("estimator", Choice(METHODS), "completion",
+            "completion: document completion, theta from half of each document and the other half scored; "
+            "left-to-right: particles; importance: samples of theta from the prior."),
+    *owned_by("completion", (ITERATIONS, BURN_IN, THREADS, SCHEDULER)),
+    *owned_by("left-to-right", (
+        Setting("particles", Integer(2), 10,
+                "Particles per filter (10 independent filters per document); with --resample, particles per "
+                "document."),
+        Setting("resample", Flag(), False,
+                "Re-draw earlier topics at every position (the original algorithm, quadratic in document "
+                "length) instead of the linear sequential one."),
+    )),
+    *owned_by("importance", (Setting("samples", Integer(2), 1000, "Draws of theta from the prior per document."),)),
+    SEED,
+)
 
-def perplexity(model: Model, corpus: Corpus, *, method: str = "completion",
-               iterations: int = DEFAULT_ITERATIONS, burn_in: int = DEFAULT_BURN_IN,
-               particles: int = DEFAULT_PARTICLES, resample: bool = False,
-               samples: int = DEFAULT_SAMPLES, seed: int | None = None, threads: int | None = None,
-               client=None, progress: bool = False) -> dict:
+
+def check_settings(given: dict) -> dict:
+    """The settings of :func:`perplexity` from those ``given``: checked, with their defaults; a
+    setting of another estimator than the one chosen is refused."""
+    v = settings.resolve(SETTINGS, given)
+    settings.refuse_elsewhere(SETTINGS, given, v["estimator"], "estimator")
+    if v["estimator"] == "completion":
+        checks.smaller("burn_in", v["burn_in"], "iterations", v["iterations"])
+    return v
+
+
+def perplexity(model: Model, corpus: Corpus, *, estimator: str | None = None, iterations: int | None = None,
+               burn_in: int | None = None, particles: int | None = None, resample: bool | None = None,
+               samples: int | None = None, seed: int | None = None, threads: int | None = None, scheduler=None,
+               progress: bool = False) -> dict:
     """Held-out log-likelihood and perplexity of ``corpus`` under ``model``.
 
-    ``method`` chooses the estimator (see the module docstring): ``"completion"`` (uses
-    ``iterations`` and ``burn_in``), ``"left-to-right"`` (``particles``, ``resample``) or
-    ``"importance"`` (``samples``). Words unknown to the model are dropped first and counted
-    in ``dropped_tokens``. Returns a dict with ``estimator``, ``method``, ``log_likelihood``
-    (natural log), ``standard_error`` (of the log-likelihood), ``n_tokens`` and ``n_docs``
-    scored, ``perplexity = exp(-log_likelihood / n_tokens)``, ``seed`` and the settings used.
+    ``estimator`` (see the module docstring and :data:`SETTINGS`): ``"completion"`` (the
+    default; uses ``iterations``, ``burn_in``, ``threads`` and ``scheduler``),
+    ``"left-to-right"`` (``particles``, ``resample``) or ``"importance"`` (``samples``); a
+    setting of another estimator is refused. Words unknown to the model are dropped first and
+    counted in ``dropped_tokens`` (with those the reader dropped, ``corpus.dropped_tokens``).
+    Returns a dict with ``estimator`` (its full name), ``log_likelihood`` (natural log),
+    ``standard_error`` (of the log-likelihood), ``n_tokens`` and ``n_docs`` scored,
+    ``perplexity = exp(-log_likelihood / n_tokens)``, ``dropped_tokens``, ``seed`` and the
+    settings used.
     """
-    checks.choice("method", method, METHODS)
-    if client is not None and method != "completion":
-        raise SettingError("scheduler", f"scheduler applies to the completion estimator only, found method {method}")
-    aligned, dropped = corpus.align(model.vocab)
-    entropy = seeds.resolve(seed)
+    v = check_settings(dict(estimator=estimator, iterations=iterations, burn_in=burn_in, particles=particles,
+                            resample=resample, samples=samples, seed=seed, threads=threads, scheduler=scheduler))
+    method = v["estimator"]
+    aligned, _ = corpus.align(model.vocab)
+    dropped = aligned.dropped_tokens
+    entropy = seeds.resolve(v["seed"])
     rng = seeds.generator(entropy)
     if method == "completion":
-        result = _completion(model, aligned, corpus.source, iterations, burn_in, entropy, threads, client, progress)
+        with cluster(v["scheduler"]) as client:
+            result = _completion(model, aligned, corpus.source, v["iterations"], v["burn_in"], entropy,
+                                 v["threads"], client, progress)
     elif method == "left-to-right":
-        result = _left_to_right(model, aligned, checks.count("particles", particles, 2),
-                                bool(resample), rng, progress)
+        result = _left_to_right(model, aligned, v["particles"], v["resample"], rng, progress)
     else:
-        result = _importance(model, aligned, checks.count("samples", samples, 2), rng, progress)
+        result = _importance(model, aligned, v["samples"], rng, progress)
     loglik, n = result["log_likelihood"], result["n_tokens"]
     if n == 0:
         raise LdacliError(f"{corpus.source}: expected at least one token known to the model, found none")
     return {
         "estimator": ESTIMATORS[method],
-        "method": method,
         **result,
         "perplexity": math.exp(-loglik / n) if n else float("nan"),
         "dropped_tokens": dropped,

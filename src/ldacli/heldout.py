@@ -27,12 +27,13 @@ from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.parallel import Pool, doc_ranges
+from ldacli.settings import Integer, Setting
 
 # Tokens per chunk of documents that has its own random stream when theta is estimated.
 THETA_CHUNK_TOKENS = 1 << 16
 # Sweeps (and those discarded) to estimate theta in infer and perplexity.
-DEFAULT_ITERATIONS = 100
-DEFAULT_BURN_IN = 50
+ITERATIONS = Setting("iterations", Integer(1), 100, "Sweeps of Gibbs sampling per document in all, with the topics fixed.")
+BURN_IN = Setting("burn_in", Integer(0), 50, "Sweeps discarded before averaging theta over the rest.")
 # The same for early stopping, which evaluates often and compares models, not absolute values.
 EVALUATOR_ITERATIONS = 30
 EVALUATOR_BURN_IN = 10
@@ -113,8 +114,7 @@ def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_pt
     iterations = checks.count("iterations", iterations, 1)
     burn_in = checks.count("burn_in", burn_in, 0)
     batches = checks.count("batches", batches, 1)
-    if burn_in >= iterations:
-        raise LdacliError(f"burn-in must be smaller than iterations, found burn-in {burn_in} >= iterations {iterations}")
+    checks.smaller("burn_in", burn_in, "iterations", iterations)
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     phi_wk = np.ascontiguousarray(np.asarray(phi).T, dtype=np.float64)
     words = np.ascontiguousarray(words, dtype=np.int32)

@@ -94,7 +94,7 @@ def describe(path: str) -> dict:
         "file": path,
         "kind": "checkpoint" if kind == "checkpoint" else "model",
         "method": {"name": name, "title": method.title,
-                   "settings": {k: params.get(k) for k in method.OPTIONS}},
+                   "settings": {s.name: params.get(s.name) for s in method.SETTINGS}},
         # files of format 1 record no iterations_done; their trace ends at the last step
         "iterations": {"asked": params.get("iterations"),
                        "done": params.get("iterations_done", int(iterations[-1]) if iterations.size else None),
@@ -171,7 +171,7 @@ def format_text(info: dict) -> list[str]:
         for generation, parent in enumerate(info["lineage"], start=1):
             lines.append(f"{'lineage:' if generation == 1 else '':<18}{'parent' if generation == 1 else f'ancestor {generation}'}: "
                          f"{parent['path']} (sha256 {parent['sha256'][:12]}, {parent.get('method')}, K={parent.get('n_topics')})")
-    other = {k: v for k, v in p.items() if k not in SHOWN and k not in m["settings"]}
+    other = {k: v for k, v in p.items() if k not in SHOWN and k not in m["settings"] and v is not None}
     if other:
         lines.append("other parameters: " + ", ".join(f"{k}={v}" for k, v in other.items()))
     return lines

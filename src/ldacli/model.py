@@ -12,16 +12,17 @@ against each other, values finite and in range (probabilities non-negative with 
 from __future__ import annotations
 
 import csv
-import io
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from ldacli.errors import InputError
-from ldacli.fileio import atomic_write
 from ldacli.npz import array, json_object, read_file, scalar, write_npz
+from ldacli.settings import Integer, Setting
+
+TOP_WORDS = Setting("top_words", Integer(1), 10, "Top words per topic.", flags=("-n", "--top-words"))
 
 # 2: one checkpoint format for every method (version 1 files are still read).
 FORMAT_VERSION = 2
@@ -160,6 +161,11 @@ class Checkpoint:
         arrays.update(self.arrays)
         write_npz(path, arrays, "checkpoint")
 
+    @staticmethod
+    def read_params(path: str) -> dict:
+        """The ``params`` of the checkpoint at ``path``, without reading its arrays."""
+        return read_file(path, "checkpoint", READABLE_VERSIONS, members=("kind", "format_version", "params"))[1]
+
     @classmethod
     def load(cls, path: str) -> "Checkpoint":
         """Read a checkpoint of any method, of this format version or the previous one. The
@@ -263,21 +269,16 @@ class Inference:
         return cls(np.asarray(theta, dtype=np.float64), [str(d) for d in doc_ids], params)
 
     def save(self, path: str) -> None:
-        """Write ``.npz`` (theta, doc_ids, params), or ``.tsv``/``.csv`` (doc id, then K columns)."""
-        lower = path.lower()
-        if lower.endswith(".npz"):
-            arrays = _header("inference", self.params)
-            arrays.update(theta=np.ascontiguousarray(self.theta, dtype=np.float64),
-                          doc_ids=np.array(self.doc_ids, dtype=np.str_))
-            write_npz(path, arrays, "inference")
-            return
-        sep = "," if lower.endswith(".csv") else "\t"
-        K = self.theta.shape[1]
-        with atomic_write(path, what="inference") as f:
-            text = io.TextIOWrapper(f, encoding="utf-8", newline="")
-            writer = csv.writer(text, delimiter=sep, lineterminator="\n")
-            writer.writerow(["doc_id"] + [f"topic_{k}" for k in range(K)])
-            for doc, row in zip(self.doc_ids, self.theta):
-                writer.writerow([doc] + [f"{p:.6g}" for p in row])
-            text.flush()
-            text.detach()
+        """Write the ``.npz`` (theta, doc_ids, params)."""
+        arrays = _header("inference", self.params)
+        arrays.update(theta=np.ascontiguousarray(self.theta, dtype=np.float64),
+                      doc_ids=np.array(self.doc_ids, dtype=np.str_))
+        write_npz(path, arrays, "inference")
+
+    def write_table(self, out: IO[str], sep: str) -> None:
+        """Write a table to the text stream ``out``: a header, then per document its id and K
+        proportions, separated by ``sep`` (a tab or a comma), quoted where a value needs it."""
+        writer = csv.writer(out, delimiter=sep, lineterminator="\n")
+        writer.writerow(["doc_id"] + [f"topic_{k}" for k in range(self.theta.shape[1])])
+        for doc, row in zip(self.doc_ids, self.theta):
+            writer.writerow([doc] + [f"{p:.6g}" for p in row])

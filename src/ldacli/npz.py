@@ -51,9 +51,11 @@ def _header(member) -> tuple[tuple[int, ...], bool, np.dtype]:
     raise ValueError(f"unknown .npy version {version}")
 
 
-def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = None) -> dict[str, np.ndarray]:
-    """All arrays of the ``.npz`` at ``path`` (or in ``file``, then ``path`` only names it),
-    each checked as the module docstring says; ``what`` is what errors say was expected."""
+def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = None,
+             members: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+    """All arrays of the ``.npz`` at ``path`` (or in ``file``, then ``path`` only names it), or
+    only those named in ``members``, each checked as the module docstring says; ``what`` is what
+    errors say was expected."""
     try:
         zf = zipfile.ZipFile(path if file is None else file)
     except FileNotFoundError:
@@ -72,6 +74,8 @@ def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = Non
             if not name.endswith(".npy"):
                 raise InputError(path, None, f"expected only .npy arrays in the archive, found {name!r}")
             key = name[:-4]
+            if members is not None and key not in members:
+                continue
             try:
                 with zf.open(info) as member:
                     shape, fortran, dtype = _header(member)
@@ -119,13 +123,15 @@ def _reason(exc: BaseException) -> str:
     return "its checksum does not match: bytes were changed" if "CRC" in text else text
 
 
-def read_file(path: str, kind: str, versions: tuple[int, ...]) -> tuple[dict[str, np.ndarray], dict]:
-    """The arrays and the parsed ``params`` of an ldacli file of ``kind`` in one of ``versions``.
+def read_file(path: str, kind: str, versions: tuple[int, ...],
+              members: tuple[str, ...] | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """The arrays (those in ``members``, or all) and the parsed ``params`` of an ldacli file of
+    ``kind`` in one of ``versions``.
 
     Checks ``kind`` (a string), ``format_version`` (an integer among ``versions``) and
     ``params`` (a JSON object); the arrays themselves are the caller's to check.
     """
-    arrays = read_npz(path, f"an ldacli {kind} (.npz)")
+    arrays = read_npz(path, f"an ldacli {kind} (.npz)", members=members)
     if "kind" not in arrays or "format_version" not in arrays:
         raise InputError(path, None, f"expected an ldacli {kind} (.npz with 'kind' and 'format_version'), "
                                      f"found another .npz")

@@ -16,6 +16,13 @@ from typing import TypeVar
 import numpy as np
 
 from ldacli import checks
+from ldacli.settings import Integer, Setting
+
+THREADS = Setting("threads", Integer(1), None,
+                  "Threads; the result is the same for any number (training: cgs samples the blocks of a round in "
+                  "parallel, and at most --shards threads help; vem parallelises the E-step, gibbs every step).",
+                  default_help="all cores this process may use: its CPU affinity mask, which taskset, containers "
+                               "and batch schedulers narrow")
 
 T = TypeVar("T")
 

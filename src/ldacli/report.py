@@ -33,11 +33,12 @@ import time
 import numpy as np
 
 from ldacli.corpus import Corpus
-from ldacli.diff import DEFAULT_UNMATCHED, diff_models, js_distances
+from ldacli.diff import diff_models, js_distances
 from ldacli.errors import LdacliError
 from ldacli.fileio import atomic_write
 from ldacli.info import describe
 from ldacli.methods.driver import METHODS
+from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
 from ldacli.topic_coherence import coherence
 from ldacli.version import __version__
@@ -50,6 +51,14 @@ DOCS_SHOWN = 5
 FIRST_WORDS = 25
 BLUE, ORANGE, PALE = "#4c78a8", "#f58518", "#c6d4e8"
 EXTRA = "pip install 'ldacli[report]'"
+
+
+# The settings of ``report`` besides its model, output and corpus.
+SETTINGS = (
+    Setting("diff", Text(path=True), None, "An older model: show the topics matched to its and their drift."),
+    Setting("png", Flag(), False, "Also write the topic map and the trace as PNG images beside the report."),
+    Setting("svg", Flag(), False, "Also write them as SVG images."),
+)
 
 
 def _vl_convert():
@@ -317,7 +326,7 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
     }
     data["explorer"] = _explorer_spec(topics, data["words"], K)
     if old is not None:
-        data["diff"] = {"path": old_path, **diff_models(old, model, unmatched=DEFAULT_UNMATCHED)}
+        data["diff"] = {"path": old_path, **diff_models(old, model)}
     return data
 
 
@@ -394,7 +403,7 @@ def _diff(data: dict) -> str:
         for t in d["topics"])
     return (f"<p>Against {html.escape(str(d['path']))}: {d['renumbered']} topics renumbered, JS distance median "
             f"{d['median_distance']:.3f}, max {d['max_distance']:.3f}; no counterpart (distance above "
-            f"{d['unmatched_threshold']}): old {d['only_in_a'] or 'none'}, new {d['only_in_b'] or 'none'}.</p>"
+            f"{d['threshold']}): old {d['only_in_a'] or 'none'}, new {d['only_in_b'] or 'none'}.</p>"
             "<table><thead><tr><th>old</th><th>new</th><th class='num'>distance</th><th class='num'>prevalence</th>"
             f"<th>words gained</th><th>words lost</th></tr></thead><tbody>{rows}</tbody></table>")
 
@@ -440,15 +449,17 @@ Promise.all([
             f"<script>{script}</script></body></html>\n")
 
 
-def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, old_path: str | None = None,
+def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, diff: str | None = None,
                  png: bool = False, svg: bool = False) -> dict:
-    """Write the report of the model at ``model_path`` to ``output`` (atomically), and with
-    ``png``/``svg`` the map and the trace beside it (``NAME-map.png``, ``NAME-trace.svg``, ...).
-    Returns what was written: ``{"report": path, "images": [...], "bytes": size}``."""
+    """Write the report of the model at ``model_path`` to ``output`` (atomically): with
+    ``corpus``, coherence, prevalence and representative documents; with ``diff`` (an older
+    model's file), its topics matched to the model's; with ``png``/``svg`` the map and the trace
+    beside it (``NAME-map.png``, ``NAME-trace.svg``, ...). Returns what was written:
+    ``{"report": path, "images": [...], "bytes": size}``."""
     vlc = _vl_convert()
     model = Model.load(model_path)
-    old = Model.load(old_path) if old_path else None
-    data = build(model_path, model, corpus=corpus, old=old, old_path=old_path)
+    old = Model.load(diff) if diff else None
+    data = build(model_path, model, corpus=corpus, old=old, old_path=diff)
     page = render(data, _javascript_bundle())
     with atomic_write(output, "w", what="report") as f:
         f.write(page)

@@ -12,6 +12,11 @@ import numpy as np
 
 from ldacli import checks
 from ldacli.errors import LdacliError
+from ldacli.settings import FIXED, Integer, Setting
+
+SEED = Setting("seed", Integer(0), None,
+               "Random seed; without it fresh entropy is drawn and recorded in the output (a model's params.seed), "
+               "so --seed <that number> repeats the run.", FIXED, default_help="fresh entropy")
 
 
 def resolve(seed: int | None) -> int:

@@ -68,10 +68,11 @@ class EarlyStopping:
         return {"patience": self.patience, "min_delta": self.min_delta, "history": [list(h) for h in self.history]}
 
     @classmethod
-    def from_state(cls, state: dict) -> "EarlyStopping":
-        """The rule as :meth:`state` saved it; a malformed state is an :class:`LdacliError`."""
+    def from_state(cls, state: dict, patience: int | None = None) -> "EarlyStopping":
+        """The rule as :meth:`state` saved it, with another ``patience`` when given (a resumed
+        run may change it); a malformed state is an :class:`LdacliError`."""
         try:
-            return cls(int(state["patience"]), float(state["min_delta"]),
+            return cls(int(state["patience"] if patience is None else patience), float(state["min_delta"]),
                        [(int(i), float(v)) for i, v in state["history"]])
         except (KeyError, TypeError, ValueError) as exc:
             raise LdacliError(f"expected an early-stopping state (patience, min_delta, history), found "

@@ -35,15 +35,22 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from ldacli import checks
 from ldacli.corpus import Corpus
 from ldacli.formats.detect import FORMATS
 from ldacli.formats.read import read_corpus
 from ldacli.errors import LdacliError
-from ldacli.model import Model
+from ldacli.model import TOP_WORDS, Model
+from ldacli.settings import Choice, Setting, Text
 
 MEASURES = ("umass", "npmi")
 EPSILON = {"umass": 1.0, "npmi": 1e-12}
-DEFAULT_TOP_N = 10
+
+MEASURE = Setting("coherence", Choice(MEASURES), None,
+                  "Also score each topic's top words by how often they occur in the same documents: umass "
+                  "(Mimno et al. 2011; the sum over the N(N-1)/2 rank-ordered pairs of log((D(w_m, w_l) + 1) / "
+                  "D(w_l)), D = document counts; nearer 0 is better) or npmi (Bouma 2009; the mean over pairs of "
+                  "log((P(w,v) + eps) / (P(w) P(v))) / -log(P(w,v) + eps), eps 1e-12; in [-1, 1], higher is better).")
 
 
 def top_word_ids(phi: np.ndarray, n: int) -> np.ndarray:
@@ -77,21 +84,19 @@ def _pair_scores(measure: str, co: np.ndarray, df: np.ndarray, n_docs: int, eps:
     return (float(sum(values)) if measure == "umass" else float(np.mean(values))), skipped
 
 
-def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_n: int = DEFAULT_TOP_N) -> dict:
+def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_words: int = TOP_WORDS.default) -> dict:
     """Coherence of each of ``model``'s topics against ``reference`` (see the module docstring).
 
     The reference corpus's words are matched to the model's vocabulary by string. Returns a
-    dict: ``measure``, ``top_n``, ``epsilon``, ``per_topic`` (list of K floats, ``nan`` when
+    dict: ``measure``, ``top_words``, ``epsilon``, ``per_topic`` (list of K floats, ``nan`` when
     every pair of a topic was skipped), ``mean`` (over the topics that have a value),
     ``skipped_pairs`` (list of K ints), ``reference_docs`` (D of the reference).
     """
-    if measure not in MEASURES:
-        raise LdacliError(f"measure: expected one of {', '.join(MEASURES)}, found {measure!r}")
-    if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or top_n < 2:
-        raise LdacliError(f"top_n: expected an integer >= 2 (coherence needs word pairs), found {top_n!r}")
+    measure = checks.choice("measure", measure, MEASURES)
+    top_words = checks.count("top_words", top_words, 2)
     eps = EPSILON[measure]
     aligned, _ = reference.align(model.vocab)
-    top = top_word_ids(model.phi, top_n)
+    top = top_word_ids(model.phi, top_words)
     used = np.unique(top)
     # Binary document-term matrix over the top words only, column-major for slicing.
     binary = sp.csc_array((aligned.counts[:, used] > 0).astype(np.int64))
@@ -108,7 +113,7 @@ def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_n:
     values = [v for v in per_topic if not math.isnan(v)]
     return {
         "measure": measure,
-        "top_n": int(top.shape[1]),
+        "top_words": int(top.shape[1]),
         "epsilon": eps,
         "per_topic": per_topic,
         "mean": float(np.mean(values)) if values else float("nan"),
@@ -117,7 +122,13 @@ def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_n:
     }
 
 
-def training_reference(model: Model, option: str = "--reference") -> Corpus:
+REFERENCE = Setting("corpus", Text(path=True), None,
+                    "Corpus whose documents are counted for coherence (a report also shows its prevalence and "
+                    "representative documents).",
+                    default_help="the training corpus recorded in the model, when it can be found unchanged")
+
+
+def training_reference(model: Model, option: str = "--corpus") -> Corpus:
     """Re-read the corpus ``model`` was trained on, from ``params``, and check it is the same.
 
     The file is ``params["corpus_source"]`` (relative paths are taken from the current folder),

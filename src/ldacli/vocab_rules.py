@@ -42,24 +42,28 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli import checks
 from ldacli.counts import drop_columns, keep_columns, word_totals
 from ldacli.errors import SettingError
 from ldacli.fileio import Source, iter_lines
 from ldacli.formats.parsing import decode_error, plural
+from ldacli.settings import FIXED, Integer, Real, Setting, Text
 
 AUTO = "auto"
 ENGLISH = "english"
 NONE = "none"
 STOPWORDS_RESOURCE = "stopwords_en.txt"
 
-# The rules' defaults: each one, at its default, removes nothing (stop_words "auto" removes the
-# English stop words from text that builds its own vocabulary, and nothing else).
-DEFAULT_STOP_WORDS = AUTO
-DEFAULT_REMOVE_TOP = 0
-DEFAULT_MIN_DF = 1
-DEFAULT_MAX_DF = 1.0
-DEFAULT_MAX_VOCAB = None
+# The rules, in the order they apply. At its default each removes nothing (stop_words "auto"
+# removes the English stop words from text that builds its own vocabulary, and nothing else).
+STOP_WORDS = Setting("stop_words", Text(), AUTO,
+                     "Words to remove: 'english' (the shipped list), 'none', or a file of words, one per line; "
+                     "auto is english for text that builds its vocabulary, none otherwise.", FIXED)
+REMOVE_TOP = Setting("remove_top", Integer(0), 0, "Remove the N most frequent words (by tokens).", FIXED)
+MIN_DF = Setting("min_df", Integer(1), 1, "Remove words in fewer documents than this.", FIXED)
+MAX_DF = Setting("max_df", Real(0, 1, min_open=True), 1.0, "Remove words in more than this fraction of documents.",
+                 FIXED)
+MAX_VOCAB = Setting("max_vocab", Integer(1), None, "Keep only this many most frequent words.", FIXED)
+RULES = (STOP_WORDS, REMOVE_TOP, MIN_DF, MAX_DF, MAX_VOCAB)
 
 
 def _parse_word_list(lines: Iterable[tuple[int, bytes]], name: str) -> frozenset[str]:
@@ -93,11 +97,11 @@ class VocabRules:
     """The vocabulary rules (see the module docstring), checked when made; a stop-word file is
     read then too, so that a missing one is reported before any corpus is read."""
 
-    stop_words: str | None = DEFAULT_STOP_WORDS
-    remove_top: int = DEFAULT_REMOVE_TOP
-    min_df: int = DEFAULT_MIN_DF
-    max_df: float = DEFAULT_MAX_DF
-    max_vocab: int | None = DEFAULT_MAX_VOCAB
+    stop_words: str | None = STOP_WORDS.default
+    remove_top: int = REMOVE_TOP.default
+    min_df: int = MIN_DF.default
+    max_df: float = MAX_DF.default
+    max_vocab: int | None = MAX_VOCAB.default
     words: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -110,11 +114,8 @@ class VocabRules:
         if isinstance(stop, str) and stop.lower() in (AUTO, ENGLISH, NONE):
             stop = stop.lower()
         object.__setattr__(self, "stop_words", None if stop == NONE else stop)
-        object.__setattr__(self, "remove_top", checks.count("remove_top", self.remove_top, 0))
-        object.__setattr__(self, "min_df", checks.count("min_df", self.min_df, 1))
-        object.__setattr__(self, "max_df", checks.positive("max_df", self.max_df, maximum=1))
-        if self.max_vocab is not None:
-            object.__setattr__(self, "max_vocab", checks.count("max_vocab", self.max_vocab, 1))
+        for rule in RULES[1:]:
+            object.__setattr__(self, rule.name, rule.check(getattr(self, rule.name)))
         object.__setattr__(self, "words", load_stop_words(ENGLISH if stop == AUTO else self.stop_words))
 
     def stop_list(self, *, text: bool, fixed: bool) -> tuple[str, frozenset[str]]:

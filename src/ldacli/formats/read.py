@@ -24,22 +24,31 @@ from ldacli.formats.text import read_text
 from ldacli.formats.uci import read_uci
 from ldacli.formats.vocab import find_vocab, read_vocab, vocab_candidates
 from ldacli.npz import file_kind
-from ldacli.vocab_rules import (DEFAULT_MAX_DF, DEFAULT_MAX_VOCAB, DEFAULT_MIN_DF, DEFAULT_REMOVE_TOP,
-                                DEFAULT_STOP_WORDS, VocabRules)
+from ldacli.settings import FIXED, Choice, Setting, Text
+from ldacli.vocab_rules import MAX_DF, MAX_VOCAB, MIN_DF, REMOVE_TOP, RULES, STOP_WORDS, VocabRules
 
 TEXT_FORMATS = ("text", "textdir")
+
+# How a corpus is read: every command that reads one takes these (``format`` is the input
+# format's Python name, ``--input-format`` on the command line).
+INPUT_FORMAT = Setting("input_format", Choice(FORMATS), "auto",
+                       "How to read the corpus: auto detects the format from the content.", FIXED)
+VOCAB = Setting("vocab", Text(path=True), None,
+                "Vocabulary file, one word per line (bag-of-words formats: found beside the corpus by name when "
+                "omitted; text and shard folders: a fixed vocabulary).", FIXED)
+READING = (INPUT_FORMAT, VOCAB, *RULES)
 
 
 def read_corpus(
     path: str | os.PathLike[str],
     *,
-    format: str = "auto",
+    format: str = INPUT_FORMAT.default,
     vocab: str | None = None,
-    stop_words: str | None = DEFAULT_STOP_WORDS,
-    min_df: int = DEFAULT_MIN_DF,
-    max_df: float = DEFAULT_MAX_DF,
-    max_vocab: int | None = DEFAULT_MAX_VOCAB,
-    remove_top: int = DEFAULT_REMOVE_TOP,
+    stop_words: str | None = STOP_WORDS.default,
+    min_df: int = MIN_DF.default,
+    max_df: float = MAX_DF.default,
+    max_vocab: int | None = MAX_VOCAB.default,
+    remove_top: int = REMOVE_TOP.default,
     fixed_vocab: Sequence[str] | None = None,
     stdin: IO | None = None,
 ) -> Corpus:
@@ -69,7 +78,8 @@ def read_corpus(
     an ldacli model, checkpoint or other ldacli file given as a corpus, and
     :class:`~ldacli.errors.SettingError` for invalid settings. Notes for the user (format
     detected, vocabulary found, tokens dropped, words each rule removed, empty documents kept)
-    are in ``Corpus.notes``.
+    are in ``Corpus.notes``, and the settings it was read with in ``Corpus.reading`` (what a model
+    records, so that a resumed run reads it alike).
     """
     path = os.fspath(path)
     checks.choice("format", format, FORMATS)
@@ -83,7 +93,7 @@ def read_corpus(
     name = source.name if source is not None else path
     notes: list[str] = []
     if format == "auto" and fmt in FORMAT_NAMES:
-        notes.append(f"read as {FORMAT_NAMES[fmt]} (detected from the content; --format "
+        notes.append(f"read as {FORMAT_NAMES[fmt]} (detected from the content; --input-format "
                      f"{'|'.join(FILE_FORMATS)} forces one)")
     if vocab is not None and fmt in TEXT_FORMATS + ("shards",):
         fixed = read_vocab(vocab)
@@ -112,6 +122,12 @@ def read_corpus(
             else "the vocabulary rules (stop words, remove_top, min_df, max_df, max_vocab)"
         raise InputError(name, None, f"expected at least one word, found none left after {after}")
     corpus.source = path
+    stop = rules.stop_words
+    corpus.reading = {
+        "input_format": format, "vocab": VOCAB.comparable(vocab),
+        "stop_words": os.path.abspath(stop) if stop not in (None, "auto", "english") else stop or "none",
+        **{rule.name: getattr(rules, rule.name) for rule in RULES[1:]},
+    }
     empty = corpus.n_empty_docs
     if empty:
         corpus.notes.append(f"{plural(empty, 'empty document')} kept (theta = prior)")

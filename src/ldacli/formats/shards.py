@@ -107,6 +107,8 @@ class ShardFolder:
     corpus_fingerprint: str
     format: str = "shards"
     notes: list[str] = field(default_factory=list)
+    # read as written: no vocabulary rules (a Corpus's ``reading``)
+    reading: dict = field(default_factory=dict)
 
     @property
     def source(self) -> str:

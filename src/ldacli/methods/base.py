@@ -16,6 +16,7 @@ import numpy as np
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Checkpoint
+from ldacli.settings import Setting
 
 
 def word_topic_counts(words, z, n_words: int, n_topics: int) -> np.ndarray:
@@ -62,14 +63,15 @@ class Method:
     step is called), ``trace`` (what :meth:`loglik` measures, recorded as ``params["trace"]``)
     and ``trace_label`` (the same for people), ``DEFAULT_ITERATIONS``,
     ``DEFAULT_LOGLIK_EVERY``, ``TRACE_EVERY_STEP`` (the trace value is a by-product of every step
-    and the method needs all of them, so ``loglik_every`` must be 1) and ``OPTIONS``, the
-    method's own settings with their defaults (None: computed by :meth:`resolve`).
+    and the method needs all of them, so ``loglik_every`` must be 1) and ``SETTINGS``, the
+    method's own settings (:class:`~ldacli.settings.Setting`, declared with
+    :func:`~ldacli.settings.owned_by`; the command line's options follow from them).
 
-    The constructor builds the state for ``corpus`` from ``settings`` (the run's settings:
-    ``n_topics``, ``alpha``, ``beta``, ``seed`` and the method's options; it may record derived
-    values there, such as the actual number of shards), starting fresh, from a :class:`Start`
-    (a warm start), or from a :class:`~ldacli.model.Checkpoint`. Attributes ``alpha`` (K,) and ``beta`` are the
-    current priors.
+    The constructor builds the state for ``corpus`` from ``settings`` (the run's settings, all
+    resolved: ``n_topics``, ``alpha``, ``beta``, ``seed``, ``iterations`` and the method's own),
+    starting fresh, from a :class:`Start` (a warm start), or from a
+    :class:`~ldacli.model.Checkpoint`. Attributes ``alpha`` (K,) and ``beta`` are the current
+    priors.
     """
 
     name: ClassVar[str]
@@ -82,7 +84,7 @@ class Method:
     TRACE_EVERY_STEP: ClassVar[bool] = False
     # Whether the method runs on a Dask cluster (the constructor then takes ``client``).
     DISTRIBUTED: ClassVar[bool] = False
-    OPTIONS: ClassVar[dict] = {}
+    SETTINGS: ClassVar[tuple[Setting, ...]] = ()
 
     alpha: np.ndarray
     beta: float
@@ -94,10 +96,15 @@ class Method:
         return {"alpha": "set", "beta": "set"}
 
     @classmethod
-    def resolve(cls, options: dict, *, n_topics: int, iterations: int, corpus: Corpus) -> dict:
-        """The method's settings for a fresh run: ``options`` (names from ``OPTIONS``, values
-        not None) checked, the others set to their defaults."""
-        raise NotImplementedError
+    def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
+        """Settle, in ``values`` (every setting of a fresh run, checked, defaults filled in),
+        what depends on the corpus (``sampler auto``, the shards); ``given`` holds the values
+        the caller gave. Refuse a combination that cannot apply."""
+
+    @classmethod
+    def check(cls, values: dict) -> None:
+        """Refuse settings that contradict each other, fresh or resumed (raises
+        :class:`~ldacli.errors.SettingError`)."""
 
     @classmethod
     def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
@@ -105,8 +112,8 @@ class Method:
         a run that cannot fit before anything is allocated)."""
         raise NotImplementedError
 
-    def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
-                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None):
+    def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
+                 source: str | None = None, start: Start | None = None):
         raise NotImplementedError
 
     def step(self, iteration: int) -> None:

@@ -14,13 +14,15 @@ import logging
 import numpy as np
 from scipy.special import gammaln
 
-from ldacli import checks, seeds
+from ldacli import seeds
 from ldacli._cgs import doc_topic_lgamma
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start, doc_topic_counts
 from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
+from ldacli.counts import doc_pointers
 from ldacli.formats.shards import ShardFolder
+from ldacli.settings import FIXED, Choice, Integer, Setting, owned_by
 from ldacli.model import Checkpoint
 from ldacli.priors import optimize_alpha, optimize_beta
 
@@ -63,7 +65,22 @@ class CollapsedGibbs(Method):
     trace_label = "log p(w, z) per token"
     DEFAULT_ITERATIONS = 1000
     DEFAULT_LOGLIK_EVERY = 10
-    OPTIONS = {"sampler": "auto", "shards": None, "optimize_interval": 0, "optimize_burn_in": 0}
+    SETTINGS = owned_by("cgs", (
+        Setting("sampler", Choice(("auto", *SAMPLERS)), "auto",
+                "dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and word); alias: "
+                "Metropolis-Hastings with alias tables, O(1) per token; auto picks by K and document length "
+                "(dense below 24 topics on documents under 400 tokens, else sparse: measured by "
+                "benchmarks/auto_rules.py). Recorded in the model.", FIXED),
+        Setting("shards", Integer(1), None,
+                "Document shards (and as many word slices) that threads sample in parallel, the most threads "
+                "that help; each sweep is N rounds of disjoint blocks. The output depends on the seed and the "
+                "shards, never on --threads; 1 is the exact sequential sampler.", FIXED,
+                default_help="one per 100,000 tokens, at most 4; a shard folder's files"),
+        Setting("optimize_interval", Integer(0), 0,
+                "Learn an asymmetric alpha and a symmetric beta from the counts every N sweeps (Minka's fixed "
+                "point); --alpha/--beta are then starting values; 0: off.", FIXED),
+        Setting("optimize_burn_in", Integer(0), 0, "Sweeps before the first optimisation.", FIXED),
+    ))
 
     @classmethod
     def prior_sources(cls, params: dict) -> dict[str, str]:
@@ -73,25 +90,19 @@ class CollapsedGibbs(Method):
         return {"alpha": how, "beta": how}
 
     @classmethod
-    def resolve(cls, options: dict, *, n_topics: int, iterations: int, corpus: Corpus) -> dict:
-        o = {**cls.OPTIONS, **options}
-        if o["sampler"] == "auto":
-            sampler = choose_sampler(n_topics, corpus.n_tokens / max(1, corpus.n_docs))
-        else:
-            sampler = checks.choice("sampler", o["sampler"], ("auto", *SAMPLERS))
-        folder_shards = getattr(corpus, "n_shards", None)  # a corpus read from a shard folder
-        shards = folder_shards or default_shards(corpus.n_tokens)
-        if o["shards"] is not None:
-            shards = checks.count("shards", o["shards"], 1)
-            if isinstance(corpus, ShardFolder) and shards != corpus.n_shards:
+    def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
+        if values["sampler"] == "auto":
+            values["sampler"] = choose_sampler(values["n_topics"], corpus.n_tokens / max(1, corpus.n_docs))
+        if isinstance(corpus, ShardFolder):  # its workers read one file per shard
+            if values["shards"] is not None and values["shards"] != corpus.n_shards:
                 raise SettingError("shards", f"shards must be the {corpus.n_shards} files of the shard folder "
-                                             f"{corpus.path} (its workers read one file per shard), found {shards}")
-        return {
-            "sampler": sampler,
-            "shards": shards,
-            "optimize_interval": checks.count("optimize_interval", o["optimize_interval"], 0),
-            "optimize_burn_in": checks.count("optimize_burn_in", o["optimize_burn_in"], 0),
-        }
+                                             f"{corpus.path} (its workers read one file per shard), found "
+                                             f"{values['shards']}")
+            values["shards"] = corpus.n_shards
+            return
+        wanted = values["shards"] or corpus.n_shards or default_shards(corpus.n_tokens)
+        # as many as the documents allow: a tiny corpus gets fewer
+        values["shards"] = shard_bounds(doc_pointers(corpus.doc_lengths), wanted).size - 1
 
     @classmethod
     def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
@@ -108,9 +119,8 @@ class CollapsedGibbs(Method):
         runs = 8.0 * D * (int(settings.get("shards") or 1) + 1)
         return tokens + runs + counts + 20.0 * K * V + 20.0 * D * K
 
-    def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
-                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None,
-                 client=None):
+    def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
+                 source: str | None = None, start: Start | None = None, client=None):
         K = int(settings["n_topics"])
         folder = corpus if isinstance(corpus, ShardFolder) else None
         if folder is not None:  # its workers read the tokens
@@ -124,7 +134,6 @@ class CollapsedGibbs(Method):
         n_tokens = int(doc_ptr[-1])
         bounds = shard_bounds(doc_ptr, settings["shards"])
         n_shards = bounds.size - 1
-        settings["shards"] = n_shards
         self.rngs = seeds.generators(settings["seed"], n_shards + 1)
         if start is not None:
             z = np.array(start.z, dtype=np.int32)

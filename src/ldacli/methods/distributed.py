@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 from ldacli.errors import LdacliError
+from ldacli.settings import Anything, Setting
 from ldacli.methods.sharded import (SAMPLERS, ListLayout, Replica, list_layout, merge_pairs, sample_block,
                                     shard_arrays, shard_layout, word_slices, word_topic_pairs)
 from ldacli.counts import tokens_of
@@ -44,6 +45,10 @@ from ldacli.formats.shards import ShardFolder, open_shard_folder
 
 log = logging.getLogger("ldacli")
 EXTRA = "pip install 'ldacli[dask]'"
+
+SCHEDULER = Setting("scheduler", Anything("a scheduler's address, local:N or a distributed.Client"), None,
+                    "Run on a Dask cluster: a scheduler's address (tcp://host:8786) or local:N for N local worker "
+                    f"processes; the result is the same as on threads. Needs the dask extra: {EXTRA}.")
 # How long to wait for a worker to replace a dead one before giving up.
 WORKER_WAIT_SECONDS = 60
 # How long a call may try to reach a worker before the worker is taken for dead.

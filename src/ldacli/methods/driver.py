@@ -1,12 +1,14 @@
 """The training driver: everything around the steps, the same for every method.
 
-:func:`train` validates the settings (the common ones here, each method's own through its
-``resolve``), records provenance, resumes from a checkpoint (the method read from it, its
-settings checked against the ones given, the trace restored), runs the method's steps with a
+:func:`train` settles the run's settings from their declarations (:data:`SETTINGS`, common to
+every method, and each method's own ``SETTINGS``; :mod:`ldacli.settings`): checked, with their
+defaults, or read from the checkpoint a run resumes. It records provenance, resumes from a
+checkpoint (the method read from it, the trace restored), runs the method's steps with a
 progress bar and a log, takes the trace every ``loglik_every`` steps, stops early on held-out
 perplexity, on a time limit or when the method converges, writes checkpoints on a schedule and
-when SIGINT/SIGTERM arrives, and assembles the model. A method (:class:`~ldacli.methods.base.Method`)
-supplies only its settings, its state and one step.
+when SIGINT/SIGTERM arrives, assembles the model and aligns it to another model's topic ids
+when asked. A method (:class:`~ldacli.methods.base.Method`) supplies only its settings, its
+state and one step.
 """
 
 from __future__ import annotations
@@ -24,22 +26,24 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import checks, seeds
+from ldacli import seeds, settings
 from ldacli.version import __version__
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, OutputError, SettingError
 from ldacli.fileio import file_sha256
-from ldacli.diff import match_topics
+from ldacli.diff import align, match_topics
 from ldacli.heldout import HeldOutEvaluator, fold_in, holdout_split
 from ldacli.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods.base import Method, Start
 from ldacli.methods.cgs import CollapsedGibbs
-from ldacli.methods.distributed import ClusterLost, cluster
+from ldacli.methods.distributed import SCHEDULER, ClusterLost, cluster
 from ldacli.methods.ugibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
 from ldacli.model import Checkpoint, Model
-from ldacli.parallel import check_threads
+from ldacli.parallel import THREADS, check_threads
+from ldacli.seeds import SEED
+from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, Real, Setting, Text
 from ldacli.formats.shards import ShardFolder
 from ldacli.stopping import EarlyStopping
 
@@ -56,19 +60,104 @@ DEFAULT_BETA = 0.01
 # in double arithmetic well before 1e15, and no prior that large changes a model anyway.
 MAX_PRIOR = 1e6
 
-# Settings every method has, stored in params and fixed on resume (besides each method's OPTIONS).
-COMMON_SETTINGS = ("n_topics", "alpha", "beta", "seed", "loglik_every", "holdout", "patience")
-
 # Why a run stopped (params["stopped"]).
 STOPPED = ("iterations", "converged", "early stopping", "time limit")
 
 
-class TrainingInterrupted(LdacliError):
+def _of_method(attribute: str):
+    """A default that is the run's method's ``attribute``."""
+    return lambda values: getattr(METHODS[values["method"]], attribute)
+
+
+# The settings of a training run that every method has (each method adds its own ``SETTINGS``).
+SETTINGS = (
+    Setting("method", Choice(tuple(METHODS)), DEFAULT_METHOD,
+            "cgs: collapsed Gibbs sampling; vem: variational EM (Blei, Ng & Jordan 2003); gibbs: uncollapsed "
+            "(blocked) Gibbs sampling. An option of another method is refused.", FIXED),
+    Setting("n_topics", Integer(1), DEFAULT_TOPICS, "Number of topics.", FIXED, flags=("-k", "--topics")),
+    Setting("iterations", Integer(1), _of_method("DEFAULT_ITERATIONS"),
+            "Sweeps in all (vem: at most this many EM iterations), those before a --resume included.",
+            CONTINUED, default_help=f"{CollapsedGibbs.DEFAULT_ITERATIONS}; vem: {VariationalEM.DEFAULT_ITERATIONS}"),
+    Setting("alpha", Real(0, MAX_PRIOR, min_open=True), DEFAULT_ALPHA,
+            "Document-topic prior for EACH topic (not MALLET's sum over topics; the sum is K * alpha); the "
+            "starting value where it is learned or estimated.", FIXED),
+    Setting("beta", Real(0, MAX_PRIOR, min_open=True), DEFAULT_BETA,
+            "Topic-word prior for each word (tomotopy's eta); the starting value where it is learned or "
+            "estimated.", FIXED),
+    SEED,
+    Setting("loglik_every", Integer(1), _of_method("DEFAULT_LOGLIK_EVERY"),
+            "Sweeps between log-likelihood evaluations (the trace, progress, early stopping; vem records its "
+            "evidence lower bound every iteration).", CONTINUED,
+            default_help=f"{CollapsedGibbs.DEFAULT_LOGLIK_EVERY}; vem: 1"),
+    Setting("holdout", Real(0, 1, min_open=True, max_open=True), None,
+            "Hold out this fraction of the documents and stop when their document-completion perplexity under "
+            "the current topics, computed every --loglik-every sweeps, has not improved --patience times in a "
+            "row; the model is fitted to the rest and records why it stopped.", FIXED),
+    Setting("patience", Integer(1), None, "Evaluations without improvement before stopping (with --holdout).",
+            CONTINUED),
+    Setting("max_seconds", Real(0, min_open=True), None,
+            "Stop after the sweep during which this many seconds have passed (the model records the sweeps done "
+            "and why it stopped; the result then depends on the machine's speed; gibbs stopped inside its "
+            "burn-in keeps its last sample).", CONTINUED),
+    Setting("checkpoint", Text(path=True), None,
+            "Checkpoint file (.npz): written every --checkpoint-every sweeps, at the end, and on Ctrl-C/SIGTERM.",
+            CONTINUED, result=False),
+    Setting("checkpoint_every", Integer(0), 0,
+            "Sweeps between checkpoints (0: only at the end and on a signal).", CONTINUED, result=False),
+    Setting("warm_start", Text(path=True), None,
+            "Start from this model (retraining on a grown corpus): its vocabulary order is kept and new words "
+            "appended, each token's first topic is drawn from its topics, its priors are the starting values, "
+            "and topic k descends from its topic k.", FIXED),
+    Setting("align_to", Text(path=True), None,
+            "After training, renumber the topics onto this model's ids (Hungarian matching on Jensen-Shannon "
+            "distance); the permutation is recorded.", CONTINUED),
+    THREADS,
+    SCHEDULER,
+    Setting("wait", Real(0), None,
+            "When another run holds the lock on the model or the checkpoint, wait up to this many seconds for it "
+            "instead of stopping at once (exit code 75).", FREE),
+    Setting("resume", Text(path=True), None,
+            "Continue the run this checkpoint (any method) was written by: the settings it was asked for come "
+            "from it; the result equals an uninterrupted run.", FREE),
+)
+
+
+def method_settings() -> tuple[Setting, ...]:
+    """Every method's own settings (a name that several methods share is declared alike)."""
+    return tuple(settings.by_name(s for m in METHODS.values() for s in m.SETTINGS).values())
+
+
+def settings_of(method: type[Method]) -> tuple[Setting, ...]:
+    """The settings of a run of ``method``."""
+    return SETTINGS + method.SETTINGS
+
+
+def _elsewhere(method: type[Method]) -> dict[str, str]:
+    """Why each setting of the other methods does not apply to ``method``."""
+    own = {s.name for s in method.SETTINGS}
+    out = {}
+    for s in method_settings():
+        if s.name not in own:
+            owners = [m.name for m in METHODS.values() if any(o.name == s.name for o in m.SETTINGS)]
+            out[s.name] = f"applies to method {' and '.join(owners)} only, found method {method.name}"
+    return out
+
+
+class RunStopped(LdacliError):
+    """A training run that stopped before its end; ``checkpoint`` names the checkpoint written
+    as it stopped, from which ``resume`` continues it (None when none was written)."""
+
+    def __init__(self, message: str, checkpoint: str | None = None):
+        self.checkpoint = checkpoint
+        super().__init__(message)
+
+
+class TrainingInterrupted(RunStopped):
     """Training stopped on SIGINT or SIGTERM (``signum``) after finishing the step under way."""
 
-    def __init__(self, message: str, signum: int):
+    def __init__(self, message: str, signum: int, checkpoint: str | None = None):
         self.signum = signum
-        super().__init__(message)
+        super().__init__(message, checkpoint)
 
 
 @contextmanager
@@ -93,30 +182,6 @@ def stop_requests():
             signal.signal(s, h)
 
 
-def method_of(name: str | None, checkpoint: Checkpoint | None, source: str | None) -> type[Method]:
-    """The method to run: ``name``, or the checkpoint's (the two must agree), or the default."""
-    if checkpoint is not None:
-        stored = checkpoint.method
-        if stored not in METHODS:
-            raise LdacliError(f"{source}: expected a checkpoint of method {', '.join(METHODS)}, found {stored!r}")
-        if name is not None and name != stored:
-            raise SettingError("method", f"{source}: the checkpoint was written by method {stored}, found method {name}")
-        name = stored
-    return METHODS[checks.choice("method", DEFAULT_METHOD if name is None else name, tuple(METHODS))]
-
-
-def _method_options(method: type[Method], options: dict) -> dict:
-    """The options given (not None), each checked to be one of ``method``'s own."""
-    given = {k: v for k, v in options.items() if v is not None}
-    for name in given:
-        if name not in method.OPTIONS:
-            owners = [m.name for m in METHODS.values() if name in m.OPTIONS]
-            if owners:
-                raise SettingError(name, f"{name} applies to method {' and '.join(owners)} only, found method {method.name}")
-            raise SettingError(name, f"unknown setting {name!r}")
-    return given
-
-
 def _corpus_to_train(corpus: Corpus, parent: Model | None, warm_start: str | None, ckpt: Checkpoint | None,
                      resume: str | None, notes: bool = True) -> Corpus:
     """The corpus as the run trains on it: without the words that never occur; over a warm
@@ -125,8 +190,7 @@ def _corpus_to_train(corpus: Corpus, parent: Model | None, warm_start: str | Non
         raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
     corpus, unused = corpus.without_unused_words()
     if unused and notes:
-        log.warning("%s: %d words of the vocabulary never occur in the corpus; the model leaves them out",
-                    corpus.source, unused)
+        log.info("%s: the model leaves out the %d words of the vocabulary that never occur", corpus.source, unused)
     if parent is not None:
         return _grown_corpus(corpus, parent, warm_start, notes)
     if ckpt is not None and ckpt.vocab is not None:
@@ -134,50 +198,113 @@ def _corpus_to_train(corpus: Corpus, parent: Model | None, warm_start: str | Non
     return corpus
 
 
-def _fresh_settings(method: type[Method], given: dict, options: dict, iterations: int, corpus: Corpus,
-                    parent: Model | None = None) -> dict:
-    """The settings of a fresh run: the common ones checked or defaulted, then the method's; a
-    warm start fixes K and gives the starting priors unless they are given."""
-    if parent is not None:
-        if given["n_topics"] is not None and given["n_topics"] != parent.n_topics:
-            raise SettingError("n_topics", f"n_topics must be the warm start's {parent.n_topics} topics "
-                                           f"(topic k descends from its topic k), found {given['n_topics']}")
-        given = {**given, "n_topics": parent.n_topics}
-    K = checks.count("n_topics", DEFAULT_TOPICS if given["n_topics"] is None else given["n_topics"], 1)
-    every = method.DEFAULT_LOGLIK_EVERY if given["loglik_every"] is None else checks.count("loglik_every", given["loglik_every"], 1)
-    if method.TRACE_EVERY_STEP and every != 1:
-        raise SettingError("loglik_every", f"loglik_every must be 1 for method {method.name}, which records its "
-                                           f"trace at every {method.unit}, found {every}")
-    holdout, patience = given["holdout"], given["patience"]
-    if (holdout is None) != (patience is None):
-        raise SettingError("holdout" if holdout is None else "patience",
+def _as_recorded(params: dict) -> dict:
+    """A model's or checkpoint's params as settings: the warm start by its parent's path."""
+    ws = params.get("warm_start")
+    return {**params, "warm_start": ws.get("path") if isinstance(ws, dict) else ws}
+
+
+@dataclass
+class _Settled:
+    """A run's method and settings, the checkpoint it resumes, its warm start's parent, and the
+    corpus as it trains on it."""
+
+    cls: type[Method]
+    values: dict
+    checkpoint: Checkpoint | None
+    parent: Model | None
+    corpus: Corpus
+
+
+def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
+    """The settings of a run on ``corpus`` from those ``given`` (None: not given): a fresh run's
+    checked, with their defaults; a resumed run's from its checkpoint (what it fixes may not
+    change, what it continues may)."""
+    resume = settings.by_name(SETTINGS)["resume"].check(given.get("resume"))
+    ckpt = Checkpoint.load(resume) if resume else None
+    method = SETTINGS[0]
+    if ckpt is not None:
+        if ckpt.method not in METHODS:
+            raise LdacliError(f"{resume}: expected a checkpoint of method {', '.join(METHODS)}, found {ckpt.method!r}")
+        name = method.check(given.get("method"))
+        if name is not None and name != ckpt.method:
+            raise SettingError("method", f"{resume}: the checkpoint was written by method {ckpt.method}, found "
+                                         f"method {name}")
+        name = ckpt.method
+    else:
+        name = method.check(given.get("method")) or DEFAULT_METHOD
+    cls = METHODS[name]
+    declared = settings_of(cls)
+    settings.check_names(declared, given, others=_elsewhere(cls))
+    if isinstance(corpus, ShardFolder):  # only its index is read: what needs the documents cannot run
+        for name in ("warm_start", "holdout"):
+            if given.get(name) is not None or (ckpt is not None and ckpt.params.get(name) is not None):
+                raise SettingError(name, f"{name} needs the documents on the client, and the shard folder "
+                                         f"{corpus.path} is read by the workers only: read it whole (without "
+                                         f"scheduler) or leave {name} out")
+    parent = None
+    if ckpt is not None:
+        if given.get("warm_start") is not None:
+            raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them")
+        values = settings.resume(declared, given, _as_recorded(ckpt.params), resume,
+                                 fallback=lambda s, v: resume if s.name == "checkpoint" else s.default_for(v))
+        if values["iterations"] < ckpt.iteration:
+            raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
+                                             f"{values['iterations']} asked for")
+        trained = _corpus_to_train(corpus, None, None, ckpt, resume, notes)
+        if ckpt.params.get("corpus_fingerprint") != trained.fingerprint():
+            raise LdacliError(f"{resume}: expected a checkpoint of this corpus ({trained.source}), found one of "
+                              f"another corpus ({ckpt.params.get('corpus_source')}, fingerprint differs)")
+    else:
+        values = settings.resolve(declared, given)
+        if values["warm_start"] is not None:
+            parent = Model.load(values["warm_start"])
+            if given.get("n_topics") is not None and values["n_topics"] != parent.n_topics:
+                raise SettingError("n_topics", f"n_topics must be the warm start's {parent.n_topics} topics "
+                                               f"(topic k descends from its topic k), found {values['n_topics']}")
+            values["n_topics"] = parent.n_topics
+            if given.get("alpha") is None:  # the parent's priors are the starting values unless given
+                values["alpha"] = [float(a) for a in parent.alpha]
+            if given.get("beta") is None and parent.beta > 0:
+                values["beta"] = float(parent.beta)
+        values["seed"] = seeds.resolve(values["seed"])
+        trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
+        cls.resolve(values, given, trained)
+    _check_together(cls, values)
+    return _Settled(cls, values, ckpt, parent, trained)
+
+
+def check_given(given: dict) -> None:
+    """Refuse what is wrong with the settings ``given`` alone (an unknown setting, one of
+    another method, a value out of range) before anything is read; :func:`train` checks the
+    rest, which needs the corpus or the checkpoint."""
+    name = SETTINGS[0].check(given.get("method"))
+    if name is None and given.get("resume") is None:
+        name = DEFAULT_METHOD
+    declared = SETTINGS + (METHODS[name].SETTINGS if name else method_settings())
+    settings.check_names(declared, given, others=_elsewhere(METHODS[name]) if name else None)
+    values = settings.resolve(declared, given)
+    if given.get("resume") is None:  # a resumed run's settings are the checkpoint's and these
+        _check_together(METHODS[name], values)
+
+
+def _check_together(cls: type[Method], values: dict) -> None:
+    """Refuse settings that contradict each other."""
+    if (values["holdout"] is None) != (values["patience"] is None):
+        raise SettingError("holdout" if values["holdout"] is None else "patience",
                            "holdout and patience go together: give both to stop early, or neither")
-    settings = {
-        "n_topics": K,
-        "alpha": checks.positive("alpha", DEFAULT_ALPHA if given["alpha"] is None else given["alpha"], MAX_PRIOR),
-        "beta": checks.positive("beta", DEFAULT_BETA if given["beta"] is None else given["beta"], MAX_PRIOR),
-        "seed": seeds.resolve(given["seed"]),
-        "loglik_every": every,
-        "holdout": None if holdout is None else checks.fraction("holdout", holdout, open_ends=True),
-        "patience": None if patience is None else checks.count("patience", patience, 1),
-    }
-    settings.update(method.resolve(options, n_topics=K, iterations=iterations, corpus=corpus))
-    if parent is not None:  # the parent's priors are the starting values unless given
-        if given["alpha"] is None:
-            settings["alpha"] = [float(a) for a in parent.alpha]
-        if given["beta"] is None and parent.beta > 0:
-            settings["beta"] = float(parent.beta)
-    return settings
+    if cls.TRACE_EVERY_STEP and values["loglik_every"] != 1:
+        raise SettingError("loglik_every", f"loglik_every must be 1 for method {cls.name}, which records its "
+                                           f"trace at every {cls.unit}, found {values['loglik_every']}")
+    cls.check(values)
 
 
-def unchanged(output: str, corpus: Corpus, n_topics: int | None = None, *, method: str | None = None,
-              iterations: int | None = None, alpha: float | None = None, beta: float | None = None,
-              seed: int | None = None, loglik_every: int | None = None, holdout: float | None = None,
-              patience: int | None = None, warm_start: str | None = None, **options) -> bool:
+def unchanged(output: str, corpus: Corpus, n_topics: int | None = None, **given) -> bool:
     """Whether the model at ``output`` was trained with these settings (the defaults of those
     not given; any seed when none is given) on this corpus (same fingerprint, as the run would
-    see it) and, for a warm start, from the same parent file: then training again would only
-    repeat it (``train --skip-unchanged``). A missing or unreadable output is never unchanged."""
+    see it), from the same warm-start parent and aligned to the same model's file: then
+    training again would only repeat it (``train --skip-unchanged``). A missing or unreadable
+    output is never unchanged."""
     if not os.path.exists(output):
         return False
     try:
@@ -185,37 +312,21 @@ def unchanged(output: str, corpus: Corpus, n_topics: int | None = None, *, metho
     except LdacliError:
         return False
     p = model.params
-    cls = method_of(method, None, None)
-    parent = Model.load(warm_start) if warm_start is not None else None
-    if parent is not None and (p.get("warm_start") or {}).get("sha256") != file_sha256(warm_start):
+    given = {**given, "n_topics": n_topics}
+    if given.get("resume") is not None:
+        raise SettingError("resume", "a resumed run continues where it stopped: there is nothing to compare")
+    if given.get("seed") is None:
+        if not isinstance(p.get("seed"), int):
+            return False
+        given["seed"] = p["seed"]
+    run = _settle(corpus, given, notes=False)
+    values = run.values
+    if p.get("method") != run.cls.name or p.get("corpus_fingerprint") != run.corpus.fingerprint():
         return False
-    trained = _corpus_to_train(corpus, parent, warm_start, None, None, notes=False)
-    if p.get("corpus_fingerprint") != trained.fingerprint():
-        return False
-    iterations = checks.count("iterations", cls.DEFAULT_ITERATIONS if iterations is None else iterations, 1)
-    given = dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=p.get("seed") if seed is None else seed,
-                 loglik_every=loglik_every, holdout=holdout, patience=patience)
-    settings = _fresh_settings(cls, given, _method_options(cls, options), iterations, trained, parent)
-    settings.pop("shards", None)  # recorded as used, which a tiny corpus may lower
-    return p.get("method") == cls.name and p.get("iterations") == iterations and all(
-        p.get(k) == v for k, v in settings.items())
-
-
-def resumed_settings(source: str, corpus: Corpus, params: dict, given: dict, *, auto: tuple = ("auto",)) -> dict:
-    """The settings stored in a checkpoint's ``params`` for the names in ``given``, after
-    checking that it was written for ``corpus`` and that no given value (other than None or
-    one of ``auto``) contradicts it."""
-    if params.get("corpus_fingerprint") != corpus.fingerprint():
-        raise LdacliError(
-            f"{source}: expected a checkpoint of this corpus ({corpus.source}), found one of "
-            f"another corpus ({params.get('corpus_source')}, fingerprint differs)"
-        )
-    settings = {name: params.get(name) for name in given}
-    for name, value in given.items():
-        if value is not None and value not in auto and value != settings[name]:
-            raise SettingError(name, f"{source}: the checkpoint has {name}={settings[name]!r}, which cannot change "
-                                     f"on resume (given {value!r})")
-    return settings
+    for name, recorded in (("warm_start", "warm_start"), ("align_to", "aligned_to")):
+        if values[name] is not None and (p.get(recorded) or {}).get("sha256") != file_sha256(values[name]):
+            return False
+    return not settings.differences(settings_of(run.cls), values, _as_recorded(p))
 
 
 def _checked_trace(cls: type[Method], state: Method) -> float:
@@ -243,92 +354,82 @@ def _provenance(corpus: Corpus) -> dict:
     }
 
 
-def train(
-    corpus: Corpus | ShardFolder,
-    n_topics: int | None = None,
-    *,
-    method: str | None = None,
-    iterations: int | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
-    seed: int | None = None,
-    threads: int | None = None,
-    loglik_every: int | None = None,
-    holdout: float | None = None,
-    patience: int | None = None,
-    max_seconds: float | None = None,
-    checkpoint: str | None = None,
-    checkpoint_every: int = 0,
-    resume: str | None = None,
-    warm_start: str | None = None,
-    progress: bool = False,
-    callback: Callable[[int], None] | None = None,
-    wait: float | None = None,
-    scheduler=None,
-    **options,
-) -> Model:
-    """Fit LDA to ``corpus`` by ``method`` and return the model.
+def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress: bool = False,
+          callback: Callable[[int], None] | None = None, **given) -> Model:
+    """Fit LDA to ``corpus`` and return the model.
 
-    ``method`` is ``"cgs"`` (collapsed Gibbs sampling, the default), ``"vem"`` (variational
-    EM) or ``"gibbs"`` (uncollapsed Gibbs sampling); each method's own settings are keyword
-    ``options`` (see each class's ``OPTIONS`` and docstring in :mod:`ldacli.methods`:
-    ``sampler``, ``shards``, ``optimize_interval``, ``optimize_burn_in`` for cgs;
-    ``smoothed``, ``estimate_alpha``, ``estimate_eta``, ``estep_tol``, ``estep_max_iter``,
-    ``em_tol``, ``estep_restart`` for vem; ``burn_in`` for gibbs). An option of another method
-    raises :class:`~ldacli.errors.SettingError`; None means not given.
+    Every setting is a keyword argument named as in :data:`SETTINGS` (common to every method:
+    ``method``, ``n_topics``, ``iterations``, ``alpha``, ``beta``, ``seed``, ``loglik_every``,
+    ``holdout``, ``patience``, ``max_seconds``, ``checkpoint``, ``checkpoint_every``,
+    ``warm_start``, ``align_to``, ``threads``, ``scheduler``, ``wait``, ``resume``) or in the
+    method's own ``SETTINGS`` (``METHODS[name].SETTINGS``: ``sampler``, ``shards``,
+    ``optimize_interval``, ``optimize_burn_in`` for cgs; ``smoothed``, ``estimate_alpha``,
+    ``estimate_eta``, ``estep_tol``, ``estep_max_iter``, ``em_tol``, ``estep_restart`` for
+    vem; ``burn_in`` for gibbs); each declaration says its type, default and meaning. None
+    means not given. A setting of another method, an unknown one or a value that is not allowed
+    raises :class:`~ldacli.errors.SettingError` naming it.
 
-    Common settings: ``n_topics`` (20); ``iterations`` counts all steps, those before a resumed
-    checkpoint included (default per method: 1000 sweeps, 100 EM iterations for vem);
-    ``alpha`` the per-topic document-topic prior (0.1; the sum over topics is K x alpha) and
-    ``beta`` the per-word topic-word prior (0.01), starting values where the method learns
-    them; ``seed`` (fresh entropy, recorded as ``params["seed"]``, when None); ``threads``
-    (default: all cores this process may use) never changes the result; ``loglik_every``
-    steps between trace points (10; vem traces its ELBO every iteration). With ``holdout``
-    (a fraction) and ``patience``, that fraction of the documents is held out and training
-    stops when their document-completion perplexity, computed at every trace point, has not
-    improved ``patience`` times in a row; the model is fitted to the rest. ``max_seconds``
-    stops after the step during which that much time has passed (the result then depends on
-    the machine's speed). Words of the vocabulary that never occur take no row in the model.
+    ``iterations`` counts all steps, those before a resumed checkpoint included. ``threads``
+    never changes the result. With ``holdout`` (a fraction) and ``patience``, that fraction of
+    the documents is held out and training stops when their document-completion perplexity,
+    computed at every trace point, has not improved ``patience`` times in a row; the model is
+    fitted to the rest. Words of the vocabulary that never occur take no row in the model.
 
     ``warm_start`` (a model file) begins the run from that model (:func:`warm_start_state`):
     the vocabulary keeps its words' order (words gone from the corpus are left out, new ones
     appended), each token's first topic is drawn from its topics, its priors are the starting
     values unless ``alpha``/``beta`` are given, and topic k of the new model descends from its
     topic k. The model records its lineage, and how well the ids held (``params["id_stability"]``).
+    ``align_to`` (a model file) renumbers the trained model's topics onto that model's ids
+    (:func:`~ldacli.diff.align`) and records the permutation (``params["aligned_to"]``).
 
     With ``checkpoint``, the state is written there every ``checkpoint_every`` steps (if > 0),
-    at the end, and when SIGINT/SIGTERM stops the run (raising :class:`TrainingInterrupted`);
-    ``resume`` continues from such a file and gives exactly what an uninterrupted run gives.
-    On resume the method and every setting but ``iterations``, ``threads``, ``max_seconds``
-    and the checkpoint schedule come from the checkpoint (a different value is an error).
-    ``callback(iteration)`` is called after every step. The model's params record
-    ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`). The checkpoint path is
-    locked for the run (:mod:`ldacli.locking`): another run on it raises
+    at the end, and when SIGINT/SIGTERM stops the run (raising :class:`TrainingInterrupted`,
+    whose ``checkpoint`` names the file). ``resume`` continues the run a checkpoint was written
+    by, exactly as it was asked: the settings it fixes (the method, K, the priors, the seed,
+    the method's own) come from it and may not change; those it continues (``iterations``,
+    ``checkpoint``, ``checkpoint_every``, ``loglik_every``, ``patience``, ``max_seconds``,
+    ``align_to``) come from it unless given. The result is what an uninterrupted run gives.
+    ``callback(iteration)`` is called after every step. The model's params record the
+    settings, ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`). The checkpoint
+    path is locked for the run (:mod:`ldacli.locking`): another run on it raises
     :class:`~ldacli.errors.LockedError`, or waits up to ``wait`` seconds. A checkpoint that
     cannot be written (a full disk) is reported and training goes on.
 
     ``scheduler`` runs the collapsed Gibbs sampler's shards on a Dask cluster
     (:mod:`ldacli.methods.distributed`): a scheduler's address, ``"local:N"`` for a local
     cluster of N worker processes, or a ``distributed.Client``; the result is the same as with
-    threads. A lost cluster writes the checkpoint of the last finished sweep and raises.
-    ``corpus`` may then be a :class:`~ldacli.shard_folder.ShardFolder` (from
-    :func:`~ldacli.shard_folder.open_shard_folder`): the workers read the shard files, the
-    client only the index (no warm start or holdout then).
+    threads. A lost cluster writes the checkpoint of the last finished sweep and raises
+    :class:`RunStopped`. ``corpus`` may then be a :class:`~ldacli.shard_folder.ShardFolder`
+    (from :func:`~ldacli.shard_folder.open_shard_folder`): the workers read the shard files,
+    the client only the index (no warm start or holdout then).
     """
-    with locked([checkpoint], wait=wait) as removed:
+    run = _settle(corpus, {**given, "n_topics": n_topics})
+    values = run.values
+    with locked([values["checkpoint"]], wait=values["wait"]) as removed:
         for path in removed:
             log.warning("%s: removed, a temporary file left by a run that was killed", path)
-        with cluster(scheduler) as client:
-            run = _prepare(corpus, dict(n_topics=n_topics, alpha=alpha, beta=beta, seed=seed,
-                                        loglik_every=loglik_every, holdout=holdout, patience=patience), options,
-                           method=method, iterations=iterations, threads=threads, max_seconds=max_seconds,
-                           checkpoint_every=checkpoint_every, resume=resume, warm_start=warm_start, client=client)
+        with cluster(values["scheduler"]) as client:
+            prepared = _prepare(run, client)
             try:
-                model = _loop(run, checkpoint=checkpoint, progress=progress, callback=callback)
+                model = _loop(prepared, progress=progress, callback=callback)
             finally:
-                run.state.close()
-    if run.parent is not None:
-        model.params["id_stability"] = id_stability(run.parent, model)
+                prepared.state.close()
+    if prepared.parent is not None:
+        model.params["id_stability"] = id_stability(prepared.parent, model)
+    if prepared.reference is not None:
+        model = _aligned(model, prepared.reference, values["align_to"])
+    return model
+
+
+def _aligned(model: Model, reference: Model, path: str) -> Model:
+    """``model`` with its topics renumbered onto ``reference``'s ids, recording how."""
+    model, order, matching = align(model, reference)
+    model.params["aligned_to"] = {"path": os.path.abspath(path), "sha256": file_sha256(path),
+                                  "order": order, "distances": [float(d) for d in matching.distances]}
+    moved = sum(1 for i, k in enumerate(order) if i != k)
+    log.warning("topics renumbered onto %s's ids (%d of %d moved; median JS distance %.3f)", path, moved,
+                len(order), float(np.median(matching.distances)))
     return model
 
 
@@ -339,85 +440,64 @@ class _Run:
 
     cls: type[Method]
     state: Method
-    settings: dict
+    values: dict
     params: dict
     fitted: Corpus
-    iterations: int
-    checkpoint_every: int
-    max_seconds: float | None
     start: int
     trace_it: list[int]
     trace_ll: list[float]
     evaluator: HeldOutEvaluator | None
     stopper: EarlyStopping | None
     parent: Model | None
+    reference: Model | None
+
+    def checkpoint_params(self) -> dict:
+        """What a checkpoint records: the model's params, and how the run writes checkpoints."""
+        return {**settings.recorded(settings_of(self.cls), self.values), **self.params}
 
 
-def _prepare(corpus: Corpus, given: dict, options: dict, *, method, iterations, threads, max_seconds,
-             checkpoint_every, resume, warm_start, client=None) -> _Run:
-    """Everything before the first step: settings checked or read from the checkpoint, the
-    corpus as trained (unused words out, a warm start's vocabulary), the held-out slice, the
-    memory check, the state."""
-    ckpt = Checkpoint.load(resume) if resume else None
-    cls = method_of(method, ckpt, resume)
-    options = _method_options(cls, options)
-    iterations = checks.count("iterations", cls.DEFAULT_ITERATIONS if iterations is None else iterations, 1)
-    checkpoint_every = checks.count("checkpoint_every", checkpoint_every, 0)
-    if max_seconds is not None:
-        max_seconds = checks.positive("max_seconds", max_seconds)
-    threads = check_threads(threads)
-    if warm_start is not None and ckpt is not None:
-        raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them")
-    if isinstance(corpus, ShardFolder):  # only its index is read: what needs the documents cannot run
-        for name, value in (("warm_start", warm_start), ("holdout", given["holdout"])):
-            if value is not None:
-                raise SettingError(name, f"{name} needs the documents on the client, and the shard folder "
-                                         f"{corpus.path} is read by the workers only: read it whole (without "
-                                         f"scheduler) or leave {name} out")
-    parent = Model.load(warm_start) if warm_start is not None else None
-    corpus = _corpus_to_train(corpus, parent, warm_start, ckpt, resume)
-    if ckpt is None:
-        settings = _fresh_settings(cls, given, options, iterations, corpus, parent)
-    else:
-        given.update({name: options.get(name) for name in cls.OPTIONS})
-        settings = resumed_settings(resume, corpus, ckpt.params, given)
-        if iterations < ckpt.iteration:
-            raise LdacliError(f"{resume}: the checkpoint is at iteration {ckpt.iteration}, past the {iterations} asked for")
-
+def _prepare(run: _Settled, client=None) -> _Run:
+    """Everything before the first step: the held-out slice, the memory check, the state, the
+    params the model will record."""
+    cls, values, ckpt, corpus = run.cls, run.values, run.checkpoint, run.corpus
+    threads = check_threads(values["threads"])
+    reference = Model.load(values["align_to"]) if values["align_to"] is not None else None
     fitted, evaluator, stopper = corpus, None, None
-    if settings["holdout"] is not None:
-        fitted, held, _ = holdout_split(corpus, settings["holdout"], seed=settings["seed"])
-        evaluator = HeldOutEvaluator(held, seed=settings["seed"])
+    if values["holdout"] is not None:
+        fitted, held, _ = holdout_split(corpus, values["holdout"], seed=values["seed"])
+        evaluator = HeldOutEvaluator(held, seed=values["seed"])
         stored = ckpt.state.get("early_stopping") if ckpt is not None else None
-        stopper = EarlyStopping.from_state(stored) if stored else EarlyStopping(settings["patience"])
-    check_fits(f"training {cls.name} with {settings['n_topics']} topics on {fitted.n_words} words, "
+        stopper = EarlyStopping.from_state(stored, values["patience"]) if stored else EarlyStopping(values["patience"])
+    check_fits(f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
                f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
-               cls.estimate_bytes(fitted, settings, threads))
-    start = warm_start_state(parent, fitted, settings) if parent is not None else None
+               cls.estimate_bytes(fitted, values, threads))
+    start = warm_start_state(run.parent, fitted, values) if run.parent is not None else None
     if client is not None and not cls.DISTRIBUTED:
         raise SettingError("scheduler", f"scheduler applies to method {', '.join(m.name for m in METHODS.values() if m.DISTRIBUTED)} "
                                         f"only, found method {cls.name}")
-    state = cls(fitted, settings, iterations=iterations, threads=threads, checkpoint=ckpt, source=resume,
-                start=start, **({"client": client} if client is not None else {}))
-    params = {"method": cls.name, **settings, "iterations": iterations, "trace": cls.trace, **_provenance(corpus)}
-    if max_seconds is not None:
-        params["max_seconds"] = max_seconds
+    resume = values["resume"]
+    state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
+                **({"client": client} if client is not None else {}))
+    params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
+              "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
+    parent = run.parent
     if parent is not None:
-        params.update(_lineage(parent, warm_start, corpus))
+        params.update(_lineage(parent, values["warm_start"], corpus))
     elif ckpt is not None:  # a resumed warm start keeps its lineage, and checks its ids if it can
         params.update({k: ckpt.params[k] for k in ("warm_start", "lineage") if k in ckpt.params})
         parent = _parent_if_unchanged(params.get("warm_start"))
     trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
     trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
-    return _Run(cls, state, settings, params, fitted, iterations, checkpoint_every, max_seconds,
-                ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll, evaluator, stopper, parent)
+    return _Run(cls, state, values, params, fitted, ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll,
+                evaluator, stopper, parent, reference)
 
 
-def _loop(run: _Run, *, checkpoint: str | None, progress: bool, callback) -> Model:
+def _loop(run: _Run, *, progress: bool, callback) -> Model:
     """The steps, the trace, early stopping, time limit, checkpoints and signals; the model."""
-    cls, state, stopper, params = run.cls, run.state, run.stopper, run.params
+    cls, state, stopper, params, values = run.cls, run.state, run.stopper, run.params, run.values
     trace_it, trace_ll = run.trace_it, run.trace_ll
-    every = run.settings["loglik_every"]
+    every, unit, iterations = values["loglik_every"], cls.unit, values["iterations"]
+    checkpoint, checkpoint_every, max_seconds = values["checkpoint"], values["checkpoint_every"], values["max_seconds"]
 
     def save_checkpoint(it: int) -> bool:
         """Write the checkpoint; a failure (a full disk, say) is reported and training goes on:
@@ -425,60 +505,63 @@ def _loop(run: _Run, *, checkpoint: str | None, progress: bool, callback) -> Mod
         if not checkpoint:
             return False
         try:
-            Checkpoint(params, it, state.rng_states(), np.array(trace_it, dtype=np.int64),
+            Checkpoint(run.checkpoint_params(), it, state.rng_states(), np.array(trace_it, dtype=np.int64),
                        np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, state.arrays(),
                        {"early_stopping": stopper.state() if stopper is not None else None},
                        vocab=list(run.fitted.vocab)).save(checkpoint)
             return True
         except OutputError as exc:
-            log.warning("%s (at iteration %d; training goes on, the previous checkpoint is intact)", exc, it)
+            log.warning("%s (at %s %d; training goes on, the previous checkpoint is intact)", exc, unit, it)
             return False
 
-    bar = tqdm(total=run.iterations, initial=run.start, disable=not progress, file=sys.stderr,
-               unit=cls.unit, dynamic_ncols=True, leave=False)
+    def stopped_at(it: int, why: str) -> tuple[str, str | None]:
+        """Write the checkpoint of step ``it`` for a run that stops there: what to tell, and the
+        checkpoint that continues it."""
+        if save_checkpoint(it):
+            return f"{why} after {unit} {it} of {iterations}; checkpoint written to {checkpoint}", checkpoint
+        if checkpoint:
+            return (f"{why} after {unit} {it} of {iterations}; the checkpoint could not be written, progress since "
+                    f"the last one in {checkpoint} is lost"), None
+        return f"{why} after {unit} {it} of {iterations}; no checkpoint was asked for, progress is lost", None
+
+    bar = tqdm(total=iterations, initial=run.start, disable=not progress, file=sys.stderr,
+               unit=unit, dynamic_ncols=True, leave=False)
     it, stopped = run.start, "iterations"
     began = time.perf_counter()
     with bar, stop_requests() as stop:
-        while (it < run.iterations and not (stopper is not None and stopper.should_stop)
+        while (it < iterations and not (stopper is not None and stopper.should_stop)
                and not state.converged(trace_ll)):
             t0 = time.perf_counter()
             try:
                 state.step(it + 1)
             except ClusterLost as exc:
-                where = (f"checkpoint of sweep {it} written to {checkpoint}; continue with --resume {checkpoint}"
-                         if save_checkpoint(it) else "no --checkpoint was given, progress is lost")
-                raise LdacliError(f"{exc}; {where}") from None
+                message, written = stopped_at(it, f"{exc}; stopped")
+                raise RunStopped(message, written) from None
             it += 1
             rate = run.fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
             if it % every == 0:
                 trace_it.append(it)
                 trace_ll.append(_checked_trace(cls, state))
                 note = state.note()
-                log.info("iteration %d: %s %.6f, %.3g tokens/s%s", it, cls.trace_label, trace_ll[-1], rate,
+                log.info("%s %d: %s %.6f, %.3g tokens/s%s", unit, it, cls.trace_label, trace_ll[-1], rate,
                          f", {note}" if note else "")
                 if stopper is not None:
                     held_out = run.evaluator.perplexity(state.phi(), state.alpha)
-                    log.info("iteration %d: held-out perplexity %.6g", it, held_out)
+                    log.info("%s %d: held-out perplexity %.6g", unit, it, held_out)
                     if stopper.observe(it, held_out):
                         log.info("%s", stopper.reason)
             bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", {cls.trace_label} {trace_ll[-1]:.4f}" if trace_ll else ""))
             bar.update(1)
             if callback is not None:
                 callback(it)
-            if run.checkpoint_every and it % run.checkpoint_every == 0 and it < run.iterations:
+            if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
                 save_checkpoint(it)
             if stop["signal"] is not None:
-                if save_checkpoint(it):
-                    where = f"; checkpoint written to {checkpoint}, continue with --resume {checkpoint}"
-                elif checkpoint:
-                    where = f"; the checkpoint could not be written, progress since the last one in {checkpoint} is lost"
-                else:
-                    where = "; no --checkpoint was given, progress is lost"
-                raise TrainingInterrupted(f"stopped by {stop['signal'].name} after iteration {it}{where}",
-                                          int(stop["signal"]))
-            if run.max_seconds is not None and time.perf_counter() - began >= run.max_seconds:
+                message, written = stopped_at(it, f"stopped by {stop['signal'].name}")
+                raise TrainingInterrupted(message, int(stop["signal"]), written)
+            if max_seconds is not None and time.perf_counter() - began >= max_seconds:
                 stopped = "time limit"
-                log.info("time limit of %g s reached after iteration %d", run.max_seconds, it)
+                log.info("time limit of %g s reached after %s %d", max_seconds, unit, it)
                 break
     if stopper is not None and stopper.should_stop:
         stopped = "early stopping"

@@ -19,9 +19,9 @@ import numpy as np
 from ldacli import checks, seeds
 from ldacli._ugibbs import doc_loglik, draw_topic, draw_z_theta
 from ldacli.corpus import Corpus
-from ldacli.errors import SettingError
 from ldacli.methods.base import Method, Start, doc_topic_counts, word_topic_counts
 from ldacli.model import Checkpoint
+from ldacli.settings import FIXED, Integer, Setting, owned_by
 from ldacli.parallel import CHUNK_NNZ, Pool, doc_ranges
 
 
@@ -42,12 +42,14 @@ class UncollapsedGibbs(Method):
     trace_label = "log p(w | theta, phi) per token"
     DEFAULT_ITERATIONS = 1000
     DEFAULT_LOGLIK_EVERY = 10
-    OPTIONS = {"burn_in": None}
+    SETTINGS = owned_by("gibbs", (
+        Setting("burn_in", Integer(0), lambda values: values["iterations"] // 2,
+                "Sweeps discarded before averaging theta and phi.", FIXED, default_help="half of --iterations"),
+    ))
 
     @classmethod
-    def resolve(cls, options: dict, *, n_topics: int, iterations: int, corpus: Corpus) -> dict:
-        burn_in = options.get("burn_in")
-        return {"burn_in": iterations // 2 if burn_in is None else checks.count("burn_in", burn_in, 0)}
+    def check(cls, values: dict) -> None:
+        checks.smaller("burn_in", values["burn_in"], "iterations", values["iterations"])
 
     @classmethod
     def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
@@ -56,12 +58,10 @@ class UncollapsedGibbs(Method):
         # and the model's
         return (32.0 + 4.0 * threads) * V * K + 24.0 * D * K + 16.0 * corpus.counts.nnz
 
-    def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
-                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None):
+    def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
+                 source: str | None = None, start: Start | None = None):
         K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs
         self.burn_in = settings["burn_in"]
-        if self.burn_in >= iterations:
-            raise SettingError("burn_in", f"burn_in must be smaller than iterations, found burn_in {self.burn_in} >= iterations {iterations}")
         self.n_tokens = corpus.n_tokens
         c = corpus.counts
         self.indptr = np.ascontiguousarray(c.indptr, dtype=np.int64)

@@ -22,12 +22,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, gammaln, polygamma
 
-from ldacli import checks, seeds
+from ldacli import seeds
 from ldacli._vem import estep, word_stats
 from ldacli.corpus import Corpus
 from ldacli.methods.base import Method, Start, doc_topic_counts, word_topic_counts
+from ldacli.errors import SettingError
 from ldacli.model import Checkpoint
 from ldacli.parallel import Pool, doc_ranges
+from ldacli.settings import FIXED, Flag, Integer, Real, Setting, owned_by
 
 
 # --- Newton's method for Dirichlet parameters -------------------------------------------------
@@ -189,8 +191,27 @@ class VariationalEM(Method):
     DEFAULT_ITERATIONS = 100
     DEFAULT_LOGLIK_EVERY = 1
     TRACE_EVERY_STEP = True
-    OPTIONS = {"smoothed": True, "estimate_alpha": True, "estimate_eta": True, "estep_tol": 5e-3,
-               "estep_max_iter": 10, "em_tol": 1e-4, "estep_restart": 1.0}
+    SETTINGS = owned_by("vem", (
+        Setting("smoothed", Flag(), True,
+                "A Dirichlet(beta) prior on the topics with a variational posterior (smoothed), or topics as "
+                "plain parameters.", FIXED, off="--no-smoothed"),
+        Setting("estimate_alpha", Flag(), True,
+                "Estimate an asymmetric alpha by Newton's method in every M-step, or keep --alpha.", FIXED,
+                off="--fixed-alpha"),
+        Setting("estimate_eta", Flag(), lambda values: values["smoothed"],
+                "Smoothed: estimate the topic prior (--beta) by Newton's method, or keep it.", FIXED,
+                off="--fixed-eta", default_help="--estimate-eta when smoothed"),
+        Setting("estep_tol", Real(0), 5e-3,
+                "A document's E-step stops when fewer than this fraction of its tokens change topic in a round.",
+                FIXED),
+        Setting("estep_max_iter", Integer(1), 10, "E-step rounds per document at most, per EM iteration.", FIXED),
+        Setting("em_tol", Real(0), 1e-4,
+                "Stop when an EM iteration raises the evidence lower bound by less than this, relative (0: run "
+                "all --iterations).", FIXED),
+        Setting("estep_restart", Real(0, 1), 1.0,
+                "Each document's E-step also tries a start this far from the previous gamma towards the uniform "
+                "one and keeps the better (0: never).", FIXED),
+    ))
     INIT = "gamma(100, 0.01)"
 
     @classmethod
@@ -203,20 +224,10 @@ class VariationalEM(Method):
         return {"alpha": estimated if params.get("estimate_alpha", True) else "set", "beta": eta}
 
     @classmethod
-    def resolve(cls, options: dict, *, n_topics: int, iterations: int, corpus: Corpus) -> dict:
-        o = {**cls.OPTIONS, **options}
-        s = {
-            "smoothed": checks.flag("smoothed", o["smoothed"]),
-            "estimate_alpha": checks.flag("estimate_alpha", o["estimate_alpha"]),
-            "estimate_eta": checks.flag("estimate_eta", o["estimate_eta"]),
-            "estep_tol": checks.non_negative("estep_tol", o["estep_tol"]),
-            "estep_max_iter": checks.count("estep_max_iter", o["estep_max_iter"], 1),
-            "em_tol": checks.non_negative("em_tol", o["em_tol"]),
-            "estep_restart": checks.fraction("estep_restart", o["estep_restart"]),
-        }
-        if not s["smoothed"]:
-            s["estimate_eta"] = False
-        return s
+    def check(cls, values: dict) -> None:
+        if values["estimate_eta"] and not values["smoothed"]:
+            raise SettingError("estimate_eta", "estimate_eta applies to the smoothed model only (there is no topic "
+                                               "prior to estimate), found it with smoothed False")
 
     @classmethod
     def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
@@ -225,8 +236,8 @@ class VariationalEM(Method):
         # expectation and theta; the corpus in both orientations
         return 48.0 * V * K + 24.0 * D * K + 40.0 * corpus.counts.nnz
 
-    def __init__(self, corpus: Corpus, settings: dict, *, iterations: int, threads: int,
-                 checkpoint: Checkpoint | None, source: str | None = None, start: Start | None = None):
+    def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
+                 source: str | None = None, start: Start | None = None):
         K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs
         self.s = settings
         self.a = a = _Arrays(corpus)

@@ -1,0 +1,192 @@
+"""One convention for every command, derived from the settings' declarations: the options each
+command has, their names and meanings, machine output, -q and -v, one-line usage errors, and the
+README's option tables."""
+
+import os
+import re
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from ldacli import cli, settings
+from ldacli.cli import main
+from ldacli.methods import driver
+
+README = os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md")
+# Commands that print results: they take --format.
+PRINTING = ("topics", "infer", "perplexity", "diff", "info")
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def commands():
+    return sorted(main.commands.items())
+
+
+def options(command: click.Command):
+    return [p for p in command.params if isinstance(p, click.Option) and p.name != "help"]
+
+
+@pytest.mark.parametrize("name, command", commands())
+def test_every_option_is_made_from_a_declared_setting(name, command):
+    for param in options(command):
+        assert isinstance(param, cli.SettingOption), f"{name} {param.opts}: not made from a declaration"
+        s = param.setting
+        assert param.name == s.name
+        assert tuple(param.opts) == (s.spellings[-1:] if s.off else s.spellings)
+        assert tuple(param.secondary_opts) == ((s.off,) if s.off else ())
+        assert param.default is None or param.required  # None = not given: the library applies the default
+
+
+def test_train_has_exactly_the_declared_settings_of_every_method():
+    names = {p.name for p in options(main.commands["train"])}
+    declared = {s.name for s in driver.SETTINGS + driver.method_settings() + cli.READING}
+    assert declared <= names
+    assert names - declared == {"output", "skip_unchanged", "quiet", "verbose"}
+    for method in driver.METHODS.values():  # a method's settings are all on the command line
+        assert {s.name for s in method.SETTINGS} <= names
+
+
+@pytest.mark.parametrize("name, command", commands())
+def test_every_command_has_quiet_verbose_help_with_examples_and_machine_output(name, command):
+    spelled = {o for p in options(command) for o in p.opts}
+    assert {"-q", "--quiet", "-v", "--verbose"} <= spelled
+    if name in PRINTING:
+        assert "--format" in spelled
+    assert "--json" not in spelled
+    result = run(name, "--help")
+    assert result.exit_code == 0 and "Examples:" in result.stdout
+
+
+def test_one_name_per_meaning_across_commands():
+    by_spelling, by_name = {}, {}
+    for name, command in commands():
+        for p in options(command):
+            s = p.setting
+            for spelling in (*p.opts, *p.secondary_opts):
+                by_spelling.setdefault(spelling, set()).add(s.name)
+            by_name.setdefault(s.name, set()).add(tuple(p.opts) + tuple(p.secondary_opts))
+    assert {k: v for k, v in by_spelling.items() if len(v) > 1} == {}
+    assert {k: v for k, v in by_name.items() if len(v) > 1} == {}
+    # the input format and the output format have their own names
+    assert by_spelling["--format"] == {"output_format"} and by_spelling["--input-format"] == {"input_format"}
+    assert "--method" not in {o for p in options(main.commands["perplexity"]) for o in p.opts}
+    assert "--top-n" not in by_spelling
+
+
+@pytest.mark.parametrize("args", [
+    ("train",),                                         # a missing argument
+    ("train", "c.ldac", "-k", "x", "-o", "m.npz"),      # not a number
+    ("train", "c.ldac", "-k", "0", "-o", "m.npz"),      # out of range (the library's check)
+    ("train", "c.ldac", "--nope", "-o", "m.npz"),       # unknown option
+    ("topics",),
+    ("topics", "m.npz", "--format", "xml"),
+    ("info", "m.npz", "--format", "yaml"),
+    ("diff", "a.npz"),
+    ("perplexity", "m.npz", "c.ldac", "--estimator", "harmonic"),
+    ("infer", "m.npz", "c.ldac", "-o", "theta.xlsx"),
+    ("convert", "c.txt"),
+    ("report", "m.npz", "-o", "r.pdf"),
+    ("nosuchcommand",),
+])
+def test_usage_errors_are_one_line_with_exit_code_2(args, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run(*args)
+    assert result.exit_code == 2, (result.exit_code, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+
+
+def test_a_library_setting_error_names_the_option(small_ldac, tmp_path):
+    result = run("train", small_ldac, "-k", "0", "-o", tmp_path / "m.npz")
+    assert result.exit_code == 2
+    assert "-k/--topics must be an integer >= 1, found 0" in result.stderr
+    result = run("train", small_ldac, "--method", "vem", "--burn-in", "3", "-o", tmp_path / "m.npz")
+    assert result.exit_code == 2 and "--burn-in applies to method gibbs only, found method vem" in result.stderr
+
+
+def test_an_option_that_cannot_apply_is_refused(small_ldac, tmp_path):
+    train = run("train", small_ldac, "-k", 3, "--iterations", 10, "--seed", 1, "-o", tmp_path / "m.npz")
+    assert train.exit_code == 0, train.stderr
+    refused = [
+        (("perplexity", tmp_path / "m.npz", small_ldac, "--particles", 5), "--particles"),
+        (("perplexity", tmp_path / "m.npz", small_ldac, "--estimator", "importance", "--iterations", 5), "--iterations"),
+        (("topics", tmp_path / "m.npz", "--corpus", small_ldac), "--corpus"),
+        (("topics", tmp_path / "m.npz", "--coherence", "npmi", "-n", 1), "--top-words"),
+        (("train", small_ldac, "--method", "vem", "--no-smoothed", "--estimate-eta", "-o", tmp_path / "v.npz"),
+         "--estimate-eta"),
+        (("infer", tmp_path / "m.npz", small_ldac, "-o", "-", "--format", "npz"), "--format"),
+    ]
+    for args, option in refused:
+        result = run(*args)
+        assert result.exit_code == 2 and option in result.stderr, (args, result.stderr)
+        assert len(result.stderr.splitlines()) == 1
+
+
+def test_quiet_and_verbose_work_on_every_command(small_ldac, tmp_path):
+    out = tmp_path / "m.npz"
+    assert run("train", small_ldac, "-k", 3, "--iterations", 20, "--seed", 1, "-q", "-o", out).stderr == ""
+    verbose = run("train", small_ldac, "-k", 3, "--iterations", 20, "--seed", 1, "-v", "-o", tmp_path / "v.npz")
+    assert "sweep 10: log p(w, z) per token" in verbose.stderr and "iteration" not in verbose.stderr
+    for args in (("topics", out), ("info", out), ("diff", out, tmp_path / "v.npz"),
+                 ("perplexity", out, small_ldac, "--seed", 1), ("infer", out, small_ldac, "-o", "-")):
+        quiet = run(*args, "-q")
+        assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout, (args, quiet.stderr)
+        assert run(*args, "-v").exit_code == 0
+    assert run("info", out, "-q", "-v").exit_code == 2
+
+
+def test_notes_are_printed_once(tmp_path):
+    (tmp_path / "c.ldac").write_text("2 0:1 1:2\n1 2:3\n1 0:2\n")
+    (tmp_path / "c.vocab").write_text("a\nb\nc\nunused\n")
+    result = run("train", tmp_path / "c.ldac", "-k", 2, "--iterations", 5, "-o", tmp_path / "m.npz")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count("never occur") == 1, result.stderr
+
+
+# --- the README's option tables are the declarations --------------------------------------------------
+
+ROLES = {settings.FIXED: "fixed", settings.CONTINUED: "continued", settings.FREE: "free"}
+
+
+def option_table(declared, roles: bool) -> str:
+    """The README's Markdown table of ``declared`` settings (with ``roles``: what a resumed run
+    does with each)."""
+    rows = ["| option | meaning (default) |" + (" `--resume` |" if roles else ""),
+            "|---|---|" + ("---|" if roles else "")]
+    for s in declared:
+        spelled = ", ".join(f"`{o}`" for o in (s.spellings + ((s.off,) if s.off else ())))
+        default = s.default_text()
+        help = s.described.replace("|", "\\|")
+        if default and not (isinstance(s.type, settings.Flag) and s.off is None):
+            help += f" ({default})"
+        rows.append(f"| {spelled} | {help} |" + (f" {ROLES[s.role]} |" if roles else ""))
+    return "\n".join(rows)
+
+
+TABLES = {
+    "train": (lambda: driver.SETTINGS + driver.method_settings(), True),
+    "reading": (lambda: cli.READING, True),
+    "perplexity": (lambda: tuple(o.setting for o in options(main.commands["perplexity"])
+                                 if o.setting not in cli.READING and o.setting.name not in ("quiet", "verbose")), False),
+}
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_the_readme_option_tables_are_the_declarations(table):
+    """Regenerate them with LDACLI_WRITE_README=1 pytest tests/test_conventions.py."""
+    text = open(README, encoding="utf-8").read()
+    begin, end = f"<!-- options: {table} -->\n", f"\n<!-- end options: {table} -->"
+    declared, roles = TABLES[table]
+    expected = option_table(declared(), roles)
+    match = re.search(re.escape(begin) + "(.*?)" + re.escape(end), text, re.S)
+    assert match, f"README.md has no table between {begin.strip()} and {end.strip()}"
+    if os.environ.get("LDACLI_WRITE_README") and match.group(1) != expected:
+        with open(README, "w", encoding="utf-8") as f:
+            f.write(text[:match.start(1)] + expected + text[match.end(1):])
+        return
+    assert match.group(1) == expected
