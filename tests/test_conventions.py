@@ -190,3 +190,71 @@ def test_the_readme_option_tables_are_the_declarations(table):
             f.write(text[:match.start(1)] + expected + text[match.end(1):])
         return
     assert match.group(1) == expected
+
+
+def test_a_reader_that_closes_stdout_stops_the_command_quietly(small_ldac, tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "m.npz"
+    assert run("train", small_ldac, "-k", 30, "--iterations", 5, "--seed", 1, "-q", "-o", out).exit_code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "ldacli", "topics", str(out), "-n", "50", "--format", "tsv"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()  # like head -1
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == cli.EXIT_PIPE
+    assert proc.stderr.read() == b""
+
+
+# --- what the first user of this version found, each now a test ----------------------------------------
+
+def test_stop_words_and_remove_top_apply_to_a_bag_of_words_corpus(tmp_path, small_ldac):
+    words = open(small_ldac.replace(".ldac", ".vocab")).read().split()
+    (tmp_path / "boilerplate.txt").write_text(f"{words[0]}\n{words[1]}\n")
+    result = run("train", small_ldac, "--stop-words", tmp_path / "boilerplate.txt", "--remove-top", 2, "-k", 3,
+                 "--iterations", 5, "--seed", 1, "-o", tmp_path / "m.npz")
+    assert result.exit_code == 0, result.stderr
+    assert "stop words (" in result.stderr and "removed 2 words" in result.stderr
+    import ldacli
+
+    model = ldacli.load_model(str(tmp_path / "m.npz"))
+    assert len(model.vocab) == len(words) - 4 and words[0] not in model.vocab and words[1] not in model.vocab
+    assert model.params["stop_words"] == str(tmp_path / "boilerplate.txt") and model.params["remove_top"] == 2
+
+
+def test_machine_output_says_the_dropped_tokens_that_stderr_says(tmp_path, small_ldac):
+    import json
+
+    import ldacli
+
+    out = tmp_path / "m.npz"
+    assert run("train", small_ldac, "-k", 3, "--iterations", 5, "--seed", 1, "-o", out).exit_code == 0
+    words = open(small_ldac.replace(".ldac", ".vocab")).read().split()
+    (tmp_path / "new.vocab").write_text(f"{words[0]}\n{words[1]}\nunknownword\n{words[2]}\n")
+    (tmp_path / "new.ldac").write_text("3 0:2 1:1 2:2\n2 3:2 2:1\n")  # 3 tokens of the unknown word
+    result = run("perplexity", out, tmp_path / "new.ldac", "--format", "json", "--seed", 1)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["dropped_tokens"] == 3 and "3 tokens outside the fixed vocabulary dropped" in result.stderr
+    assert any("3 tokens" in note for note in data["notes"])
+    model = ldacli.load_model(str(out))
+    corpus = ldacli.read_corpus(str(tmp_path / "new.ldac"), fixed_vocab=model.vocab)
+    assert ldacli.infer(model, corpus, seed=1)[1] == 3
+    assert ldacli.infer(model, ldacli.read_corpus(str(tmp_path / "new.ldac")), seed=1)[1] == 3
+    assert run("infer", out, tmp_path / "new.ldac", "-o", tmp_path / "t.npz").exit_code == 0
+    assert ldacli.Inference.load(str(tmp_path / "t.npz")).params["dropped_tokens"] == 3
+
+
+def test_the_wrong_kind_of_file_and_output_names_get_their_own_message(tmp_path, small_ldac):
+    out = tmp_path / "m.npz"
+    assert run("train", small_ldac, "-k", 3, "--iterations", 5, "--seed", 1, "-o", out).exit_code == 0
+    result = run("train", out, "-o", tmp_path / "x.npz")
+    assert result.exit_code == 1 and f"{out}: expected a corpus, found an ldacli model" in result.stderr
+    result = run("train", small_ldac, "-o", tmp_path / "name_without_ext")
+    assert result.exit_code == 2 and "expected a file name ending in .npz" in result.stderr
+    assert not (tmp_path / "name_without_ext").exists()
+    table = run("infer", out, small_ldac, "-o", "-", "--seed", 1, "-q")
+    assert table.exit_code == 0 and table.stdout.startswith("doc_id\ttopic_0\t")
+    assert run("topics", out, "-o", "-", "--format", "tsv").stdout.startswith("topic\trank\tword")
+    assert run("topics", out, "-o", tmp_path / "t.tsv", "--format", "tsv").stdout == ""
+    assert (tmp_path / "t.tsv").read_text().startswith("topic\trank\tword")

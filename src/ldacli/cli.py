@@ -105,6 +105,10 @@ THETA_FORMAT = format_setting(THETA_FORMATS, "Output format: tsv or csv (a doc_i
                               default_help="by -o's ending; tsv for -o -")
 
 
+# Exit code when stdout's reader closed it (128 + SIGPIPE, as a shell reports a tool killed by it).
+EXIT_PIPE = 141
+
+
 # --- errors as one line -------------------------------------------------------------------------------
 
 class Group(click.Group):
@@ -130,6 +134,13 @@ class Group(click.Group):
         if standalone_mode:
             sys.exit(code if isinstance(code, int) else 0)
         return code
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # the reader of stdout went away (a pipe into head): stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_PIPE)
 
 
 class SettingOption(click.Option):
@@ -221,6 +232,8 @@ def user_errors(ctx: click.Context):
     except KeyboardInterrupt:
         click.echo("stopped by SIGINT", err=True)
         sys.exit(130)
+    except BrokenPipeError:
+        raise
     except OSError as exc:  # writing outputs: full disk, permissions, missing folder
         where = exc.filename or "output"
         raise click.ClickException(f"{where}: cannot write: {exc.strerror or exc}") from None
@@ -420,7 +433,7 @@ def train(ctx, corpus, **values):
             _note(values, f"{corpus}: the workers read its {data.n_shards} shard files")
         else:
             data = read(corpus, {**values, **reading})
-        _note(values, f"{corpus}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens")
+        _note(values, f"{corpus}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
         if values["skip_unchanged"] and unchanged(output, data, **given):
             _note(values, f"{output}: up to date (trained with these settings on this corpus); nothing to do")
             return
@@ -789,7 +802,7 @@ def convert(ctx, source, **values):
     with user_errors(ctx), locked([output, vocab_out]):
         data = read(source, values)
         write_corpus(data, output, vocab_out, format=to)
-    _note(values, f"{output}: {data.n_docs} documents, {data.n_words} words, {data.n_tokens} tokens; "
+    _note(values, f"{output}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens; "
                   f"vocabulary in {vocab_out}")
 
 
@@ -811,7 +824,7 @@ def _convert_to_shards(ctx, source, values) -> None:
         data = read(source, values)
         write_shards(data, output, values["shards"])
         folder = open_shard_folder(output)
-    _note(values, f"{output}: {folder.n_docs} documents, {folder.n_words} words, {folder.n_tokens} tokens in "
+    _note(values, f"{output}: {folder.n_docs:,} documents, {folder.n_words:,} words, {folder.n_tokens:,} tokens in "
                   f"{folder.n_shards} shard files")
 
 
