@@ -11,6 +11,8 @@ stopped by SIGINT, 143 by SIGTERM.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import logging
 import os
@@ -27,6 +29,7 @@ from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models
 from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
+from ldacli.fileio import file_sha256
 from ldacli import evaluate, inference
 from ldacli.evaluate import SETTINGS as PERPLEXITY
 from ldacli.evaluate import perplexity as compute_perplexity
@@ -45,6 +48,7 @@ from ldacli.report import write_report
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
+from ldacli.topic_names import name_topic
 from ldacli.version import __version__
 
 # --- how convert writes a corpus --------------------------------------------------------------------
@@ -499,9 +503,11 @@ def topics(ctx, model, **values):
 
 def _topic_lines(path, m, tops, scores, fmt, measure, values):
     learned = bool(m.params.get("optimize_interval")) or not np.all(m.alpha == m.alpha[0])
+    names = m.topic_names
+    named = any(n is not None for n in names)
     if fmt == "json":
         out = {"model": path, "topics": [
-            {"topic": k, "alpha": float(m.alpha[k]),
+            {"topic": k, "name": names[k], "alpha": float(m.alpha[k]),
              **({"coherence": scores["per_topic"][k]} if scores else {}),
              "words": [{"word": w, "probability": p} for w, p in words]}
             for k, words in enumerate(tops)]}
@@ -510,18 +516,23 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
                                 ("measure", "top_words", "epsilon", "mean", "reference", "reference_docs")}
         yield json.dumps(out, indent=2)
     elif fmt == "tsv":
-        yield "topic\trank\tword\tprobability" + (f"\t{measure}" if scores else "")
+        def row(fields):
+            buf = io.StringIO()
+            csv.writer(buf, delimiter="\t", lineterminator="").writerow(fields)
+            return buf.getvalue()
+
+        yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else []))
         for k, words in enumerate(tops):
-            extra = f"\t{scores['per_topic'][k]:.6g}" if scores else ""
+            extra = [f"{scores['per_topic'][k]:.6g}"] if scores else []
             for r, (w, p) in enumerate(words, 1):
-                yield f"{k}\t{r}\t{w}\t{p:.6g}{extra}"
+                yield row([k, r, w, f"{p:.6g}"] + extra + ([names[k] or ""] if named else []))
         if scores:
             _note(values, f"mean {measure} coherence {scores['mean']:.6g} (top {scores['top_words']} words, "
                           f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} reference documents)")
     else:
         width = len(str(len(tops) - 1))
         for k, words in enumerate(tops):
-            label = f"topic {k:>{width}}"
+            label = f"topic {k:>{width}}" + (f" {names[k]}" if names[k] else "")
             if learned:
                 label += f" (alpha {m.alpha[k]:.4g})"
             if scores:
@@ -678,7 +689,7 @@ def diff(ctx, model_a, model_b, **values):
     with user_errors(ctx):
         max_drift = MAX_DRIFT.check(max_drift)
         a, b = Model.load(model_a), Model.load(model_b)
-        result = diff_models(a, b, **given_of(values, (TOP_WORDS, THRESHOLD)))
+        result = diff_models(a, b, **given_of(values, (TOP_WORDS, THRESHOLD)), a_sha256=file_sha256(model_a))
     result = {"a": model_a, "b": model_b, **result}
     drifted = [t for t in result["topics"] if t["matched"] and max_drift is not None and t["distance"] > max_drift]
     if value(values, TEXT_OR_JSON) == "json":
@@ -687,21 +698,32 @@ def diff(ctx, model_a, model_b, **values):
         click.echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
         click.echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
                    f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
+        n = result["top_words"]
         for t in result["topics"]:
             mark = "" if t["matched"] else "  (no counterpart)"
-            click.echo(f"A {t['a']:>3} ~ B {t['b']:<3} JS {t['distance']:.3f}  prevalence "
+            click.echo(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
+                       f"{t['distance']:.3f}, {t['overlap']}/{n} top words shared, prevalence "
                        f"{100 * t['prevalence_a']:.1f}% -> {100 * t['prevalence_b']:.1f}%{mark}: "
                        + " ".join(t["top_words_b"][:8]))
             if t["gained"] or t["lost"]:
                 click.echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
-        for side in ("a", "b"):
+        for side, m in (("a", a), ("b", b)):
             if result[f"only_in_{side}"]:
-                click.echo(f"only in {side.upper()}: topics {', '.join(map(str, result[f'only_in_{side}']))}")
+                click.echo(f"only in {side.upper()}: topics "
+                           + ", ".join(m.topic_label(k) for k in result[f"only_in_{side}"]))
+        ws = result["warm_start"]
+        if ws is not None:
+            click.echo(f"B was warm-started from A: added {', '.join(b.topic_label(k) for k in ws['added']) or 'none'}; "
+                       f"removed {', '.join(a.topic_label(k) for k in ws['removed']) or 'none'}")
     if drifted:
         worst = max(drifted, key=lambda t: t["distance"])
         _note(values, f"drift: {len(drifted)} matched topics moved further than {max_drift:g} (worst: A {worst['a']} ~ "
                       f"B {worst['b']}, {worst['distance']:.3f})")
         sys.exit(EXIT_DRIFT)
+
+
+def _named(k: int, name: str | None) -> str:
+    return f"{k} ({name})" if name else str(k)
 
 
 @main.command()
@@ -766,6 +788,33 @@ def report(ctx, model, **values):
         written = write_report(model, output, corpus=reference, **given_of(values, REPORT))
     _note(values, f"{output}: report of {model}, {written['bytes'] / 1e6:.1f} MB, in {time.perf_counter() - t0:.1f} s"
                   + (f"; images {', '.join(written['images'])}" if written["images"] else ""))
+
+
+# --- name ---------------------------------------------------------------------------------------------
+
+@main.command("name")
+@click.argument("model")
+@click.argument("topic", type=int)
+@click.argument("name")
+@declared((settings.by_name(TRAIN)["wait"], QUIET, VERBOSE))
+@click.pass_context
+def name_command(ctx, model, topic, name, **values):
+    """Name topic TOPIC of MODEL (an empty NAME removes its name). The file is rewritten
+    atomically while holding its lock. Names appear wherever topic ids do (topics, diff, info,
+    report), are kept by warm starts (--warm-start) and follow their topics when a model is
+    aligned (--align-to); a topic takes its name from a --seed-words file too.
+
+    \b
+    Examples:
+      ldacli name kos.npz 3 "iraq war"
+      ldacli name kos.npz 3 ""
+      ldacli topics kos.npz
+    """
+    _setup_logging(values)
+    with user_errors(ctx):
+        m = name_topic(model, topic, name, wait=values["wait"])
+    label = m.topic_names[topic]
+    _note(values, f"{model}: topic {topic} " + (f"is named {label!r}" if label else "has no name"))
 
 
 # --- convert ------------------------------------------------------------------------------------------

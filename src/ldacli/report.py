@@ -313,8 +313,10 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
         prevalence = model.alpha / model.alpha.sum()
     coords = topic_map(model.phi)
     tops = model.top_words(5)
+    names = model.topic_names
     topics = [{"topic": k, "x": float(coords[k, 0]), "y": float(coords[k, 1]), "prevalence": float(prevalence[k]),
-               "label": " ".join(w for w, _ in tops[k]), "short": f"{k} " + " ".join(w for w, _ in tops[k][:2])}
+               "name": names[k], "label": (f"{names[k]}: " if names[k] else "") + " ".join(w for w, _ in tops[k]),
+               "short": model.topic_label(k) if names[k] else f"{k} " + " ".join(w for w, _ in tops[k][:2])}
               for k in range(K)]
     n_tokens = float(model.params.get("n_tokens") or 1e6)
     data = {
@@ -383,7 +385,7 @@ def _documents(data: dict) -> str:
                "<th>top words</th></tr></thead><tbody>")
     for k in range(K):
         c = view["coherence"][k]
-        out.append(f"<tr><td>{k}</td><td class='num'>{'-' if c is None else f'{c:.3f}'}</td>"
+        out.append(f"<tr><td>{_label(k, data['topics'][k]['name'])}</td><td class='num'>{'-' if c is None else f'{c:.3f}'}</td>"
                    f"<td class='num'>{100 * view['prevalence'][k]:.1f}%</td>"
                    f"<td>{html.escape(data['topics'][k]['label'])}</td></tr>")
     out.append("</tbody></table><h3 id='docs-title'>Most representative documents</h3>")
@@ -394,10 +396,14 @@ def _documents(data: dict) -> str:
     return "".join(out)
 
 
+def _label(k: int, name: str | None) -> str:
+    return f"{k} {html.escape(name)}" if name else str(k)
+
+
 def _diff(data: dict) -> str:
     d = data["diff"]
     rows = "".join(
-        f"<tr><td>{t['a']}</td><td>{t['b']}</td><td class='num{'' if t['matched'] else ' drift'}'>{t['distance']:.3f}</td>"
+        f"<tr><td>{_label(t['a'], t['name_a'])}</td><td>{_label(t['b'], t['name_b'])}</td><td class='num{'' if t['matched'] else ' drift'}'>{t['distance']:.3f}</td>"
         f"<td class='num'>{100 * t['prevalence_a']:.1f}% → {100 * t['prevalence_b']:.1f}%</td>"
         f"<td>{html.escape(' '.join(t['gained'])) or '-'}</td><td>{html.escape(' '.join(t['lost'])) or '-'}</td></tr>"
         for t in d["topics"])
