@@ -49,6 +49,7 @@ from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
 from ldacli.topic_names import name_topic
+from ldacli import model_selection as choosing
 from ldacli.version import __version__
 
 # --- how convert writes a corpus --------------------------------------------------------------------
@@ -254,6 +255,8 @@ def _spelled(ctx: click.Context, name: str) -> str | None:
 def _continue_with(ctx: click.Context, exc: RunStopped) -> str:
     """The command that continues a stopped training run, exactly: the corpus and the output,
     ``--resume`` and the free options given (the checkpoint holds the rest)."""
+    if ctx.command.name == "select-k":
+        return "; continue with the same command: " + _command_line(ctx)
     if not exc.checkpoint or ctx.command.name != "train":
         return ""
     args = [ctx.params["corpus"], "-o", ctx.params["output"], "--resume", exc.checkpoint]
@@ -268,6 +271,21 @@ def _continue_with(ctx: click.Context, exc: RunStopped) -> str:
             else:
                 args += [s.spellings[-1], str(v)]
     return "; continue with: " + " ".join(shlex.quote(a) for a in [*ctx.command_path.split(), *args])
+
+
+def _command_line(ctx: click.Context) -> str:
+    """The command as it was given: its arguments and the options given."""
+    args = [str(ctx.params[p.name]) for p in ctx.command.params if isinstance(p, click.Argument)]
+    for param in ctx.command.params:
+        s = getattr(param, "setting", None)
+        v = ctx.params.get(param.name)
+        if s is None or v is None or (isinstance(s.type, Flag) and not v and not s.off):
+            continue
+        if isinstance(s.type, Flag):
+            args.append(s.spellings[-1] if v else s.off)
+        else:
+            args += [s.spellings[-1], str(v)]
+    return " ".join(shlex.quote(a) for a in [*ctx.command_path.split(), *args])
 
 
 def _setup_logging(values: dict) -> bool:
@@ -788,6 +806,66 @@ def report(ctx, model, **values):
         written = write_report(model, output, corpus=reference, **given_of(values, REPORT))
     _note(values, f"{output}: report of {model}, {written['bytes'] / 1e6:.1f} MB, in {time.perf_counter() - t0:.1f} s"
                   + (f"; images {', '.join(written['images'])}" if written["images"] else ""))
+
+
+# --- select-k -----------------------------------------------------------------------------------------
+
+SELECT_K_OUT = Setting("output", Text(path=True), None,
+                       "Folder for every pair's model and scores (k{K}-s{i}.npz, .json), the table (select-k.json, "
+                       "select-k.tsv) and the page (select-k.html); created if missing. A run started again in it "
+                       "trains only the pairs it lacks.", flags=("-o", "--output"), required=True)
+SELECT_K_FORMAT = format_setting(("text", "tsv", "json"), "Output format of the table on stdout: text for people, "
+                                                          "tsv (one row per K) or json (everything).")
+
+
+@main.command("select-k")
+@click.argument("corpus")
+@declared((SELECT_K_OUT, SELECT_K_FORMAT), choosing.SETTINGS, choosing.SETTINGS_OF_TRAIN, READING, (QUIET, VERBOSE))
+@click.pass_context
+def select_k_command(ctx, corpus, **values):
+    """Choose the number of topics: train every K of -k with --seeds seeds each (train's options
+    for every run) on CORPUS less a held-out split, and report for each K, as mean ± standard
+    error over the seeds: held-out perplexity (document completion, as ldacli perplexity), NPMI
+    coherence on the training documents, topic diversity and exclusivity, and stability (how
+    well the topics of different seeds match, as ldacli diff matches them).
+
+    It recommends the smallest K whose perplexity is within one standard error (or 1%) of the
+    best K's, moved to the next larger K in that band when fewer than half of its topics match
+    across seeds; the rule is printed with the table. Every model is written to -o DIR with the
+    table and a page (DIR/select-k.html). Killed (Ctrl-C, SIGTERM, kill -9, a reboot), the
+    same command started again trains only the pairs it had not finished.
+
+    \b
+    Examples:
+      ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 --iterations 300 -o kos-k
+      ldacli select-k docword.20ng.txt.gz -k 10:200:log8 --seed 1 --threads 2 -o 20ng-k --format tsv
+      ldacli select-k notes.txt -k 10,20,40 --min-df 5 --scheduler tcp://scheduler:8786 -o notes-k
+    """
+    progress = _setup_logging(values)
+    output = values["output"]
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise click.BadParameter(f"expected a folder, found the file {output!r}", param_hint="-o/--output")
+    parent = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"expected an existing folder this user may write in for {output!r}, found "
+                                 f"{parent!r} missing or read-only", param_hint="-o/--output")
+    own, given = given_of(values, choosing.SETTINGS), given_of(values, choosing.SETTINGS_OF_TRAIN)
+    with user_errors(ctx):  # before anything is read
+        checked = settings.resolve(choosing.SETTINGS, own)
+        check_given({**given, "n_topics": (checked["n_topics"] or [1])[0]})
+        for s in READING:
+            s.check(values[s.name])
+    with user_errors(ctx):
+        data = read(corpus, values)
+        _note(values, f"{corpus}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
+        result = choosing.select_k(data, own.pop("n_topics"), output=output, progress=progress, **own, **given)
+    fmt = value(values, SELECT_K_FORMAT)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+    else:
+        for line in (choosing.table_tsv(result) if fmt == "tsv" else choosing.table_text(result)):
+            click.echo(line)
+    _note(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv")
 
 
 # --- name ---------------------------------------------------------------------------------------------

@@ -293,6 +293,13 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
     return _Settled(cls, values, ckpt, parent, trained)
 
 
+def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float:
+    """About how many bytes a run of :func:`train` on ``corpus`` with these settings takes (the
+    estimate its memory check compares with the memory available)."""
+    run = _settle(corpus, {**given, "n_topics": n_topics}, notes=False)
+    return float(run.cls.estimate_bytes(run.corpus, run.values, check_threads(run.values["threads"])))
+
+
 def check_given(given: dict) -> None:
     """Refuse what is wrong with the settings ``given`` alone (an unknown setting, one of
     another method, a value out of range) before anything is read; :func:`train` checks the
