@@ -44,7 +44,8 @@ from ldacli.methods.driver import train as run_train
 from ldacli.model import TOP_WORDS, Checkpoint, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
-from ldacli.report import write_report
+from ldacli.report import EXTRA as REPORT_EXTRA
+from ldacli.report import write_report, write_select_k_page
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
@@ -858,14 +859,23 @@ def select_k_command(ctx, corpus, **values):
     with user_errors(ctx):
         data = read(corpus, values)
         _note(values, f"{corpus}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
-        result = choosing.select_k(data, own.pop("n_topics"), output=output, progress=progress, **own, **given)
+        page = os.path.join(output, "select-k.html")
+        try:
+            import vl_convert  # noqa: F401 - the page's charts need it
+            write_page = lambda result: write_select_k_page(result, page)  # noqa: E731
+        except ImportError:
+            write_page = None
+            _note(values, f"{page}: not written: the page's charts need the report extra, {REPORT_EXTRA}")
+        result = choosing.select_k(data, own.pop("n_topics"), output=output, progress=progress, page=write_page,
+                                   **own, **given)
     fmt = value(values, SELECT_K_FORMAT)
     if fmt == "json":
         click.echo(json.dumps(result, indent=2))
     else:
         for line in (choosing.table_tsv(result) if fmt == "tsv" else choosing.table_text(result)):
             click.echo(line)
-    _note(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv")
+    _note(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv"
+                  + (", select-k.html" if write_page else ""))
 
 
 # --- name ---------------------------------------------------------------------------------------------

@@ -484,3 +484,91 @@ def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, 
                 f.write(content)
             images.append(path)
     return {"report": output, "images": images, "bytes": len(page.encode("utf-8"))}
+
+
+# --- the page of select-k ------------------------------------------------------------------------------
+
+# The select-k page has no script at all: its charts are SVG drawn here by vl-convert, so its
+# Content-Security-Policy allows nothing to run.
+SELECT_K_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+SELECT_K_CHARTS = (
+    ("perplexity", "Held-out perplexity (document completion; lower is better)"),
+    ("npmi", "NPMI coherence on the training documents (higher is better)"),
+    ("matched", "Stability: topics matched across seeds (fraction)"),
+    ("distance", "Stability: mean JS distance of matched topics (lower is better)"),
+    ("diversity", "Topic diversity (distinct share of top 25 words)"),
+    ("exclusivity", "Exclusivity of the top 10 words"),
+)
+
+
+def _select_k_spec(table: list[dict], key: str, title: str, recommended: int) -> dict:
+    values = []
+    for r in table:
+        mean, se = r[key], r.get(f"{key}_se")
+        if mean is None:
+            continue
+        values.append({"k": r["k"], "mean": mean, "lo": mean - (se or 0.0), "hi": mean + (se or 0.0),
+                       "se": se if se is not None else 0.0})
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "title": {"text": title, "fontSize": 13}, "width": 400, "height": 200, "background": "white",
+        "data": {"values": values},
+        "layer": [
+            {"mark": {"type": "rule", "color": ORANGE, "strokeDash": [4, 3]},
+             "data": {"values": [{"k": recommended}]}, "encoding": {"x": {"field": "k", "type": "quantitative"}}},
+            {"mark": {"type": "rule", "color": BLUE},
+             "encoding": {"x": {"field": "k", "type": "quantitative"}, "y": {"field": "lo", "type": "quantitative"},
+                          "y2": {"field": "hi"}}},
+            {"mark": {"type": "line", "point": True, "color": BLUE},
+             "encoding": {"x": {"field": "k", "type": "quantitative", "title": "number of topics K",
+                                "scale": {"type": "log", "nice": False}},
+                          "y": {"field": "mean", "type": "quantitative", "title": None, "scale": {"zero": False}}}},
+        ],
+    }
+
+
+def write_select_k_page(result: dict, output: str) -> None:
+    """Write the page of a :func:`ldacli.select_k` result to ``output`` (atomically): the
+    recommendation and its rule, the table, and each measure against K with its standard error
+    over seeds (bars), the recommended K marked. Needs the report extra (vl-convert) for the
+    charts."""
+    vlc = _vl_convert()
+    table, k = result["table"], result["recommended"]
+    charts = "".join(f"<figure>{vlc.vegalite_to_svg(_select_k_spec(table, key, title, k))}</figure>"
+                     for key, title in SELECT_K_CHARTS if any(r[key] is not None for r in table))
+    h, s = result["heldout"], result["settings"]
+
+    def cell(r, key, fmt):
+        mean, se = r[key], r.get(f"{key}_se")
+        return "-" if mean is None else f"{mean:{fmt}}" + (f" ± {se:{fmt}}" if se is not None else "")
+
+    rows = "".join(
+        f"<tr class='{'chosen' if r['recommended'] else 'other'}'><td class='num'>{r['k']}</td>"
+        f"<td class='num'>{cell(r, 'perplexity', '.1f')}</td><td class='num'>{cell(r, 'npmi', '.3f')}</td>"
+        f"<td class='num'>{cell(r, 'diversity', '.3f')}</td><td class='num'>{cell(r, 'exclusivity', '.3f')}</td>"
+        f"<td class='num'>{cell(r, 'distance', '.3f')}</td><td class='num'>{cell(r, 'matched', '.2f')}</td></tr>"
+        for r in table)
+    train = ", ".join(f"{name} {value}" for name, value in sorted(s["train"].items())) or "train's defaults"
+    title = f"ldacli select-k: {os.path.basename(str(result['corpus']['source']))}"
+    body = (
+        f"<section id='recommendation'><h2>Recommended: K = {k}</h2><p>{html.escape(result['reason'])}.</p>"
+        f"<p class='muted'>Rule: {html.escape(result['rule'])}.</p></section>"
+        f"<section id='table'><h2>Every K</h2><p>Mean ± standard error over {s['seeds']} seeds (stability: over "
+        f"pairs of seeds; matched: topics within Jensen-Shannon distance {result['stability_threshold']:g}). "
+        f"Corpus {html.escape(str(result['corpus']['source']))}: {h['train_docs']:,} training documents, "
+        f"{h['n_docs']:,} held out ({h['n_tokens']:,} tokens), split seed {result['seed']}; every run: "
+        f"{html.escape(train)}.</p>"
+        "<table><thead><tr><th class='num'>K</th><th class='num'>held-out perplexity</th><th class='num'>NPMI</th>"
+        "<th class='num'>diversity</th><th class='num'>exclusivity</th><th class='num'>stability: JS</th>"
+        f"<th class='num'>matched</th></tr></thead><tbody>{rows}</tbody></table></section>"
+        f"<section id='curves'><h2>Against K</h2><p class='muted'>Bars: ± one standard error over seeds; dashed: "
+        f"the recommended K.</p><div class='grid'>{charts}</div></section>")
+    page = (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"{SELECT_K_CSP}\">"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
+            f"<style>{_CSS}tr.chosen td{{font-weight:600;background:#fdebd3}}figure{{margin:0}}"
+            f"figure svg{{max-width:100%;height:auto}}</style></head><body>"
+            f"<header><h1>{html.escape(title)}</h1><p class='muted'>ldacli {__version__}; works offline, runs no "
+            f"script.</p></header><main>{body}</main></body></html>\n")
+    with atomic_write(output, "w", what="select-k page") as f:
+        f.write(page)
