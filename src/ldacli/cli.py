@@ -830,9 +830,9 @@ def select_k_command(ctx, corpus, **values):
     coherence on the training documents, topic diversity and exclusivity, and stability (how
     well the topics of different seeds match, as ldacli diff matches them).
 
-    It recommends the smallest K whose perplexity is within one standard error (or 1%) of the
-    best K's, moved to the next larger K in that band when fewer than half of its topics match
-    across seeds; the rule is printed with the table. Every model is written to -o DIR with the
+    It recommends, among the Ks whose perplexity is within 5% (or one standard error) of the
+    best K's, the one whose topics are most stable across seeds; the rule is printed with the
+    table. Every model is written to -o DIR with the
     table and a page (DIR/select-k.html). Killed (Ctrl-C, SIGTERM, kill -9, a reboot), the
     same command started again trains only the pairs it had not finished.
 

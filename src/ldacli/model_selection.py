@@ -16,11 +16,11 @@ matching on Jensen-Shannon distance of ``ldacli diff``): their stability is the 
 distance and the fraction of topics matched within ``diff``'s threshold. Each measure is reported
 as the mean and the standard error over the seeds (over pairs of seeds for stability).
 
-The recommendation (:func:`recommend`, :data:`RULE`): the smallest K whose mean held-out
-perplexity is within one standard error, or :data:`TOLERANCE` of it, whichever is larger, of the
-best K's (the one-standard-error rule); when that K's topics are unstable across seeds (fewer
-than :data:`STABLE` of them matched), the next larger K that is stable, if it is also within
-the tolerance. Never one metric's best: perplexity keeps falling as K grows on real corpora.
+The recommendation (:func:`recommend`, :data:`RULE`): among the Ks whose mean held-out
+perplexity is within :data:`TOLERANCE` (or one standard error, if larger) of the best K's, the
+one whose topics are most stable across seeds; with one seed, the smallest. Never one metric's
+best: perplexity keeps falling as K grows on real corpora, and stability is only asked among the
+Ks that fit about as well as the best.
 
 Every pair's model is written to the output folder as ``k{K}-s{i}.npz`` with its scores beside
 it (``k{K}-s{i}.json``), each as soon as it is finished; a run that was killed and is started
@@ -64,14 +64,12 @@ from ldacli.version import __version__
 
 log = logging.getLogger("ldacli")
 
-# Within this fraction of the best perplexity counts as "as good" when the seeds' standard error
-# is smaller (measured: see the README's select-k section).
-TOLERANCE = 0.01
-# Topics matched across seeds within diff's threshold, at least: a stable K.
-STABLE = 0.5
-RULE = ("the smallest K whose mean held-out perplexity is within one standard error (or 1%, whichever is "
-        "larger) of the best K's, moved to the next larger K within that band when fewer than half of its "
-        "topics match across seeds")
+# Within this fraction of the best perplexity counts as "as good": the spread that local optima
+# alone give between seeds of one K (measured: see the README's select-k section).
+TOLERANCE = 0.05
+RULE = ("among the Ks whose mean held-out perplexity is within 5% (or one standard error, if larger) of the best "
+        "K's, the one whose topics are most stable across seeds (the lowest mean Jensen-Shannon distance of "
+        "matched topics); with one seed, the smallest of them")
 MAX_GRID = 100
 
 
@@ -193,23 +191,18 @@ def stability(models: list[Model], threshold: float = THRESHOLD.default) -> dict
 
 
 def recommend(rows: list[dict]) -> tuple[int, str]:
-    """The recommended K of a table's ``rows`` (each: ``k``, ``perplexity``, ``perplexity_se``,
-    ``matched`` (stability, or None)) and why, by :data:`RULE`."""
+    """The recommended K of a table's ``rows`` (each: ``k``, ``perplexity``, ``perplexity_se``
+    and ``distance``, the stability, None with one seed) and why, by :data:`RULE`."""
     best = min(rows, key=lambda r: r["perplexity"])
     band = best["perplexity"] + max(best["perplexity_se"] or 0.0, TOLERANCE * best["perplexity"])
     within = [r for r in sorted(rows, key=lambda r: r["k"]) if r["perplexity"] <= band]
-    choice = within[0]
-    why = (f"K={choice['k']} is the smallest K whose held-out perplexity ({choice['perplexity']:.1f}) is within "
-           f"{band - best['perplexity']:.1f} of the best, K={best['k']} ({best['perplexity']:.1f})")
-    if choice["matched"] is not None and choice["matched"] < STABLE:
-        stable = [r for r in within if r["matched"] is not None and r["matched"] >= STABLE]
-        if stable:
-            why += (f"; only {choice['matched']:.0%} of its topics match across seeds, so K={stable[0]['k']} "
-                    f"({stable[0]['matched']:.0%} matched)")
-            choice = stable[0]
-        else:
-            why += f"; only {choice['matched']:.0%} of its topics match across seeds (no K in the band is stable)"
-    return choice["k"], why
+    why = (f"held-out perplexity within {band - best['perplexity']:.1f} of the best, K={best['k']} "
+           f"({best['perplexity']:.1f}), for K = {', '.join(str(r['k']) for r in within)}")
+    if any(r["distance"] is None for r in within):
+        return within[0]["k"], why + f"; the smallest is K={within[0]['k']} (one seed: no stability)"
+    choice = min(within, key=lambda r: (r["distance"], r["k"]))
+    return choice["k"], why + (f"; the most stable of them is K={choice['k']} (mean JS distance between seeds' "
+                               f"matched topics {choice['distance']:.3f})" if len(within) > 1 else "")
 
 
 def _summary(k: int, pairs: list[dict], stab: dict | None) -> dict:
@@ -386,8 +379,8 @@ def _result(corpus, train, held, held_docs, values, given, done, output) -> dict
         models = [Model.load(os.path.join(output, pair_name(k, i) + ".npz")) for i in range(1, n_seeds + 1)]
         stab = stability(models) if len(models) > 1 else None
         table.append(_summary(k, [done[(k, i)] for i in range(1, n_seeds + 1)], stab))
-    rows = [{"k": r["k"], "perplexity": r["perplexity"], "perplexity_se": r["perplexity_se"], "matched": r["matched"]}
-            for r in table]
+    rows = [{"k": r["k"], "perplexity": r["perplexity"], "perplexity_se": r["perplexity_se"],
+             "distance": r["distance"]} for r in table]
     k_best, why = recommend(rows)
     for r in table:
         r["recommended"] = r["k"] == k_best
