@@ -172,7 +172,7 @@ def test_alignment_carries_names_with_their_topics(grown, tmp_path):
     distances = cold.params["aligned_to"]["distances"]
     # this seed finds parent topic 2 again (close), not topic 1 (further than diff's threshold): the
     # name goes with the topic that is the same, not with the id
-    assert distances[2] < 0.2 < 0.5 < distances[1]
+    assert distances[2] < 0.2 < 0.7 < distances[1]
     assert cold.topic_names == [None, None, "two", None]
     m, order, _ = ldacli.align(ldacli.load_model(str(parent)), cold)  # and back: the name moves with the topic
     assert m.topic_names[order.index(1)] == "one" and m.topic_names[order.index(2)] == "two"

@@ -701,7 +701,7 @@ def diff(ctx, model_a, model_b, **values):
     Examples:
       ldacli diff yesterday.npz today.npz
       ldacli diff yesterday.npz today.npz --format json | jq .max_distance
-      ldacli diff yesterday.npz today.npz --max-drift 0.3 || echo "topics moved" | mail -s ldacli me
+      ldacli diff yesterday.npz today.npz --max-drift 0.6 || echo "topics moved" | mail -s ldacli me
     """
     _setup_logging(values)
     max_drift = values["max_drift"]
