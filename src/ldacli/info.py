@@ -21,7 +21,7 @@ PROVENANCE = ("ldacli_version", "seed", "corpus_source", "corpus_format", "corpu
 STOPPING = ("stopped_early", "stop_reason", "best_iteration", "best_heldout_perplexity",
             "holdout", "patience", "max_seconds")
 # Shown on lines of their own, not among the other parameters.
-SHOWN = {"topic_names", "method", "iterations", "iterations_done", "stopped", "lineage", "warm_start", "id_stability", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
+SHOWN = {"topic_names", "seeded", "topic_word_prior", "seed_words", "seed_strength", "method", "iterations", "iterations_done", "stopped", "lineage", "warm_start", "id_stability", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
          "beta", "loglik_every", "trace", *STOPPING}
 
 
@@ -72,7 +72,8 @@ def describe(path: str) -> dict:
     (alpha values and summary, beta, where each came from: set, learned or estimated, and the
     initial values); ``provenance`` (ldacli version, seed, corpus source, format and
     fingerprint); ``loglik_trace`` (what it measures, every how many steps, points, first, last,
-    best); ``topic_names`` when the model names topics (K entries, a name or None); for a
+    best); ``topic_names`` when the model names topics (K entries, a name or None), ``seeded``
+    when it has seeded topics (``params["seeded"]``); for a
     checkpoint also ``iteration``; ``stopping`` when the run recorded why it stopped.
     Raises :class:`~ldacli.errors.InputError` for a file that is neither.
     """
@@ -112,6 +113,8 @@ def describe(path: str) -> dict:
         out["iterations"]["done"] = ckpt.iteration
     if params.get("topic_names"):
         out["topic_names"] = params["topic_names"]
+    if params.get("seeded"):
+        out["seeded"] = params["seeded"]
     if params.get("lineage"):
         out["lineage"] = params["lineage"]
         out["warm_start"] = params.get("warm_start")
@@ -166,6 +169,13 @@ def format_text(info: dict) -> list[str]:
     if info.get("topic_names"):
         lines.append("topic names:      " + ", ".join(f"{k} {n}" for k, n in enumerate(info["topic_names"])
                                                       if n is not None))
+    if info.get("seeded"):
+        sd = info["seeded"]
+        lines.append("seeded topics:    " + ", ".join(f"{t['topic']} {t['name']} ({len(t['words'])} words"
+                                                      + (f", {len(t['unknown'])} not in the vocabulary" if t["unknown"]
+                                                         else "") + ")" for t in sd["topics"])
+                     + (f"; strength {sd['strength']:g} of each word's count" if sd.get("strength") else "")
+                     + f"; from {sd['source']}")
     if "stopping" in info:
         lines.append("stopping:         " + ", ".join(f"{k} {v}" for k, v in info["stopping"].items()))
     if info.get("lineage"):
