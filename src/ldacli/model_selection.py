@@ -36,11 +36,13 @@ import json
 import logging
 import math
 import os
+import sys
 import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
+from tqdm import tqdm
 
 from ldacli import seeds as seeding
 from ldacli import settings
@@ -297,7 +299,7 @@ def select_k(corpus: Corpus, n_topics, *, output: str, seeds: int | None = None,
                          reverse=True)
         check_fits(f"select-k running {parallel} of {len(todo)} pairs at once (K up to {max(ks)})",
                    sum(biggest[:parallel]) + 16.0 * corpus.counts.nnz)
-        _run(todo, done, train, held, base, given, output, parallel, values["scheduler"])
+        _run(todo, done, train, held, base, given, output, parallel, values["scheduler"], progress)
         result = _result(corpus, train, held, held_docs, values, given, done, output)
         _write_json(manifest, result)
         with atomic_write(os.path.join(output, "select-k.tsv"), "w", what="select-k table") as f:
@@ -307,11 +309,13 @@ def select_k(corpus: Corpus, n_topics, *, output: str, seeds: int | None = None,
     return result
 
 
-def _run(todo, done, train, held, base, given, output, parallel, scheduler) -> None:
+def _run(todo, done, train, held, base, given, output, parallel, scheduler, progress=False) -> None:
     """Run the pairs ``todo`` (threads, or jobs on a Dask cluster), writing each pair's model
-    and scores as it finishes and adding its scores to ``done``."""
+    and scores as it finishes and adding its scores to ``done``; ``progress``: a bar of the pairs
+    on stderr."""
     if not todo:
         return
+    bar = tqdm(total=len(todo), disable=not progress, file=sys.stderr, unit="pair", leave=False)
 
     def finish(k, i, model, scores):
         name = pair_name(k, i)
@@ -321,6 +325,7 @@ def _run(todo, done, train, held, base, given, output, parallel, scheduler) -> N
                   "model_sha256": file_sha256(model_path)}
         _write_json(os.path.join(output, name + ".json"), scores)
         done[(k, i)] = scores
+        bar.update(1)
         log.warning("%s: K=%d seed %d: held-out perplexity %.1f, NPMI %.3f (%d of %d pairs)", output, k, base + i,
                     scores["perplexity"], scores["npmi"], len(done), len(done) + len(pending))
 
@@ -365,6 +370,7 @@ def _run(todo, done, train, held, base, given, output, parallel, scheduler) -> N
                             continue
                         pending.remove((k, i))
                         finish(k, i, model, scores)
+        bar.close()
         if asked["signal"] is not None:
             signal = asked["signal"]
             raise SelectKStopped(f"stopped by {signal.name} with {len(done)} of {len(done) + len(pending)} pairs "
