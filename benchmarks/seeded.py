@@ -58,7 +58,7 @@ def planted(args, folder: str) -> None:
         for i, k in enumerate(chosen):
             f.write(f"theme{i}: " + " ".join(corpus.vocab[w] for w in np.argsort(-phi[k])[:5]) + "\n")
     print(f"planted: {corpus.n_docs:,} documents, {corpus.n_tokens:,} tokens, {K} topics; seeds for topics "
-          f"{list(chosen)} (5 words each), strength {args.strength or 'default'}")
+          f"{[int(k) for k in chosen]} (5 words each), strength {args.strength or 'default'}")
     for seeded in (True, False):
         hits, ids = [], []
         for run in range(1, args.runs + 1):

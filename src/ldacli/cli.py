@@ -392,6 +392,8 @@ def main():
       ldacli info kos.npz
       ldacli report kos.npz -o kos.html
       ldacli diff yesterday.npz today.npz
+      ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
+      ldacli name kos.npz 3 "iraq war"
     """
 
 
