@@ -33,6 +33,9 @@ def test_the_rule_never_takes_the_best_of_one_measure():
             row(100, 2395, 8, 0.45)]
     k, why = recommend(rows)
     assert k == 20 and "for K = 20, 50, 100" in why and "K=100" in why and "most stable of them is K=20" in why
+    assert "largest K tried" not in why
+    k, why = recommend([row(10, 3350, 26, 0.39), row(50, 2385, 19, 0.60), row(100, 2103, 2, 0.64)])  # 20NG's
+    assert k == 100 and "K=100 is the largest K tried and held-out perplexity was still falling" in why
 
 
 def test_the_band_is_five_percent_or_one_standard_error():
@@ -74,7 +77,7 @@ def test_select_k_finds_the_planted_topics_and_writes_table_models_and_json(smal
     result = run("select-k", small_ldac, "-k", "2,5,8", "--seeds", 2, "--iterations", 300, "--seed", 1,
                  "--threads", 2, "-o", out)
     assert result.exit_code == 0, result.stderr
-    assert "recommended K = 5: held-out perplexity within" in result.stdout and "rule: among the Ks" in result.stdout
+    assert "recommended K = 5: Held-out perplexity within" in result.stdout and "rule: among the Ks" in result.stdout
     lines = result.stdout.splitlines()
     assert lines[1].split()[:3] == ["K", "held-out", "perplexity"] and "<- recommended" in lines[3]
     data = json.loads((out / "select-k.json").read_text())

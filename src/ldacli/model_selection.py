@@ -198,13 +198,24 @@ def recommend(rows: list[dict]) -> tuple[int, str]:
     best = min(rows, key=lambda r: r["perplexity"])
     band = best["perplexity"] + max(best["perplexity_se"] or 0.0, TOLERANCE * best["perplexity"])
     within = [r for r in sorted(rows, key=lambda r: r["k"]) if r["perplexity"] <= band]
-    why = (f"held-out perplexity within {band - best['perplexity']:.1f} of the best, K={best['k']} "
+    why = (f"Held-out perplexity within {band - best['perplexity']:.1f} of the best, K={best['k']} "
            f"({best['perplexity']:.1f}), for K = {', '.join(str(r['k']) for r in within)}")
     if any(r["distance"] is None for r in within):
-        return within[0]["k"], why + f"; the smallest is K={within[0]['k']} (one seed: no stability)"
+        return within[0]["k"], why + f"; the smallest is K={within[0]['k']} (one seed: no stability)" + \
+            _edge(rows, within[0])
     choice = min(within, key=lambda r: (r["distance"], r["k"]))
-    return choice["k"], why + (f"; the most stable of them is K={choice['k']} (mean JS distance between seeds' "
-                               f"matched topics {choice['distance']:.3f})" if len(within) > 1 else "")
+    why += (f"; the most stable of them is K={choice['k']} (mean JS distance between seeds' matched topics "
+            f"{choice['distance']:.3f})" if len(within) > 1 else "")
+    return choice["k"], why + _edge(rows, choice)
+
+
+def _edge(rows: list[dict], choice: dict) -> str:
+    """A warning when the choice is the largest K tried and perplexity was still falling there."""
+    largest = max(rows, key=lambda r: r["k"])
+    if choice is largest and len(rows) > 1 and min(rows, key=lambda r: r["perplexity"]) is largest:
+        return (f"; K={largest['k']} is the largest K tried and held-out perplexity was still falling: try a grid "
+                f"that reaches further")
+    return ""
 
 
 def _summary(k: int, pairs: list[dict], stab: dict | None) -> dict:

@@ -514,14 +514,14 @@ def _select_k_spec(table: list[dict], key: str, title: str, recommended: int) ->
         "title": {"text": title, "fontSize": 13}, "width": 400, "height": 200, "background": "white",
         "data": {"values": values},
         "layer": [
-            {"mark": {"type": "rule", "color": ORANGE, "strokeDash": [4, 3]},
+            {"mark": {"type": "rule", "color": ORANGE, "strokeDash": [4, 3], "strokeWidth": 2},
              "data": {"values": [{"k": recommended}]}, "encoding": {"x": {"field": "k", "type": "quantitative"}}},
             {"mark": {"type": "rule", "color": BLUE},
              "encoding": {"x": {"field": "k", "type": "quantitative"}, "y": {"field": "lo", "type": "quantitative"},
                           "y2": {"field": "hi"}}},
             {"mark": {"type": "line", "point": True, "color": BLUE},
              "encoding": {"x": {"field": "k", "type": "quantitative", "title": "number of topics K",
-                                "scale": {"type": "log", "nice": False}},
+                                "scale": {"type": "log", "nice": False, "padding": 14}},
                           "y": {"field": "mean", "type": "quantitative", "title": None, "scale": {"zero": False}}}},
         ],
     }
