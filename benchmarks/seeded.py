@@ -51,7 +51,8 @@ def planted(args, folder: str) -> None:
     phi = rng.dirichlet(np.full(5000, 0.05), size=K)
     syn = generate(10_000, K, 5000, doc_length=(50, 150), alpha=0.1, seed=args.seed, topics=phi)
     corpus = syn.corpus
-    top10 = [set(np.argsort(-phi[k])[:10]) for k in range(K)]
+    top10 = [{corpus.vocab[w] for w in np.argsort(-phi[k])[:10]} for k in range(K)]  # by word: a model
+    # leaves out the words that never occur, so its columns are not the generator's
     chosen = rng.choice(K, size=5, replace=False)
     path = os.path.join(folder, "planted-seeds.txt")
     with open(path, "w") as f:
@@ -64,7 +65,7 @@ def planted(args, folder: str) -> None:
         for run in range(1, args.runs + 1):
             extra = {"seed_words": path, "seed_strength": args.strength} if seeded else {}
             model = ldacli.train(corpus, K, iterations=args.iterations, seed=run, threads=1, **extra)
-            found = [set(np.argsort(-model.phi[k])[:10]) for k in range(K)]
+            found = [{w for w, _ in words} for words in model.top_words(10)]
             for i, k in enumerate(chosen):
                 hits.append(len(found[i] & top10[k]))
                 ids.append(int(np.argmax([len(f & top10[k]) for f in found])))
