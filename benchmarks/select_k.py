@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/select_k.py                                  # synthetic, 15 topics, 1 M tokens
-    python benchmarks/select_k.py --true-k 15 --tokens 1000000 -k 5,8,10,12,15,18,20,25,30,40 --seeds 3
+    python benchmarks/select_k.py --true-k 15 --tokens 1000000 -k 5,10,15,20,30 --seeds 3 --iterations 1000
     python benchmarks/select_k.py --corpus 20ng -k 10,20,50,100,200 --iterations 300
     python benchmarks/select_k.py --timing --threads 2              # wall time against the same runs one by one
 
@@ -53,9 +53,9 @@ def main() -> None:
     p.add_argument("--tokens", type=int, default=1_000_000)
     p.add_argument("--words", type=int, default=5000)
     p.add_argument("--topic-beta", type=float, default=0.05)
-    p.add_argument("-k", "--grid", default="5,8,10,12,15,18,20,25,30,40")
+    p.add_argument("-k", "--grid", default="5,10,15,20,30")
     p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--iterations", type=int, default=300)
+    p.add_argument("--iterations", type=int, default=1000)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--folder", default="/tmp/ldacli-select-k")
