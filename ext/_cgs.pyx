@@ -263,6 +263,217 @@ cdef inline double _entry_mass(const double* coef, packed_t e, packed_t mask, in
     return coef[<Py_ssize_t> (mask - (e & mask))] * <Py_ssize_t> (e >> bits)
 
 
+cdef struct Buckets:
+    # The sparse sampler's state besides the word lists: the per-topic terms of the three
+    # buckets, the current document's counts and topic list, and the sums s and r. A sweep
+    # keeps one on its stack; the steps below take it by pointer and are inlined into the loop.
+    double s                # sum_k a_k b / (n_k + V b), the smoothing bucket
+    double r                # sum_{k in doc} n_dk b / (n_k + V b), the document bucket
+    double* inv             # (K,) 1 / (n_k + V b)
+    double* coef            # (K,) (a_k + n_dk) / (n_k + V b), a word-list entry's factor
+    double* sterm           # (K,) a_k b / (n_k + V b), the smoothing bucket's terms
+    double* qterm           # (K,) the word bucket's terms, one per entry of the token's word
+    int32_t* nk             # (K,) topic totals
+    int32_t* nd             # (K,) the document's topic counts
+    int32_t* dt             # (K+1,) the document's topics, n_doc of them
+    int32_t* dp             # (K,) where each topic is in dt (-1: not in the document)
+    Py_ssize_t n_doc
+    const double* alpha
+    double beta
+    double beta_sum
+
+
+cdef struct Kept:
+    # What taking a token out changed, so that a token drawn back into its topic restores it
+    # exactly (the same bits as before it was taken out)
+    double s, r, inv, sterm, coef
+
+
+cdef inline void _set_topic_terms(Buckets* b, Py_ssize_t k) noexcept nogil:
+    """Topic k's terms from its counts: ``inv``, ``sterm`` and ``coef``; s and r take the new
+    terms (the old ones were taken out by the caller)."""
+    b.inv[k] = 1.0 / (b.nk[k] + b.beta_sum)
+    b.sterm[k] = b.alpha[k] * b.beta * b.inv[k]
+    b.s += b.sterm[k]
+    b.r += b.nd[k] * b.beta * b.inv[k]
+    b.coef[k] = (b.alpha[k] + b.nd[k]) * b.inv[k]
+
+
+cdef inline void _add_to_topic(Buckets* b, Py_ssize_t k, int32_t delta) noexcept nogil:
+    """Add ``delta`` (+1 or -1) tokens of the document to topic k: its counts, its terms and
+    the sums s and r."""
+    b.s -= b.sterm[k]
+    b.r -= b.nd[k] * b.beta * b.inv[k]
+    b.nk[k] += delta
+    b.nd[k] += delta
+    _set_topic_terms(b, k)
+
+
+cdef inline void _enter_document(Buckets* b, const int32_t* z, Py_ssize_t first, Py_ssize_t end) noexcept nogil:
+    """Count the topics of the document's tokens ``z[first:end]``: ``nd``, the topic list
+    ``dt`` and ``dp``, each topic's ``coef`` and the document bucket ``r``. Without a branch:
+    each topic is written at the list's end, which only grows when the topic is new to the
+    document (dt has room for K + 1)."""
+    cdef Py_ssize_t i, j, t, n_doc = 0
+    cdef double r = 0.0
+    for i in range(first, end):
+        t = z[i]
+        b.dt[n_doc] = <int32_t> t
+        n_doc += b.nd[t] == 0
+        b.nd[t] += 1
+    for j in range(n_doc):
+        t = b.dt[j]
+        b.dp[t] = <int32_t> j
+        r += b.nd[t] * b.beta * b.inv[t]
+        b.coef[t] = (b.alpha[t] + b.nd[t]) * b.inv[t]
+    b.n_doc = n_doc
+    b.r = r
+
+
+cdef inline void _leave_document(Buckets* b) noexcept nogil:
+    """Clear the document's counts and list, and give its topics back their ``coef`` without
+    the document."""
+    cdef Py_ssize_t j, t
+    for j in range(b.n_doc):
+        t = b.dt[j]
+        b.nd[t] = 0
+        b.dp[t] = -1
+        b.coef[t] = b.alpha[t] * b.inv[t]
+
+
+cdef inline void _take_out(Buckets* b, Py_ssize_t old, Kept* kept) noexcept nogil:
+    """Take the token out of its topic ``old``'s total and document count (the word list is
+    only changed if the token moves: most do not once the chain has mixed)."""
+    kept.s = b.s
+    kept.r = b.r
+    kept.inv = b.inv[old]
+    kept.sterm = b.sterm[old]
+    kept.coef = b.coef[old]
+    _add_to_topic(b, old, -1)
+
+
+cdef inline void _put_back(Buckets* b, Py_ssize_t old, const Kept* kept) noexcept nogil:
+    """The token drawn back into ``old``: the counts, and every term made from them, as they
+    were before :func:`_take_out`."""
+    b.nk[old] += 1
+    b.nd[old] += 1
+    b.s = kept.s
+    b.r = kept.r
+    b.inv[old] = kept.inv
+    b.sterm[old] = kept.sterm
+    b.coef[old] = kept.coef
+
+
+cdef inline void _move_in_document(Buckets* b, Py_ssize_t old, Py_ssize_t t) noexcept nogil:
+    """Keep the document's topic list right after a token moved from ``old`` to ``t`` (counts
+    already changed): ``old`` leaves it at 0, ``t`` joins it at 1."""
+    cdef Py_ssize_t j
+    if b.nd[old] == 0:
+        b.n_doc -= 1
+        j = b.dp[old]
+        b.dt[j] = b.dt[b.n_doc]
+        b.dp[b.dt[j]] = <int32_t> j
+        b.dp[old] = -1
+    if b.nd[t] == 1:
+        b.dp[t] = <int32_t> b.n_doc
+        b.dt[b.n_doc] = <int32_t> t
+        b.n_doc += 1
+
+
+cdef inline double _word_mass(const packed_t* wp, Py_ssize_t n, const double* coef, double* qterm,
+                              packed_t mask, int bits) noexcept nogil:
+    """Each of the n entries' terms of the word bucket (``coef[topic] * count``, full counts)
+    into ``qterm``, and their sum: in two running sums, so that the loop waits on its loads,
+    not on one chain of additions."""
+    cdef double q = 0.0, q2 = 0.0
+    cdef Py_ssize_t j = 0
+    while j + 1 < n:
+        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
+        q += qterm[j]
+        qterm[j + 1] = _entry_mass(coef, wp[j + 1], mask, bits)
+        q2 += qterm[j + 1]
+        j += 2
+    if j < n:
+        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
+        q += qterm[j]
+    return q + q2
+
+
+cdef inline Py_ssize_t _draw_entry(const double* qterm, Py_ssize_t n, double u) noexcept nogil:
+    """The entry of the word bucket that ``u`` (< the bucket's mass) falls in, searched two
+    entries at a time (one dependent subtraction per pair); when rounding runs past the end,
+    the last entry with mass."""
+    cdef Py_ssize_t j = 0
+    cdef double pair
+    while j + 1 < n:
+        pair = qterm[j] + qterm[j + 1]
+        if u < pair:
+            return j if u < qterm[j] else j + 1
+        u -= pair
+        j += 2
+    if j < n and u < qterm[j]:
+        return j
+    j = n - 1
+    while qterm[j] == 0.0:
+        j -= 1
+    return j
+
+
+cdef inline Py_ssize_t _draw_document_topic(const Buckets* b, double u) noexcept nogil:
+    """The topic of the document bucket that ``u`` (< r) falls in; when rounding runs past the
+    end, the last topic with mass, or -1 if none has any."""
+    cdef Py_ssize_t j, k
+    for j in range(b.n_doc):
+        k = b.dt[j]
+        if b.nd[k] > 0:
+            u -= b.nd[k] * b.beta * b.inv[k]
+            if u < 0.0:
+                return k
+    j = b.n_doc - 1
+    while j >= 0 and b.nd[b.dt[j]] == 0:
+        j -= 1
+    return b.dt[j] if j >= 0 else -1
+
+
+cdef inline Py_ssize_t _draw_smoothing_topic(const double* sterm, Py_ssize_t K, double u) noexcept nogil:
+    """The topic of the smoothing bucket that ``u`` (< s) falls in (the last on rounding)."""
+    cdef Py_ssize_t k
+    for k in range(K):
+        u -= sterm[k]
+        if u < 0.0:
+            return k
+    return K - 1
+
+
+cdef inline void _move_in_word(packed_t* wp, int32_t* length, Py_ssize_t old, Py_ssize_t t, Py_ssize_t j_old,
+                               Py_ssize_t j_new, packed_t unit, packed_t mask) noexcept nogil:
+    """Move one token of the word from topic ``old`` (its entry at ``j_old``, or -1: not yet
+    found) to topic ``t`` in the word's sorted list. ``j_new`` is where the draw found ``t``
+    in the list before the decrement, or -1 when ``t`` came from another bucket (then it is
+    searched for, or added)."""
+    cdef Py_ssize_t n = length[0], j
+    if j_old < 0:
+        j_old = _entry_of(wp, n, mask - <packed_t> old, mask)
+    j = _word_dec_at(wp, length, j_old, unit)
+    if j_new < 0:
+        _word_inc(wp, length, <packed_t> (mask - <packed_t> t), unit, mask)
+    else:  # the decrement moved the entries between j_old and j up by one
+        if j_new > j_old and (j < 0 or j_new <= j):
+            j_new -= 1
+        _word_inc_at(wp, j_new, unit)
+
+
+cdef inline void _ask_for_word_lists(const int32_t* words, const int64_t* wt_ptr, const int32_t* wt_len,
+                                     const packed_t* wt, Py_ssize_t i, Py_ssize_t n_tokens) noexcept nogil:
+    """The word lists are scattered over memory: ask for the next token's list (and for where
+    the one after it lives) while token i is sampled."""
+    if i + 2 < n_tokens:
+        prefetch(&wt_ptr[words[i + 2]])
+        prefetch(&wt_len[words[i + 2]])
+    if i + 1 < n_tokens:
+        prefetch(&wt[wt_ptr[words[i + 1]]])
+
+
 def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                  const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits,
                  int32_t[::1] nk, const double[::1] alpha, double beta,
@@ -281,191 +492,69 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
     ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
     ``doc_topics`` (K+1,) and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit);
     ``work`` (4K,) float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double
-    per token sampled.
+    per token sampled. The NumPy it equals, draw for draw, is ``tests/oracle.py``'s
+    ``sparse_sweep``.
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
     cdef Py_ssize_t n_tokens = runs[D - 1, last] if D > 0 else 0
-    cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new, lo, hi
-    cdef double s = 0.0, r, q, q2, pair, u, s_kept, r_kept, inv_kept, sterm_kept, coef_kept
-    cdef double* inv = &work[0]      # 1 / (n_k + V b)
-    cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
-    cdef double* qterm = &work[2 * K]
-    cdef double* sterm = &work[3 * K]  # a_k b / (n_k + V b), the s bucket's terms
-    cdef int32_t* nd = &ndk[0]
-    cdef int32_t* dt = &doc_topics[0]
-    cdef int32_t* dp = &doc_pos[0]
+    cdef Py_ssize_t d, i, k, w, t, old, nw_len, j_old, j_new
+    cdef double q, u
+    cdef Buckets b
+    cdef Kept kept
     cdef packed_t* wp
     cdef packed_t unit = (<packed_t> 1) << bits
     cdef packed_t mask = unit - 1
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
+    b.inv, b.coef, b.qterm, b.sterm = &work[0], &work[K], &work[2 * K], &work[3 * K]
+    b.nk, b.nd, b.dt, b.dp = &nk[0], &ndk[0], &doc_topics[0], &doc_pos[0]
+    b.alpha, b.beta, b.beta_sum = &alpha[0], beta, beta_sum
+    b.s = 0.0
+    b.n_doc = 0
     with rng.bit_generator.lock:
         with nogil:
             for k in range(K):
-                inv[k] = 1.0 / (nk[k] + beta_sum)
-                coef[k] = alpha[k] * inv[k]
-                sterm[k] = alpha[k] * beta * inv[k]
-                s += sterm[k]
+                b.inv[k] = 1.0 / (nk[k] + beta_sum)
+                b.coef[k] = alpha[k] * b.inv[k]
+                b.sterm[k] = alpha[k] * beta * b.inv[k]
+                b.s += b.sterm[k]
             for d in range(D):
-                lo = runs[d, part]
-                hi = runs[d, part + 1]
-                if lo == hi:
+                if runs[d, part] == runs[d, part + 1]:
                     continue
-                # the document's topic counts, its topic list and the r bucket
-                # (without a branch: each topic is written at the list's end, which only grows
-                # when the topic is new to the document; dt has room for K + 1)
-                n_doc = 0
-                for i in range(runs[d, 0], runs[d, last]):
-                    t = z[i]
-                    dt[n_doc] = <int32_t> t
-                    n_doc += nd[t] == 0
-                    nd[t] += 1
-                r = 0.0
-                for j in range(n_doc):
-                    t = dt[j]
-                    dp[t] = <int32_t> j
-                    r += nd[t] * beta * inv[t]
-                    coef[t] = (alpha[t] + nd[t]) * inv[t]
-                for i in range(lo, hi):
+                _enter_document(&b, &z[0], runs[d, 0], runs[d, last])
+                for i in range(runs[d, part], runs[d, part + 1]):
                     w = words[i]
                     old = z[i]
                     wp = &wt[wt_ptr[w]]
                     nw_len = wt_len[w]
-                    # the word lists are scattered over memory: ask for the next token's list
-                    # (and for where the one after it lives) while this token is sampled
-                    if i + 2 < n_tokens:
-                        prefetch(&wt_ptr[words[i + 2]])
-                        prefetch(&wt_len[words[i + 2]])
-                    if i + 1 < n_tokens:
-                        prefetch(&wt[wt_ptr[words[i + 1]]])
-                    # remove the token from the topic and document counts; the word list is
-                    # only changed if the token moves (most do not, once the chain has mixed)
-                    s_kept = s
-                    r_kept = r
-                    inv_kept = inv[old]
-                    sterm_kept = sterm[old]
-                    coef_kept = coef[old]
-                    s -= sterm[old]
-                    r -= nd[old] * beta * inv[old]
-                    nk[old] -= 1
-                    nd[old] -= 1
-                    inv[old] = 1.0 / (nk[old] + beta_sum)
-                    sterm[old] = alpha[old] * beta * inv[old]
-                    s += sterm[old]
-                    r += nd[old] * beta * inv[old]
-                    coef[old] = (alpha[old] + nd[old]) * inv[old]
-                    # the word bucket: every entry's full count, in two running sums (the loop
-                    # waits on its additions, not its loads), then the token's own count taken
-                    # out (never below 0: the sum holds that entry's term)
-                    q = 0.0
-                    q2 = 0.0
-                    j = 0
-                    while j + 1 < nw_len:
-                        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
-                        q += qterm[j]
-                        qterm[j + 1] = _entry_mass(coef, wp[j + 1], mask, bits)
-                        q2 += qterm[j + 1]
-                        j += 2
-                    if j < nw_len:
-                        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
-                        q += qterm[j]
-                    q = (q + q2) - coef[old]
-                    u = bitgen.next_double(bitgen.state) * (s + r + q)
-                    t = -1
-                    j_new = -1
+                    _ask_for_word_lists(&words[0], &wt_ptr[0], &wt_len[0], &wt[0], i, n_tokens)
+                    _take_out(&b, old, &kept)
+                    # the word bucket with the token's own count taken out (never below 0: the
+                    # sum holds that entry's term)
+                    q = _word_mass(wp, nw_len, b.coef, b.qterm, mask, bits) - b.coef[old]
+                    u = bitgen.next_double(bitgen.state) * (b.s + b.r + q)
                     j_old = -1
+                    j_new = -1
                     if u < q:
                         j_old = _entry_of(wp, nw_len, mask - <packed_t> old, mask)
-                        qterm[j_old] -= coef[old]  # the term without the token
-                        j = 0
-                        while j + 1 < nw_len:
-                            pair = qterm[j] + qterm[j + 1]
-                            if u < pair:
-                                j_new = j if u < qterm[j] else j + 1
-                                break
-                            u -= pair
-                            j += 2
-                        if j_new < 0 and j < nw_len and u < qterm[j]:
-                            j_new = j
-                        if j_new < 0:  # rounding: the last entry with mass
-                            j_new = nw_len - 1
-                            while qterm[j_new] == 0.0:
-                                j_new -= 1
+                        b.qterm[j_old] -= b.coef[old]  # the term without the token
+                        j_new = _draw_entry(b.qterm, nw_len, u)
                         t = <Py_ssize_t> (mask - (wp[j_new] & mask))
                     else:
                         u -= q
-                        if u < r:
-                            for j in range(n_doc):
-                                k = dt[j]
-                                if nd[k] > 0:
-                                    u -= nd[k] * beta * inv[k]
-                                    if u < 0.0:
-                                        t = k
-                                        break
-                            if t < 0:  # rounding: the last topic with mass, if any
-                                j = n_doc - 1
-                                while j >= 0 and nd[dt[j]] == 0:
-                                    j -= 1
-                                if j >= 0:
-                                    t = dt[j]
+                        t = _draw_document_topic(&b, u) if u < b.r else -1
                         if t < 0:
-                            u -= r
-                            for k in range(K):
-                                u -= sterm[k]
-                                if u < 0.0:
-                                    t = k
-                                    break
-                            if t < 0:
-                                t = K - 1
+                            t = _draw_smoothing_topic(b.sterm, K, u - b.r)
                     if t == old:
-                        # back where it was: the counts, and every term made from them, are as
-                        # they were before the token was taken out
-                        nk[old] += 1
-                        nd[old] += 1
-                        s = s_kept
-                        r = r_kept
-                        inv[old] = inv_kept
-                        sterm[old] = sterm_kept
-                        coef[old] = coef_kept
+                        _put_back(&b, old, &kept)
                         continue
-                    # add the token back with its new topic
-                    s -= sterm[t]
-                    r -= nd[t] * beta * inv[t]
-                    nk[t] += 1
-                    nd[t] += 1
-                    inv[t] = 1.0 / (nk[t] + beta_sum)
-                    sterm[t] = alpha[t] * beta * inv[t]
-                    s += sterm[t]
-                    r += nd[t] * beta * inv[t]
-                    coef[t] = (alpha[t] + nd[t]) * inv[t]
-                    if nd[old] == 0:
-                        n_doc -= 1
-                        j = dp[old]
-                        dt[j] = dt[n_doc]
-                        dp[dt[j]] = <int32_t> j
-                        dp[old] = -1
-                    if nd[t] == 1:
-                        dp[t] = <int32_t> n_doc
-                        dt[n_doc] = <int32_t> t
-                        n_doc += 1
-                    if j_old < 0:
-                        j_old = _entry_of(wp, nw_len, mask - <packed_t> old, mask)
-                    j = _word_dec_at(wp, &wt_len[w], j_old, unit)
-                    if j_new < 0:  # drawn from the document or smoothing bucket: find it, or add it
-                        _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
-                    else:  # drawn from the word's own list, at j_new before the decrement moved it
-                        if j_new > j_old and (j < 0 or j_new <= j):
-                            j_new -= 1
-                        _word_inc_at(wp, j_new, unit)
+                    _add_to_topic(&b, t, 1)
+                    _move_in_document(&b, old, t)
+                    _move_in_word(wp, &wt_len[w], old, t, j_old, j_new, unit, mask)
                     z[i] = <int32_t> t
-                # leave the scratch as found
-                for j in range(n_doc):
-                    t = dt[j]
-                    nd[t] = 0
-                    dp[t] = -1
-                    coef[t] = alpha[t] * inv[t]
+                _leave_document(&b)
 
 
 def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
@@ -571,6 +660,119 @@ cdef inline Py_ssize_t _draw_alias(const double* prob, const int32_t* alias, Py_
     return alias[j]
 
 
+cdef struct Proposals:
+    # The alias sampler's state for one word's tokens: the topic totals, the word's counts in
+    # this shard's list, and the two proposals (document: its tokens and the prior alpha; word:
+    # its counts in the other shards, its tokens in this shard, and the uniform part K b).
+    int32_t* z
+    int32_t* nk
+    int32_t* cur            # (K,) the word's counts, the token's own taken out
+    const double* alpha
+    double alpha_sum
+    double beta
+    double beta_sum
+    Py_ssize_t K
+    const double* alpha_prob    # the alias table of alpha
+    const int32_t* alpha_alias
+    const double* other_prob    # the alias table of the word's counts in the other shards
+    const int32_t* other_alias
+    const int32_t* other_topics  # ... and the topic of each of its n_other slots
+    Py_ssize_t n_other
+    double other_mass
+    const int32_t* run      # this shard's tokens of the word (positions in z), run_len of them
+    Py_ssize_t run_len
+    bitgen_t* bitgen
+
+
+cdef inline Py_ssize_t _spread_word(Proposals* p, const packed_t* wp, Py_ssize_t length, int32_t* mark,
+                                    int32_t* other_topics, double* weight, packed_t mask, int bits) noexcept nogil:
+    """Spread the word's list (``length`` entries at ``wp``) into ``p.cur`` (counts) and ``mark``
+    (1: the topic has a slot), and list the word's counts in the other shards (what this shard's
+    tokens ``p.run`` do not account for) as ``other_topics`` with ``weight``; sets ``n_other``
+    and ``other_mass``."""
+    cdef Py_ssize_t j, k, cnt, n_other = 0
+    cdef double other_mass = 0.0
+    for j in range(length):
+        k = <Py_ssize_t> (mask - (wp[j] & mask))
+        p.cur[k] = <int32_t> (wp[j] >> bits)
+        mark[k] = 1
+    for j in range(p.run_len):
+        mark[p.z[p.run[j]]] -= 1  # mark - 1 - (tokens here): borrowed
+    for j in range(length):
+        k = <Py_ssize_t> (mask - (wp[j] & mask))
+        cnt = p.cur[k] + (mark[k] - 1)  # counts from the other shards
+        mark[k] = 1
+        if cnt > 0:
+            other_topics[n_other] = <int32_t> k
+            weight[n_other] = cnt
+            other_mass += cnt
+            n_other += 1
+    p.n_other = n_other
+    p.other_mass = other_mass
+    return n_other
+
+
+cdef inline Py_ssize_t _document_step(Proposals* p, const int32_t* nd, const int32_t* doc_z, Py_ssize_t nd_len,
+                                      Py_ssize_t m, Py_ssize_t st) noexcept nogil:
+    """One Metropolis-Hastings step for token ``m`` at topic ``st`` with the document proposal
+    ``q(k) ~ n_dk + a_k`` (a random token ``doc_z`` of the document's ``nd_len``, or a topic from
+    the prior) and acceptance ``W(t) / W(s)``, ``W(k) = (n_wk + b) / (n_k + V b)``. Returns the
+    token's topic after the step (also written to ``z[m]``)."""
+    cdef Py_ssize_t t
+    cdef double ratio
+    cdef double u = p.bitgen.next_double(p.bitgen.state) * (nd_len + p.alpha_sum)
+    if u < nd_len:
+        t = doc_z[<Py_ssize_t> u]
+    else:
+        t = _draw_alias(p.alpha_prob, p.alpha_alias, p.K, (u - nd_len) / p.alpha_sum)
+    if t != st:
+        ratio = ((p.cur[t] + p.beta) * (p.nk[st] + p.beta_sum)) / ((p.cur[st] + p.beta) * (p.nk[t] + p.beta_sum))
+        if p.bitgen.next_double(p.bitgen.state) < ratio:
+            st = t
+            p.z[m] = <int32_t> st
+    return st
+
+
+cdef inline Py_ssize_t _word_step(Proposals* p, const int32_t* nd, Py_ssize_t m, Py_ssize_t st) noexcept nogil:
+    """One Metropolis-Hastings step for token ``m`` at topic ``st`` with the word proposal
+    ``q(k) ~ n_wk + b`` (the other shards' counts, a random token of the word in this shard, or
+    a uniform topic) and acceptance ``(n_dt + a_t)(n_s + V b) / ((n_ds + a_s)(n_t + V b))``
+    (``nd`` the document's counts). Returns the token's topic after the step."""
+    cdef Py_ssize_t t
+    cdef double ratio
+    cdef double u = p.bitgen.next_double(p.bitgen.state) * (p.other_mass + p.run_len + p.K * p.beta)
+    if u < p.other_mass:
+        t = p.other_topics[_draw_alias(p.other_prob, p.other_alias, p.n_other, u / p.other_mass)]
+    elif u < p.other_mass + p.run_len:
+        t = p.z[p.run[<Py_ssize_t> (u - p.other_mass)]]
+    else:
+        t = <Py_ssize_t> ((u - p.other_mass - p.run_len) / p.beta)
+        if t >= p.K:
+            t = p.K - 1
+    if t != st:
+        ratio = ((nd[t] + p.alpha[t]) * (p.nk[st] + p.beta_sum)) / ((nd[st] + p.alpha[st]) * (p.nk[t] + p.beta_sum))
+        if p.bitgen.next_double(p.bitgen.state) < ratio:
+            st = t
+            p.z[m] = <int32_t> st
+    return st
+
+
+cdef inline Py_ssize_t _give_slot(packed_t* wp, Py_ssize_t length, Py_ssize_t capacity, const int32_t* cur,
+                                  int32_t* mark, Py_ssize_t t, packed_t mask) noexcept nogil:
+    """Give topic ``t``, new to the word, a slot in its list (at the end, or when the list is
+    full the slot of a topic whose count has dropped to zero); returns the list's length."""
+    cdef Py_ssize_t j = 0
+    mark[t] = 1
+    if length < capacity:
+        wp[length] = mask - <packed_t> t
+        return length + 1
+    while cur[mask - (wp[j] & mask)] != 0:
+        j += 1
+    mark[mask - (wp[j] & mask)] = 0
+    wp[j] = mask - <packed_t> t
+    return length
+
+
 def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                 const int32_t[::1] order, const int32_t[::1] doc_of,
                 const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits, int32_t[::1] nk, const double[::1] alpha, double beta,
@@ -595,15 +797,14 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
     Arrays (the packed word lists ``wt``, ``bits`` included) as in :func:`sparse_sweep` plus ``order`` and ``doc_of`` (n,) int32 (each token's
     document within the shard); ``ndk`` (d, K) int32 scratch for the document-topic counts of
     the shard's documents, zero on entry and exit; ``cur``, ``mark`` (K,) int32 zero on entry and exit; ``iwork``
-    (5K,) int32 and ``work`` (3K,) float64 scratch.
+    (5K,) int32 and ``work`` (3K,) float64 scratch. The NumPy it equals, draw for draw, is
+    ``tests/oracle.py``'s ``alias_sweep``.
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t n = order.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
-    cdef Py_ssize_t d, i, j, k, m, w, t, st, length, cnt, base, nd_len
-    cdef Py_ssize_t run_start, run_len, n_other
-    cdef double u, ratio, other_mass, alpha_sum = 0.0
+    cdef Py_ssize_t d, i, k, m, w, st, length, base, run_start
     cdef double* other_prob = &work[0]
     cdef double* alpha_prob = &work[K]
     cdef double* weight = &work[2 * K]
@@ -612,17 +813,23 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
     cdef int32_t* small = &iwork[2 * K]
     cdef int32_t* large = &iwork[3 * K]
     cdef int32_t* other_topics = &iwork[4 * K]
+    cdef int32_t* nd
     cdef packed_t* wp
     cdef packed_t unit = (<packed_t> 1) << bits
     cdef packed_t mask = unit - 1
-    cdef bitgen_t* bitgen = bitgen_of(rng)
+    cdef Proposals p
 
+    p.z, p.nk, p.cur, p.alpha, p.beta, p.beta_sum, p.K = &z[0], &nk[0], &cur[0], &alpha[0], beta, beta_sum, K
+    p.alpha_prob, p.alpha_alias = alpha_prob, alpha_alias
+    p.other_prob, p.other_alias, p.other_topics = other_prob, other_alias, other_topics
+    p.alpha_sum = 0.0
+    p.bitgen = bitgen_of(rng)
     with rng.bit_generator.lock:
         with nogil:
             for k in range(K):
                 weight[k] = alpha[k]
-                alpha_sum += alpha[k]
-            _build_alias(weight, K, alpha_sum, alpha_prob, alpha_alias, small, large)
+                p.alpha_sum += alpha[k]
+            _build_alias(weight, K, p.alpha_sum, alpha_prob, alpha_alias, small, large)
             # the shard's document-topic counts, from all its tokens (cleared at the end, so that
             # the cost follows the tokens, not documents x topics, when a shard is sampled slice
             # by slice)
@@ -637,80 +844,29 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                 wp = &wt[base]
                 length = wt_len[w]
                 run_start = i
-                run_len = 0
-                while i + run_len < n and words[order[i + run_len]] == w:
-                    run_len += 1
-                # spread the word's counts; the other shards' part is what this shard's tokens
-                # do not account for
-                for j in range(length):
-                    k = <Py_ssize_t> (mask - (wp[j] & mask))
-                    cur[k] = <int32_t> (wp[j] >> bits)
-                    mark[k] = 1
-                for j in range(run_len):
-                    mark[z[order[run_start + j]]] -= 1  # mark - 1 - (tokens here): borrowed
-                n_other = 0
-                other_mass = 0.0
-                for j in range(length):
-                    k = <Py_ssize_t> (mask - (wp[j] & mask))
-                    cnt = cur[k] + (mark[k] - 1)  # counts from the other shards
-                    mark[k] = 1
-                    if cnt > 0:
-                        other_topics[n_other] = <int32_t> k
-                        weight[n_other] = cnt
-                        other_mass += cnt
-                        n_other += 1
-                if n_other > 0:
-                    _build_alias(weight, n_other, other_mass, other_prob, other_alias, small, large)
+                p.run = &order[run_start]
+                p.run_len = 0
+                while i + p.run_len < n and words[order[i + p.run_len]] == w:
+                    p.run_len += 1
+                if _spread_word(&p, wp, length, &mark[0], other_topics, weight, mask, bits) > 0:
+                    _build_alias(weight, p.n_other, p.other_mass, other_prob, other_alias, small, large)
                 # this word's tokens
-                while i < run_start + run_len:
+                while i < run_start + p.run_len:
                     m = order[i]
                     d = doc_of[m]
+                    nd = &ndk[d, 0]
                     st = z[m]
                     cur[st] -= 1
-                    ndk[d, st] -= 1
+                    nd[st] -= 1
                     nk[st] -= 1
-                    nd_len = runs[d, last] - runs[d, 0]
                     for _ in range(mh_steps):
-                        # document proposal
-                        u = bitgen.next_double(bitgen.state) * (nd_len + alpha_sum)
-                        if u < nd_len:
-                            t = z[runs[d, 0] + <Py_ssize_t> u]
-                        else:
-                            t = _draw_alias(alpha_prob, alpha_alias, K, (u - nd_len) / alpha_sum)
-                        if t != st:
-                            ratio = ((cur[t] + beta) * (nk[st] + beta_sum)) / ((cur[st] + beta) * (nk[t] + beta_sum))
-                            if bitgen.next_double(bitgen.state) < ratio:
-                                st = t
-                                z[m] = <int32_t> st
-                        # word proposal
-                        u = bitgen.next_double(bitgen.state) * (other_mass + run_len + K * beta)
-                        if u < other_mass:
-                            t = other_topics[_draw_alias(other_prob, other_alias, n_other, u / other_mass)]
-                        elif u < other_mass + run_len:
-                            t = z[order[run_start + <Py_ssize_t> (u - other_mass)]]
-                        else:
-                            t = <Py_ssize_t> ((u - other_mass - run_len) / beta)
-                            if t >= K:
-                                t = K - 1
-                        if t != st:
-                            ratio = ((ndk[d, t] + alpha[t]) * (nk[st] + beta_sum)) / ((ndk[d, st] + alpha[st]) * (nk[t] + beta_sum))
-                            if bitgen.next_double(bitgen.state) < ratio:
-                                st = t
-                                z[m] = <int32_t> st
+                        st = _document_step(&p, nd, &z[runs[d, 0]], runs[d, last] - runs[d, 0], m, st)
+                        st = _word_step(&p, nd, m, st)
                     cur[st] += 1
-                    ndk[d, st] += 1
+                    nd[st] += 1
                     nk[st] += 1
-                    if mark[st] == 0:  # a topic new to this word: give it a slot
-                        mark[st] = 1
-                        if length < wt_ptr[w + 1] - base:
-                            wp[length] = mask - <packed_t> st
-                            length += 1
-                        else:  # full: some slot's count has dropped to zero; reuse it
-                            j = 0
-                            while cur[mask - (wp[j] & mask)] != 0:
-                                j += 1
-                            mark[mask - (wp[j] & mask)] = 0
-                            wp[j] = mask - <packed_t> st
+                    if mark[st] == 0:  # a topic new to this word
+                        length = _give_slot(wp, length, wt_ptr[w + 1] - base, &cur[0], &mark[0], st, mask)
                     i += 1
                 # write the word's list back, sorted; clear the scratch
                 wt_len[w] = <int32_t> _rebuild_word(wp, length, &cur[0], &mark[0], bits, mask)
