@@ -58,26 +58,32 @@ def test_dense_sweep_equals_numpy_oracle_bit_for_bit():
     assert r1.bit_generator.state == r2.bit_generator.state  # one draw per token, both sides
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
-def test_sharded_dense_sampler_equals_the_partition_oracle_for_any_thread_count(threads):
-    V, K = 11, 3
-    words, doc_ptr, z = tiny_corpus(9, D=12, V=V, K=K)
-    alpha = np.array([0.3, 0.1, 0.2])
-    bounds = shard_bounds(doc_ptr, 4)
-    assert bounds.size == 5
-    slices = word_slices(np.bincount(words, minlength=V), 4)
-    assert np.all(np.diff(slices) > 0)  # four slices with words
+@pytest.mark.parametrize("kind", SAMPLERS)
+@pytest.mark.parametrize("shards, threads, K", [(1, 1, 6), (4, 1, 6), (4, 2, 6), (4, 3, 6), (1, 1, 37), (3, 2, 37)])
+def test_every_sampler_equals_its_numpy_oracle_bit_for_bit_for_any_thread_count(kind, shards, threads, K):
+    # the oracles (tests/oracle.py) are the kernels' steps in plain Python on dense counts; with
+    # several shards, the partition scheme's blocks and rounds as well
+    V = 11 if K < 10 else 30
+    words, doc_ptr, z = tiny_corpus(9, D=12 if K < 10 else 30, V=V, K=K, max_len=12 if K < 10 else 30)
+    alpha = np.random.default_rng(K).uniform(0.05, 0.4, K)
+    bounds = shard_bounds(doc_ptr, shards)
+    assert bounds.size == shards + 1
+    slices = word_slices(np.bincount(words, minlength=V), shards)
+    assert np.all(np.diff(slices) > 0)  # every slice has words
     z_oracle = z.copy()
-    sampler = ShardedSampler("dense", words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, 4), threads)
+    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, shards), threads)
     np.testing.assert_array_equal(sampler.slices, slices)
-    oracle_rngs = streams(1, 4)
+    oracle_rngs = streams(1, shards)
+    start = z.copy()
     for _ in range(4):
         sampler.sweep()
-        oracle.partition_sweep(words, doc_ptr, z_oracle, V, K, alpha, 0.05, bounds, slices, oracle_rngs)
+        oracle.partition_sweep(words, doc_ptr, z_oracle, V, K, alpha, 0.05, bounds, slices, oracle_rngs, kind)
         np.testing.assert_array_equal(z, z_oracle)
-        np.testing.assert_array_equal(sampler.counts.nwk, word_topic_counts(words, z, V, K))
+        np.testing.assert_array_equal(sampler.counts.word_topic_counts(), word_topic_counts(words, z, V, K))
         np.testing.assert_array_equal(sampler.counts.nk, np.bincount(z, minlength=K))
     sampler.close()
+    assert np.count_nonzero(z != start) > 0  # the sweeps did something
+    assert [r.bit_generator.state for r in sampler.rngs] == [r.bit_generator.state for r in oracle_rngs]
 
 
 def test_word_slices_cut_the_vocabulary_into_ranges_of_about_equal_token_counts():

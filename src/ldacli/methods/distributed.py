@@ -38,8 +38,8 @@ import numpy as np
 
 from ldacli.errors import LdacliError
 from ldacli.settings import Anything, Setting
-from ldacli.methods.sharded import (SAMPLERS, ListLayout, Replica, list_layout, merge_pairs, sample_block,
-                                    shard_arrays, shard_layout, word_slices, word_topic_pairs)
+from ldacli.methods.sharded import (SAMPLERS, ListLayout, Replica, merge_pairs, replica_class, sample_block,
+                                    shard_layout, word_slices, word_topic_pairs)
 from ldacli.counts import tokens_of
 from ldacli.formats.shards import ShardFolder, open_shard_folder
 
@@ -118,7 +118,7 @@ class ShardHost:
     and one replica of the counts to sample them against."""
 
     def __init__(self, kind: str, n_words: int, n_topics: int, layout: ListLayout | None, slices: np.ndarray):
-        self.replica = Replica.empty(kind, n_words, n_topics, layout)
+        self.replica = replica_class(kind).empty(n_words, n_topics, layout)
         self.n_topics = n_topics
         self.slices = slices
         self.shards: dict[int, dict] = {}
@@ -128,7 +128,7 @@ class ShardHost:
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = rng_state
         shard = {"words": words, "ptr": ptr, "z": np.array(z, dtype=np.int32), "rng": rng}
-        shard.update(shard_arrays(self.replica.kind, words, ptr, self.slices))
+        shard.update(self.replica.shard_arrays(words, ptr, self.slices))
         self.shards[s] = shard
         return os.getpid()
 
@@ -195,7 +195,7 @@ class DistributedSampler:
         else:  # each shard's distinct words come back from its worker
             freq = folder.word_frequencies()
         self.slices = word_slices(freq, len(bounds) - 1)
-        self.layout = None if kind == "dense" else list_layout(freq, n_topics)
+        self.layout = replica_class(kind).layout_for(freq, n_topics)
         self.traffic: list[dict] = []
         self.hosts: dict[str, object] = {}  # worker address -> actor
         self.placement: dict[int, str] = {}  # shard -> worker address
@@ -208,7 +208,7 @@ class DistributedSampler:
                 for s, word_ids in placed.items():
                     self.shards[s]["word_ids"] = word_ids
                 pairs = self._gather_counts()
-        self.shared = Replica(kind, n_words, n_topics, pairs, self.layout)
+        self.shared = replica_class(kind)(n_words, n_topics, pairs, self.layout)
 
     def _gather_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """The word-topic counts of every shard, from their workers one shard at a time, so that
