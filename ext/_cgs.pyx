@@ -75,18 +75,65 @@ def slice_runs(const int32_t[::1] words, const int64_t[::1] doc_ptr, const int64
                 runs[d, p] = lo
 
 
+cdef inline void _dense_add(int32_t* nw, int32_t* nd, int32_t* nk, double* inv, const double* beta_sum,
+                            Py_ssize_t k, int32_t delta) noexcept nogil:
+    """Add ``delta`` (+1 or -1) tokens of the word and document to topic k, and its ``inv``."""
+    nw[k] += delta
+    nd[k] += delta
+    nk[k] += delta
+    inv[k] = 1.0 / (nk[k] + beta_sum[k])
+
+
+cdef inline double _dense_masses(const int32_t* nd, const double* alpha, const int32_t* nw, double beta,
+                                 const double* inv, double* cum, Py_ssize_t K) noexcept nogil:
+    """The conditional's cumulative masses ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` into
+    ``cum``, for a word without extra prior mass; returns the total."""
+    cdef double total = 0.0
+    cdef Py_ssize_t k
+    for k in range(K):
+        total = total + (nd[k] + alpha[k]) * (nw[k] + beta) * inv[k]
+        cum[k] = total
+    return total
+
+
+cdef inline double _dense_masses_row(const int32_t* nd, const double* alpha, const int32_t* nw,
+                                     const double* beta_row, const double* inv, double* cum,
+                                     Py_ssize_t K) noexcept nogil:
+    """:func:`_dense_masses` for a word with its own prior per topic, ``beta_row[k]``."""
+    cdef double total = 0.0
+    cdef Py_ssize_t k
+    for k in range(K):
+        total = total + (nd[k] + alpha[k]) * (nw[k] + beta_row[k]) * inv[k]
+        cum[k] = total
+    return total
+
+
+cdef inline void _set_extra(double* beta_row, const int32_t* topics, const double* extra, Py_ssize_t n,
+                            double beta, bint on) noexcept nogil:
+    """Put a word's extra prior mass (its ``n`` cells ``topics``, ``extra``) into ``beta_row``
+    (``on``), or take it out again (back to ``beta``)."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        beta_row[topics[j]] = beta + extra[j] if on else beta
+
+
 def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                 int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
-                double beta_sum, int32_t[::1] ndk, double[::1] work, object rng, Py_ssize_t part=0):
+                const double[::1] beta_sum, const int64_t[::1] extra_ptr, const int32_t[::1] extra_topics,
+                const double[::1] extra, int32_t[::1] ndk, double[::1] work, object rng, Py_ssize_t part=0):
     """One collapsed Gibbs sweep (Griffiths & Steyvers 2004) over one shard's tokens of word
     slice ``part`` (see above), in order.
 
-    Shapes and dtypes (n tokens and d documents in the shard, P slices, V words, K topics):
-    ``words`` (n,) int32; ``runs`` (d, P+1) int64 from :func:`slice_runs`; ``z`` (n,) int32
-    topics; ``nwk`` (V, K) int32 word-topic counts (word-major); ``nk`` (K,) int32; ``alpha``
-    (K,) float64; ``beta`` the symmetric topic-word prior and ``beta_sum`` = V * beta; ``ndk``
-    (K,) int32 scratch, zero on entry and on exit; ``work`` (2K,) float64 scratch. Mutates
-    ``z``, ``nwk``, ``nk``; draws one double per token sampled. Equivalent NumPy::
+    Shapes and dtypes (n tokens and d documents in the shard, P slices, V words, K topics, E
+    cells of extra prior mass): ``words`` (n,) int32; ``runs`` (d, P+1) int64 from
+    :func:`slice_runs`; ``z`` (n,) int32 topics; ``nwk`` (V, K) int32 word-topic counts
+    (word-major); ``nk`` (K,) int32; ``alpha`` (K,) float64. The topic-word prior is
+    ``beta_kw = beta + extra_kw``: ``beta`` the symmetric part, the extra mass of word w's cells
+    ``extra_topics[j]``, ``extra[j]`` for ``j`` in ``extra_ptr[w]:extra_ptr[w+1]``
+    (``extra_ptr`` (V+1,) int64, all zero without extra mass) and ``beta_sum`` (K,) float64 each
+    topic's ``sum_w beta_kw``. ``ndk`` (K,) int32 scratch, zero on entry and on exit; ``work``
+    (3K,) float64 scratch. Mutates ``z``, ``nwk``, ``nk``; draws one double per token sampled.
+    Equivalent NumPy (``B`` the (V, K) prior, ``beta + extra``)::
 
         inv = 1.0 / (nk + beta_sum)
         for j in range(d):
@@ -94,28 +141,35 @@ def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
             for i in range(runs[j, part], runs[j, part + 1]):
                 w, t = words[i], z[i]
                 nwk[w, t] -= 1; ndk[t] -= 1; nk[t] -= 1
-                inv[t] = 1.0 / (nk[t] + beta_sum)
-                cum = np.cumsum((ndk + alpha) * (nwk[w] + beta) * inv)
+                inv[t] = 1.0 / (nk[t] + beta_sum[t])
+                cum = np.cumsum((ndk + alpha) * (nwk[w] + B[w]) * inv)
                 u = rng.random() * cum[-1]
                 t = min(np.searchsorted(cum, u, side="right"), K - 1)
                 z[i] = t; nwk[w, t] += 1; ndk[t] += 1; nk[t] += 1
-                inv[t] = 1.0 / (nk[t] + beta_sum)
+                inv[t] = 1.0 / (nk[t] + beta_sum[t])
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
-    cdef Py_ssize_t d, i, k, w, t, old, lo, hi
+    cdef Py_ssize_t d, i, k, w, t, old, lo, hi, e_lo, n_e
     cdef double total, u
     cdef double* cum = &work[0]
     cdef double* inv = &work[K]
+    cdef double* beta_row = &work[2 * K]
     cdef int32_t* nw
     cdef int32_t* nd = &ndk[0]
+    cdef int32_t* n_k = &nk[0]
+    cdef const double* a = &alpha[0]
+    cdef const double* bs = &beta_sum[0]
+    cdef const int64_t* ep = &extra_ptr[0]
+    cdef bint seeded = extra.shape[0] > 0
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
         with nogil:
             for k in range(K):
-                inv[k] = 1.0 / (nk[k] + beta_sum)
+                inv[k] = 1.0 / (n_k[k] + bs[k])
+                beta_row[k] = beta
             for d in range(D):
                 lo = runs[d, part]
                 hi = runs[d, part + 1]
@@ -127,21 +181,19 @@ def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                     w = words[i]
                     old = z[i]
                     nw = &nwk[w, 0]
-                    nw[old] -= 1
-                    nd[old] -= 1
-                    nk[old] -= 1
-                    inv[old] = 1.0 / (nk[old] + beta_sum)
-                    total = 0.0
-                    for k in range(K):
-                        total = total + (nd[k] + alpha[k]) * (nw[k] + beta) * inv[k]
-                        cum[k] = total
+                    _dense_add(nw, nd, n_k, inv, bs, old, -1)
+                    if not seeded or ep[w] == ep[w + 1]:
+                        total = _dense_masses(nd, a, nw, beta, inv, cum, K)
+                    else:
+                        e_lo = ep[w]
+                        n_e = ep[w + 1] - e_lo
+                        _set_extra(beta_row, &extra_topics[e_lo], &extra[e_lo], n_e, beta, True)
+                        total = _dense_masses_row(nd, a, nw, beta_row, inv, cum, K)
+                        _set_extra(beta_row, &extra_topics[e_lo], &extra[e_lo], n_e, beta, False)
                     u = bitgen.next_double(bitgen.state) * total
                     t = search_cumulative(cum, K, u)
                     z[i] = <int32_t> t
-                    nw[t] += 1
-                    nd[t] += 1
-                    nk[t] += 1
-                    inv[t] = 1.0 / (nk[t] + beta_sum)
+                    _dense_add(nw, nd, n_k, inv, bs, t, 1)
                 for i in range(runs[d, 0], runs[d, last]):
                     nd[z[i]] = 0
 
@@ -280,7 +332,7 @@ cdef struct Buckets:
     Py_ssize_t n_doc
     const double* alpha
     double beta
-    double beta_sum
+    const double* beta_sum  # (K,) each topic's sum_w beta_kw (V b without extra prior mass)
 
 
 cdef struct Kept:
@@ -292,7 +344,7 @@ cdef struct Kept:
 cdef inline void _set_topic_terms(Buckets* b, Py_ssize_t k) noexcept nogil:
     """Topic k's terms from its counts: ``inv``, ``sterm`` and ``coef``; s and r take the new
     terms (the old ones were taken out by the caller)."""
-    b.inv[k] = 1.0 / (b.nk[k] + b.beta_sum)
+    b.inv[k] = 1.0 / (b.nk[k] + b.beta_sum[k])
     b.sterm[k] = b.alpha[k] * b.beta * b.inv[k]
     b.s += b.sterm[k]
     b.r += b.nd[k] * b.beta * b.inv[k]
@@ -445,6 +497,28 @@ cdef inline Py_ssize_t _draw_smoothing_topic(const double* sterm, Py_ssize_t K, 
     return K - 1
 
 
+cdef inline double _extra_mass(const double* coef, const int32_t* topics, const double* extra,
+                               Py_ssize_t n) noexcept nogil:
+    """The word's extra-prior bucket: ``sum coef[topic] * extra`` over its n cells."""
+    cdef double q = 0.0
+    cdef Py_ssize_t j
+    for j in range(n):
+        q += coef[topics[j]] * extra[j]
+    return q
+
+
+cdef inline Py_ssize_t _draw_extra_topic(const double* coef, const int32_t* topics, const double* extra,
+                                         Py_ssize_t n, double u) noexcept nogil:
+    """The topic of the extra-prior bucket that ``u`` (< its mass) falls in (the last on
+    rounding: every cell has mass)."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        u -= coef[topics[j]] * extra[j]
+        if u < 0.0:
+            return topics[j]
+    return topics[n - 1]
+
+
 cdef inline void _move_in_word(packed_t* wp, int32_t* length, Py_ssize_t old, Py_ssize_t t, Py_ssize_t j_old,
                                Py_ssize_t j_new, packed_t unit, packed_t mask) noexcept nogil:
     """Move one token of the word from topic ``old`` (its entry at ``j_old``, or -1: not yet
@@ -477,19 +551,23 @@ cdef inline void _ask_for_word_lists(const int32_t* words, const int64_t* wt_ptr
 def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                  const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits,
                  int32_t[::1] nk, const double[::1] alpha, double beta,
-                 double beta_sum, int32_t[::1] ndk, int32_t[::1] doc_topics, int32_t[::1] doc_pos,
+                 const double[::1] beta_sum, const int64_t[::1] extra_ptr, const int32_t[::1] extra_topics,
+                 const double[::1] extra, int32_t[::1] ndk, int32_t[::1] doc_topics, int32_t[::1] doc_pos,
                  double[::1] work, object rng, Py_ssize_t part=0):
     """One SparseLDA sweep over one shard's tokens of word slice ``part`` (as
     :func:`dense_sweep`): exact collapsed Gibbs in O(K_d + K_w) per token.
 
-    The conditional ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` is split into three buckets:
-    ``s = sum_k a_k b / (n_k + V b)`` (all topics, kept up to date as n_k changes),
-    ``r = sum_{k in doc} n_dk b / (n_k + V b)`` (the document's topics) and
-    ``q = sum_{k in word} (a_k + n_dk) n_wk / (n_k + V b)`` (the word's topics). One uniform
-    draw picks the bucket and the topic within it, searching q, then r, then s.
+    The conditional ``(n_dk + a_k)(n_wk + b_wk) / (n_k + B_k)``, with the topic-word prior
+    ``b_wk = b + e_wk`` (``e`` the extra mass of a few cells, ``B_k = sum_w b_wk``), is split into
+    four buckets: ``s = sum_k a_k b / (n_k + B_k)`` (all topics, kept up to date as n_k
+    changes), ``r = sum_{k in doc} n_dk b / (n_k + B_k)`` (the document's topics),
+    ``q = sum_{k in word} (a_k + n_dk) n_wk / (n_k + B_k)`` (the word's topics) and, for a word
+    with extra prior mass, ``sum_{k: e_wk > 0} (a_k + n_dk) e_wk / (n_k + B_k)``. One uniform
+    draw picks the bucket and the topic within it, searching q, then the extra mass, then r,
+    then s.
 
-    Arrays as in :func:`dense_sweep`, plus the packed word lists ``wt_ptr`` (V+1,) int64,
-    ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
+    Arrays as in :func:`dense_sweep` (the prior included), plus the packed word lists ``wt_ptr``
+    (V+1,) int64, ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
     ``doc_topics`` (K+1,) and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit);
     ``work`` (4K,) float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double
     per token sampled. The NumPy it equals, draw for draw, is ``tests/oracle.py``'s
@@ -499,8 +577,9 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
     cdef Py_ssize_t n_tokens = runs[D - 1, last] if D > 0 else 0
-    cdef Py_ssize_t d, i, k, w, t, old, nw_len, j_old, j_new
-    cdef double q, u
+    cdef Py_ssize_t d, i, k, w, t, old, nw_len, j_old, j_new, e_lo, n_e
+    cdef double q, qe = 0.0, total, u
+    cdef bint seeded = extra.shape[0] > 0
     cdef Buckets b
     cdef Kept kept
     cdef packed_t* wp
@@ -510,13 +589,13 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
 
     b.inv, b.coef, b.qterm, b.sterm = &work[0], &work[K], &work[2 * K], &work[3 * K]
     b.nk, b.nd, b.dt, b.dp = &nk[0], &ndk[0], &doc_topics[0], &doc_pos[0]
-    b.alpha, b.beta, b.beta_sum = &alpha[0], beta, beta_sum
+    b.alpha, b.beta, b.beta_sum = &alpha[0], beta, &beta_sum[0]
     b.s = 0.0
     b.n_doc = 0
     with rng.bit_generator.lock:
         with nogil:
             for k in range(K):
-                b.inv[k] = 1.0 / (nk[k] + beta_sum)
+                b.inv[k] = 1.0 / (nk[k] + b.beta_sum[k])
                 b.coef[k] = alpha[k] * b.inv[k]
                 b.sterm[k] = alpha[k] * beta * b.inv[k]
                 b.s += b.sterm[k]
@@ -532,9 +611,17 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                     _ask_for_word_lists(&words[0], &wt_ptr[0], &wt_len[0], &wt[0], i, n_tokens)
                     _take_out(&b, old, &kept)
                     # the word bucket with the token's own count taken out (never below 0: the
-                    # sum holds that entry's term)
+                    # sum holds that entry's term), and the word's extra prior mass
                     q = _word_mass(wp, nw_len, b.coef, b.qterm, mask, bits) - b.coef[old]
-                    u = bitgen.next_double(bitgen.state) * (b.s + b.r + q)
+                    total = b.s + b.r + q
+                    n_e = 0
+                    if seeded:
+                        e_lo = extra_ptr[w]
+                        n_e = extra_ptr[w + 1] - e_lo
+                    if n_e > 0:
+                        qe = _extra_mass(b.coef, &extra_topics[e_lo], &extra[e_lo], n_e)
+                        total += qe
+                    u = bitgen.next_double(bitgen.state) * total
                     j_old = -1
                     j_new = -1
                     if u < q:
@@ -544,7 +631,14 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                         t = <Py_ssize_t> (mask - (wp[j_new] & mask))
                     else:
                         u -= q
-                        t = _draw_document_topic(&b, u) if u < b.r else -1
+                        t = -1
+                        if n_e > 0:
+                            if u < qe:
+                                t = _draw_extra_topic(b.coef, &extra_topics[e_lo], &extra[e_lo], n_e, u)
+                            else:
+                                u -= qe
+                        if t < 0:
+                            t = _draw_document_topic(&b, u) if u < b.r else -1
                         if t < 0:
                             t = _draw_smoothing_topic(b.sterm, K, u - b.r)
                     if t == old:
@@ -670,7 +764,12 @@ cdef struct Proposals:
     const double* alpha
     double alpha_sum
     double beta
-    double beta_sum
+    const double* beta_sum  # (K,) each topic's sum_w b_wk
+    const double* beta_row  # (K,) the word's prior b_wk: b, and b + e_wk on its cells of extra mass
+    const int32_t* extra_topics  # the word's cells of extra prior mass, n_extra of them
+    const double* extra
+    Py_ssize_t n_extra
+    double extra_mass       # their sum
     Py_ssize_t K
     const double* alpha_prob    # the alias table of alpha
     const int32_t* alpha_alias
@@ -716,8 +815,8 @@ cdef inline Py_ssize_t _document_step(Proposals* p, const int32_t* nd, const int
                                       Py_ssize_t m, Py_ssize_t st) noexcept nogil:
     """One Metropolis-Hastings step for token ``m`` at topic ``st`` with the document proposal
     ``q(k) ~ n_dk + a_k`` (a random token ``doc_z`` of the document's ``nd_len``, or a topic from
-    the prior) and acceptance ``W(t) / W(s)``, ``W(k) = (n_wk + b) / (n_k + V b)``. Returns the
-    token's topic after the step (also written to ``z[m]``)."""
+    the prior) and acceptance ``W(t) / W(s)``, ``W(k) = (n_wk + b_wk) / (n_k + B_k)``. Returns
+    the token's topic after the step (also written to ``z[m]``)."""
     cdef Py_ssize_t t
     cdef double ratio
     cdef double u = p.bitgen.next_double(p.bitgen.state) * (nd_len + p.alpha_sum)
@@ -726,7 +825,8 @@ cdef inline Py_ssize_t _document_step(Proposals* p, const int32_t* nd, const int
     else:
         t = _draw_alias(p.alpha_prob, p.alpha_alias, p.K, (u - nd_len) / p.alpha_sum)
     if t != st:
-        ratio = ((p.cur[t] + p.beta) * (p.nk[st] + p.beta_sum)) / ((p.cur[st] + p.beta) * (p.nk[t] + p.beta_sum))
+        ratio = (((p.cur[t] + p.beta_row[t]) * (p.nk[st] + p.beta_sum[st]))
+                 / ((p.cur[st] + p.beta_row[st]) * (p.nk[t] + p.beta_sum[t])))
         if p.bitgen.next_double(p.bitgen.state) < ratio:
             st = t
             p.z[m] = <int32_t> st
@@ -735,22 +835,34 @@ cdef inline Py_ssize_t _document_step(Proposals* p, const int32_t* nd, const int
 
 cdef inline Py_ssize_t _word_step(Proposals* p, const int32_t* nd, Py_ssize_t m, Py_ssize_t st) noexcept nogil:
     """One Metropolis-Hastings step for token ``m`` at topic ``st`` with the word proposal
-    ``q(k) ~ n_wk + b`` (the other shards' counts, a random token of the word in this shard, or
-    a uniform topic) and acceptance ``(n_dt + a_t)(n_s + V b) / ((n_ds + a_s)(n_t + V b))``
-    (``nd`` the document's counts). Returns the token's topic after the step."""
-    cdef Py_ssize_t t
-    cdef double ratio
-    cdef double u = p.bitgen.next_double(p.bitgen.state) * (p.other_mass + p.run_len + p.K * p.beta)
+    ``q(k) ~ n_wk + b_wk`` (the other shards' counts, a random token of the word in this shard,
+    a uniform topic, or a cell of the word's extra prior mass) and acceptance
+    ``(n_dt + a_t)(n_s + B_s) / ((n_ds + a_s)(n_t + B_t))`` (``nd`` the document's counts).
+    Returns the token's topic after the step."""
+    cdef Py_ssize_t t, j
+    cdef double ratio, x
+    cdef double u = p.bitgen.next_double(p.bitgen.state) * (p.other_mass + p.run_len + p.K * p.beta + p.extra_mass)
     if u < p.other_mass:
         t = p.other_topics[_draw_alias(p.other_prob, p.other_alias, p.n_other, u / p.other_mass)]
     elif u < p.other_mass + p.run_len:
         t = p.z[p.run[<Py_ssize_t> (u - p.other_mass)]]
     else:
-        t = <Py_ssize_t> ((u - p.other_mass - p.run_len) / p.beta)
-        if t >= p.K:
-            t = p.K - 1
+        x = u - p.other_mass - p.run_len
+        if p.n_extra > 0 and x >= p.K * p.beta:  # the extra prior mass
+            x -= p.K * p.beta
+            t = p.extra_topics[p.n_extra - 1]
+            for j in range(p.n_extra):
+                x -= p.extra[j]
+                if x < 0.0:
+                    t = p.extra_topics[j]
+                    break
+        else:
+            t = <Py_ssize_t> (x / p.beta)
+            if t >= p.K:
+                t = p.K - 1
     if t != st:
-        ratio = ((nd[t] + p.alpha[t]) * (p.nk[st] + p.beta_sum)) / ((nd[st] + p.alpha[st]) * (p.nk[t] + p.beta_sum))
+        ratio = (((nd[t] + p.alpha[t]) * (p.nk[st] + p.beta_sum[st]))
+                 / ((nd[st] + p.alpha[st]) * (p.nk[t] + p.beta_sum[t])))
         if p.bitgen.next_double(p.bitgen.state) < ratio:
             st = t
             p.z[m] = <int32_t> st
@@ -775,39 +887,44 @@ cdef inline Py_ssize_t _give_slot(packed_t* wp, Py_ssize_t length, Py_ssize_t ca
 
 def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                 const int32_t[::1] order, const int32_t[::1] doc_of,
-                const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits, int32_t[::1] nk, const double[::1] alpha, double beta,
-                double beta_sum, int32_t[:, ::1] ndk, int32_t[::1] cur, int32_t[::1] mark,
-                int32_t[::1] iwork, double[::1] work, int mh_steps, object rng):
+                const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits, int32_t[::1] nk,
+                const double[::1] alpha, double beta, const double[::1] beta_sum, const int64_t[::1] extra_ptr,
+                const int32_t[::1] extra_topics, const double[::1] extra, int32_t[:, ::1] ndk, int32_t[::1] cur,
+                int32_t[::1] mark, int32_t[::1] iwork, double[::1] work, int mh_steps, object rng):
     """One Metropolis-Hastings sweep over one shard, word by word, O(1) per token.
 
     Tokens are visited in ``order`` (the shard's tokens grouped by word, or a range of it: the
     tokens of a slice of the words). For each token,
     ``mh_steps`` cycles of two Metropolis-Hastings steps target the collapsed conditional
-    ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` (token's own counts removed), as LightLDA does,
+    ``(n_dk + a_k)(n_wk + b_wk) / (n_k + B_k)`` (token's own counts removed; the prior
+    ``b_wk = b + e_wk`` and ``B_k = sum_w b_wk`` as in :func:`dense_sweep`), as LightLDA does,
     with proposals that depend only on the current state, so the chain is exact:
 
     * a document proposal ``q(k) ~ n_dk + a_k`` (counts with the token at its current topic):
       a random token of the document, or with weight ``sum a`` a topic from the prior (alias
-      table); acceptance ``W(t) / W(s)`` with ``W(k) = (n_wk + b) / (n_k + V b)``;
-    * a word proposal ``q(k) ~ n_wk + b`` (with the token at its current topic): the word's
+      table); acceptance ``W(t) / W(s)`` with ``W(k) = (n_wk + b_wk) / (n_k + B_k)``;
+    * a word proposal ``q(k) ~ n_wk + b_wk`` (with the token at its current topic): the word's
       counts in the other shards (frozen during the sweep: an alias table per word and shard),
-      or a random token of the word in this shard, or with weight ``K b`` a uniform topic;
-      acceptance ``(n_dt + a_t)(n_s + V b) / ((n_ds + a_s)(n_t + V b))``.
+      or a random token of the word in this shard, or with weight ``K b`` a uniform topic, or
+      with weight ``sum_k e_wk`` a cell of the word's extra prior mass; acceptance
+      ``(n_dt + a_t)(n_s + B_s) / ((n_ds + a_s)(n_t + B_t))``.
 
-    Arrays (the packed word lists ``wt``, ``bits`` included) as in :func:`sparse_sweep` plus ``order`` and ``doc_of`` (n,) int32 (each token's
-    document within the shard); ``ndk`` (d, K) int32 scratch for the document-topic counts of
-    the shard's documents, zero on entry and exit; ``cur``, ``mark`` (K,) int32 zero on entry and exit; ``iwork``
-    (5K,) int32 and ``work`` (3K,) float64 scratch. The NumPy it equals, draw for draw, is
-    ``tests/oracle.py``'s ``alias_sweep``.
+    Arrays (the packed word lists ``wt``, ``bits`` included, and the prior) as in
+    :func:`sparse_sweep` plus ``order`` and ``doc_of`` (n,) int32 (each token's document within
+    the shard); ``ndk`` (d, K) int32 scratch for the document-topic counts of the shard's
+    documents, zero on entry and exit; ``cur``, ``mark`` (K,) int32 zero on entry and exit;
+    ``iwork`` (5K,) int32 and ``work`` (4K,) float64 scratch. The NumPy it equals, draw for
+    draw, is ``tests/oracle.py``'s ``alias_sweep``.
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t n = order.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
-    cdef Py_ssize_t d, i, k, m, w, st, length, base, run_start
+    cdef Py_ssize_t d, i, k, m, w, st, length, base, run_start, e_lo
     cdef double* other_prob = &work[0]
     cdef double* alpha_prob = &work[K]
     cdef double* weight = &work[2 * K]
+    cdef double* beta_row = &work[3 * K]
     cdef int32_t* other_alias = &iwork[0]
     cdef int32_t* alpha_alias = &iwork[K]
     cdef int32_t* small = &iwork[2 * K]
@@ -819,7 +936,9 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
     cdef packed_t mask = unit - 1
     cdef Proposals p
 
-    p.z, p.nk, p.cur, p.alpha, p.beta, p.beta_sum, p.K = &z[0], &nk[0], &cur[0], &alpha[0], beta, beta_sum, K
+    p.z, p.nk, p.cur, p.alpha, p.beta, p.beta_sum, p.K = &z[0], &nk[0], &cur[0], &alpha[0], beta, &beta_sum[0], K
+    p.beta_row = beta_row
+    p.extra_topics, p.extra, p.n_extra, p.extra_mass = NULL, NULL, 0, 0.0
     p.alpha_prob, p.alpha_alias = alpha_prob, alpha_alias
     p.other_prob, p.other_alias, p.other_topics = other_prob, other_alias, other_topics
     p.alpha_sum = 0.0
@@ -829,6 +948,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
             for k in range(K):
                 weight[k] = alpha[k]
                 p.alpha_sum += alpha[k]
+                beta_row[k] = beta
             _build_alias(weight, K, p.alpha_sum, alpha_prob, alpha_alias, small, large)
             # the shard's document-topic counts, from all its tokens (cleared at the end, so that
             # the cost follows the tokens, not documents x topics, when a shard is sampled slice
@@ -850,6 +970,15 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                     p.run_len += 1
                 if _spread_word(&p, wp, length, &mark[0], other_topics, weight, mask, bits) > 0:
                     _build_alias(weight, p.n_other, p.other_mass, other_prob, other_alias, small, large)
+                # the word's extra prior mass
+                e_lo = extra_ptr[w]
+                p.n_extra = extra_ptr[w + 1] - e_lo
+                p.extra_mass = 0.0
+                if p.n_extra > 0:
+                    p.extra_topics, p.extra = &extra_topics[e_lo], &extra[e_lo]
+                    _set_extra(beta_row, p.extra_topics, p.extra, p.n_extra, beta, True)
+                    for k in range(p.n_extra):
+                        p.extra_mass += p.extra[k]
                 # this word's tokens
                 while i < run_start + p.run_len:
                     m = order[i]
@@ -870,6 +999,8 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                     i += 1
                 # write the word's list back, sorted; clear the scratch
                 wt_len[w] = <int32_t> _rebuild_word(wp, length, &cur[0], &mark[0], bits, mask)
+                if p.n_extra > 0:
+                    _set_extra(beta_row, p.extra_topics, p.extra, p.n_extra, beta, False)
             for d in range(D):
                 for i in range(runs[d, 0], runs[d, last]):
                     ndk[d, z[i]] = 0

@@ -9,10 +9,27 @@ from scipy.special import gammaln
 from ldacli.methods.base import doc_topic_counts, word_topic_counts
 
 
-def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None):
-    """ldacli._cgs.dense_sweep for one shard's tokens of the words word_lo <= w < word_hi."""
+def extra_cells(prior, w):
+    """Word w's cells of extra prior mass, [(topic, extra), ...] by topic (none without a prior)."""
+    if prior is None:
+        return []
+    return [(int(t), float(e)) for ww, t, e in zip(prior.words, prior.topics, prior.extra) if ww == w]
+
+
+def beta_row(prior, w, beta, K):
+    """Word w's topic-word prior, (K,): ``beta``, and ``beta + extra`` on its cells."""
+    row = np.full(K, float(beta))
+    for t, e in extra_cells(prior, w):
+        row[t] = beta + e
+    return row
+
+
+def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None, prior=None):
+    """ldacli._cgs.dense_sweep for one shard's tokens of the words word_lo <= w < word_hi, under
+    the topic-word prior ``beta`` plus ``prior``'s extra mass (``beta_sum`` (K,) its topics' sums)."""
     K = nk.size
     word_hi = nwk.shape[0] if word_hi is None else word_hi
+    beta_sum = np.broadcast_to(beta_sum, (K,))
     inv = 1.0 / (nk + beta_sum)
     for d in range(doc_ptr.size - 1):
         ndk = np.bincount(z[doc_ptr[d]:doc_ptr[d + 1]], minlength=K)
@@ -23,15 +40,15 @@ def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=
             nwk[w, t] -= 1
             ndk[t] -= 1
             nk[t] -= 1
-            inv[t] = 1.0 / (nk[t] + beta_sum)
-            cum = np.cumsum((ndk + alpha) * (nwk[w] + beta) * inv)
+            inv[t] = 1.0 / (nk[t] + beta_sum[t])
+            cum = np.cumsum((ndk + alpha) * (nwk[w] + beta_row(prior, w, beta, K)) * inv)
             u = rng.random() * cum[-1]
             t = min(int(np.searchsorted(cum, u, side="right")), K - 1)
             z[i] = t
             nwk[w, t] += 1
             ndk[t] += 1
             nk[t] += 1
-            inv[t] = 1.0 / (nk[t] + beta_sum)
+            inv[t] = 1.0 / (nk[t] + beta_sum[t])
 
 
 def word_list(counts):
@@ -41,15 +58,16 @@ def word_list(counts):
     return [int(k) for k in topics[np.lexsort((topics, -counts[topics]))]]
 
 
-def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None):
+def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None, prior=None):
     """ldacli._cgs.sparse_sweep for one shard's tokens of the words word_lo <= w < word_hi, step
-    for step: the buckets s, r and q kept as the kernel keeps them (running sums, each change
-    made in the same order), so every double is the same. ``nwk`` (V, K) dense counts stand for
-    the word lists (:func:`word_list` gives a word's list order)."""
+    for step: the buckets s, r, q and the extra prior mass kept as the kernel keeps them (running
+    sums, each change made in the same order), so every double is the same. ``nwk`` (V, K)
+    dense counts stand for the word lists (:func:`word_list` gives a word's list order)."""
     K = nk.size
     word_hi = nwk.shape[0] if word_hi is None else word_hi
     alpha = [float(a) for a in alpha]
-    inv = [1.0 / (int(nk[k]) + beta_sum) for k in range(K)]
+    beta_sum = [float(x) for x in np.broadcast_to(beta_sum, (K,))]
+    inv = [1.0 / (int(nk[k]) + beta_sum[k]) for k in range(K)]
     coef = [alpha[k] * inv[k] for k in range(K)]
     sterm = [alpha[k] * beta * inv[k] for k in range(K)]
     b = {"s": 0.0, "r": 0.0}
@@ -62,7 +80,7 @@ def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo
         b["r"] -= nd[k] * beta * inv[k]
         nk[k] += delta
         nd[k] += delta
-        inv[k] = 1.0 / (int(nk[k]) + beta_sum)
+        inv[k] = 1.0 / (int(nk[k]) + beta_sum[k])
         sterm[k] = alpha[k] * beta * inv[k]
         b["s"] += sterm[k]
         b["r"] += nd[k] * beta * inv[k]
@@ -125,13 +143,31 @@ def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo
                 else:
                     q2 += x
             q = (q + q2) - coef[old]
-            u = rng.random() * (b["s"] + b["r"] + q)
+            total = b["s"] + b["r"] + q
+            # the word's extra prior mass, sum coef[k] extra_wk over its cells
+            cells, qe = extra_cells(prior, w), 0.0
+            for k, e in cells:
+                qe += coef[k] * e
+            if cells:
+                total += qe
+            u = rng.random() * total
             if u < q:
                 qterm[topics.index(old)] -= coef[old]
                 t = topics[draw_entry(qterm, u)]
             else:
                 u -= q
-                t = draw_document_topic(u) if u < b["r"] else -1
+                t = -1
+                if cells and u < qe:
+                    t = cells[-1][0]
+                    for k, e in cells:
+                        u -= coef[k] * e
+                        if u < 0.0:
+                            t = k
+                            break
+                elif cells:
+                    u -= qe
+                if t < 0:
+                    t = draw_document_topic(u) if u < b["r"] else -1
                 if t < 0:
                     t = draw_smoothing_topic(u - b["r"])
             if t == old:  # _put_back
@@ -183,7 +219,8 @@ def draw_alias(prob, alias, u):
     return j if x - j < prob[j] else alias[j]
 
 
-def alias_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None, mh_steps=2):
+def alias_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None, prior=None,
+                mh_steps=2):
     """ldacli._cgs.alias_sweep for one shard's tokens of the words word_lo <= w < word_hi (the
     shard's tokens of those words grouped by word, in a stable order), draw for draw. ``nwk``
     (V, K) dense counts stand for the word lists: all the shards' counts of a word, of which the
@@ -191,6 +228,7 @@ def alias_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=
     K = nk.size
     word_hi = nwk.shape[0] if word_hi is None else word_hi
     alpha = [float(a) for a in alpha]
+    bs = [float(x) for x in np.broadcast_to(beta_sum, (K,))]
     order = np.argsort(words, kind="stable")
     order = [int(m) for m in order if word_lo <= words[m] < word_hi]
     doc_of = np.repeat(np.arange(doc_ptr.size - 1), np.diff(doc_ptr))
@@ -213,6 +251,10 @@ def alias_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=
                 other_mass += cur[k] - here[k]
         if other_topics:
             other_prob, other_alias = build_alias(weight, other_mass)
+        cells, extra_mass = extra_cells(prior, w), 0.0
+        for _, e in cells:
+            extra_mass += e
+        bw = beta_row(prior, w, beta, K).tolist()
         for m in run:
             d = doc_of[m]
             nd, lo, hi = ndk[d], doc_ptr[d], doc_ptr[d + 1]
@@ -228,20 +270,30 @@ def alias_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=
                 else:
                     t = draw_alias(alpha_prob, alpha_alias, (u - (hi - lo)) / alpha_sum)
                 if t != st:
-                    ratio = ((cur[t] + beta) * (int(nk[st]) + beta_sum)) / ((cur[st] + beta) * (int(nk[t]) + beta_sum))
+                    ratio = ((cur[t] + bw[t]) * (int(nk[st]) + bs[st])) / ((cur[st] + bw[st]) * (int(nk[t]) + bs[t]))
                     if rng.random() < ratio:
                         st = t
                         z[m] = st
-                # the word proposal, q(k) ~ n_wk + b
-                u = rng.random() * (other_mass + len(run) + K * beta)
+                # the word proposal, q(k) ~ n_wk + b_wk: other shards, this shard, uniform, extra
+                u = rng.random() * (other_mass + len(run) + K * beta + extra_mass)
                 if u < other_mass:
                     t = other_topics[draw_alias(other_prob, other_alias, u / other_mass)]
                 elif u < other_mass + len(run):
                     t = int(z[run[int(u - other_mass)]])
                 else:
-                    t = min(int((u - other_mass - len(run)) / beta), K - 1)
+                    x = u - other_mass - len(run)
+                    if cells and x >= K * beta:
+                        x -= K * beta
+                        t = cells[-1][0]
+                        for k, e in cells:
+                            x -= e
+                            if x < 0.0:
+                                t = k
+                                break
+                    else:
+                        t = min(int(x / beta), K - 1)
                 if t != st:
-                    ratio = ((nd[t] + alpha[t]) * (int(nk[st]) + beta_sum)) / ((nd[st] + alpha[st]) * (int(nk[t]) + beta_sum))
+                    ratio = ((nd[t] + alpha[t]) * (int(nk[st]) + bs[st])) / ((nd[st] + alpha[st]) * (int(nk[t]) + bs[t]))
                     if rng.random() < ratio:
                         st = t
                         z[m] = st
@@ -255,11 +307,13 @@ def alias_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=
 SWEEPS = {"dense": dense_sweep, "sparse": sparse_sweep, "alias": alias_sweep}
 
 
-def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs, kind="dense"):
+def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs, kind="dense", prior=None):
     """One sweep of the partition scheme with sampler ``kind``: P rounds; in round r, shard s
     samples its tokens of word slice (s + r) mod P against the shared word-topic counts and its
     own copy of the topic totals of the round's start; the totals' changes are summed after the
-    round."""
+    round. The topic-word prior is ``beta`` plus ``prior``'s extra mass (None: none)."""
+    beta_sum = V * beta + (np.bincount(prior.topics, weights=prior.extra, minlength=K) if prior is not None
+                           else np.zeros(K))
     nwk = np.zeros((V, K), np.int64)
     np.add.at(nwk, (words, z), 1)
     nk = np.bincount(z, minlength=K)
@@ -271,8 +325,8 @@ def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs, 
             lo, hi = doc_ptr[bounds[s]], doc_ptr[bounds[s + 1]]
             ptr = doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo
             mine = start.copy()
-            SWEEPS[kind](words[lo:hi], ptr, z[lo:hi], nwk, mine, alpha, beta, V * beta, rngs[s], slices[j],
-                         slices[j + 1])
+            SWEEPS[kind](words[lo:hi], ptr, z[lo:hi], nwk, mine, alpha, beta, beta_sum, rngs[s], slices[j],
+                         slices[j + 1], prior)
             change += mine - start
         nk = start + change
 
@@ -378,13 +432,16 @@ def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
 
 def exact_posterior(words, doc_ptr, V, K, alpha, beta):
     """p(z | w) for every assignment of a tiny corpus, by enumeration of the collapsed joint:
-    the list of states (tuples z) and their probabilities."""
+    the list of states (tuples z) and their probabilities. ``beta`` is the topic-word prior,
+    symmetric (a number) or one per word and topic ((V, K))."""
+    beta = np.broadcast_to(np.asarray(beta, dtype=np.float64), (V, K))
     states = list(itertools.product(range(K), repeat=words.size))
     logp = []
     for z in states:
         z = np.array(z, np.int32)
         nwk = word_topic_counts(words, z, V, K)
-        lp = np.sum(gammaln(nwk + beta)) - np.sum(gammaln(nwk.sum(axis=0) + V * beta))
+        # log p(w | z), less what does not depend on z
+        lp = np.sum(gammaln(nwk + beta)) - np.sum(gammaln(nwk.sum(axis=0) + beta.sum(axis=0)))
         lp += np.sum(gammaln(doc_topic_counts(doc_ptr, z, K) + alpha))
         logp.append(lp)
     logp = np.array(logp)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ldacli import _cgs
 from ldacli.errors import LdacliError
+from ldacli.topic_word_prior import TopicWordPrior, extra_by_word, topic_sums
 
 SAMPLERS = ("dense", "sparse", "alias")
 MH_STEPS = 2
@@ -169,10 +170,32 @@ def slice_runs(words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> np.nda
     return runs
 
 
-def sample_block(replica: "Replica", shard: dict, words, z, rng, j: int, alpha, beta: float, beta_sum: float) -> None:
+@dataclass(frozen=True)
+class Priors:
+    """The priors as the kernels take them: ``alpha`` (K,) float64; the topic-word prior
+    ``beta_kw = beta + extra_kw`` as ``beta``, ``beta_sum`` (K,) float64 (each topic's
+    ``sum_w beta_kw``) and the extra mass by word, ``extra_ptr`` (V+1,) int64, ``extra_topics``
+    (E,) int32, ``extra`` (E,) float64 (:meth:`~ldacli.topic_word_prior.TopicWordPrior.by_word`)."""
+
+    alpha: np.ndarray
+    beta: float
+    beta_sum: np.ndarray
+    extra_ptr: np.ndarray
+    extra_topics: np.ndarray
+    extra: np.ndarray
+
+    @classmethod
+    def of(cls, alpha, beta: float, beta_sum: np.ndarray, extra: tuple[np.ndarray, np.ndarray, np.ndarray]
+           ) -> "Priors":
+        """``extra``: the (ptr, topics, extra) of :func:`~ldacli.topic_word_prior.extra_by_word`."""
+        return cls(np.ascontiguousarray(alpha, dtype=np.float64), float(beta),
+                   np.ascontiguousarray(beta_sum, dtype=np.float64), *extra)
+
+
+def sample_block(replica: "Replica", shard: dict, words, z, rng, j: int, priors: Priors) -> None:
     """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``j`` against
     ``replica``: the one call of a block, for threads and Dask workers alike."""
-    replica.sweep(shard, words, z, rng, j, alpha, beta, beta_sum)
+    replica.sweep(shard, words, z, rng, j, priors)
 
 
 def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
@@ -241,7 +264,7 @@ class Replica:
     def _share(self, source: "Replica") -> None:
         raise NotImplementedError
 
-    def sweep(self, shard: dict, words, z, rng, part: int, alpha, beta: float, beta_sum: float) -> None:
+    def sweep(self, shard: dict, words, z, rng, part: int, priors: Priors) -> None:
         """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``part``."""
         raise NotImplementedError
 
@@ -266,6 +289,10 @@ class Replica:
         """The non-zero word-topic counts (int32, in no particular order)."""
         raise NotImplementedError
 
+    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
+        """(E,) int32: the counts of the cells (``words[i]``, ``topics[i]``)."""
+        raise NotImplementedError
+
 
 class DenseRows(Replica):
     """Counts as a dense (V, K) int32 array, word-major: the dense sampler's."""
@@ -282,11 +309,12 @@ class DenseRows(Replica):
 
     def _scratch(self, K):
         super()._scratch(K)
-        self.work = np.zeros(2 * K)
+        self.work = np.zeros(3 * K)
 
-    def sweep(self, shard, words, z, rng, part, alpha, beta, beta_sum):
-        _cgs.dense_sweep(words, shard["runs"], z, self.nwk, self.nk, alpha, beta, beta_sum, self.ndk, self.work, rng,
-                         part)
+    def sweep(self, shard, words, z, rng, part, priors):
+        p = priors
+        _cgs.dense_sweep(words, shard["runs"], z, self.nwk, self.nk, p.alpha, p.beta, p.beta_sum, p.extra_ptr,
+                         p.extra_topics, p.extra, self.ndk, self.work, rng, part)
 
     def move(self, words, order, z_from, z_to):
         _cgs.apply_dense(words, order, z_from, z_to, self.nwk, self.nk)
@@ -303,6 +331,9 @@ class DenseRows(Replica):
 
     def nonzero_word_topic_counts(self):
         return self.nwk[self.nwk > 0]
+
+    def counts_at(self, words, topics):
+        return self.nwk[words, topics]
 
 
 class WordLists(Replica):
@@ -329,9 +360,11 @@ class WordLists(Replica):
         self.mark = np.zeros(K, np.int32)
         self.work = np.zeros(4 * K)
 
-    def sweep(self, shard, words, z, rng, part, alpha, beta, beta_sum):
-        _cgs.sparse_sweep(words, shard["runs"], z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, alpha,
-                          beta, beta_sum, self.ndk, self.doc_topics, self.doc_pos, self.work, rng, part)
+    def sweep(self, shard, words, z, rng, part, priors):
+        p = priors
+        _cgs.sparse_sweep(words, shard["runs"], z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, p.alpha,
+                          p.beta, p.beta_sum, p.extra_ptr, p.extra_topics, p.extra, self.ndk, self.doc_topics,
+                          self.doc_pos, self.work, rng, part)
 
     def move(self, words, order, z_from, z_to):
         _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
@@ -357,6 +390,15 @@ class WordLists(Replica):
 
     def nonzero_word_topic_counts(self):
         return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
+
+    def counts_at(self, words, topics):
+        idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
+        found, counts = unpack_entries(self.wt[idx], self.bits)
+        cell = np.repeat(np.arange(words.size), lens)
+        hit = found == topics[cell]
+        out = np.zeros(words.size, np.int32)
+        out[cell[hit]] = counts[hit]
+        return out
 
     def _entries(self):
         lengths = self.wt_len.astype(np.int64)
@@ -385,16 +427,17 @@ class AliasWordLists(WordLists):
         Replica._scratch(self, K)
         self.mark = np.zeros(K, np.int32)
         self.iwork = np.zeros(5 * K, np.int32)
-        self.work = np.zeros(3 * K)
+        self.work = np.zeros(4 * K)
         self.ndk_shard = np.zeros((0, K), np.int32)
 
-    def sweep(self, shard, words, z, rng, part, alpha, beta, beta_sum):
-        runs, cuts = shard["runs"], shard["order_cuts"]
+    def sweep(self, shard, words, z, rng, part, priors):
+        runs, cuts, p = shard["runs"], shard["order_cuts"], priors
         if self.ndk_shard.shape[0] < runs.shape[0]:
             self.ndk_shard = np.zeros((runs.shape[0], self.nk.size), np.int32)
         _cgs.alias_sweep(words, runs, z, shard["order"][cuts[part]:cuts[part + 1]], shard["doc_of"], self.word_ptr,
-                         self.wt, self.wt_len, self.bits, self.nk, alpha, beta, beta_sum, self.ndk_shard, self.ndk,
-                         self.mark, self.iwork, self.work, MH_STEPS, rng)
+                         self.wt, self.wt_len, self.bits, self.nk, p.alpha, p.beta, p.beta_sum, p.extra_ptr,
+                         p.extra_topics, p.extra, self.ndk_shard, self.ndk, self.mark, self.iwork, self.work,
+                         MH_STEPS, rng)
 
 
 REPLICAS: dict[str, type[Replica]] = {cls.kind: cls for cls in (DenseRows, WordLists, AliasWordLists)}
@@ -405,16 +448,42 @@ def replica_class(kind: str) -> type[Replica]:
     return REPLICAS[kind]
 
 
-class ShardedSampler:
+class UnderPriors:
+    """What the threaded and the Dask samplers share: the priors they sample under (``V`` and
+    ``K`` set by the sampler), ``alpha``, ``beta`` and ``prior``, the topic-word prior's extra
+    mass (a :class:`~ldacli.topic_word_prior.TopicWordPrior`, or None for the symmetric beta),
+    and ``priors``, all of them as the kernels take them."""
+
+    V: int
+    K: int
+
+    def _set_prior(self, alpha, beta: float, prior: TopicWordPrior | None) -> None:
+        if prior is not None and (prior.n_words, prior.n_topics) != (self.V, self.K):
+            raise LdacliError(f"topic_word_prior: expected a prior of {self.V} words and {self.K} topics, found one "
+                              f"of {prior.n_words} words and {prior.n_topics} topics")
+        self.prior = prior if prior is not None and prior.n_cells else None
+        self.extra = extra_by_word(self.prior, self.V)
+        self.set_priors(alpha, beta)
+
+    def set_priors(self, alpha, beta: float) -> None:
+        """New priors for the following sweeps (learned ones, say); the topic-word prior's extra
+        mass stays."""
+        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        self.beta = float(beta)
+        self.priors = Priors.of(self.alpha, self.beta, topic_sums(self.prior, self.beta, self.V, self.K), self.extra)
+
+
+class ShardedSampler(UnderPriors):
     """Collapsed Gibbs sampling of ``z`` for a corpus's token arrays, in blocks and threads.
 
     ``words`` (N,) int32 and ``doc_ptr`` (D+1,) int64 as from ``Corpus.tokens()`` (each
     document's words sorted); ``z`` (N,) int32 is updated in place; ``rngs`` one generator per
-    shard (``len(bounds) - 1``).
+    shard (``len(bounds) - 1``). The topic-word prior is ``beta`` plus the extra mass of
+    ``prior`` (:func:`~ldacli.topic_word_prior.seed_prior`; None: symmetric).
     """
 
     def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,
-                 bounds: np.ndarray, rngs: list, threads: int = 1):
+                 bounds: np.ndarray, rngs: list, threads: int = 1, prior: TopicWordPrior | None = None):
         if kind not in SAMPLERS:
             raise LdacliError(f"sampler must be one of {', '.join(SAMPLERS)}, found {kind!r}")
         n_shards = len(bounds) - 1
@@ -423,8 +492,7 @@ class ShardedSampler:
         self.kind = kind
         self.words, self.doc_ptr, self.z = words, doc_ptr, z
         self.V, self.K = n_words, n_topics
-        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-        self.beta = float(beta)
+        self._set_prior(alpha, beta, prior)
         self.rngs = rngs
         freq = np.bincount(words, minlength=n_words)
         self.slices = word_slices(freq, n_shards)
@@ -446,11 +514,6 @@ class ShardedSampler:
         """The topic-word counts after the last sweep."""
         return self.shared
 
-    def set_priors(self, alpha, beta: float) -> None:
-        """New priors for the following sweeps (learned ones, say)."""
-        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-        self.beta = float(beta)
-
     def _run_block(self, s: int, j: int, start: np.ndarray) -> np.ndarray:
         """Sample block (shard ``s``, slice ``j``) from the round's topic totals ``start``;
         returns the change of the totals."""
@@ -459,8 +522,7 @@ class ShardedSampler:
         worker = self._free.get()
         try:
             np.copyto(worker.nk, start)
-            sample_block(worker, shard, self.words[lo:hi], self.z[lo:hi], self.rngs[s], j, self.alpha, self.beta,
-                         self.V * self.beta)
+            sample_block(worker, shard, self.words[lo:hi], self.z[lo:hi], self.rngs[s], j, self.priors)
             return worker.nk - start
         finally:
             self._free.put(worker)
