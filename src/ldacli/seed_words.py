@@ -14,11 +14,30 @@ corpus's vocabulary; words it lacks are reported, not fatal).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ldacli.errors import InputError, SettingError
 from ldacli.fileio import Source, iter_lines
+from ldacli.settings import Text
 from ldacli.topic_names import check_name
+
+
+@dataclass(frozen=True)
+class SeedWords(Text):
+    """A seed-words file's path, or (from Python) a mapping of topic names to their seed words
+    (``{"sports": ["game", "team"]}``)."""
+
+    path: bool = True
+
+    def check(self, name: str, value):
+        if isinstance(value, Mapping):
+            return {str(k): [str(w) for w in v] if not isinstance(v, str) else v.split() for k, v in value.items()}
+        return super().check(name, value)
+
+    def describe(self) -> str:
+        return "a path, or a mapping of topic names to seed words"
 
 
 @dataclass(frozen=True)
@@ -29,13 +48,28 @@ class SeededTopic:
     words: tuple[str, ...]
 
 
-def read_seed_words(path: str) -> list[SeededTopic]:
-    """The seeded topics of the file at ``path`` (``.gz`` read transparently); an
-    :class:`~ldacli.errors.InputError` names the line of anything else."""
+def seeded_topics(spec) -> list[SeededTopic]:
+    """The seeded topics of ``spec``: a seed-words file's path (:func:`read_seed_words`) or a
+    mapping of names to words, checked alike (errors name the entry)."""
+    if isinstance(spec, Mapping):
+        for name in spec:
+            if ":" in name:
+                raise SettingError("seed_words", f"seed_words must name topics without ':', found {name!r}")
+        return read_seed_words("seed_words", lines=[f"{name}: {words if isinstance(words, str) else ' '.join(words)}"
+                                                    for name, words in spec.items()])
+    return read_seed_words(os.fspath(spec))
+
+
+def read_seed_words(path: str, lines: list[str] | None = None) -> list[SeededTopic]:
+    """The seeded topics of the file at ``path`` (``.gz`` read transparently), or of ``lines``
+    (``path`` then only names them); an :class:`~ldacli.errors.InputError` names the line of
+    anything else."""
     topics: list[SeededTopic] = []
     names: dict[str, int] = {}
     owner: dict[str, tuple[str, int]] = {}
-    for lineno, raw in iter_lines(Source.open(path)):
+    numbered = enumerate((x.encode("utf-8") for x in lines), start=1) if lines is not None \
+        else iter_lines(Source.open(path))
+    for lineno, raw in numbered:
         try:
             line = raw.decode("utf-8").strip()
         except UnicodeDecodeError:

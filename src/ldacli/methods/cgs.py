@@ -22,7 +22,8 @@ from ldacli.methods.base import Method, Start, doc_topic_counts
 from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
 from ldacli.counts import doc_pointers
 from ldacli.formats.shards import ShardFolder
-from ldacli.settings import FIXED, Choice, Integer, Setting, owned_by
+from ldacli.seed_words import SeedWords
+from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
 from ldacli.priors import optimize_alpha, optimize_beta
 from ldacli.topic_word_prior import TopicWordPrior
@@ -98,6 +99,16 @@ class CollapsedGibbs(Method):
                 "Learn an asymmetric alpha and a symmetric beta from the counts every N sweeps (Minka's fixed "
                 "point); --alpha/--beta are then starting values; 0: off.", FIXED),
         Setting("optimize_burn_in", Integer(0), 0, "Sweeps before the first optimisation.", FIXED),
+        Setting("seed_words", SeedWords(), None,
+                "A file of seeded topics, one a line, 'name: word word ...': they become topics 0, 1, ... in the "
+                "file's order, carry their names, and their topic-word prior favours their seed words (beta plus "
+                "--seed-strength times the word's count), in every sampler; words the corpus lacks are reported. "
+                "A warm start from a seeded model keeps its seeds without it.", FIXED),
+        Setting("seed_strength", Real(0, 1e6, min_open=True), None,
+                "The extra topic-word prior of each seed word in its topic, as a share of the word's count in the "
+                "corpus: 0.25 weighs as if a quarter of its occurrences were in the topic already, whatever the "
+                "corpus's size.", FIXED,
+                default_help="0.25; a warm start's, when it keeps its seeds"),
     ))
 
     @classmethod

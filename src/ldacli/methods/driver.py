@@ -44,7 +44,9 @@ from ldacli.model import Checkpoint, Model
 from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED
 from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Text
+from ldacli.seed_words import SeededTopic, seed_ids, seeded_topics
 from ldacli.topic_names import with_names
+from ldacli.topic_word_prior import TopicWordPrior
 from ldacli.formats.shards import ShardFolder
 from ldacli.stopping import EarlyStopping
 
@@ -60,6 +62,9 @@ DEFAULT_BETA = 0.01
 # Priors above this are refused: the log-gamma differences of the likelihood lose all precision
 # in double arithmetic well before 1e15, and no prior that large changes a model anyway.
 MAX_PRIOR = 1e6
+
+# The default strength of a seed word's prior in its topic: this share of the word's count.
+DEFAULT_SEED_STRENGTH = 0.25
 
 # Why a run stopped (params["stopped"]).
 STOPPED = ("iterations", "converged", "early stopping", "time limit")
@@ -222,6 +227,7 @@ class _Settled:
     checkpoint: Checkpoint | None
     parent: Model | None
     corpus: Corpus
+    seeded: dict | None = None
 
 
 def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
@@ -290,7 +296,59 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
         trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
         cls.resolve(values, given, trained)
     _check_together(cls, values)
-    return _Settled(cls, values, ckpt, parent, trained)
+    seeded = _seeds(cls, values, trained, parent, notes) if ckpt is None else ckpt.params.get("seeded")
+    return _Settled(cls, values, ckpt, parent, trained, seeded)
+
+
+def _seeds(cls: type[Method], values: dict, corpus: Corpus, parent: Model | None, notes: bool) -> dict | None:
+    """The seeded topics of a fresh run, from ``seed_words`` or kept from a seeded warm start
+    (mapped through the topics' descent), as the model records them (``params["seeded"]``);
+    sets ``values["topic_word_prior"]``, the prior the method samples under."""
+    K, spec = values["n_topics"], values.get("seed_words")
+    if spec is None and values.get("seed_strength") is not None:
+        raise SettingError("seed_strength", "seed_strength is the prior of seed words: give seed_words too")
+    if spec is not None:
+        topics = [(k, t.name, list(t.words)) for k, t in enumerate(seeded_topics(spec))]
+        source = os.path.abspath(spec) if isinstance(spec, str) else "seed_words given in Python"
+        if len(topics) > K:
+            raise SettingError("seed_words", f"seed_words names {len(topics)} topics, more than the {K} of the run")
+    elif parent is not None and parent.params.get("seeded"):
+        old = parent.params["seeded"]
+        descent = _descent(parent, values)
+        topics = [(descent.index(t["topic"]), t["name"], list(t["words"])) for t in old["topics"]
+                  if t["topic"] in descent]
+        source = f"kept from the warm start {values['warm_start']}"
+        if values.get("seed_strength") is None:
+            values["seed_strength"] = old["strength"]
+        if "seed_words" not in values:  # a method without a seeded prior keeps the names only
+            log.warning("%s: method %s has no seeded prior: the warm start's seeded topics keep their names only",
+                        values["warm_start"], cls.name)
+            return {"source": source, "strength": None, "topics": [
+                {"topic": k, "name": name, "words": words, "unknown": []} for k, name, words in topics]}
+    else:
+        return None
+    ids, unknown = seed_ids([SeededTopic(name, tuple(words)) for _, name, words in topics], corpus.vocab)
+    if values.get("seed_strength") is None:
+        values["seed_strength"] = DEFAULT_SEED_STRENGTH
+    frequency = corpus.word_frequencies()
+    cells = [(w, k) for (k, _, _), i in zip(topics, ids) for w in i]
+    values["topic_word_prior"] = TopicWordPrior.of_cells(
+        corpus.n_words, K, [w for w, _ in cells], [k for _, k in cells],
+        [values["seed_strength"] * max(1, int(frequency[w])) for w, _ in cells], source="seed_words")
+    total = sum(len(w) for _, _, w in topics)
+    found = sum(len(i) for i in ids)
+    if notes and unknown:
+        log.warning("seed words: %d of %d found in the vocabulary of %s; not found: %s", found, total, corpus.source,
+                    "; ".join(f"{name}: {' '.join(words)}" for name, words in unknown.items()))
+    elif notes:
+        log.info("seed words: all %d found in the vocabulary", total)
+    for (k, name, _), i in zip(topics, ids):
+        if not i and notes:
+            log.warning("seed words: none of topic %d %s's words is in the vocabulary: it is named, not seeded",
+                        k, name)
+    return {"source": source, "strength": values["seed_strength"], "found": found, "given": total, "topics": [
+        {"topic": k, "name": name, "words": [w for w in words if w not in unknown.get(name, ())],
+         "unknown": unknown.get(name, [])} for k, name, words in topics]}
 
 
 def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float:
@@ -312,6 +370,8 @@ def check_given(given: dict) -> None:
     values = settings.resolve(declared, given)
     if given.get("resume") is None:  # a resumed run's settings are the checkpoint's and these
         _check_together(METHODS[name], values)
+        if values.get("seed_words") is not None:  # a bad seed-words file is told before the corpus is read
+            seeded_topics(values["seed_words"])
 
 
 def _check_together(cls: type[Method], values: dict) -> None:
@@ -507,13 +567,22 @@ def _prepare(run: _Settled, client=None) -> _Run:
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
               "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
     parent = run.parent
+    names = [None] * values["n_topics"]
     if parent is not None:
         descent = _descent(parent, values)
         params.update(_lineage(parent, values["warm_start"], corpus, descent))
-        params = with_names(params, [None if d is None else parent.topic_names[d] for d in descent])
+        names = [None if d is None else parent.topic_names[d] for d in descent]
     elif ckpt is not None:  # a resumed warm start keeps its lineage and names, and checks its ids if it can
-        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names") if k in ckpt.params})
+        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names", "seeded")
+                       if k in ckpt.params})
         parent = _parent_if_unchanged(params.get("warm_start"))
+    if run.seeded is not None and ckpt is None:
+        params["seeded"] = run.seeded
+        for t in run.seeded["topics"]:  # a seeded topic's name wins over a kept one of the same name
+            names = [None if n == t["name"] else n for n in names]
+            names[t["topic"]] = t["name"]
+    if ckpt is None:
+        params = with_names(params, names)
     trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
     trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
     return _Run(cls, state, values, params, fitted, ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll,
