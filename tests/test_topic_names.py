@@ -124,6 +124,7 @@ def test_remove_topics_drops_topics_and_renumbers_the_rest_keeping_names(grown, 
     assert model.n_topics == 4 and model.topic_names == ["zero", "two", None, None]
     assert model.params["warm_start"]["removed"] == [1, 3] and model.params["warm_start"]["added"] == [2, 3]
     assert model.params["remove_topics"] == [1, 3] and model.params["add_topics"] == 2
+    assert np.all(model.alpha == ldacli.load_model(str(parent)).alpha[0])  # a symmetric alpha stays symmetric
     d = js_distances(*common_topics(ldacli.load_model(str(parent)), model)[:2])
     assert d[0, 0] < 0.3 and d[2, 1] < 0.3
 

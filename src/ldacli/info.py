@@ -139,7 +139,7 @@ def format_text(info: dict) -> list[str]:
     m, its = info["method"], info["iterations"]
     unit = its["unit"]
     lines = [f"file:             {info['file']} ({info['kind']})"]
-    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items())
+    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items() if v is not None)
     lines.append(f"method:           {m['name']}, {m['title']}" + (f" ({settings})" if settings else ""))
     if info["kind"] == "checkpoint":
         lines.append(f"iteration:        {info['iteration']} of {its['asked']} {unit}s done")

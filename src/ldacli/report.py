@@ -349,7 +349,7 @@ li{margin:4px 0}code{font-size:13px}
 def _glance(data: dict) -> str:
     info = data["info"]
     m, its, s, pr, prov = info["method"], info["iterations"], info["sizes"], info["priors"], info["provenance"]
-    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items())
+    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items() if v is not None)
     rows = [
         ("method", f"{m['name']}, {m['title']}" + (f" ({settings})" if settings else "")),
         ("sizes", f"K = {s['topics']} topics, V = {s['words']} words, D = {s['documents']} documents, "

@@ -284,8 +284,8 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
             values["n_topics"] = len(descent)
             if given.get("alpha") is None:  # the parent's priors are the starting values unless given
                 kept = [float(parent.alpha[d]) for d in descent if d is not None]
-                values["alpha"] = [float(parent.alpha[d]) if d is not None else float(np.mean(kept))
-                                   for d in descent]
+                new = kept[0] if len(set(kept)) == 1 else float(np.mean(kept))  # a symmetric alpha stays so
+                values["alpha"] = [float(parent.alpha[d]) if d is not None else new for d in descent]
             if given.get("beta") is None and parent.beta > 0:
                 values["beta"] = float(parent.beta)
         else:
