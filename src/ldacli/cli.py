@@ -31,7 +31,7 @@ from ldacli import evaluate, inference
 from ldacli.evaluate import SETTINGS as PERPLEXITY
 from ldacli.evaluate import perplexity as compute_perplexity
 from ldacli.inference import SETTINGS as INFER
-from ldacli.inference import infer as run_infer
+from ldacli.inference import SPARSE, write_inference
 from ldacli.info import describe as describe_file
 from ldacli.info import format_text as format_info
 from ldacli.locking import EXIT_LOCKED, locked
@@ -41,6 +41,7 @@ from ldacli.methods.driver import train as run_train
 from ldacli.model import TOP_WORDS, Checkpoint, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
+from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
@@ -89,19 +90,21 @@ def format_setting(choices: tuple[str, ...], help: str = "Output format: text fo
 
 # Outputs and the file name endings each accepts (checked the same way by every command).
 MODEL_OUT = output_setting("Model file to write", (".npz",))
-THETA_OUT = output_setting("Where to write theta, in --format or by its ending", (".tsv", ".csv", ".npz"),
+THETA_OUT = output_setting("Where to write theta, in --format or by its ending",
+                           (".tsv", ".csv", ".jsonl", ".parquet", ".npz"),
                            stdout=True)
 TOPICS_OUT = output_setting("Where to write the topics", ("any name",), stdout=True, required=False)
 REPORT_OUT = output_setting("The HTML file to write", (".html", ".htm"))
 CONVERT_OUT = output_setting("Bag-of-words file (or shard folder, with --shards) to write", ("any name",))
 SUFFIXES = {"model": (".npz",), "checkpoint": (".npz",), "report": (".html", ".htm")}
-THETA_FORMATS = ("tsv", "csv", "npz")
+THETA_FORMATS = ("tsv", "csv", "jsonl", "parquet", "npz")
 
 TEXT_OR_JSON = format_setting(("text", "json"))
 TOPICS_FORMAT = format_setting(("text", "tsv", "json"), "Output format: text (one line per topic), tsv (topic, "
                                                         "rank, word, probability) or json.")
-THETA_FORMAT = format_setting(THETA_FORMATS, "Output format: tsv or csv (a doc_id column, then topic_0 ... "
-                                             "topic_{K-1}) or npz (theta, doc_ids, params).",
+THETA_FORMAT = format_setting(THETA_FORMATS, "Output format: tsv, csv, jsonl or parquet (a doc_id column, then "
+                                             "topic_0 ... topic_{K-1}; with --min-proportion or --top-topics: doc_id, "
+                                             "rank, topic, proportion) or npz (theta, doc_ids, params).",
                               default_help="by -o's ending; tsv for -o -")
 
 
@@ -537,43 +540,55 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
 @main.command()
 @click.argument("model")
 @click.argument("corpus")
-@declared((THETA_OUT, THETA_FORMAT), INFER, READING, (QUIET, VERBOSE))
+@declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, READING, (QUIET, VERBOSE))
 @click.pass_context
 def infer(ctx, model, corpus, **values):
     """Infer topic proportions of the documents in CORPUS under MODEL.
 
     Words are matched to the model's vocabulary by string; unknown words are dropped and
     counted on stderr (and in the output's params). The output's format is --format, or else
-    follows -o's ending; -o - writes tsv (or --format) to stdout.
+    follows -o's ending; -o - writes tsv (or --format) to stdout. Documents are read, inferred
+    and written a block at a time, so memory does not grow with their number (UCI files: their
+    docIDs must not go down; Matrix Market and scipy .npz are read whole).
 
     \b
     Examples:
       ldacli infer kos.npz new_docs.txt -o theta.tsv
       ldacli infer kos.npz docword.new.txt.gz --vocab vocab.new.txt -o theta.npz --seed 3
       ldacli infer kos.npz new_docs.txt -o - --format csv | head
+      ldacli infer kos.npz huge.txt.gz --top-topics 3 --min-proportion 0.05 -o theta.parquet
+      zcat huge.txt.gz | ldacli infer kos.npz - -o - --format jsonl | gzip > theta.jsonl.gz
     """
     progress = _setup_logging(values)
     output, fmt = values["output"], values["output_format"]
     if fmt is None:
         fmt = "tsv" if output == "-" else os.path.splitext(output)[1].lower().lstrip(".")
     if fmt not in THETA_FORMATS:
-        raise click.BadParameter(f"expected a file name ending in .tsv, .csv or .npz, or --format, found {output!r}",
-                                 param_hint="-o/--output")
+        raise click.BadParameter(f"expected a file name ending in .tsv, .csv, .jsonl, .parquet or .npz, or --format, "
+                                 f"found {output!r}", param_hint="-o/--output")
     if fmt == "npz" and output == "-":
         raise click.BadParameter("npz is a binary archive: write it to a file", param_hint="--format")
     check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "CORPUS": corpus, "--vocab": values["vocab"]})
     with user_errors(ctx):
         inference.check_settings(given_of(values, INFER))
+        for s in SPARSE:
+            s.check(values[s.name])
     with user_errors(ctx), locked([output if output != "-" else None]):
         m = Model.load(model)
-        data = read(corpus, values, fixed_vocab=m.vocab)
-        result, dropped = run_infer(m, data, progress=progress, **given_of(values, INFER))
-        if fmt == "npz":
-            result.save(output)
-        else:
-            with _output(output) as out:
-                result.write_table(out, "," if fmt == "csv" else "\t")
-    _report_dropped(values, corpus, dropped, data.n_tokens + data.dropped_tokens)
+        stream = stream_read(corpus, values, m.vocab, fingerprint=fmt == "npz",
+                             temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
+        written = write_inference(m, stream, output, fmt, out=sys.stdout.buffer if output == "-" else None,
+                                  progress=progress, **given_of(values, INFER, SPARSE))
+        for note in stream.notes:
+            _note(values, f"{corpus}: {note}")
+    _report_dropped(values, corpus, written.dropped_tokens, written.n_tokens + written.dropped_tokens)
+
+
+def stream_read(path: str, values: dict, fixed_vocab: list[str], **options):
+    """:func:`read`, as a stream of blocks of documents over ``fixed_vocab`` (notes at the end)."""
+    reading = {s.name: value(values, s) for s in READING if s.name in values}
+    fmt = reading.pop("input_format", "auto")
+    return stream_corpus(path, format=fmt, fixed_vocab=fixed_vocab, **reading, **options)
 
 
 def _report_dropped(values, corpus, dropped, total):

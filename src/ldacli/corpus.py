@@ -6,6 +6,8 @@ never dense. The readers and writers for files are in :mod:`ldacli.formats`.
 from __future__ import annotations
 
 import hashlib
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,14 +68,14 @@ class Corpus:
 
     def fingerprint(self) -> str:
         """SHA-256 of the counts and the vocabulary: equal fingerprints mean the same corpus."""
-        h = hashlib.sha256()
         c = self.counts
-        h.update(np.asarray(c.shape, dtype=np.int64).tobytes())
-        h.update(np.ascontiguousarray(c.indptr, dtype=np.int64).tobytes())
-        h.update(np.ascontiguousarray(c.indices, dtype=np.int32).tobytes())
-        h.update(np.ascontiguousarray(c.data, dtype=np.int32).tobytes())
-        h.update("\n".join(self.vocab).encode("utf-8"))
-        return h.hexdigest()
+        return fingerprint_of(c.shape, [np.ascontiguousarray(c.indptr, dtype=np.int64).tobytes()],
+                              [np.ascontiguousarray(c.indices, dtype=np.int32).tobytes()],
+                              [np.ascontiguousarray(c.data, dtype=np.int32).tobytes()], self.vocab)
+
+    def __repr__(self) -> str:
+        return (f"<Corpus: {self.n_docs:,} documents, {self.n_words:,} words, {self.n_tokens:,} tokens"
+                + (f", {self.format} from {self.source!r}" if self.source else "") + ">")
 
     def tokens(self) -> tuple[np.ndarray, np.ndarray]:
         """Expand counts into one entry per token.
@@ -123,6 +125,51 @@ class Corpus:
         aligned = Corpus(counts, list(vocab), list(self.doc_ids), self.source, self.format,
                          dropped_tokens=self.dropped_tokens + dropped, reading=self.reading)
         return aligned, dropped
+
+
+def fingerprint_of(shape: tuple[int, int], indptr: Iterable[bytes], indices: Iterable[bytes],
+                   data: Iterable[bytes], vocab: list[str]) -> str:
+    """:meth:`Corpus.fingerprint` of a CSR matrix given as pieces of the bytes of its int64
+    ``indptr``, int32 ``indices`` and int32 ``data``."""
+    h = hashlib.sha256()
+    h.update(np.asarray(shape, dtype=np.int64).tobytes())
+    for part in (indptr, indices, data):
+        for piece in part:
+            h.update(piece)
+    h.update("\n".join(vocab).encode("utf-8"))
+    return h.hexdigest()
+
+
+class FingerprintBuilder:
+    """:meth:`Corpus.fingerprint` of a corpus that arrives a block of documents at a time: the
+    matrix's arrays are spooled to temporary files (in ``folder``; removed when closed) and
+    hashed in order at the end, so memory does not grow with the corpus."""
+
+    def __init__(self, folder: str | None = None):
+        self.files = [tempfile.TemporaryFile(dir=folder) for _ in range(3)]
+        self.n_docs = 0
+        self.nnz = 0
+        self.n_words: int | None = None
+        self.files[0].write(np.zeros(1, dtype=np.int64).tobytes())
+
+    def add(self, counts: sp.csr_array) -> None:
+        self.n_words = counts.shape[1]
+        self.files[0].write((np.asarray(counts.indptr[1:], dtype=np.int64) + self.nnz).tobytes())
+        self.files[1].write(np.ascontiguousarray(counts.indices, dtype=np.int32).tobytes())
+        self.files[2].write(np.ascontiguousarray(counts.data, dtype=np.int32).tobytes())
+        self.n_docs += counts.shape[0]
+        self.nnz += int(counts.indptr[-1])
+
+    def hexdigest(self, vocab: list[str]) -> str:
+        def pieces(f):
+            f.seek(0)
+            return iter(lambda: f.read(1 << 20), b"")
+
+        return fingerprint_of((self.n_docs, len(vocab)), *(pieces(f) for f in self.files), vocab)
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
 
 
 def check_token_total(name: str, total: int) -> None:

@@ -29,7 +29,8 @@ FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 
 
-def _header(kind: str, params: dict) -> dict[str, Any]:
+def file_header(kind: str, params: dict) -> dict[str, Any]:
+    """The members every ldacli file starts with: ``format_version``, ``kind``, ``params``."""
     return {
         "format_version": np.int64(FORMAT_VERSION),
         "kind": np.str_(kind),
@@ -63,7 +64,7 @@ class Model:
         return self.phi.shape[0]
 
     def save(self, path: str) -> None:
-        arrays = _header("model", self.params)
+        arrays = file_header("model", self.params)
         arrays.update(
             phi=np.ascontiguousarray(self.phi, dtype=np.float64),
             theta=np.ascontiguousarray(self.theta, dtype=np.float64),
@@ -146,7 +147,7 @@ class Checkpoint:
         return str(self.params.get("method"))
 
     def save(self, path: str) -> None:
-        arrays = _header("checkpoint", self.params)
+        arrays = file_header("checkpoint", self.params)
         arrays.update(
             iteration=np.int64(self.iteration),
             rng_states=np.str_(json.dumps(self.rng_states, sort_keys=True)),
@@ -270,7 +271,7 @@ class Inference:
 
     def save(self, path: str) -> None:
         """Write the ``.npz`` (theta, doc_ids, params)."""
-        arrays = _header("inference", self.params)
+        arrays = file_header("inference", self.params)
         arrays.update(theta=np.ascontiguousarray(self.theta, dtype=np.float64),
                       doc_ids=np.array(self.doc_ids, dtype=np.str_))
         write_npz(path, arrays, "inference")
