@@ -30,6 +30,7 @@ from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli import evaluate, inference
 from ldacli.evaluate import SETTINGS as PERPLEXITY
 from ldacli.evaluate import perplexity as compute_perplexity
+from ldacli.evaluate import perplexity_stream
 from ldacli.inference import SETTINGS as INFER
 from ldacli.inference import SPARSE, write_inference
 from ldacli.info import describe as describe_file
@@ -629,10 +630,17 @@ def perplexity(ctx, model, corpus, **values):
     """
     progress = _setup_logging(values)
     with user_errors(ctx):
-        evaluate.check_settings(given_of(values, PERPLEXITY))
+        given = given_of(values, PERPLEXITY)
+        streaming = evaluate.check_settings(given)["estimator"] == "completion"
         m = Model.load(model)
-        data = read(corpus, values, fixed_vocab=m.vocab)
-        result = compute_perplexity(m, data, progress=progress, **given_of(values, PERPLEXITY))
+        if streaming:  # documents read, inferred and scored a block at a time
+            data = stream_read(corpus, values, m.vocab)
+            result = perplexity_stream(m, data, progress=progress, **{k: v for k, v in given.items() if k != "estimator"})
+            for note in data.notes:
+                _note(values, f"{corpus}: {note}")
+        else:
+            data = read(corpus, values, fixed_vocab=m.vocab)
+            result = compute_perplexity(m, data, progress=progress, **given)
     _report_dropped(values, corpus, result["dropped_tokens"], result["dropped_tokens"] + data.n_tokens)
     result = {"model": model, "corpus": corpus, **result, "notes": list(data.notes)}
     if value(values, TEXT_OR_JSON) == "json":

@@ -279,6 +279,27 @@ class BlockSum:
         return self.total
 
 
+class DocQueue:
+    """Per-document runs of values (the scored tokens of each document) queued in document
+    order and taken back a number of documents at a time."""
+
+    def __init__(self):
+        self._lengths: list[np.ndarray] = []
+        self._values: list[np.ndarray] = []
+
+    def push(self, lengths: np.ndarray, values: np.ndarray) -> None:
+        self._lengths.append(np.asarray(lengths, dtype=np.int64))
+        self._values.append(values)
+
+    def pop(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next ``n`` documents' lengths (n,) and values, concatenated."""
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
+        values = np.concatenate(self._values) if self._values else np.zeros(0, np.int32)
+        cut = int(lengths[:n].sum())
+        self._lengths, self._values = [lengths[n:]], [values[cut:]]
+        return lengths[:n], values[:cut]
+
+
 def score(theta: np.ndarray, phi_wk: np.ndarray, docs: np.ndarray, words: np.ndarray) -> float:
     """``sum_i log sum_k theta[docs_i, k] phi_wk[words_i, k]``: the log-likelihood of the tokens
     ``(docs, words)`` given theta (D, K) and the word-major topics ``phi_wk`` (V, K)."""
