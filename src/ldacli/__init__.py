@@ -23,6 +23,7 @@ from ldacli.corpus import Corpus  # noqa: E402
 from ldacli.diff import align, diff_models, match_topics  # noqa: E402
 from ldacli.errors import InputError, LdacliError, SettingError  # noqa: E402
 from ldacli.evaluate import perplexity  # noqa: E402
+from ldacli.export import to_pyldavis  # noqa: E402
 from ldacli.formats.read import read_corpus  # noqa: E402
 from ldacli.formats.shards import ShardFolder, open_shard_folder  # noqa: E402
 from ldacli.formats.write import write_corpus, write_shards  # noqa: E402
@@ -37,6 +38,7 @@ load_model = Model.load
 __all__ = [
     "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "METHODS", "Model", "RunStopped", "SettingError",
     "ShardFolder", "TrainingInterrupted", "align", "coherence", "describe", "diff_models", "infer", "load_model",
-    "match_topics", "open_shard_folder", "perplexity", "read_corpus", "train", "write_corpus", "write_shards",
+    "match_topics", "open_shard_folder", "perplexity", "read_corpus", "to_pyldavis", "train", "write_corpus",
+    "write_shards",
     "__version__",
 ]

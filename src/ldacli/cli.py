@@ -28,6 +28,7 @@ from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli import evaluate, inference
+from ldacli import export as export_module
 from ldacli.evaluate import SETTINGS as PERPLEXITY
 from ldacli.evaluate import perplexity as compute_perplexity
 from ldacli.evaluate import perplexity_stream
@@ -45,6 +46,7 @@ from ldacli.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
+from ldacli.tables import write_table
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
 from ldacli.version import __version__
@@ -373,6 +375,7 @@ def main():
       ldacli info kos.npz
       ldacli report kos.npz -o kos.html
       ldacli diff yesterday.npz today.npz
+      ldacli export kos.npz doc-topics -o theta.csv
     """
 
 
@@ -789,6 +792,79 @@ def report(ctx, model, **values):
         written = write_report(model, output, corpus=reference, **given_of(values, REPORT))
     _note(values, f"{output}: report of {model}, {written['bytes'] / 1e6:.1f} MB, in {time.perf_counter() - t0:.1f} s"
                   + (f"; images {', '.join(written['images'])}" if written["images"] else ""))
+
+
+# --- export -------------------------------------------------------------------------------------------
+
+EXPORT_OUT = output_setting("Where to write the table", ("any name",), stdout=True, required=False)
+EXPORT_FORMAT = format_setting(export_module.FORMATS,
+                               "Output format: tsv, csv, jsonl or parquet (the table), mallet (MALLET's file for it), "
+                               "json (pyldavis only).",
+                               default_help="by -o's ending: .tsv .txt .csv .jsonl .ndjson .parquet .json; tsv for "
+                                            "-o -; json for pyldavis")
+
+
+@main.command()
+@click.argument("model")
+@click.argument("what", type=click.Choice(export_module.TABLES))
+@declared((EXPORT_OUT, EXPORT_FORMAT), export_module.SETTINGS, (INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
+@click.pass_context
+def export(ctx, model, what, **values):
+    """Write WHAT of MODEL as a table for other tools, to -o FILE or stdout.
+
+    \b
+    WHAT:
+      doc-topics   the training documents' topic proportions: doc_id, topic_0 ... topic_{K-1};
+                   sparse with --min-proportion P and/or --top-topics N: doc_id, rank, topic,
+                   proportion, largest first (MALLET's --doc-topics-threshold/--doc-topics-max)
+      topic-words  topic, rank, word, probability: every word of every topic (the top -n
+                   words of each with -n)
+      topic-keys   topic, name, alpha, prevalence (mean proportion over the training documents),
+                   the --coherence score when asked, and the top -n words (10)
+      pyldavis     the arguments of pyLDAvis.prepare as JSON (doc_lengths and term_frequency
+                   from --corpus, by default the training corpus)
+
+    --format tsv, csv (quoted where a field needs it), jsonl, parquet (pip install
+    'ldacli[parquet]') or mallet: MALLET's --output-doc-topics, --output-topic-keys and
+    --topic-word-weights-file layouts. Document ids are the corpus's own.
+
+    \b
+    Examples:
+      ldacli export kos.npz doc-topics -o theta.csv
+      ldacli export kos.npz doc-topics --top-topics 3 --min-proportion 0.1 --format jsonl -o -
+      ldacli export kos.npz topic-keys -n 20 --coherence npmi -o keys.tsv
+      ldacli export kos.npz topic-words -o words.parquet
+      ldacli export kos.npz doc-topics --format mallet -o doc-topics.txt
+      ldacli export kos.npz pyldavis -o kos-ldavis.json
+    """
+    _setup_logging(values)
+    output, corpus = values["output"] or "-", values["corpus"]
+    check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "--corpus": corpus, "--vocab": values["vocab"]})
+    if corpus is None:
+        for s in (INPUT_FORMAT, VOCAB):
+            if values[s.name] is not None:
+                raise click.BadParameter("applies with --corpus only", param_hint=s.option)
+    with user_errors(ctx):
+        given = given_of(values, export_module.SETTINGS)
+        export_module.check_applies(what, given)
+        fmt = export_module.format_for(what, output, values["output_format"])
+        for s in export_module.SETTINGS:
+            s.check(values[s.name])
+    with user_errors(ctx), locked([output if output != "-" else None]):
+        m = Model.load(model)
+        reference = read(corpus, values, fixed_vocab=m.vocab) if corpus is not None else None
+        n = values["top_words"]
+        with _output(output, binary=True) as out:
+            if what == "pyldavis":
+                export_module.write_pyldavis(export_module.to_pyldavis(m, reference), out)
+            elif fmt == "mallet":
+                export_module.write_lines(export_module.mallet_lines(
+                    m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n), out)
+            else:
+                scores = export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys" \
+                    else None
+                write_table(export_module.table(m, what, min_proportion=values["min_proportion"],
+                                                top_topics=values["top_topics"], top_words=n, scores=scores), out, fmt)
 
 
 # --- convert ------------------------------------------------------------------------------------------

@@ -56,6 +56,8 @@ def check_applies(what: str, given: dict) -> None:
         if value is not None and name not in APPLIES[what]:
             users = [t for t in TABLES if name in APPLIES[t]]
             raise SettingError(name, f"{name} applies to {' and '.join(users)} only, found {what}")
+    if what == "topic-keys" and given.get("corpus") is not None and given.get("coherence") is None:
+        raise SettingError("corpus", "corpus applies to topic-keys with coherence only (the reference of its scores)")
 
 
 def format_for(what: str, output: str, format: str | None) -> str:
