@@ -35,8 +35,19 @@ from ldacli.topic_coherence import coherence  # noqa: E402
 
 load_model = Model.load
 
+
+def __getattr__(name):
+    """``ldacli.LatentDirichletAllocation``, imported when first asked for (it needs scikit-learn,
+    the sklearn extra)."""
+    if name == "LatentDirichletAllocation":
+        from ldacli.estimator import LatentDirichletAllocation
+
+        return LatentDirichletAllocation
+    raise AttributeError(f"module 'ldacli' has no attribute {name!r}")
+
+
 __all__ = [
-    "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "METHODS", "Model", "RunStopped", "SettingError",
+    "Checkpoint", "Corpus", "Inference", "InputError", "LatentDirichletAllocation", "LdacliError", "METHODS", "Model", "RunStopped", "SettingError",
     "ShardFolder", "TrainingInterrupted", "align", "coherence", "describe", "diff_models", "infer", "load_model",
     "match_topics", "open_shard_folder", "perplexity", "read_corpus", "to_pyldavis", "train", "write_corpus",
     "write_shards",

@@ -133,3 +133,12 @@ def write_table(table: Table, out: IO[bytes], format: str) -> None:
         text_writer(out, lambda t: write_delimited(table, t, "\t" if format == "tsv" else ","))
     else:
         raise ValueError(f"format: expected one of {', '.join(TABLE_FORMATS)}, found {format!r}")
+
+
+def to_pandas(table: Table):
+    """``table`` as a pandas DataFrame (the ``pandas`` extra)."""
+    try:
+        import pandas
+    except ImportError:
+        raise LdacliError("to_pandas needs pandas, which the pandas extra installs: pip install 'ldacli[pandas]'") from None
+    return pandas.DataFrame(list(table.rows()), columns=table.names)
