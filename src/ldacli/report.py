@@ -428,10 +428,10 @@ def render(data: dict, bundle: str) -> str:
     """The HTML page (:func:`ldacli.webpage.page`): the data, the charts and the scripts."""
     title = f"ldacli report: {os.path.basename(data['file'])}"
     s = data["info"]["sizes"]
-    header = (f"<h1>{text(title)}</h1><p class='muted'>{s['topics']} topics, {s['words']:,} words, "
+    header = (f"<h1>{text(title)}</h1><nav class='muted'>{s['topics']} topics, {s['words']:,} words, "
               f"{s['documents']:,} documents; written {time.strftime('%Y-%m-%d %H:%M')} by ldacli {__version__}; "
-              f"works offline.</p><nav><a href='#topics'>Topics</a><a href='#table'>All topics</a>"
-              f"<a href='#glance'>The model</a>{'<a href=#diff>Changes</a>' if data['diff'] else ''}</nav>")
+              f"works offline. <a href='#table'>All topics</a><a href='#glance'>The model</a>"
+              f"{'<a href=#diff>Changes</a>' if data['diff'] else ''}</nav>")
     explorer = (
         "<section id='topics'><div class='controls'>"
         "<label for='topic-select' class='grow'>Topic <select id='topic-select'></select></label>"
