@@ -158,6 +158,10 @@ class Checkpoint:
     def method(self) -> str:
         return str(self.params.get("method"))
 
+    def __repr__(self) -> str:
+        return (f"<Checkpoint: {self.method}, {self.alpha.size:,} topics, iteration {self.iteration:,} of "
+                f"{self.params.get('iterations')}>")
+
     def save(self, path: str) -> None:
         arrays = file_header("checkpoint", self.params)
         arrays.update(
