@@ -184,7 +184,7 @@ def _words_spec(words: list[dict]) -> dict:
     with an ellipsis where it is long); as wide as its box."""
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
-        "width": "container", "height": {"step": 15}, "autosize": {"type": "fit-x", "contains": "padding"},
+        "width": "container", "height": 15 * WORDS_SHOWN, "autosize": {"type": "fit-x", "contains": "padding"},
         "data": {"values": words},
         "params": [{"name": "selected", "value": 0}, {"name": "lambda", "value": DEFAULT_LAMBDA}],
         "transform": [
