@@ -37,13 +37,12 @@ from ldacli.formats.detect import FILE_FORMATS, FORMAT_NAMES
 from ldacli.formats.ldac import ldac_counts, ldac_parts
 from ldacli.formats.matrix import read_matrix
 from ldacli.formats.parsing import plural
-from ldacli.formats.read import (INPUT_FORMAT, TEXT_FORMATS, bag_of_words_vocab, checked_fixed_vocab,
-                                 open_source)
+from ldacli.formats.read import INPUT_FORMAT, TEXT_FORMATS, bag_of_words_vocab, checked_fixed_vocab, open_source
 from ldacli.formats.shards import open_shard_folder
 from ldacli.formats.text import text_parts
 from ldacli.formats.uci import (FIRST_TRIPLE_LINE, check_distinct_pairs, check_nnz, read_uci, uci_triples)
 from ldacli.formats.vocab import read_vocab
-from ldacli.vocab_rules import MAX_DF, MAX_VOCAB, MIN_DF, REMOVE_TOP, STOP_WORDS, VocabRules, keep_removed
+from ldacli.vocab_rules import MAX_DF, MAX_VOCAB, MIN_DF, REMOVE_TOP, RULES, VocabRules, keep_removed
 
 DOCS_PER_BLOCK = 4096
 
@@ -113,28 +112,23 @@ class CorpusStream:
         return self._digest
 
 
-def stream_corpus(
-    path: str | os.PathLike[str],
-    *,
-    fixed_vocab: Sequence[str],
-    format: str = INPUT_FORMAT.default,
-    vocab: str | None = None,
-    stop_words: str | None = STOP_WORDS.default,
-    min_df: int = MIN_DF.default,
-    max_df: float = MAX_DF.default,
-    max_vocab: int | None = MAX_VOCAB.default,
-    remove_top: int = REMOVE_TOP.default,
-    stdin: IO | None = None,
-    fingerprint: bool = False,
-    temp_folder: str | None = None,
-) -> CorpusStream:
+def stream_corpus(path: str | os.PathLike[str], *, fixed_vocab: Sequence[str], stdin: IO | None = None,
+                  fingerprint: bool = False, temp_folder: str | None = None, **reading) -> CorpusStream:
     """The corpus at ``path`` over ``fixed_vocab``, to be read a block at a time (see the module
-    docstring); the settings are :func:`~ldacli.formats.read.read_corpus`'s, ``vocab`` the
-    corpus's own vocabulary file (bag-of-words formats) or one fixing a text corpus's tokens
-    (then re-expressed over ``fixed_vocab``). With ``fingerprint``, the corpus's fingerprint is
-    computed as it is read, through temporary files in ``temp_folder``."""
+    docstring). ``reading`` is :func:`~ldacli.formats.read.read_corpus`'s settings (``format``,
+    ``vocab``: the corpus's own vocabulary file for bag-of-words formats, or one fixing a text
+    corpus's tokens, then re-expressed over ``fixed_vocab``; the vocabulary rules
+    ``stop_words``, ``remove_top``, ``min_df``, ``max_df``, ``max_vocab``). With
+    ``fingerprint``, the corpus's fingerprint is computed as it is read, through temporary
+    files in ``temp_folder``."""
+    for name in reading:
+        if name not in ("format", "vocab", *(s.name for s in RULES)):
+            raise SettingError(name, f"unknown setting {name!r}")
+    format = reading.pop("format", None) or INPUT_FORMAT.default
+    vocab = reading.pop("vocab", None)
+    rule_values = {s.name: reading.get(s.name, s.default) for s in RULES}
     path = os.fspath(path)
-    rules = VocabRules(stop_words, remove_top, min_df, max_df, max_vocab)
+    rules = VocabRules(**rule_values)
     fixed = checked_fixed_vocab(fixed_vocab)
     source, fmt = open_source(path, format, stdin, streaming=True)
     notes: list[str] = []
