@@ -243,3 +243,24 @@ def test_the_cli_runs_on_a_local_cluster(tmp_path, small_ldac):
     assert r.returncode == 2 and "choose the vocabulary when converting" in r.stderr
     r = cli("train", small_ldac, "-k", 5, "--method", "vem", "--scheduler", "local:1", "-o", tmp_path / "v.npz")
     assert r.returncode == 2 and "applies to method cgs only" in r.stderr
+
+
+def test_streamed_infer_and_perplexity_on_the_cluster(corpus, client, tmp_path, monkeypatch):
+    """The command line's path (documents read a block at a time, theta written as it comes) on
+    the cluster gives the bytes it gives on threads."""
+    import ldacli.heldout
+    from ldacli.evaluate import perplexity_stream
+    from ldacli.formats import stream as stream_module
+    from ldacli.formats.stream import stream_corpus
+    from ldacli.inference import write_inference
+
+    monkeypatch.setattr(ldacli.heldout, "THETA_CHUNK_TOKENS", 2000)
+    monkeypatch.setattr(stream_module, "DOCS_PER_BLOCK", 37)
+    ldacli.write_corpus(corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"))
+    model = ldacli.train(corpus, 10, iterations=20, seed=1, shards=SHARDS)
+    stream = lambda: stream_corpus(str(tmp_path / "c.ldac"), fixed_vocab=model.vocab, fingerprint=True)  # noqa: E731
+    for out, where in (("threads.npz", dict(threads=2)), ("cluster.npz", dict(scheduler=client))):
+        write_inference(model, stream(), str(tmp_path / out), "npz", iterations=12, burn_in=4, seed=2, **where)
+    assert (tmp_path / "threads.npz").read_bytes() == (tmp_path / "cluster.npz").read_bytes()
+    assert perplexity_stream(model, stream(), iterations=12, burn_in=4, seed=3, scheduler=client) == \
+        ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, threads=1)

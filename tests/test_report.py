@@ -1,6 +1,8 @@
 """ldacli report: the HTML file is written offline and, opened in a real headless browser
-(Debian's chromium through selenium), shows the map, reacts to the topic list, the mouse and the
-lambda control, with no JavaScript error. Skipped with a reason where no browser is installed."""
+(Debian's chromium through selenium), shows the map, reacts to the topic list, the mouse, the
+table and the lambda control, with no JavaScript error; it fits a 390 px phone (chromium's device
+emulation) and a desktop, and a corpus of hostile words and text runs nothing in it. Skipped with
+a reason where no browser is installed."""
 
 import json
 import os
@@ -55,20 +57,37 @@ def models(tmp_path_factory):
     return folder, paths
 
 
-@pytest.fixture(scope="module")
-def browser():
+def chromium(phone: bool):
+    """A headless chromium: a desktop window, or a 390 x 844 phone (device emulation: a headless
+    window cannot be narrower than 500 px)."""
     if not (CHROMIUM and DRIVER):
         pytest.skip("no chromium and chromedriver here (Debian: apt-get install chromium chromium-driver; .ci/run does)")
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
     options = Options()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1400",
-                "--disable-dev-shm-usage"):
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
         options.add_argument(arg)
+    if phone:
+        options.add_experimental_option("mobileEmulation", {"deviceMetrics": {
+            "width": 390, "height": 844, "pixelRatio": 3.0, "mobile": True, "touch": True}})
+    else:
+        options.add_argument("--window-size=1280,900")
     options.binary_location = CHROMIUM
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    return webdriver.Chrome(service=Service(DRIVER), options=options)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = chromium(phone=False)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def phone():
+    driver = chromium(phone=True)
     yield driver
     driver.quit()
 
@@ -80,6 +99,10 @@ def open_report(browser, path):
             return
         time.sleep(0.05)
     raise AssertionError("the report's charts did not render")
+
+
+def severe(browser):
+    return [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
 
 def words_shown(browser, other_than=None):
@@ -102,12 +125,12 @@ def _words(browser):
           if (item.mark && item.mark.marktype === 'text' && item.datum && item.datum.w !== undefined)
             out.push([item.datum.rank, item.datum.w]);
         };
-        walk(window.ldacliView.scenegraph().root);
+        walk(window.ldacli.words.scenegraph().root);
         return out.sort((a, b) => a[0] - b[0]).map(x => x[1]);""")
 
 
 def selected(browser):
-    return browser.execute_script("const s = window.ldacliView.signal('topic_topic'); return Array.isArray(s) ? s[0] : s")
+    return browser.execute_script("return window.ldacli.selected()")
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -122,17 +145,17 @@ def test_the_report_opens_offline_and_reacts_to_topic_and_lambda(method, models,
     for image in ("report-map.png", "report-trace.png", "report-map.svg", "report-trace.svg"):
         assert (tmp_path / image).stat().st_size > 1000
     open_report(browser, out)
-    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
-    assert errors == []
+    assert severe(browser) == []
     resources = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     assert all(not name.startswith("http") for name in resources), resources
     # the map has one mark per topic
-    assert browser.execute_script("return document.querySelectorAll('#explorer .map_group .mark-symbol path').length") == 4
+    assert browser.execute_script("return document.querySelectorAll('#map .mark-symbol path').length") == 4
     first = words_shown(browser)
     assert selected(browser) == 0 and len(first) > 5
-    # the keyboard: Tab to the topic list, pick another topic with the arrow keys
-    topic_list = browser.find_element(By.CSS_SELECTOR, "#explorer select")
+    # the keyboard: the topic list, another topic with the arrow keys
+    topic_list = browser.find_element(By.CSS_SELECTOR, "#topic-select")
     topic_list.send_keys(Keys.ARROW_DOWN)
+    time.sleep(0.1)
     assert selected(browser) == 1
     second = words_shown(browser, other_than=first)
     assert second != first
@@ -141,24 +164,134 @@ def test_the_report_opens_offline_and_reacts_to_topic_and_lambda(method, models,
                                    ".map(e => e.dataset.topic)")
     assert shown == ["1"]
     # lambda from 0.6 to 1 with the keyboard reorders the words (by probability, then)
-    slider = browser.find_element(By.CSS_SELECTOR, "#explorer input[type=range]")
+    slider = browser.find_element(By.CSS_SELECTOR, "#lambda")
     for _ in range(8):
         slider.send_keys(Keys.ARROW_RIGHT)
-    assert browser.execute_script("return window.ldacliView.signal('lambda')") == pytest.approx(1.0)
+    assert browser.execute_script("return window.ldacli.words.signal('lambda')") == pytest.approx(1.0)
     by_probability = words_shown(browser, other_than=second)
     assert by_probability != second
     model = ldacli.load_model(str(paths[method]))
     top = [w for w, _ in model.top_words(len(by_probability))[1]]
     assert by_probability[:5] == top[:5]
-    # and the mouse: clicking topic 3's circle selects it
+    # the mouse: clicking topic 3's circle selects it
     browser.execute_script(
-        "const m = document.querySelectorAll('#explorer .map_group .mark-symbol path')[3];"
+        "const m = document.querySelectorAll('#map .mark-symbol path')[3];"
         "const r = m.getBoundingClientRect();"
         "m.dispatchEvent(new MouseEvent('click', {bubbles: true, clientX: r.x + r.width / 2, clientY: r.y + r.height / 2}));")
     time.sleep(0.2)
     assert selected(browser) == 3
+    # the table: sorted by prevalence with a click, a row selects its topic
+    browser.execute_script("document.querySelectorAll('#topic-table th button')[2].click()")
+    prevalences = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#topic-table tbody tr')).map(r => parseFloat(r.cells[2].dataset.value))")
+    assert prevalences == sorted(prevalences)
+    browser.execute_script("document.querySelector('#topic-table tbody tr[data-topic=\"2\"]').click()")
+    time.sleep(0.2)
+    assert selected(browser) == 2 and browser.find_element(By.CSS_SELECTOR, "#topic-select").get_attribute("value") == "2"
+    assert severe(browser) == []
     browser.save_screenshot(str(tmp_path / "report.png"))
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def first_screen(browser, selector):
+    """Whether the element is drawn within the first screen (top inside the viewport)."""
+    return browser.execute_script(
+        f"const r = document.querySelector('{selector}').getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight && r.height > 0")
+
+
+def fits(browser):
+    return browser.execute_script("return [document.documentElement.scrollWidth, screen.width]")
+
+
+def test_the_report_fits_a_desktop_and_a_phone(models, browser, phone, tmp_path):
+    folder, paths = models
+    out = tmp_path / "report.html"
+    assert run("report", paths["cgs"], "-o", out).exit_code == 0
+    open_report(browser, out)
+    width, _ = fits(browser)
+    assert width <= browser.execute_script("return innerWidth")
+    # the map, the selected topic's words and its documents, side by side on the first screen
+    for part in ("#map svg", "#words svg", ".docs:not([hidden])"):
+        assert first_screen(browser, part), part
+    tops = [browser.execute_script(f"return document.querySelector('{p}').getBoundingClientRect().top")
+            for p in ("#map", "#words", ".docs:not([hidden])")]
+    assert max(tops) - min(tops) < 80
+    open_report(phone, out)
+    assert phone.execute_script("return screen.width") == 390
+    scroll_width, screen_width = fits(phone)
+    assert scroll_width <= screen_width, "the page is wider than the phone"
+    # stacked: the words below the map, each as wide as the screen allows
+    boxes = phone.execute_script("return ['#map', '#words'].map(s => document.querySelector(s).getBoundingClientRect())"
+                                 ".map(r => [r.left, r.top, r.width])")
+    assert boxes[1][1] > boxes[0][1] and all(0 <= left and left + w <= 390 for left, _, w in boxes)
+    assert phone.execute_script("return document.querySelector('#map svg').getBoundingClientRect().width") > 300
+    assert severe(phone) == []
+    phone.save_screenshot(str(tmp_path / "phone.png"))
+
+
+def test_a_page_without_a_viewport_tag_would_fail_the_phone_check(models, phone, tmp_path):
+    """The check above can fail: the same page without its viewport meta tag gets chromium's
+    980 px layout viewport on a phone."""
+    folder, paths = models
+    out = tmp_path / "report.html"
+    assert run("report", paths["cgs"], "-o", out).exit_code == 0
+    page = out.read_text()
+    stripped = tmp_path / "stripped.html"
+    stripped.write_text(page.replace("<meta name='viewport' content='width=device-width, initial-scale=1'>", ""))
+    open_report(phone, stripped)
+    scroll_width, screen_width = fits(phone)
+    assert scroll_width > screen_width
+
+
+HOSTILE = ["</script><script>window.__pwned=1</script>", "<img src=x onerror=window.__pwned=2>",
+           "\" onmouseover=\"window.__pwned=3", "' onfocus='window.__pwned=4' autofocus='", "a & b &amp; c",
+           "\u202eevil\u202c", "<!--", "]]>", "\u2028sep\u2029", "x" * 400, "javascript:window.__pwned=5",
+           "{{constructor.constructor('window.__pwned=6')()}}", "tab\tand,comma \"quote\""]
+
+
+def test_hostile_words_and_text_run_nothing(tmp_path, browser, phone):
+    """A bag-of-words vocabulary of hostile words, document text holding markup: the report
+    draws, nothing in it runs, and it still fits a phone."""
+    V = len(HOSTILE)
+    (tmp_path / "hostile.vocab").write_text("\n".join(HOSTILE) + "\n")
+    lines = [f"{V} " + " ".join(f"{w}:{1 + (d * 7 + w) % 4}" for w in range(V)) for d in range(30)]
+    (tmp_path / "hostile.ldac").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.npz"
+    r = run("train", tmp_path / "hostile.ldac", "-k", 3, "--iterations", 20, "--seed", 1, "-q", "-o", model)
+    assert r.exit_code == 0, r.stderr
+    out = tmp_path / "r.html"
+    assert run("report", model, "-o", out, "-q").exit_code == 0
+    page = out.read_text()
+    assert "<script>window.__pwned" not in page and "<img src=x" not in page
+    csp = re.search(r"http-equiv='Content-Security-Policy' content=\"([^\"]+)\"", page).group(1)
+    assert "default-src 'none'" in csp and "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+    # and document text: a text corpus whose lines hold markup (shown as the documents' first words)
+    text = tmp_path / "notes.txt"
+    text.write_text("\n".join([f"apples pears plums <script>window.__pwned=7</script> {HOSTILE[1]} {HOSTILE[2]}",
+                                f"rivers lakes boats <b onclick=window.__pwned=8>x</b> {HOSTILE[5]} {HOSTILE[9]}"] * 15)
+                    + "\n")
+    text_model = tmp_path / "t.npz"
+    assert run("train", text, "-k", 2, "--iterations", 20, "--seed", 1, "-q", "-o", text_model).exit_code == 0
+    text_out = tmp_path / "t.html"
+    assert run("report", text_model, "-o", text_out, "-q").exit_code == 0
+    assert "&lt;script&gt;window.__pwned=7" in text_out.read_text()
+    for driver in (browser, phone):
+        for report in (out, text_out):
+            open_report(driver, report)
+            for element in driver.find_elements(By.CSS_SELECTOR, "#map .mark-symbol path, #topic-table tbody tr"):
+                driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));"
+                                      "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", element)
+            time.sleep(0.2)
+            assert driver.execute_script("return window.__pwned") is None
+            assert driver.execute_script("return document.querySelectorAll('#map .mark-symbol path').length") > 1
+            assert driver.execute_script("return document.querySelectorAll('img').length") == 0
+            assert severe(driver) == []
+            if driver is phone:
+                scroll_width, screen_width = fits(driver)
+                assert scroll_width <= screen_width
+    open_report(browser, out)
+    words = words_shown(browser)  # the hostile words themselves, drawn as text
+    assert sorted(words) == sorted(ldacli.load_model(str(model)).vocab)
 
 
 def test_the_report_has_coherence_documents_and_the_diff(models, tmp_path):
@@ -170,8 +303,8 @@ def test_the_report_has_coherence_documents_and_the_diff(models, tmp_path):
     assert "Mean NPMI coherence" in page and "Most representative documents" in page
     assert "apples pears" in page or "rivers lakes" in page  # the documents' first words, from the text file
     assert "Changes since the old model" in page and "renumbered" in page
-    charts = json.loads(re.search(r"const CHARTS = (\{.*?\});\n", page, re.S).group(1))
-    assert len(charts["explorer"]["datasets"]["topics"]) == 4
+    data = json.loads(re.search(r"<script type='application/json' id='ldacli-data'>(.*?)</script>", page, re.S).group(1))
+    assert len(data["topics"]) == 4 and len(data["charts"]["map"]["data"]["values"]) == 4
 
 
 def test_the_report_names_the_extra_when_it_is_missing(models, tmp_path, monkeypatch):

@@ -1,8 +1,9 @@
 """The page of select-k (DIR/select-k.html), opened in a real headless browser: it shows the
-recommendation, the table and a chart per measure with error bars, runs no script, and carries a
-Content-Security-Policy. Skipped with a reason where the report extra or a browser is missing."""
+recommendation, the table (sortable) and a chart per measure with error bars, in the report's frame
+(ldacli.webpage: its Content-Security-Policy runs only the page's own scripts). Skipped with a reason where the report extra or a browser is missing."""
 
 import json
+import time
 
 from click.testing import CliRunner
 
@@ -17,17 +18,27 @@ def test_the_select_k_page_shows_the_choice_the_table_and_the_curves(small_ldac,
                                        "--seed", "1", "-q", "-o", str(out)])
     assert result.exit_code == 0, result.stderr
     page = (out / "select-k.html").read_text()
-    assert "Content-Security-Policy" in page and "default-src 'none'" in page and "<script" not in page
+    csp = page.split("Content-Security-Policy' content=\"", 1)[1].split("\"", 1)[0]
+    assert "default-src 'none'" in csp and "script-src 'sha256-" in csp and "unsafe" not in csp.split("style-src")[0]
     browser.get(f"file://{out / 'select-k.html'}")
+    for _ in range(200):
+        if browser.execute_script("return window.ldacliReady === true"):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the page's charts did not render")
     assert browser.find_element(By.CSS_SELECTOR, "#recommendation h2").text == "Recommended: K = 5"
     rows = browser.find_elements(By.CSS_SELECTOR, "#table tbody tr")
     assert [r.find_element(By.TAG_NAME, "td").text for r in rows] == ["2", "5", "8"]
-    assert rows[1].get_attribute("class") == "chosen"
-    charts = browser.find_elements(By.CSS_SELECTOR, "#curves figure svg")
-    assert len(charts) == 6 and all(c.size["width"] > 300 for c in charts)
+    assert rows[1].get_attribute("class") == "selected"
+    charts = browser.find_elements(By.CSS_SELECTOR, "#curves .chart svg")
+    assert len(charts) == 6 and all(c.size["width"] > 250 for c in charts)
     titles = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#curves svg .role-title-text")]
     assert titles[0].startswith("Held-out perplexity")
-    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+    assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
     data = json.loads((out / "select-k.json").read_text())
     assert f"{data['table'][1]['perplexity']:.1f}" in rows[1].text
+    browser.find_element(By.CSS_SELECTOR, "#table th:nth-child(2) button").click()  # sortable, as the report's
+    assert [r.find_element(By.TAG_NAME, "td").text for r in
+            browser.find_elements(By.CSS_SELECTOR, "#table tbody tr")] == ["5", "8", "2"]
     browser.save_screenshot(str(tmp_path / "select-k.png"))

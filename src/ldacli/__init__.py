@@ -23,6 +23,7 @@ from ldacli.corpus import Corpus  # noqa: E402
 from ldacli.diff import align, diff_models, match_topics  # noqa: E402
 from ldacli.errors import InputError, LdacliError, SettingError  # noqa: E402
 from ldacli.evaluate import perplexity  # noqa: E402
+from ldacli.export import to_pyldavis  # noqa: E402
 from ldacli.formats.read import read_corpus  # noqa: E402
 from ldacli.formats.shards import ShardFolder, open_shard_folder  # noqa: E402
 from ldacli.formats.write import write_corpus, write_shards  # noqa: E402
@@ -36,10 +37,22 @@ from ldacli.topic_coherence import coherence  # noqa: E402
 
 load_model = Model.load
 
+
+def __getattr__(name):
+    """``ldacli.LatentDirichletAllocation``, imported when first asked for (it needs scikit-learn,
+    the sklearn extra)."""
+    if name == "LatentDirichletAllocation":
+        from ldacli.estimator import LatentDirichletAllocation
+
+        return LatentDirichletAllocation
+    raise AttributeError(f"module 'ldacli' has no attribute {name!r}")
+
+
 __all__ = [
-    "Checkpoint", "Corpus", "Inference", "InputError", "LdacliError", "METHODS", "Model", "RunStopped", "SettingError",
+    "Checkpoint", "Corpus", "Inference", "InputError", "LatentDirichletAllocation", "LdacliError", "METHODS", "Model", "RunStopped", "SettingError",
     "ShardFolder", "TrainingInterrupted", "align", "coherence", "describe", "diff_models", "infer", "load_model",
-    "match_topics", "name_topic", "open_shard_folder", "perplexity", "read_corpus", "select_k", "train", "write_corpus",
+    "match_topics", "name_topic", "open_shard_folder", "perplexity", "read_corpus", "select_k", "to_pyldavis", "train",
+    "write_corpus",
     "write_shards",
     "__version__",
 ]

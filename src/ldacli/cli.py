@@ -31,10 +31,12 @@ from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.fileio import file_sha256
 from ldacli import evaluate, inference
+from ldacli import export as export_module
 from ldacli.evaluate import SETTINGS as PERPLEXITY
 from ldacli.evaluate import perplexity as compute_perplexity
+from ldacli.evaluate import perplexity_stream
 from ldacli.inference import SETTINGS as INFER
-from ldacli.inference import infer as run_infer
+from ldacli.inference import SPARSE, write_inference
 from ldacli.info import describe as describe_file
 from ldacli.info import format_text as format_info
 from ldacli.locking import EXIT_LOCKED, locked
@@ -44,9 +46,11 @@ from ldacli.methods.driver import train as run_train
 from ldacli.model import TOP_WORDS, Checkpoint, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
-from ldacli.report import EXTRA as REPORT_EXTRA
+from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
+from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
+from ldacli.tables import write_table
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
 from ldacli.topic_names import name_topic
@@ -95,19 +99,21 @@ def format_setting(choices: tuple[str, ...], help: str = "Output format: text fo
 
 # Outputs and the file name endings each accepts (checked the same way by every command).
 MODEL_OUT = output_setting("Model file to write", (".npz",))
-THETA_OUT = output_setting("Where to write theta, in --format or by its ending", (".tsv", ".csv", ".npz"),
+THETA_OUT = output_setting("Where to write theta, in --format or by its ending",
+                           (".tsv", ".csv", ".jsonl", ".parquet", ".npz"),
                            stdout=True)
 TOPICS_OUT = output_setting("Where to write the topics", ("any name",), stdout=True, required=False)
 REPORT_OUT = output_setting("The HTML file to write", (".html", ".htm"))
 CONVERT_OUT = output_setting("Bag-of-words file (or shard folder, with --shards) to write", ("any name",))
 SUFFIXES = {"model": (".npz",), "checkpoint": (".npz",), "report": (".html", ".htm")}
-THETA_FORMATS = ("tsv", "csv", "npz")
+THETA_FORMATS = ("tsv", "csv", "jsonl", "parquet", "npz")
 
 TEXT_OR_JSON = format_setting(("text", "json"))
 TOPICS_FORMAT = format_setting(("text", "tsv", "json"), "Output format: text (one line per topic), tsv (topic, "
                                                         "rank, word, probability) or json.")
-THETA_FORMAT = format_setting(THETA_FORMATS, "Output format: tsv or csv (a doc_id column, then topic_0 ... "
-                                             "topic_{K-1}) or npz (theta, doc_ids, params).",
+THETA_FORMAT = format_setting(THETA_FORMATS, "Output format: tsv, csv, jsonl or parquet (a doc_id column, then "
+                                             "topic_0 ... topic_{K-1}; with --min-proportion or --top-topics: doc_id, "
+                                             "rank, topic, proportion) or npz (theta, doc_ids, params).",
                               default_help="by -o's ending; tsv for -o -")
 
 
@@ -392,6 +398,7 @@ def main():
       ldacli info kos.npz
       ldacli report kos.npz -o kos.html
       ldacli diff yesterday.npz today.npz
+      ldacli export kos.npz doc-topics -o theta.csv
       ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
       ldacli name kos.npz 3 "iraq war"
     """
@@ -569,43 +576,55 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
 @main.command()
 @click.argument("model")
 @click.argument("corpus")
-@declared((THETA_OUT, THETA_FORMAT), INFER, READING, (QUIET, VERBOSE))
+@declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, READING, (QUIET, VERBOSE))
 @click.pass_context
 def infer(ctx, model, corpus, **values):
     """Infer topic proportions of the documents in CORPUS under MODEL.
 
     Words are matched to the model's vocabulary by string; unknown words are dropped and
     counted on stderr (and in the output's params). The output's format is --format, or else
-    follows -o's ending; -o - writes tsv (or --format) to stdout.
+    follows -o's ending; -o - writes tsv (or --format) to stdout. Documents are read, inferred
+    and written a block at a time, so memory does not grow with their number (UCI files: their
+    docIDs must not go down; Matrix Market and scipy .npz are read whole).
 
     \b
     Examples:
       ldacli infer kos.npz new_docs.txt -o theta.tsv
       ldacli infer kos.npz docword.new.txt.gz --vocab vocab.new.txt -o theta.npz --seed 3
       ldacli infer kos.npz new_docs.txt -o - --format csv | head
+      ldacli infer kos.npz huge.txt.gz --top-topics 3 --min-proportion 0.05 -o theta.parquet
+      zcat huge.txt.gz | ldacli infer kos.npz - -o - --format jsonl | gzip > theta.jsonl.gz
     """
     progress = _setup_logging(values)
     output, fmt = values["output"], values["output_format"]
     if fmt is None:
         fmt = "tsv" if output == "-" else os.path.splitext(output)[1].lower().lstrip(".")
     if fmt not in THETA_FORMATS:
-        raise click.BadParameter(f"expected a file name ending in .tsv, .csv or .npz, or --format, found {output!r}",
-                                 param_hint="-o/--output")
+        raise click.BadParameter(f"expected a file name ending in .tsv, .csv, .jsonl, .parquet or .npz, or --format, "
+                                 f"found {output!r}", param_hint="-o/--output")
     if fmt == "npz" and output == "-":
         raise click.BadParameter("npz is a binary archive: write it to a file", param_hint="--format")
     check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "CORPUS": corpus, "--vocab": values["vocab"]})
     with user_errors(ctx):
         inference.check_settings(given_of(values, INFER))
+        for s in SPARSE:
+            s.check(values[s.name])
     with user_errors(ctx), locked([output if output != "-" else None]):
         m = Model.load(model)
-        data = read(corpus, values, fixed_vocab=m.vocab)
-        result, dropped = run_infer(m, data, progress=progress, **given_of(values, INFER))
-        if fmt == "npz":
-            result.save(output)
-        else:
-            with _output(output) as out:
-                result.write_table(out, "," if fmt == "csv" else "\t")
-    _report_dropped(values, corpus, dropped, data.n_tokens + data.dropped_tokens)
+        stream = stream_read(corpus, values, m.vocab, fingerprint=fmt == "npz",
+                             temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
+        written = write_inference(m, stream, output, fmt, out=sys.stdout.buffer if output == "-" else None,
+                                  progress=progress, **given_of(values, INFER, SPARSE))
+        for note in stream.notes:
+            _note(values, f"{corpus}: {note}")
+    _report_dropped(values, corpus, written.dropped_tokens, written.n_tokens + written.dropped_tokens)
+
+
+def stream_read(path: str, values: dict, fixed_vocab: list[str], **options):
+    """:func:`read`, as a stream of blocks of documents over ``fixed_vocab`` (notes at the end)."""
+    reading = {s.name: value(values, s) for s in READING if s.name in values}
+    fmt = reading.pop("input_format", "auto")
+    return stream_corpus(path, format=fmt, fixed_vocab=fixed_vocab, **reading, **options)
 
 
 def _report_dropped(values, corpus, dropped, total):
@@ -646,10 +665,17 @@ def perplexity(ctx, model, corpus, **values):
     """
     progress = _setup_logging(values)
     with user_errors(ctx):
-        evaluate.check_settings(given_of(values, PERPLEXITY))
+        given = given_of(values, PERPLEXITY)
+        streaming = evaluate.check_settings(given)["estimator"] == "completion"
         m = Model.load(model)
-        data = read(corpus, values, fixed_vocab=m.vocab)
-        result = compute_perplexity(m, data, progress=progress, **given_of(values, PERPLEXITY))
+        if streaming:  # documents read, inferred and scored a block at a time
+            data = stream_read(corpus, values, m.vocab)
+            result = perplexity_stream(m, data, progress=progress, **{k: v for k, v in given.items() if k != "estimator"})
+            for note in data.notes:
+                _note(values, f"{corpus}: {note}")
+        else:
+            data = read(corpus, values, fixed_vocab=m.vocab)
+            result = compute_perplexity(m, data, progress=progress, **given)
     _report_dropped(values, corpus, result["dropped_tokens"], result["dropped_tokens"] + data.n_tokens)
     result = {"model": model, "corpus": corpus, **result, "notes": list(data.notes)}
     if value(values, TEXT_OR_JSON) == "json":
@@ -809,6 +835,79 @@ def report(ctx, model, **values):
         written = write_report(model, output, corpus=reference, **given_of(values, REPORT))
     _note(values, f"{output}: report of {model}, {written['bytes'] / 1e6:.1f} MB, in {time.perf_counter() - t0:.1f} s"
                   + (f"; images {', '.join(written['images'])}" if written["images"] else ""))
+
+
+# --- export -------------------------------------------------------------------------------------------
+
+EXPORT_OUT = output_setting("Where to write the table", ("any name",), stdout=True, required=False)
+EXPORT_FORMAT = format_setting(export_module.FORMATS,
+                               "Output format: tsv, csv, jsonl or parquet (the table), mallet (MALLET's file for it), "
+                               "json (pyldavis only).",
+                               default_help="by -o's ending: .tsv .txt .csv .jsonl .ndjson .parquet .json; tsv for "
+                                            "-o -; json for pyldavis")
+
+
+@main.command()
+@click.argument("model")
+@click.argument("what", type=click.Choice(export_module.TABLES))
+@declared((EXPORT_OUT, EXPORT_FORMAT), export_module.SETTINGS, (INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
+@click.pass_context
+def export(ctx, model, what, **values):
+    """Write WHAT of MODEL as a table for other tools, to -o FILE or stdout.
+
+    \b
+    WHAT:
+      doc-topics   the training documents' topic proportions: doc_id, topic_0 ... topic_{K-1};
+                   sparse with --min-proportion P and/or --top-topics N: doc_id, rank, topic,
+                   proportion, largest first (MALLET's --doc-topics-threshold/--doc-topics-max)
+      topic-words  topic, rank, word, probability: every word of every topic (the top -n
+                   words of each with -n)
+      topic-keys   topic, name, alpha, prevalence (mean proportion over the training documents),
+                   the --coherence score when asked, and the top -n words (10)
+      pyldavis     the arguments of pyLDAvis.prepare as JSON (doc_lengths and term_frequency
+                   from --corpus, by default the training corpus)
+
+    --format tsv, csv (quoted where a field needs it), jsonl, parquet (pip install
+    'ldacli[parquet]') or mallet: MALLET's --output-doc-topics, --output-topic-keys and
+    --topic-word-weights-file layouts. Document ids are the corpus's own.
+
+    \b
+    Examples:
+      ldacli export kos.npz doc-topics -o theta.csv
+      ldacli export kos.npz doc-topics --top-topics 3 --min-proportion 0.1 --format jsonl -o -
+      ldacli export kos.npz topic-keys -n 20 --coherence npmi -o keys.tsv
+      ldacli export kos.npz topic-words -o words.parquet
+      ldacli export kos.npz doc-topics --format mallet -o doc-topics.txt
+      ldacli export kos.npz pyldavis -o kos-ldavis.json
+    """
+    _setup_logging(values)
+    output, corpus = values["output"] or "-", values["corpus"]
+    check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "--corpus": corpus, "--vocab": values["vocab"]})
+    if corpus is None:
+        for s in (INPUT_FORMAT, VOCAB):
+            if values[s.name] is not None:
+                raise click.BadParameter("applies with --corpus only", param_hint=s.option)
+    with user_errors(ctx):
+        given = given_of(values, export_module.SETTINGS)
+        export_module.check_applies(what, given)
+        fmt = export_module.format_for(what, output, values["output_format"])
+        for s in export_module.SETTINGS:
+            s.check(values[s.name])
+    with user_errors(ctx), locked([output if output != "-" else None]):
+        m = Model.load(model)
+        reference = read(corpus, values, fixed_vocab=m.vocab) if corpus is not None else None
+        n = values["top_words"]
+        with _output(output, binary=True) as out:
+            if what == "pyldavis":
+                export_module.write_pyldavis(export_module.to_pyldavis(m, reference), out)
+            elif fmt == "mallet":
+                export_module.write_lines(export_module.mallet_lines(
+                    m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n), out)
+            else:
+                scores = export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys" \
+                    else None
+                write_table(export_module.table(m, what, min_proportion=values["min_proportion"],
+                                                top_topics=values["top_topics"], top_words=n, scores=scores), out, fmt)
 
 
 # --- select-k -----------------------------------------------------------------------------------------

@@ -6,13 +6,19 @@ never dense. The readers and writers for files are in :mod:`ldacli.formats`.
 from __future__ import annotations
 
 import hashlib
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli.counts import doc_lengths, keep_columns, tokens_of, word_totals
-from ldacli.errors import InputError
+from ldacli.counts import (CountBuilder, checked_counts, doc_lengths, keep_columns, sort_vocabulary, tokens_of,
+                           word_totals)
+from ldacli.errors import InputError, SettingError
+from ldacli.text import tokenize
+from ldacli.vocab_rules import MAX_DF, MAX_VOCAB, MIN_DF, REMOVE_TOP, STOP_WORDS, VocabRules
 
 # The samplers count tokens in 32-bit integers: a corpus holds at most this many tokens in all.
 MAX_TOKENS = int(np.iinfo(np.int32).max)
@@ -66,14 +72,59 @@ class Corpus:
 
     def fingerprint(self) -> str:
         """SHA-256 of the counts and the vocabulary: equal fingerprints mean the same corpus."""
-        h = hashlib.sha256()
         c = self.counts
-        h.update(np.asarray(c.shape, dtype=np.int64).tobytes())
-        h.update(np.ascontiguousarray(c.indptr, dtype=np.int64).tobytes())
-        h.update(np.ascontiguousarray(c.indices, dtype=np.int32).tobytes())
-        h.update(np.ascontiguousarray(c.data, dtype=np.int32).tobytes())
-        h.update("\n".join(self.vocab).encode("utf-8"))
-        return h.hexdigest()
+        return fingerprint_of(c.shape, [np.ascontiguousarray(c.indptr, dtype=np.int64).tobytes()],
+                              [np.ascontiguousarray(c.indices, dtype=np.int32).tobytes()],
+                              [np.ascontiguousarray(c.data, dtype=np.int32).tobytes()], self.vocab)
+
+    def __repr__(self) -> str:
+        return (f"<Corpus: {self.n_docs:,} documents, {self.n_words:,} words, {self.n_tokens:,} tokens"
+                + (f", {self.format} from {self.source!r}" if self.source else "") + ">")
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], *, doc_ids: Iterable[str] | None = None,
+                   vocab: Sequence[str] | None = None, stop_words: str | None = STOP_WORDS.default,
+                   remove_top: int = REMOVE_TOP.default, min_df: int = MIN_DF.default, max_df: float = MAX_DF.default,
+                   max_vocab: int | None = MAX_VOCAB.default) -> "Corpus":
+        """A corpus of documents given as strings, read as a text file's lines are: the same
+        tokenizer (:func:`ldacli.text.tokenize`), vocabulary (alphabetical, or ``vocab``
+        fixed: other tokens are dropped and counted) and vocabulary rules
+        (:mod:`ldacli.vocab_rules`). Ids are ``doc_ids``, or 1, 2, ... as a file's lines."""
+        rules = VocabRules(stop_words, remove_top, min_df, max_df, max_vocab)
+        fixed = None if vocab is None else list(vocab)
+        builder = CountBuilder(fixed)
+        ids = iter(doc_ids) if doc_ids is not None else None
+        for i, text in enumerate(texts, start=1):
+            if not isinstance(text, str):
+                raise SettingError("texts", f"texts must be strings, found {type(text).__name__} (document {i})")
+            builder.add(str(next(ids)) if ids is not None else str(i), Counter(tokenize(text)))
+        counts, words = builder.matrix()
+        if fixed is None:
+            counts, words = sort_vocabulary(counts, words)
+        counts, words, notes = rules.apply(counts, words, text=True, fixed=fixed is not None)
+        return cls(counts, words, builder.doc_ids, format="texts", notes=notes, dropped_tokens=builder.dropped_tokens)
+
+    @classmethod
+    def from_matrix(cls, X, vocab: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> "Corpus":
+        """A corpus of the count matrix ``X`` (documents x words: a SciPy sparse matrix or array,
+        or a dense array, of whole non-negative numbers; what scikit-learn's ``CountVectorizer``
+        gives), its columns the words ``vocab`` (by default "0", "1", ...) and its rows the
+        documents ``doc_ids`` (by default "1", "2", ..., as the matrix formats number them)."""
+        matrix = X if sp.issparse(X) else np.asarray(X)
+        if matrix.ndim != 2:
+            raise SettingError("X", f"X must be a 2-d matrix of counts (documents x words), found {matrix.ndim} "
+                                    f"dimensions")
+        D, V = matrix.shape
+        words = [str(j) for j in range(V)] if vocab is None else [str(w) for w in vocab]
+        if len(words) != V or len(set(words)) != V:
+            raise SettingError("vocab", f"vocab must be {V} distinct words (one per column), found {len(words)} "
+                                        f"words, {len(set(words))} distinct")
+        ids = [str(d) for d in range(1, D + 1)] if doc_ids is None else [str(d) for d in doc_ids]
+        if len(ids) != D:
+            raise SettingError("doc_ids", f"doc_ids must name the {D} rows, found {len(ids)}")
+        counts = checked_counts("matrix", matrix, (D, V))
+        check_token_total("matrix", int(counts.data.sum(dtype=np.int64)))
+        return cls(counts, words, ids, format="matrix")
 
     def tokens(self) -> tuple[np.ndarray, np.ndarray]:
         """Expand counts into one entry per token.
@@ -123,6 +174,51 @@ class Corpus:
         aligned = Corpus(counts, list(vocab), list(self.doc_ids), self.source, self.format,
                          dropped_tokens=self.dropped_tokens + dropped, reading=self.reading)
         return aligned, dropped
+
+
+def fingerprint_of(shape: tuple[int, int], indptr: Iterable[bytes], indices: Iterable[bytes],
+                   data: Iterable[bytes], vocab: list[str]) -> str:
+    """:meth:`Corpus.fingerprint` of a CSR matrix given as pieces of the bytes of its int64
+    ``indptr``, int32 ``indices`` and int32 ``data``."""
+    h = hashlib.sha256()
+    h.update(np.asarray(shape, dtype=np.int64).tobytes())
+    for part in (indptr, indices, data):
+        for piece in part:
+            h.update(piece)
+    h.update("\n".join(vocab).encode("utf-8"))
+    return h.hexdigest()
+
+
+class FingerprintBuilder:
+    """:meth:`Corpus.fingerprint` of a corpus that arrives a block of documents at a time: the
+    matrix's arrays are spooled to temporary files (in ``folder``; removed when closed) and
+    hashed in order at the end, so memory does not grow with the corpus."""
+
+    def __init__(self, folder: str | None = None):
+        self.files = [tempfile.TemporaryFile(dir=folder) for _ in range(3)]
+        self.n_docs = 0
+        self.nnz = 0
+        self.n_words: int | None = None
+        self.files[0].write(np.zeros(1, dtype=np.int64).tobytes())
+
+    def add(self, counts: sp.csr_array) -> None:
+        self.n_words = counts.shape[1]
+        self.files[0].write((np.asarray(counts.indptr[1:], dtype=np.int64) + self.nnz).tobytes())
+        self.files[1].write(np.ascontiguousarray(counts.indices, dtype=np.int32).tobytes())
+        self.files[2].write(np.ascontiguousarray(counts.data, dtype=np.int32).tobytes())
+        self.n_docs += counts.shape[0]
+        self.nnz += int(counts.indptr[-1])
+
+    def hexdigest(self, vocab: list[str]) -> str:
+        def pieces(f):
+            f.seek(0)
+            return iter(lambda: f.read(1 << 20), b"")
+
+        return fingerprint_of((self.n_docs, len(vocab)), *(pieces(f) for f in self.files), vocab)
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
 
 
 def check_token_total(name: str, total: int) -> None:

@@ -5,8 +5,17 @@ or emptying columns.
 
 from __future__ import annotations
 
+from array import array
+from collections import Counter
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.sparse as sp
+
+from ldacli.errors import InputError
+
+# The largest count a matrix holds (int32).
+COUNT_MAX = int(np.iinfo(np.int32).max)
 
 
 def build_csr(rows: np.ndarray, cols: np.ndarray, data: np.ndarray, shape: tuple[int, int]) -> sp.csr_array:
@@ -75,3 +84,94 @@ def _keep_entries(counts: sp.csr_array, entries: np.ndarray, new_id: np.ndarray 
         indices = new_id[indices]
     return sp.csr_array((counts.data[entries].astype(np.int32), indices.astype(counts.indices.dtype), indptr),
                         shape=(counts.shape[0], n_cols))
+
+
+def checked_counts(name: str, matrix, shape: tuple[int, int]) -> sp.csr_array:
+    """The matrix's entries as int32 counts: positive whole numbers, each pair once."""
+    coo = sp.coo_array(matrix)
+    if coo.shape != shape:
+        raise InputError(name, None, f"expected a {shape[0]} x {shape[1]} matrix, found {coo.shape[0]} x {coo.shape[1]}")
+    rows, cols, values = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+    if values.dtype.kind not in "iuf" and values.dtype != bool:
+        raise InputError(name, None, f"expected numbers as counts, found {values.dtype}")
+    values = values.astype(np.float64) if values.dtype == bool else values
+    keep = values != 0
+    rows, cols, values = rows[keep], cols[keep], values[keep]
+    bad = ~np.isfinite(values) | (values < 1) | (values > COUNT_MAX) | (values != np.floor(values))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(name, None, f"expected counts as positive whole numbers of at most {COUNT_MAX}, found "
+                                     f"{float(values[i]):g} for document {rows[i] + 1}, word {cols[i] + 1}")
+    keys = rows * shape[1] + cols
+    order = np.argsort(keys, kind="stable")
+    repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if repeated.size:
+        i = int(order[repeated[0]])
+        raise InputError(name, None, f"expected each (document, word) pair once, found document {rows[i] + 1}, "
+                                     f"word {cols[i] + 1} twice")
+    return build_csr(rows, cols, values.astype(np.int32), shape)
+
+
+class CountBuilder:
+    """Accumulates documents as sparse word counts.
+
+    Without ``fixed_vocab`` each new word gets the next column (order of first appearance);
+    with it (distinct words), the columns are its words and other tokens are dropped (and
+    counted in ``dropped_tokens``). Memory grows with the number of distinct (document, word) pairs, held
+    in typed arrays rather than Python objects.
+    """
+
+    def __init__(self, fixed_vocab: Sequence[str] | None = None):
+        self.fixed = fixed_vocab is not None
+        self.words: list[str] = list(fixed_vocab) if fixed_vocab is not None else []
+        self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
+        self.doc_ids: list[str] = []
+        self.dropped_tokens = 0
+        self._rows = array("i")
+        self._cols = array("i")
+        self._counts = array("i")
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ids)
+
+    def add(self, doc_id: str, counts: Counter[str]) -> None:
+        """Append one document given as token counts."""
+        row = len(self.doc_ids)
+        self.doc_ids.append(doc_id)
+        index = self.index
+        cols = []
+        values = []
+        for word, n in counts.items():
+            col = index.get(word)
+            if col is None:
+                if self.fixed:
+                    self.dropped_tokens += n
+                    continue
+                col = index[word] = len(self.words)
+                self.words.append(word)
+            cols.append(col)
+            values.append(n)
+        self._rows.extend([row] * len(cols))
+        self._cols.extend(cols)
+        self._counts.extend(values)
+
+    def matrix(self) -> tuple[sp.csr_array, list[str]]:
+        """The (D, V) int32 CSR count matrix (sorted indices) and its column words."""
+        rows = np.frombuffer(self._rows, dtype=np.int32)
+        cols = np.frombuffer(self._cols, dtype=np.int32)
+        data = np.frombuffer(self._counts, dtype=np.int32)
+        counts = build_csr(rows, cols, data, (self.n_docs, len(self.words)))
+        return counts, list(self.words)
+
+
+def sort_vocabulary(counts: sp.csr_array, vocab: list[str]) -> tuple[sp.csr_array, list[str]]:
+    """Reorder the columns so that the vocabulary is in alphabetical (code point) order."""
+    order = sorted(range(len(vocab)), key=vocab.__getitem__)
+    if order == list(range(len(vocab))):
+        return counts, vocab
+    new_col = np.empty(len(vocab), dtype=np.int64)
+    new_col[order] = np.arange(len(vocab))
+    coo = counts.tocoo()
+    sorted_counts = build_csr(coo.row, new_col[coo.col], coo.data, counts.shape)
+    return sorted_counts, [vocab[j] for j in order]

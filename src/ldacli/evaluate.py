@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import sys
+from collections.abc import Iterable
 
 import numpy as np
 from tqdm import tqdm
@@ -26,7 +27,7 @@ from ldacli import checks, seeds, settings
 from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
-from ldacli.heldout import BURN_IN, ITERATIONS, completion_split, estimate_theta, score
+from ldacli.heldout import BURN_IN, ITERATIONS, BlockSum, DocQueue, completion_split, theta_stream, token_logliks
 from ldacli.methods.distributed import SCHEDULER, cluster
 from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
@@ -104,8 +105,8 @@ def perplexity(model: Model, corpus: Corpus, *, estimator: str | None = None, it
     rng = seeds.generator(entropy)
     if method == "completion":
         with cluster(v["scheduler"]) as client:
-            result = _completion(model, aligned, corpus.source, v["iterations"], v["burn_in"], entropy,
-                                 v["threads"], client, progress)
+            result = completion_blocks(model, [aligned], corpus.source, v["iterations"], v["burn_in"], entropy,
+                                       v["threads"], client, progress)
     elif method == "left-to-right":
         result = _left_to_right(model, aligned, v["particles"], v["resample"], rng, progress)
     else:
@@ -123,28 +124,67 @@ def perplexity(model: Model, corpus: Corpus, *, estimator: str | None = None, it
     }
 
 
-def _completion(model: Model, aligned: Corpus, source: str, iterations: int, burn_in: int, seed: int,
-                threads: int | None, client, progress: bool) -> dict:
-    """Document completion, with a batch-means standard error over the sweeps averaged."""
-    obs_words, obs_ptr, score_docs, score_words = completion_split(aligned)
-    if score_words.size == 0:
+def perplexity_stream(model: Model, stream, *, iterations: int | None = None, burn_in: int | None = None,
+                      seed: int | None = None, threads: int | None = None, scheduler=None,
+                      progress: bool = False) -> dict:
+    """:func:`perplexity` by document completion of a corpus read a block at a time (a
+    :class:`~ldacli.formats.stream.CorpusStream` over the model's vocabulary): the same result
+    as over the corpus in memory, in memory that does not grow with it."""
+    v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))
+    entropy = seeds.resolve(v["seed"])
+    with cluster(v["scheduler"]) as client:
+        result = completion_blocks(model, stream.blocks(), stream.source, v["iterations"], v["burn_in"], entropy,
+                                   v["threads"], client, progress)
+    return {"estimator": ESTIMATOR, **result,
+            "perplexity": math.exp(-result["log_likelihood"] / result["n_tokens"]),
+            "dropped_tokens": stream.dropped_tokens, "seed": entropy, "ldacli_version": __version__}
+
+
+def completion_blocks(model: Model, blocks: Iterable[Corpus], source: str, iterations: int, burn_in: int, seed: int,
+                      threads: int | None, client, progress: bool) -> dict:
+    """Document completion of the documents of ``blocks`` (corpora over the model's vocabulary,
+    in order), read a block at a time, with a batch-means standard error over the sweeps
+    averaged: the observed halves' theta chunk by chunk (:func:`~ldacli.heldout.theta_stream`),
+    each chunk's scored halves scored as it comes, the sums added up as :func:`score` adds
+    them, so the result is the same however the documents arrive."""
+    scored = DocQueue()
+    observed = 0
+
+    def observed_halves():
+        nonlocal observed
+        for block in blocks:
+            obs_words, obs_ptr, score_docs, score_words = completion_split(block)
+            scored.push(np.bincount(score_docs, minlength=block.n_docs), score_words)
+            observed += obs_words.size
+            yield obs_words, obs_ptr
+
+    phi_wk = np.ascontiguousarray(model.phi.T)
+    total, batch_totals = BlockSum(), []
+    n_tokens = n_docs = 0
+    for theta, batch_thetas in theta_stream(model.phi, model.alpha, observed_halves(), iterations=iterations,
+                                            burn_in=burn_in, seed=seed, batches=COMPLETION_BATCHES,
+                                            threads=check_threads(threads), client=client, progress=progress):
+        lengths, words = scored.pop(theta.shape[0])
+        docs = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+        total.add(token_logliks(theta, phi_wk, docs, words))
+        batch_totals = batch_totals or [BlockSum() for _ in batch_thetas]
+        for sums, t in zip(batch_totals, batch_thetas):
+            sums.add(token_logliks(t, phi_wk, docs, words))
+        n_tokens += words.size
+        n_docs += int(np.count_nonzero(lengths))
+    if n_tokens == 0:
         raise LdacliError(
             f"{source}: expected documents with at least 2 tokens known to the model "
             f"(one observed, one scored), found none"
         )
-    theta, batch_thetas = estimate_theta(model.phi, model.alpha, obs_words, obs_ptr, iterations=iterations,
-                                         burn_in=burn_in, seed=seed, batches=COMPLETION_BATCHES,
-                                         threads=check_threads(threads), client=client, progress=progress)
-    phi_wk = np.ascontiguousarray(model.phi.T)
-    loglik = score(theta, phi_wk, score_docs, score_words)
-    batch_ll = np.array([score(t, phi_wk, score_docs, score_words) for t in batch_thetas])
+    batch_ll = np.array([b.result() for b in batch_totals])
     se = float(batch_ll.std(ddof=1) / math.sqrt(batch_ll.size)) if batch_ll.size > 1 else float("nan")
     return {
-        "log_likelihood": loglik,
+        "log_likelihood": total.result(),
         "standard_error": se,
-        "n_tokens": int(score_words.size),
-        "n_docs": int(np.unique(score_docs).size),
-        "observed_tokens": int(obs_words.size),
+        "n_tokens": n_tokens,
+        "n_docs": n_docs,
+        "observed_tokens": observed,
         "iterations": iterations,
         "burn_in": burn_in,
         "batches": int(batch_ll.size),

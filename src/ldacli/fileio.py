@@ -25,7 +25,7 @@ import sys
 import tempfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, BinaryIO
 
 from ldacli.errors import InputError, OutputError
@@ -198,6 +198,8 @@ class Source:
     name: str
     path: str | None = None
     data: bytes | None = None
+    # standard input read as it comes (:meth:`open_stream`): ``data`` holds its first bytes
+    pipe: "_Pipe | None" = field(default=None, compare=False, repr=False)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], stdin: IO | None = None) -> Source:
@@ -226,6 +228,32 @@ class Source:
             raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
         return cls(path, path, None)
 
+    @classmethod
+    def open_stream(cls, stdin: IO | None = None) -> Source:
+        """Standard input to be read as it comes, never held whole: its first
+        :data:`STREAM_HEAD` bytes are read now (:meth:`head`, from which the format is
+        detected) and :meth:`stream` then reads it all, once."""
+        stream = stdin if stdin is not None else sys.stdin
+        stream = getattr(stream, "buffer", stream)
+        try:
+            head = stream.read(STREAM_HEAD)
+        except READ_ERRORS as exc:
+            raise _read_error("<stdin>", None, exc, False) from None
+        if isinstance(head, str):
+            head = head.encode("utf-8")
+        return cls("<stdin>", None, bytes(head), _Pipe(stream))
+
+    def head(self) -> Source:
+        """A source of the bytes known so far (all of them, but for a stream)."""
+        return self if self.pipe is None else Source(self.name, None, self.data)
+
+    def buffered(self) -> Source:
+        """This source with a stream read whole into memory."""
+        if self.pipe is None:
+            return self
+        self.pipe.reader(b"")  # marks it used
+        return Source(self.name, None, (self.data or b"") + self.pipe.rest())
+
     @property
     def is_stdin(self) -> bool:
         return self.path is None
@@ -233,8 +261,10 @@ class Source:
     @contextlib.contextmanager
     def stream(self) -> Iterator[tuple[BinaryIO, bool]]:
         """Open a fresh binary stream from the start; yields ``(stream, is_gzip)``."""
-        if self.path is None:
-            raw: BinaryIO = io.BytesIO(self.data or b"")
+        if self.pipe is not None:
+            raw: BinaryIO = io.BufferedReader(self.pipe.reader(self.data or b""))
+        elif self.path is None:
+            raw = io.BytesIO(self.data or b"")
         else:
             try:
                 raw = open(self.path, "rb")
@@ -254,6 +284,51 @@ class Source:
                 yield raw, False
         finally:
             raw.close()
+
+
+# Bytes of a streamed standard input read ahead, to detect its format from.
+STREAM_HEAD = 1 << 20
+
+
+class _Pipe:
+    """A stream that can be read from its start once (standard input)."""
+
+    def __init__(self, stream: IO[bytes]):
+        self.stream = stream
+        self.used = False
+
+    def reader(self, head: bytes) -> io.RawIOBase:
+        if self.used:
+            raise InputError("<stdin>", None, "standard input can be read only once")
+        self.used = True
+        return _Joined(head, self.stream)
+
+    def rest(self) -> bytes:
+        try:
+            return bytes(self.stream.read())
+        except READ_ERRORS as exc:
+            raise _read_error("<stdin>", None, exc, False) from None
+
+
+class _Joined(io.RawIOBase):
+    """``head`` followed by the rest of ``stream``."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]):
+        self.head = memoryview(head)
+        self.stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.head.nbytes:
+            n = min(len(buffer), self.head.nbytes)
+            buffer[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        data = self.stream.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
 
 
 def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[int, bytes]]:

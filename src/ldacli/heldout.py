@@ -16,8 +16,10 @@ training all go through here:
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 from tqdm import tqdm
@@ -25,12 +27,17 @@ from tqdm import tqdm
 from ldacli import checks, seeds
 from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.corpus import Corpus
+from ldacli.counts import doc_pointers
 from ldacli.errors import LdacliError
 from ldacli.parallel import Pool, doc_ranges
 from ldacli.settings import Integer, Setting
 
 # Tokens per chunk of documents that has its own random stream when theta is estimated.
 THETA_CHUNK_TOKENS = 1 << 16
+# Chunks in flight per thread (or worker) when theta is estimated as documents stream in.
+WINDOW_PER_WORKER = 4
+# Scored tokens whose log-likelihoods are summed together (see :class:`BlockSum`).
+SCORE_BLOCK = 65536
 # Sweeps (and those discarded) to estimate theta in infer and perplexity.
 ITERATIONS = Setting("iterations", Integer(1), 100, "Sweeps of Gibbs sampling per document in all, with the topics fixed.")
 BURN_IN = Setting("burn_in", Integer(0), 50, "Sweeps discarded before averaging theta over the rest.")
@@ -97,6 +104,83 @@ def theta_of_chunk(phi_wk: np.ndarray, prior_cum: np.ndarray, alpha: np.ndarray,
     return theta, ([s / n for s, n in zip(batch_sums, batch_sizes)] if batch_sums else [theta])
 
 
+def chunk_bounds(lengths: np.ndarray, before: int) -> np.ndarray:
+    """Where :func:`theta_chunks` cuts a run of documents of ``lengths`` (n,) that follow
+    ``before`` tokens: the local indices i (1..n) after which a chunk ends, i.e. where the
+    running total reaches a multiple of :data:`THETA_CHUNK_TOKENS` it had not reached before.
+    The same cuts as over the whole corpus, found one block of documents at a time."""
+    ends = before + np.cumsum(np.asarray(lengths, dtype=np.int64))
+    starts = np.concatenate(([before], ends[:-1])) if ends.size else ends
+    return np.flatnonzero(ends // THETA_CHUNK_TOKENS > starts // THETA_CHUNK_TOKENS) + 1
+
+
+def cut_chunks(blocks: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The :func:`theta_chunks` of a corpus given as consecutive blocks of documents (each
+    ``(words, doc_ptr)`` with ``doc_ptr`` from 0), as ``(words, doc_ptr)`` pairs: the same
+    documents in the same chunks as :func:`theta_chunks` cuts the whole, holding at most one
+    chunk and one block at a time."""
+    pending_words: list[np.ndarray] = []
+    pending_lengths: list[np.ndarray] = []
+    seen = 0
+
+    def take() -> tuple[np.ndarray, np.ndarray]:
+        lengths = np.concatenate(pending_lengths) if pending_lengths else np.zeros(0, np.int64)
+        words = np.concatenate(pending_words) if pending_words else np.zeros(0, np.int32)
+        pending_words.clear()
+        pending_lengths.clear()
+        return np.ascontiguousarray(words, dtype=np.int32), doc_pointers(lengths)
+
+    for words, doc_ptr in blocks:
+        lengths = np.diff(np.asarray(doc_ptr, dtype=np.int64))
+        start = 0
+        for cut in chunk_bounds(lengths, seen).tolist():
+            pending_words.append(words[doc_ptr[start]:doc_ptr[cut]])
+            pending_lengths.append(lengths[start:cut])
+            start = cut
+            yield take()
+        pending_words.append(words[doc_ptr[start]:])
+        pending_lengths.append(lengths[start:])
+        seen += int(doc_ptr[-1])
+    if any(x.size for x in pending_lengths):
+        yield take()
+
+
+def theta_stream(phi: np.ndarray, alpha: np.ndarray, blocks: Iterable[tuple[np.ndarray, np.ndarray]], *,
+                 iterations: int, burn_in: int, seed: int, batches: int = 1, threads: int = 1, client=None,
+                 progress: bool = False) -> Iterator[tuple[np.ndarray, list[np.ndarray]]]:
+    """:func:`estimate_theta` of documents arriving in ``blocks`` (each ``(words, doc_ptr)``),
+    yielding ``(theta, batch_thetas)`` chunk by chunk in document order: the chunks of
+    :func:`cut_chunks`, chunk i with the stream :func:`ldacli.seeds.stream` (seed, i), run a
+    window of chunks at a time on ``threads`` threads or the workers of a Dask ``client``. The
+    rows are those :func:`estimate_theta` gives over the whole, for any number of threads or
+    workers; memory holds a window of chunks, not the corpus."""
+    iterations = checks.count("iterations", iterations, 1)
+    burn_in = checks.count("burn_in", burn_in, 0)
+    batches = checks.count("batches", batches, 1)
+    checks.smaller("burn_in", burn_in, "iterations", iterations)
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    phi_wk = np.ascontiguousarray(np.asarray(phi).T, dtype=np.float64)
+    prior_cum = prior_cumulative(phi_wk, alpha)
+    window = WINDOW_PER_WORKER * (threads if client is None else max(1, len(client.scheduler_info()["workers"])))
+    chunks = enumerate(cut_chunks(blocks))
+    bar = tqdm(disable=not progress, file=sys.stderr, unit="chunk", leave=False)
+    shared = client.scatter([phi_wk, prior_cum, alpha], broadcast=True) if client is not None else None
+    with Pool(threads if client is None else 1) as pool:
+        while True:
+            group = list(itertools.islice(chunks, window))
+            if not group:
+                break
+            args = [(words, doc_ptr, iterations, burn_in, batches, seeds.stream(seed, i).bit_generator.state)
+                    for i, (words, doc_ptr) in group]
+            if client is not None:
+                parts = client.gather([client.submit(theta_of_chunk, *shared, *a, pure=False) for a in args])
+            else:
+                parts = pool.map(lambda a: theta_of_chunk(phi_wk, prior_cum, alpha, *a), args)
+            bar.update(len(parts))
+            yield from parts
+    bar.close()
+
+
 def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, *,
                    iterations: int, burn_in: int, seed: int, batches: int = 1, threads: int = 1, client=None,
                    progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -107,37 +191,17 @@ def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_pt
     ``(n_dk + alpha_k) / (N_d + sum(alpha))`` is averaged over the remaining sweeps. Documents
     without tokens get the normalised prior. The documents are cut into :func:`theta_chunks`,
     each with its own stream spawned from ``seed``, and run on ``threads`` threads or, with a
-    Dask ``client``, on its workers: the result is the same for any number of either. Returns
-    ``(theta, batch_thetas)``: the average, and the averages over ``batches`` consecutive,
-    equal-as-possible blocks of the kept sweeps (for a batch-means standard error).
+    Dask ``client``, on its workers: the result is the same for any number of either (this is
+    :func:`theta_stream` over one block). Returns ``(theta, batch_thetas)``: the average, and
+    the averages over ``batches`` consecutive, equal-as-possible blocks of the kept sweeps (for
+    a batch-means standard error).
     """
-    iterations = checks.count("iterations", iterations, 1)
-    burn_in = checks.count("burn_in", burn_in, 0)
-    batches = checks.count("batches", batches, 1)
-    checks.smaller("burn_in", burn_in, "iterations", iterations)
-    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-    phi_wk = np.ascontiguousarray(np.asarray(phi).T, dtype=np.float64)
     words = np.ascontiguousarray(words, dtype=np.int32)
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
-    prior_cum = prior_cumulative(phi_wk, alpha)
-    chunks = theta_chunks(doc_ptr)
-    states = seeds.states(seeds.generators(seed, len(chunks)))
-
-    def args(i):
-        a, b = chunks[i]
-        lo = doc_ptr[a]
-        return words[lo:doc_ptr[b]], np.ascontiguousarray(doc_ptr[a:b + 1] - lo), iterations, burn_in, batches, states[i]
-
-    if client is not None:
-        shared = client.scatter([phi_wk, prior_cum, alpha], broadcast=True)
-        futures = [client.submit(theta_of_chunk, *shared, *args(i), pure=False) for i in range(len(chunks))]
-        parts = client.gather(futures)
-    else:
-        with Pool(threads) as pool:
-            parts = pool.map(lambda i: theta_of_chunk(phi_wk, prior_cum, alpha, *args(i)),
-                             tqdm(range(len(chunks)), disable=not progress, file=sys.stderr, unit="chunk", leave=False))
+    parts = list(theta_stream(phi, alpha, [(words, doc_ptr)], iterations=iterations, burn_in=burn_in, seed=seed,
+                              batches=batches, threads=threads, client=client, progress=progress))
     if not parts:
-        K = phi_wk.shape[1]
+        K = np.asarray(phi).shape[0]
         return np.zeros((0, K)), [np.zeros((0, K))]
     theta = np.concatenate([t for t, _ in parts])
     n_batches = len(parts[0][1])
@@ -183,16 +247,66 @@ def completion_split(corpus: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return words[~scored], observed_ptr, docs[scored], words[scored]
 
 
+def token_logliks(theta: np.ndarray, phi_wk: np.ndarray, docs: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """``log sum_k theta[docs_i, k] phi_wk[words_i, k]`` of each token ``(docs_i, words_i)``."""
+    return np.log(np.einsum("ik,ik->i", theta[docs], phi_wk[words]))
+
+
+class BlockSum:
+    """A sum of values arriving in pieces, added up as :func:`score` adds them: in blocks of
+    :data:`SCORE_BLOCK` consecutive values, each summed by NumPy, so the total is the same
+    float however the values were cut into pieces."""
+
+    def __init__(self):
+        self.total = 0.0
+        self._pending: list[np.ndarray] = []
+        self._n = 0
+
+    def add(self, values: np.ndarray) -> None:
+        self._pending.append(values)
+        self._n += values.size
+        if self._n >= SCORE_BLOCK:
+            joined = np.concatenate(self._pending)
+            full = joined.size - joined.size % SCORE_BLOCK
+            for s in range(0, full, SCORE_BLOCK):
+                self.total += float(np.sum(joined[s:s + SCORE_BLOCK]))
+            self._pending, self._n = [joined[full:]], joined.size - full
+
+    def result(self) -> float:
+        if self._n:
+            self.total += float(np.sum(np.concatenate(self._pending)))
+            self._pending, self._n = [], 0
+        return self.total
+
+
+class DocQueue:
+    """Per-document runs of values (the scored tokens of each document) queued in document
+    order and taken back a number of documents at a time."""
+
+    def __init__(self):
+        self._lengths: list[np.ndarray] = []
+        self._values: list[np.ndarray] = []
+
+    def push(self, lengths: np.ndarray, values: np.ndarray) -> None:
+        self._lengths.append(np.asarray(lengths, dtype=np.int64))
+        self._values.append(values)
+
+    def pop(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next ``n`` documents' lengths (n,) and values, concatenated."""
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
+        values = np.concatenate(self._values) if self._values else np.zeros(0, np.int32)
+        cut = int(lengths[:n].sum())
+        self._lengths, self._values = [lengths[n:]], [values[cut:]]
+        return lengths[:n], values[:cut]
+
+
 def score(theta: np.ndarray, phi_wk: np.ndarray, docs: np.ndarray, words: np.ndarray) -> float:
     """``sum_i log sum_k theta[docs_i, k] phi_wk[words_i, k]``: the log-likelihood of the tokens
     ``(docs, words)`` given theta (D, K) and the word-major topics ``phi_wk`` (V, K)."""
-    loglik = 0.0
-    chunk = 65536
-    for start in range(0, words.size, chunk):
-        d = docs[start:start + chunk]
-        w = words[start:start + chunk]
-        loglik += float(np.sum(np.log(np.einsum("ik,ik->i", theta[d], phi_wk[w]))))
-    return loglik
+    total = BlockSum()
+    for start in range(0, words.size, SCORE_BLOCK):
+        total.add(token_logliks(theta, phi_wk, docs[start:start + SCORE_BLOCK], words[start:start + SCORE_BLOCK]))
+    return total.result()
 
 
 def holdout_split(corpus: Corpus, fraction: float, seed: int) -> tuple[Corpus, Corpus, np.ndarray]:

@@ -11,14 +11,13 @@ against each other, values finite and in range (probabilities non-negative with 
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
-from ldacli.errors import InputError
+from ldacli.errors import InputError, LdacliError
 from ldacli.npz import array, json_object, read_file, scalar, write_npz
 from ldacli.settings import Integer, Setting
 
@@ -29,7 +28,8 @@ FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 
 
-def _header(kind: str, params: dict) -> dict[str, Any]:
+def file_header(kind: str, params: dict) -> dict[str, Any]:
+    """The members every ldacli file starts with: ``format_version``, ``kind``, ``params``."""
     return {
         "format_version": np.int64(FORMAT_VERSION),
         "kind": np.str_(kind),
@@ -75,8 +75,21 @@ class Model:
         name = self.topic_names[k]
         return f"{k} {name}" if name else str(k)
 
+    def __repr__(self) -> str:
+        p = self.params
+        done = p.get("iterations_done")
+        return (f"<Model: {p.get('method', 'cgs')}, {self.n_topics:,} topics, {self.phi.shape[1]:,} words, "
+                f"{self.theta.shape[0]:,} documents" + (f", {done:,} iterations" if isinstance(done, int) else "")
+                + (f", seed {p['seed']}" if "seed" in p else "") + ">")
+
+    def to_pandas(self):
+        """The training documents' topic proportions as a pandas DataFrame: one row per
+        document (index ``doc_id``), columns ``topic_0`` ... ``topic_{K-1}`` (pandas: the
+        ``pandas`` extra)."""
+        return theta_frame(self.theta, self.doc_ids)
+
     def save(self, path: str) -> None:
-        arrays = _header("model", self.params)
+        arrays = file_header("model", self.params)
         arrays.update(
             phi=np.ascontiguousarray(self.phi, dtype=np.float64),
             theta=np.ascontiguousarray(self.theta, dtype=np.float64),
@@ -158,8 +171,12 @@ class Checkpoint:
     def method(self) -> str:
         return str(self.params.get("method"))
 
+    def __repr__(self) -> str:
+        return (f"<Checkpoint: {self.method}, {self.alpha.size:,} topics, iteration {self.iteration:,} of "
+                f"{self.params.get('iterations')}>")
+
     def save(self, path: str) -> None:
-        arrays = _header("checkpoint", self.params)
+        arrays = file_header("checkpoint", self.params)
         arrays.update(
             iteration=np.int64(self.iteration),
             rng_states=np.str_(json.dumps(self.rng_states, sort_keys=True)),
@@ -282,6 +299,14 @@ class Inference:
     doc_ids: list[str]
     params: dict
 
+    def __repr__(self) -> str:
+        return (f"<Inference: {self.theta.shape[0]:,} documents x {self.theta.shape[1]:,} topics"
+                + (f", seed {self.params['seed']}" if "seed" in self.params else "") + ">")
+
+    def to_pandas(self):
+        """Theta as a pandas DataFrame (see :meth:`Model.to_pandas`)."""
+        return theta_frame(self.theta, self.doc_ids)
+
     @classmethod
     def load(cls, path: str) -> "Inference":
         """Read an inference ``.npz`` written by :meth:`save`."""
@@ -293,15 +318,26 @@ class Inference:
 
     def save(self, path: str) -> None:
         """Write the ``.npz`` (theta, doc_ids, params)."""
-        arrays = _header("inference", self.params)
+        arrays = file_header("inference", self.params)
         arrays.update(theta=np.ascontiguousarray(self.theta, dtype=np.float64),
                       doc_ids=np.array(self.doc_ids, dtype=np.str_))
         write_npz(path, arrays, "inference")
 
-    def write_table(self, out: IO[str], sep: str) -> None:
-        """Write a table to the text stream ``out``: a header, then per document its id and K
-        proportions, separated by ``sep`` (a tab or a comma), quoted where a value needs it."""
-        writer = csv.writer(out, delimiter=sep, lineterminator="\n")
-        writer.writerow(["doc_id"] + [f"topic_{k}" for k in range(self.theta.shape[1])])
-        for doc, row in zip(self.doc_ids, self.theta):
-            writer.writerow([doc] + [f"{p:.6g}" for p in row])
+
+PANDAS_EXTRA = "pip install 'ldacli[pandas]'"
+
+
+def pandas_module():
+    """pandas, or an error naming the extra that installs it."""
+    try:
+        import pandas
+    except ImportError:
+        raise LdacliError(f"to_pandas needs pandas, which the pandas extra installs: {PANDAS_EXTRA}") from None
+    return pandas
+
+
+def theta_frame(theta: np.ndarray, doc_ids: list[str]):
+    """Topic proportions (D, K) as a DataFrame indexed by ``doc_id``, columns ``topic_k``."""
+    pd = pandas_module()
+    return pd.DataFrame(theta, index=pd.Index(doc_ids, name="doc_id"),
+                        columns=[f"topic_{k}" for k in range(theta.shape[1])])

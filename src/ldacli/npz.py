@@ -17,6 +17,8 @@ import json
 import math
 import zipfile
 import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import IO, Any
 
 import numpy as np
@@ -30,16 +32,40 @@ _DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedE
 _MAX_KIND_BYTES = 4096
 
 
+@dataclass(frozen=True)
+class StreamedArray:
+    """An array written from pieces of its bytes (C order, ``dtype``'s byte order) rather than
+    held whole: what :func:`write_npz_members` writes exactly as :func:`numpy.save` would write
+    the array they make up."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    pieces: Iterable[bytes]
+
+
 def write_npz(path: str, arrays: dict[str, Any], what: str = "file") -> None:
     """Write ``arrays`` to ``path`` as an ``.npz`` whose bytes depend only on the arrays;
     ``what`` names the file's content in errors (see :func:`ldacli.fileio.atomic_write`)."""
+    write_npz_members(path, arrays, what)
+
+
+def write_npz_members(path: str, members: dict[str, Any], what: str = "file") -> None:
+    """:func:`write_npz` of ``members``, arrays or :class:`StreamedArray` (written piece by
+    piece into the archive: the same bytes as the whole array would give)."""
     with atomic_write(path, what=what) as f:
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-            for name, value in arrays.items():
+            for name, value in members.items():
                 info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
                 info.external_attr = 0o644 << 16
                 with zf.open(info, "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+                    if isinstance(value, StreamedArray):
+                        header = {"descr": np.lib.format.dtype_to_descr(value.dtype), "fortran_order": False,
+                                  "shape": tuple(value.shape)}
+                        np.lib.format.write_array_header_1_0(member, header)
+                        for piece in value.pieces:
+                            member.write(piece)
+                    else:
+                        np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
 
 
 def _header(member) -> tuple[tuple[int, ...], bool, np.dtype]:

@@ -25,8 +25,6 @@ Colours are a colour-blind-safe pair (blue, orange); the page reads at a laptop'
 
 from __future__ import annotations
 
-import html
-import json
 import os
 import time
 
@@ -34,7 +32,8 @@ import numpy as np
 
 from ldacli.corpus import Corpus
 from ldacli.diff import diff_models, js_distances
-from ldacli.errors import LdacliError
+from ldacli.export import topic_names
+from ldacli.inference import corpus_theta
 from ldacli.fileio import atomic_write
 from ldacli.info import describe
 from ldacli.methods.driver import METHODS
@@ -42,6 +41,7 @@ from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
 from ldacli.topic_coherence import coherence
 from ldacli.version import __version__
+from ldacli.webpage import javascript_bundle, page, text, vl_convert
 
 # Words kept per topic for each lambda in LAMBDA_GRID (their union is what the page ranks).
 WORDS_SHOWN = 30
@@ -50,7 +50,6 @@ DEFAULT_LAMBDA = 0.6
 DOCS_SHOWN = 5
 FIRST_WORDS = 25
 BLUE, ORANGE, PALE = "#4c78a8", "#f58518", "#c6d4e8"
-EXTRA = "pip install 'ldacli[report]'"
 
 
 # The settings of ``report`` besides its model, output and corpus.
@@ -59,35 +58,6 @@ SETTINGS = (
     Setting("png", Flag(), False, "Also write the topic map and the trace as PNG images beside the report."),
     Setting("svg", Flag(), False, "Also write them as SVG images."),
 )
-
-
-def _vl_convert():
-    try:
-        import vl_convert
-    except ImportError:
-        raise LdacliError(f"ldacli report needs vl-convert-python, which the report extra installs: {EXTRA}") from None
-    return vl_convert
-
-
-def _javascript_bundle() -> str:
-    """Vega, Vega-Lite and Vega-Embed in one script, bundled by vl-convert (a few seconds)
-    once per version, then read from the user's cache folder."""
-    vlc = _vl_convert()
-    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ldacli")
-    path = os.path.join(cache, f"vega-bundle-{getattr(vlc, '__version__', 'unknown')}.js")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        pass
-    bundle = vlc.javascript_bundle()
-    try:
-        os.makedirs(cache, exist_ok=True)
-        with atomic_write(path, "w", what="script cache") as f:
-            f.write(bundle)
-    except (OSError, LdacliError):
-        pass  # no cache: the next report bundles again
-    return bundle
 
 
 # --- what the page shows ---------------------------------------------------------------------------
@@ -154,14 +124,8 @@ def corpus_view(model: Model, corpus: Corpus) -> dict:
     """Coherence (NPMI), prevalence over the corpus, and representative documents per topic.
     Documents are the training documents when ``corpus`` is the training corpus (theta from
     the model), else their theta is inferred."""
-    from ldacli.inference import infer
-
     scores = coherence(model, corpus, measure="npmi")
-    if corpus.fingerprint() == model.params.get("corpus_fingerprint") and model.theta.shape[0] == corpus.n_docs:
-        theta, ids = model.theta, corpus.doc_ids
-    else:
-        result, _ = infer(model, corpus, iterations=50, burn_in=20, seed=1)
-        theta, ids = result.theta, result.doc_ids
+    theta, ids = corpus_theta(model, corpus)
     lengths = corpus.doc_lengths.astype(np.float64)
     prevalence = (theta * lengths[:, None]).sum(axis=0) / max(lengths.sum(), 1.0)
     top_docs = {k: np.argsort(-theta[:, k], kind="stable")[:DOCS_SHOWN].tolist() for k in range(model.n_topics)}
@@ -186,69 +150,63 @@ def corpus_view(model: Model, corpus: Corpus) -> dict:
 
 # --- the page ------------------------------------------------------------------------------------------
 
-def _explorer_spec(topics: list[dict], words: list[dict], K: int) -> dict:
-    labels = [f"{t['topic']}: {t['label']}" for t in topics]
+def _map_spec(topics: list[dict]) -> dict:
+    """The topic map: circles by prevalence, the selected one (the ``selected`` signal) orange;
+    as wide as its box, which is square."""
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
-        "datasets": {"topics": topics, "words": words},
-        "params": [{"name": "lambda", "value": DEFAULT_LAMBDA,
-                    "bind": {"input": "range", "min": 0, "max": 1, "step": 0.05, "name": "relevance lambda "}}],
-        "hconcat": [
-            {
-                "name": "map",
-                "title": {"text": "Topic map (Jensen-Shannon distance, MDS; area: prevalence)", "fontSize": 13},
-                "width": 420, "height": 420,
-                "data": {"name": "topics"},
-                "layer": [
-                    {"params": [{"name": "topic", "select": {"type": "point", "fields": ["topic"], "on": "click",
-                                                             "clear": False, "toggle": False},
-                                 "value": [{"topic": 0}],
-                                 "bind": {"input": "select", "options": list(range(K)), "labels": labels,
-                                          "name": "topic "}}],
-                     "mark": {"type": "circle", "stroke": "#333", "strokeWidth": 0.5, "cursor": "pointer"},
-                     "encoding": {
-                         "x": {"field": "x", "type": "quantitative", "axis": None, "scale": {"zero": False}},
-                         "y": {"field": "y", "type": "quantitative", "axis": None, "scale": {"zero": False}},
-                         "size": {"field": "prevalence", "type": "quantitative", "legend": None,
-                                  "scale": {"range": [40, 2400]}},
-                         "color": {"condition": {"param": "topic", "value": ORANGE, "empty": False}, "value": BLUE},
-                         "opacity": {"condition": {"param": "topic", "value": 0.95, "empty": False}, "value": 0.55},
-                         "tooltip": [{"field": "topic", "title": "topic"}, {"field": "label", "title": "top words"},
-                                     {"field": "prevalence", "format": ".1%", "title": "prevalence"}]}},
-                    {"mark": {"type": "text", "fontSize": 10, "dy": -2, "fontWeight": "bold"},
-                     "encoding": {"x": {"field": "x", "type": "quantitative"},
-                                  "y": {"field": "y", "type": "quantitative"},
-                                  "text": {"field": "topic"}}},
-                ],
-            },
-            {
-                "name": "words",
-                "title": {"text": {"expr": "'Topic ' + (isArray(topic_topic) ? topic_topic[0] : topic_topic) + ': words by relevance, lambda ' + format(lambda, '.2f')"},
-                          "fontSize": 13},
-                "width": 300, "height": {"step": 13},
-                "data": {"name": "words"},
-                "transform": [
-                    {"filter": {"param": "topic", "empty": False}},
-                    {"calculate": "lambda * log(datum.p) + (1 - lambda) * log(datum.p / datum.pw)", "as": "relevance"},
-                    {"window": [{"op": "row_number", "as": "rank"}],
-                     "sort": [{"field": "relevance", "order": "descending"}]},
-                    {"filter": f"datum.rank <= {WORDS_SHOWN}"},
-                ],
-                "encoding": {"y": {"field": "rank", "type": "ordinal", "axis": None}},
-                "layer": [
-                    {"mark": {"type": "bar", "color": PALE},
-                     "encoding": {"x": {"field": "n", "type": "quantitative", "title": "estimated count in the corpus (pale) and in the topic"},
-                                  "tooltip": [{"field": "w", "title": "word"}, {"field": "n", "format": ",.0f", "title": "in the corpus"},
-                                              {"field": "nk", "format": ",.0f", "title": "in this topic"},
-                                              {"field": "p", "format": ".4f", "title": "p(w | topic)"},
-                                              {"field": "rank", "title": "rank"}]}},
-                    {"mark": {"type": "bar", "color": ORANGE}, "encoding": {"x": {"field": "nk", "type": "quantitative"}}},
-                    {"mark": {"type": "text", "align": "right", "dx": -4, "fontSize": 11},
-                     "encoding": {"x": {"datum": 0}, "text": {"field": "w"}}},
-                ],
-            },
+        "width": "container", "height": "container", "autosize": {"type": "fit", "contains": "padding"},
+        "data": {"values": topics},
+        "params": [{"name": "selected", "value": 0}],
+        "layer": [
+            {"mark": {"type": "circle", "stroke": "#333", "strokeWidth": 0.5, "cursor": "pointer"},
+             "encoding": {
+                 "x": {"field": "x", "type": "quantitative", "axis": None, "scale": {"zero": False}},
+                 "y": {"field": "y", "type": "quantitative", "axis": None, "scale": {"zero": False}},
+                 "size": {"field": "prevalence", "type": "quantitative", "legend": None,
+                          "scale": {"range": [30, 1800]}},
+                 "color": {"condition": {"test": "datum.topic == selected", "value": ORANGE}, "value": BLUE},
+                 "opacity": {"condition": {"test": "datum.topic == selected", "value": 0.95}, "value": 0.55},
+                 "tooltip": [{"field": "topic", "title": "topic"}, {"field": "name", "title": "name"},
+                             {"field": "label", "title": "top words"},
+                             {"field": "prevalence", "format": ".1%", "title": "prevalence"}]}},
+            {"mark": {"type": "text", "fontSize": 10, "dy": -2, "fontWeight": "bold"},
+             "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"},
+                          "text": {"field": "topic"}}},
         ],
-        "spacing": 140,
+        "config": {"view": {"stroke": None}},
+    }
+
+
+def _words_spec(words: list[dict]) -> dict:
+    """The selected topic's words by relevance at ``lambda``: the topic's estimated count of each
+    (orange) over the word's count in the corpus (pale), the word written over its bars (cut
+    with an ellipsis where it is long); as wide as its box."""
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "width": "container", "height": 15 * WORDS_SHOWN, "autosize": {"type": "fit-x", "contains": "padding"},
+        "data": {"values": words},
+        "params": [{"name": "selected", "value": 0}, {"name": "lambda", "value": DEFAULT_LAMBDA}],
+        "transform": [
+            {"filter": "datum.topic == selected"},
+            {"calculate": "lambda * log(datum.p) + (1 - lambda) * log(datum.p / datum.pw)", "as": "relevance"},
+            {"window": [{"op": "row_number", "as": "rank"}], "sort": [{"field": "relevance", "order": "descending"}]},
+            {"filter": f"datum.rank <= {WORDS_SHOWN}"},
+        ],
+        "encoding": {"y": {"field": "rank", "type": "ordinal", "axis": None}},
+        "layer": [
+            {"mark": {"type": "bar", "color": PALE},
+             "encoding": {"x": {"field": "n", "type": "quantitative", "title": "estimated count: corpus (pale), topic",
+                                "axis": {"tickCount": 4}},
+                          "tooltip": [{"field": "w", "title": "word"},
+                                      {"field": "n", "format": ",.0f", "title": "in the corpus"},
+                                      {"field": "nk", "format": ",.0f", "title": "in this topic"},
+                                      {"field": "p", "format": ".4f", "title": "p(w | topic)"},
+                                      {"field": "rank", "title": "rank"}]}},
+            {"mark": {"type": "bar", "color": ORANGE}, "encoding": {"x": {"field": "nk", "type": "quantitative"}}},
+            {"mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 11, "limit": 220},
+             "encoding": {"x": {"datum": 0}, "text": {"field": "w"}}},
+        ],
         "config": {"view": {"stroke": None}},
     }
 
@@ -267,6 +225,11 @@ def _trace_spec(model: Model) -> dict:
                      "y": {"field": "v", "type": "quantitative", "title": label, "scale": {"zero": False}},
                      "tooltip": [{"field": "i", "title": unit}, {"field": "v", "format": ".5f", "title": label}]},
     }
+
+
+def _fluid(spec: dict) -> dict:
+    """``spec`` as wide as its box, for the page (images keep their fixed width)."""
+    return {**spec, "width": "container", "autosize": {"type": "fit-x", "contains": "padding"}}
 
 
 def _alpha_spec(model: Model) -> dict:
@@ -313,37 +276,24 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
         prevalence = model.alpha / model.alpha.sum()
     coords = topic_map(model.phi)
     tops = model.top_words(5)
-    names = model.topic_names
-    topics = [{"topic": k, "x": float(coords[k, 0]), "y": float(coords[k, 1]), "prevalence": float(prevalence[k]),
-               "name": names[k], "label": (f"{names[k]}: " if names[k] else "") + " ".join(w for w, _ in tops[k]),
-               "short": model.topic_label(k) if names[k] else f"{k} " + " ".join(w for w, _ in tops[k][:2])}
+    names = topic_names(model)
+    topics = [{"topic": k, "name": names[k], "x": float(coords[k, 0]), "y": float(coords[k, 1]),
+               "prevalence": float(prevalence[k]), "alpha": float(model.alpha[k]),
+               "label": " ".join(w for w, _ in tops[k]), "short": f"{k} " + " ".join(w for w, _ in tops[k][:2])}
               for k in range(K)]
     n_tokens = float(model.params.get("n_tokens") or 1e6)
+    words = word_table(model.phi, prevalence, model.vocab, n_tokens)
     data = {
         "file": model_path, "info": info, "topics": topics,
-        "words": word_table(model.phi, prevalence, model.vocab, n_tokens),
-        "explorer": None, "trace": _trace_spec(model) if model.loglik_iterations.size else None,
-        "alpha": None if np.all(model.alpha == model.alpha[0]) else _alpha_spec(model),
+        "charts": {"map": _map_spec(topics), "words": _words_spec(words),
+                   "trace": _fluid(_trace_spec(model)) if model.loglik_iterations.size else None,
+                   "alpha": None if np.all(model.alpha == model.alpha[0]) else _fluid(_alpha_spec(model))},
+        "trace": _trace_spec(model) if model.loglik_iterations.size else None,
         "corpus": view, "diff": None,
     }
-    data["explorer"] = _explorer_spec(topics, data["words"], K)
     if old is not None:
         data["diff"] = {"path": old_path, **diff_models(old, model)}
     return data
-
-
-_CSS = """
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;background:#fff}
-header,main{max-width:1180px;margin:0 auto;padding:0 20px}
-header{padding-top:18px;border-bottom:1px solid #ddd}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:26px 0 8px}
-table{border-collapse:collapse;margin:6px 0}td,th{padding:3px 10px 3px 0;text-align:left;vertical-align:top}
-th{font-weight:600;color:#444}.num{text-align:right;font-variant-numeric:tabular-nums}
-.grid{display:flex;flex-wrap:wrap;gap:24px}.muted{color:#666}.drift{color:#b35806;font-weight:600}
-.vega-bind{margin:4px 0}.vega-bind select,.vega-bind input{font-size:15px}
-a:focus,select:focus,input:focus,summary:focus{outline:3px solid #f58518;outline-offset:2px}
-li{margin:4px 0}code{font-size:13px}
-"""
 
 
 def _glance(data: dict) -> str:
@@ -369,90 +319,150 @@ def _glance(data: dict) -> str:
     for generation, parent in enumerate(info.get("lineage") or [], start=1):
         rows.append(("parent" if generation == 1 else f"ancestor {generation}",
                      f"{parent['path']} (sha256 {parent['sha256'][:12]})"))
-    body = "".join(f"<tr><th scope='row'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    return f"<table>{body}</table>"
+    body = "".join(f"<tr><th scope='row'>{text(k)}</th><td>{text(v)}</td></tr>" for k, v in rows)
+    return f"<div class='table-wrap'><table>{body}</table></div>"
 
 
 def _documents(data: dict) -> str:
+    """Each topic's representative documents (the selected topic's shown)."""
     view = data["corpus"]
     if view is None:
         return ("<p class='muted'>No corpus given (<code>--corpus</code>) and the training corpus could not be "
-                "found: coherence and documents are not shown.</p>")
-    K = len(data["topics"])
-    out = [f"<p>From {html.escape(view['source'])} ({view['n_docs']} documents). Mean NPMI coherence "
-           f"{view['coherence_mean']:.3f} (top 10 words; in [-1, 1], higher is better).</p>"]
-    out.append("<table><thead><tr><th>topic</th><th class='num'>NPMI</th><th class='num'>prevalence</th>"
-               "<th>top words</th></tr></thead><tbody>")
-    for k in range(K):
-        c = view["coherence"][k]
-        out.append(f"<tr><td>{_label(k, data['topics'][k]['name'])}</td><td class='num'>{'-' if c is None else f'{c:.3f}'}</td>"
-                   f"<td class='num'>{100 * view['prevalence'][k]:.1f}%</td>"
-                   f"<td>{html.escape(data['topics'][k]['label'])}</td></tr>")
-    out.append("</tbody></table><h3 id='docs-title'>Most representative documents</h3>")
-    for k in range(K):
-        items = "".join(f"<li><b>{html.escape(e['id'])}</b> ({100 * e['share']:.0f}%): {html.escape(e['text'])}</li>"
+                "found: no documents to show.</p>")
+    out = [f"<p class='muted'>From {text(view['source'])} ({view['n_docs']:,} documents).</p>"]
+    for k in range(len(data["topics"])):
+        items = "".join(f"<li><b>{text(e['id'])}</b> ({100 * e['share']:.0f}%): {text(e['text'])}</li>"
                         for e in view["documents"][k])
-        out.append(f"<div class='docs' data-topic='{k}'{'' if k == 0 else ' hidden'}><p>Topic {k}:</p><ol>{items}</ol></div>")
+        out.append(f"<div class='docs' data-topic='{k}'{'' if k == 0 else ' hidden'}><ol>{items}</ol></div>")
     return "".join(out)
 
 
+def _topic_table(data: dict) -> str:
+    """Every topic, sortable by any column; a click (or Enter) on a row selects the topic."""
+    view = data["corpus"]
+    heads = [("topic", "num"), ("name", "text"), ("prevalence", "num"), ("alpha", "num")]
+    if view is not None:
+        heads.append(("NPMI", "num"))
+    heads.append(("top words", "text"))
+    head = "".join(f"<th scope='col' data-type='{t}'{' class=num' if t == 'num' else ''}><button>{h}</button></th>"
+                   for h, t in heads)
+    rows = []
+    for t in data["topics"]:
+        k = t["topic"]
+        cells = [f"<td class='num'>{k}</td>", f"<td>{text(t['name'])}</td>",
+                 f"<td class='num' data-value='{t['prevalence']!r}'>{100 * t['prevalence']:.1f}%</td>",
+                 f"<td class='num' data-value='{t['alpha']!r}'>{t['alpha']:.4g}</td>"]
+        if view is not None:
+            c = view["coherence"][k]
+            cells.append(f"<td class='num' data-value='{'nan' if c is None else repr(c)}'>"
+                         f"{'-' if c is None else f'{c:.3f}'}</td>")
+        cells.append(f"<td>{text(t['label'])}</td>")
+        rows.append(f"<tr data-topic='{k}' tabindex='0'>{''.join(cells)}</tr>")
+    mean = (f"<p>Mean NPMI coherence {view['coherence_mean']:.3f} (top 10 words; in [-1, 1], higher is "
+            f"better), prevalence over {text(view['source'])}.</p>" if view is not None else
+            "<p class='muted'>Prevalence: mean proportion over the training documents.</p>")
+    return (f"{mean}<div class='table-wrap'><table class='sortable' id='topic-table'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
+
+
 def _label(k: int, name: str | None) -> str:
-    return f"{k} {html.escape(name)}" if name else str(k)
+    """A topic's id and, when it has one, its name (escaped)."""
+    return f"{k} {text(name)}" if name else str(k)
 
 
 def _diff(data: dict) -> str:
     d = data["diff"]
     rows = "".join(
-        f"<tr><td>{_label(t['a'], t['name_a'])}</td><td>{_label(t['b'], t['name_b'])}</td><td class='num{'' if t['matched'] else ' drift'}'>{t['distance']:.3f}</td>"
+        f"<tr><td>{_label(t['a'], t['name_a'])}</td><td>{_label(t['b'], t['name_b'])}</td>"
+        f"<td class='num{'' if t['matched'] else ' drift'}'>{t['distance']:.3f}</td>"
+        f"<td class='num'>{t['overlap']}/{d['top_words']}</td>"
         f"<td class='num'>{100 * t['prevalence_a']:.1f}% → {100 * t['prevalence_b']:.1f}%</td>"
-        f"<td>{html.escape(' '.join(t['gained'])) or '-'}</td><td>{html.escape(' '.join(t['lost'])) or '-'}</td></tr>"
+        f"<td>{text(' '.join(t['gained']) or '-')}</td><td>{text(' '.join(t['lost']) or '-')}</td></tr>"
         for t in d["topics"])
-    return (f"<p>Against {html.escape(str(d['path']))}: {d['renumbered']} topics renumbered, JS distance median "
+    return (f"<p>Against {text(d['path'])}: {d['renumbered']} topics renumbered, JS distance median "
             f"{d['median_distance']:.3f}, max {d['max_distance']:.3f}; no counterpart (distance above "
             f"{d['threshold']}): old {d['only_in_a'] or 'none'}, new {d['only_in_b'] or 'none'}.</p>"
-            "<table><thead><tr><th>old</th><th>new</th><th class='num'>distance</th><th class='num'>prevalence</th>"
-            f"<th>words gained</th><th>words lost</th></tr></thead><tbody>{rows}</tbody></table>")
+            "<div class='table-wrap'><table><thead><tr><th>old</th><th>new</th><th class='num'>distance</th>"
+            "<th class='num'>top words shared</th>"
+            f"<th class='num'>prevalence</th><th>words gained</th><th>words lost</th></tr></thead><tbody>{rows}"
+            "</tbody></table></div>")
+
+
+# The report's own script (after webpage.COMMON_JS): the topic list, the lambda slider, a click on the
+# map or a table row select a topic; the map, the words and the documents follow.
+SCRIPT = """
+const C = ldacli.data.charts;
+const pick = document.getElementById("topic-select");
+ldacli.data.topics.forEach(t => {
+  const o = document.createElement("option");
+  o.value = String(t.topic);
+  o.textContent = t.topic + ": " + (t.name !== String(t.topic) ? t.name + " | " : "") + t.label;
+  pick.appendChild(o);
+});
+const slider = document.getElementById("lambda"), shown = document.getElementById("lambda-value");
+ldacli.selected = () => ldacli.map.signal("selected");
+ldacli.select = (k) => {
+  k = Number(k);
+  pick.value = String(k);
+  document.querySelectorAll(".docs").forEach(el => { el.hidden = el.dataset.topic !== String(k); });
+  document.querySelectorAll("#topic-table tbody tr").forEach(r => r.classList.toggle("selected", r.dataset.topic === String(k)));
+  document.getElementById("words-title").textContent = "Topic " + k + ": words by relevance";
+  return Promise.all([ldacli.map.signal("selected", k).runAsync(), ldacli.words.signal("selected", k).runAsync()]);
+};
+Promise.all([
+  ldacli.embed("#map", C.map).then(r => { ldacli.map = r.view; }),
+  ldacli.embed("#words", C.words).then(r => { ldacli.words = r.view; }),
+  C.trace ? ldacli.embed("#trace", C.trace) : null,
+  C.alpha ? ldacli.embed("#alpha", C.alpha) : null,
+]).then(() => {
+  ldacli.map.addEventListener("click", (event, item) => {
+    if (item && item.datum && item.datum.topic !== undefined) ldacli.select(item.datum.topic);
+  });
+  pick.addEventListener("change", () => ldacli.select(pick.value));
+  slider.addEventListener("input", () => {
+    shown.textContent = Number(slider.value).toFixed(2);
+    ldacli.words.signal("lambda", Number(slider.value)).runAsync();
+  });
+  document.querySelectorAll("#topic-table tbody tr").forEach(r => {
+    r.addEventListener("click", () => ldacli.select(r.dataset.topic));
+    r.addEventListener("keydown", e => { if (e.key === "Enter") ldacli.select(r.dataset.topic); });
+  });
+  return ldacli.select(0);
+}).then(() => { ldacli.ready = true; window.ldacliReady = true; });
+"""
 
 
 def render(data: dict, bundle: str) -> str:
-    """The HTML page: the data, the specs and the inlined scripts."""
+    """The HTML page (:func:`ldacli.webpage.page`): the data, the charts and the scripts."""
     title = f"ldacli report: {os.path.basename(data['file'])}"
-    charts = {"explorer": data["explorer"], "trace": data["trace"], "alpha": data["alpha"]}
-    script = """
-const CHARTS = %s;
-const opts = {renderer: "svg", actions: false};
-window.ldacliReady = false;
-Promise.all([
-  vegaEmbed("#explorer", CHARTS.explorer, opts).then(r => {
-    window.ldacliView = r.view;
-    const show = () => {
-      const sel = r.view.signal("topic_topic");
-      const k = Array.isArray(sel) ? String(sel[0]) : String(sel);
-      document.querySelectorAll(".docs").forEach(el => { el.hidden = el.dataset.topic !== k; });
-    };
-    r.view.addSignalListener("topic_topic", show);
-    show();
-  }),
-  CHARTS.trace ? vegaEmbed("#trace", CHARTS.trace, opts) : null,
-  CHARTS.alpha ? vegaEmbed("#alpha", CHARTS.alpha, opts) : null,
-]).then(() => { window.ldacliReady = true; });
-""" % json.dumps(charts, separators=(",", ":"))
+    s = data["info"]["sizes"]
+    header = (f"<h1>{text(title)}</h1><nav class='muted'>{s['topics']} topics, {s['words']:,} words, "
+              f"{s['documents']:,} documents; written {time.strftime('%Y-%m-%d %H:%M')} by ldacli {__version__}; "
+              f"works offline. <a href='#table'>All topics</a><a href='#glance'>The model</a>"
+              f"{'<a href=#diff>Changes</a>' if data['diff'] else ''}</nav>")
+    explorer = (
+        "<section id='topics'><div class='controls'>"
+        "<label for='topic-select' class='grow'>Topic <select id='topic-select'></select></label>"
+        f"<label for='lambda'>Relevance lambda <input id='lambda' type='range' min='0' max='1' step='0.05' "
+        f"value='{DEFAULT_LAMBDA}'><output id='lambda-value'>{DEFAULT_LAMBDA:.2f}</output></label></div>"
+        "<div class='panels'>"
+        "<div class='panel'><h3>Topic map <span class='muted'>(Jensen-Shannon distance, MDS; area: prevalence; "
+        "click a topic)</span></h3><div id='map' class='chart square'></div></div>"
+        "<div class='panel'><h3 id='words-title'>Topic 0: words by relevance</h3>"
+        "<p class='muted'>lambda 1 ranks by probability, 0 by how specific a word is to the topic.</p>"
+        "<div id='words' class='chart'></div></div>"
+        f"<div class='panel'><h3 id='docs-title'>Most representative documents</h3>{_documents(data)}</div>"
+        "</div></section>")
     sections = [
+        explorer,
+        f"<section id='table'><h2>All topics</h2>{_topic_table(data)}</section>",
         f"<section id='glance'><h2>The model at a glance</h2>{_glance(data)}"
-        f"<div class='grid'><div id='trace'></div><div id='alpha'></div></div></section>",
-        "<section id='topics'><h2>Topics</h2><p>Select a topic by clicking its circle or in the list (keyboard: "
-        "Tab to the list, then the arrow keys); move the lambda slider to rank its words by probability "
-        "(lambda 1) or by how specific they are to the topic (lambda 0).</p><div id='explorer'></div></section>",
-        f"<section id='corpus'><h2>Coherence and documents</h2>{_documents(data)}</section>",
+        "<div class='panels'><div id='trace' class='chart panel'></div><div id='alpha' class='chart panel'></div>"
+        "</div></section>",
     ]
     if data["diff"] is not None:
         sections.append(f"<section id='diff'><h2>Changes since the old model</h2>{_diff(data)}</section>")
-    return (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
-            f"<style>{_CSS}</style><script>{bundle}</script></head><body>"
-            f"<header><h1>{html.escape(title)}</h1><p class='muted'>Written {time.strftime('%Y-%m-%d %H:%M')} by "
-            f"ldacli {__version__}; works offline.</p></header><main>{''.join(sections)}</main>"
-            f"<script>{script}</script></body></html>\n")
+    return page(title, header, sections, {"charts": data["charts"], "topics": data["topics"]}, SCRIPT, bundle)
 
 
 def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, diff: str | None = None,
@@ -462,11 +472,11 @@ def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, 
     model's file), its topics matched to the model's; with ``png``/``svg`` the map and the trace
     beside it (``NAME-map.png``, ``NAME-trace.svg``, ...). Returns what was written:
     ``{"report": path, "images": [...], "bytes": size}``."""
-    vlc = _vl_convert()
+    vlc = vl_convert()
     model = Model.load(model_path)
     old = Model.load(diff) if diff else None
     data = build(model_path, model, corpus=corpus, old=old, old_path=diff)
-    page = render(data, _javascript_bundle())
+    page = render(data, javascript_bundle())
     with atomic_write(output, "w", what="report") as f:
         f.write(page)
     images = []
@@ -488,87 +498,89 @@ def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, 
 
 # --- the page of select-k ------------------------------------------------------------------------------
 
-# The select-k page has no script at all: its charts are SVG drawn here by vl-convert, so its
-# Content-Security-Policy allows nothing to run.
-SELECT_K_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 SELECT_K_CHARTS = (
     ("perplexity", "Held-out perplexity (document completion; lower is better)"),
     ("npmi", "NPMI coherence on the training documents (higher is better)"),
-    ("matched", "Stability: topics matched across seeds (fraction)"),
-    ("distance", "Stability: mean JS distance of matched topics (lower is better)"),
-    ("diversity", "Topic diversity (distinct share of top 25 words)"),
+    ("distance", "Stability: JS distance between seeds (lower is better)"),
+    ("matched", "Stability: topics matched across seeds"),
+    ("diversity", "Topic diversity (distinct share of the top 25 words)"),
     ("exclusivity", "Exclusivity of the top 10 words"),
 )
+# The select-k page's own script (after webpage.COMMON_JS): one chart per measure.
+SELECT_K_SCRIPT = """
+Promise.all(Object.entries(ldacli.data.charts).map(([key, spec]) =>
+  ldacli.embed(document.getElementById("chart-" + key), spec)))
+  .then(() => { ldacli.ready = true; window.ldacliReady = true; });
+"""
 
 
 def _select_k_spec(table: list[dict], key: str, title: str, recommended: int) -> dict:
-    values = []
-    for r in table:
-        mean, se = r[key], r.get(f"{key}_se")
-        if mean is None:
-            continue
-        values.append({"k": r["k"], "mean": mean, "lo": mean - (se or 0.0), "hi": mean + (se or 0.0),
-                       "se": se if se is not None else 0.0})
-    return {
+    """One measure against K (log scale), its mean and one standard error over seeds as a bar,
+    the recommended K dashed."""
+    values = [{"k": r["k"], "mean": r[key], "lo": r[key] - (r.get(f"{key}_se") or 0.0),
+               "hi": r[key] + (r.get(f"{key}_se") or 0.0), "se": r.get(f"{key}_se")}
+              for r in table if r[key] is not None]
+    x = {"field": "k", "type": "quantitative", "title": "number of topics K",
+         "scale": {"type": "log", "nice": False, "padding": 14}, "axis": {"values": [r["k"] for r in table]}}
+    return _fluid({
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
-        "title": {"text": title, "fontSize": 13}, "width": 400, "height": 200, "background": "white",
-        "data": {"values": values},
+        "title": {"text": title, "fontSize": 13}, "height": 200, "data": {"values": values},
         "layer": [
             {"mark": {"type": "rule", "color": ORANGE, "strokeDash": [4, 3], "strokeWidth": 2},
-             "data": {"values": [{"k": recommended}]}, "encoding": {"x": {"field": "k", "type": "quantitative"}}},
+             "data": {"values": [{"k": recommended}]}, "encoding": {"x": x}},
             {"mark": {"type": "rule", "color": BLUE},
-             "encoding": {"x": {"field": "k", "type": "quantitative"}, "y": {"field": "lo", "type": "quantitative"},
-                          "y2": {"field": "hi"}}},
+             "encoding": {"x": x, "y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"}}},
             {"mark": {"type": "line", "point": True, "color": BLUE},
-             "encoding": {"x": {"field": "k", "type": "quantitative", "title": "number of topics K",
-                                "scale": {"type": "log", "nice": False, "padding": 14}},
-                          "y": {"field": "mean", "type": "quantitative", "title": None, "scale": {"zero": False}}}},
+             "encoding": {"x": x, "y": {"field": "mean", "type": "quantitative", "title": None,
+                                        "scale": {"zero": False}},
+                          "tooltip": [{"field": "k", "title": "K"}, {"field": "mean", "format": ".4g"},
+                                      {"field": "se", "format": ".3g", "title": "standard error"}]}},
         ],
-    }
+    })
 
 
 def write_select_k_page(result: dict, output: str) -> None:
-    """Write the page of a :func:`ldacli.select_k` result to ``output`` (atomically): the
-    recommendation and its rule, the table, and each measure against K with its standard error
-    over seeds (bars), the recommended K marked. Needs the report extra (vl-convert) for the
-    charts."""
-    vlc = _vl_convert()
+    """Write the page of a :func:`ldacli.select_k` result to ``output`` (atomically), in the
+    report's frame (:func:`ldacli.webpage.page`): the recommendation and its rule, the table
+    (sortable), and each measure against K with one-standard-error bars, the recommended K
+    dashed. Needs the report extra (vl-convert's Vega bundle)."""
     table, k = result["table"], result["recommended"]
-    charts = "".join(f"<figure>{vlc.vegalite_to_svg(_select_k_spec(table, key, title, k))}</figure>"
-                     for key, title in SELECT_K_CHARTS if any(r[key] is not None for r in table))
     h, s = result["heldout"], result["settings"]
 
     def cell(r, key, fmt):
         mean, se = r[key], r.get(f"{key}_se")
-        return "-" if mean is None else f"{mean:{fmt}}" + (f" ± {se:{fmt}}" if se is not None else "")
+        if mean is None:
+            return "<td class='num' data-value='nan'>-</td>"
+        return (f"<td class='num' data-value='{mean!r}'>{mean:{fmt}}"
+                + (f" ± {se:{fmt}}" if se is not None else "") + "</td>")
 
+    heads = ("K", "held-out perplexity", "NPMI", "diversity", "exclusivity", "stability: JS", "matched")
+    head = "".join(f"<th scope='col' data-type='num' class='num'><button>{x}</button></th>" for x in heads)
     rows = "".join(
-        f"<tr class='{'chosen' if r['recommended'] else 'other'}'><td class='num'>{r['k']}</td>"
-        f"<td class='num'>{cell(r, 'perplexity', '.1f')}</td><td class='num'>{cell(r, 'npmi', '.3f')}</td>"
-        f"<td class='num'>{cell(r, 'diversity', '.3f')}</td><td class='num'>{cell(r, 'exclusivity', '.3f')}</td>"
-        f"<td class='num'>{cell(r, 'distance', '.3f')}</td><td class='num'>{cell(r, 'matched', '.2f')}</td></tr>"
+        f"<tr class='{'selected' if r['recommended'] else ''}'><td class='num'>{r['k']}</td>"
+        + cell(r, "perplexity", ".1f") + cell(r, "npmi", ".3f") + cell(r, "diversity", ".3f")
+        + cell(r, "exclusivity", ".3f") + cell(r, "distance", ".3f") + cell(r, "matched", ".2f") + "</tr>"
         for r in table)
     train = ", ".join(f"{name} {value}" for name, value in sorted(s["train"].items())) or "train's defaults"
     title = f"ldacli select-k: {os.path.basename(str(result['corpus']['source']))}"
-    body = (
-        f"<section id='recommendation'><h2>Recommended: K = {k}</h2><p>{html.escape(result['reason'])}.</p>"
-        f"<p class='muted'>Rule: {html.escape(result['rule'])}.</p></section>"
+    header = (f"<h1>{text(title)}</h1><nav class='muted'>{len(table)} numbers of topics, {s['seeds']} seeds each; "
+              f"ldacli {__version__}; works offline. <a href='#table'>Every K</a><a href='#curves'>Against K</a>"
+              f"</nav>")
+    charts = {key: _select_k_spec(table, key, name, k) for key, name in SELECT_K_CHARTS
+              if any(r[key] is not None for r in table)}
+    sections = [
+        f"<section id='recommendation'><h2>Recommended: K = {k}</h2><p>{text(result['reason'])}.</p>"
+        f"<p class='muted'>Rule: {text(result['rule'])}.</p></section>",
         f"<section id='table'><h2>Every K</h2><p>Mean ± standard error over {s['seeds']} seeds (stability: over "
         f"pairs of seeds; matched: topics within Jensen-Shannon distance {result['stability_threshold']:g}). "
-        f"Corpus {html.escape(str(result['corpus']['source']))}: {h['train_docs']:,} training documents, "
-        f"{h['n_docs']:,} held out ({h['n_tokens']:,} tokens), split seed {result['seed']}; every run: "
-        f"{html.escape(train)}.</p>"
-        "<table><thead><tr><th class='num'>K</th><th class='num'>held-out perplexity</th><th class='num'>NPMI</th>"
-        "<th class='num'>diversity</th><th class='num'>exclusivity</th><th class='num'>stability: JS</th>"
-        f"<th class='num'>matched</th></tr></thead><tbody>{rows}</tbody></table></section>"
-        f"<section id='curves'><h2>Against K</h2><p class='muted'>Bars: ± one standard error over seeds; dashed: "
-        f"the recommended K.</p><div class='grid'>{charts}</div></section>")
-    page = (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
-            f"<meta http-equiv='Content-Security-Policy' content=\"{SELECT_K_CSP}\">"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
-            f"<style>{_CSS}tr.chosen td{{font-weight:600;background:#fdebd3}}figure{{margin:0}}"
-            f"figure svg{{max-width:100%;height:auto}}</style></head><body>"
-            f"<header><h1>{html.escape(title)}</h1><p class='muted'>ldacli {__version__}; works offline, runs no "
-            f"script.</p></header><main>{body}</main></body></html>\n")
+        f"Corpus {text(result['corpus']['source'])}: {h['train_docs']:,} training documents, {h['n_docs']:,} held "
+        f"out ({h['n_tokens']:,} tokens), split seed {result['seed']}; every run: {text(train)}.</p>"
+        f"<div class='table-wrap'><table class='sortable'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
+        f"</table></div></section>",
+        "<section id='curves'><h2>Against K</h2><p class='muted'>Bars: ± one standard error over seeds; dashed: "
+        "the recommended K.</p><div class='panels'>"
+        + "".join(f"<div id='chart-{key}' class='chart panel'></div>" for key in charts) + "</div></section>",
+    ]
+    html_page = page(title, header, sections, {"charts": charts}, SELECT_K_SCRIPT, javascript_bundle())
     with atomic_write(output, "w", what="select-k page") as f:
-        f.write(page)
+        f.write(html_page)

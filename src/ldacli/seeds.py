@@ -34,6 +34,12 @@ def generators(entropy: int, n: int) -> list[np.random.Generator]:
     return [np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(entropy).spawn(n)]
 
 
+def stream(entropy: int, i: int) -> np.random.Generator:
+    """The ``i``-th of the generators :func:`generators` spawns from ``entropy``, for any ``n``
+    larger than ``i``: made alone, when the number of streams is not known in advance."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(i,))))
+
+
 def states(rngs: list[np.random.Generator]) -> list[dict]:
     """The bit-generator states of ``rngs``, JSON-able, to store in a checkpoint."""
     return [r.bit_generator.state for r in rngs]

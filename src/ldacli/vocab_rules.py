@@ -126,16 +126,17 @@ class VocabRules:
         name = ENGLISH if self.stop_words == AUTO else self.stop_words
         return name, frozenset(w.lower() for w in self.words) if text else self.words
 
-    def apply(self, counts: sp.csr_array, vocab: list[str], *, text: bool,
-              fixed: bool) -> tuple[sp.csr_array, list[str], list[str]]:
-        """The counts (D, V) over ``vocab`` after the rules: ``(counts, vocab, notes)``.
+    @property
+    def needs_counts(self) -> bool:
+        """Whether the rules judge words by their counts in the corpus (all but the stop words),
+        which a corpus read as a stream must be read once more to know."""
+        return bool(self.remove_top) or self.min_df > 1 or self.max_df < 1 or self.max_vocab is not None
 
-        Without ``fixed`` the words removed leave the vocabulary (the others keep their order);
-        with it, only their tokens go and the columns stay.
-        """
-        n_docs, n_words = counts.shape
-        df = np.bincount(counts.indices, minlength=n_words)
-        total = word_totals(counts, n_words)
+    def decide(self, df: np.ndarray, total: np.ndarray, n_docs: int, vocab: list[str], *, text: bool,
+               fixed: bool) -> tuple[np.ndarray, list[str]]:
+        """Which words stay, (V,) bool, from each word's documents ``df`` and tokens ``total``
+        in a corpus of ``n_docs`` documents, and the notes of the rules that removed words."""
+        n_words = len(vocab)
         keep = np.ones(n_words, dtype=bool)
         notes: list[str] = []
 
@@ -158,11 +159,30 @@ class VocabRules:
             remove(f"max_df={self.max_df:g}", df > self.max_df * n_docs)
         if self.max_vocab is not None:
             remove(f"max_vocab={self.max_vocab}", keep & ~_most_frequent(total, keep, self.max_vocab))
-        if keep.all():
-            return counts, vocab, notes
-        if fixed:
-            return drop_columns(counts, ~keep), vocab, notes
-        return keep_columns(counts, keep), [vocab[j] for j in np.flatnonzero(keep).tolist()], notes
+        return keep, notes
+
+    def apply(self, counts: sp.csr_array, vocab: list[str], *, text: bool,
+              fixed: bool) -> tuple[sp.csr_array, list[str], list[str]]:
+        """The counts (D, V) over ``vocab`` after the rules: ``(counts, vocab, notes)``.
+
+        Without ``fixed`` the words removed leave the vocabulary (the others keep their order);
+        with it, only their tokens go and the columns stay.
+        """
+        n_docs, n_words = counts.shape
+        keep, notes = self.decide(np.bincount(counts.indices, minlength=n_words), word_totals(counts, n_words),
+                                  n_docs, vocab, text=text, fixed=fixed)
+        return keep_removed(counts, keep, vocab, fixed=fixed) + (notes,)
+
+
+def keep_removed(counts: sp.csr_array, keep: np.ndarray, vocab: list[str], *,
+                 fixed: bool) -> tuple[sp.csr_array, list[str]]:
+    """``counts`` and ``vocab`` without the words where ``keep`` is False: their columns go, or
+    with ``fixed`` only their tokens."""
+    if keep.all():
+        return counts, vocab
+    if fixed:
+        return drop_columns(counts, ~keep), vocab
+    return keep_columns(counts, keep), [vocab[j] for j in np.flatnonzero(keep).tolist()]
 
 
 def _most_frequent(total: np.ndarray, among: np.ndarray, n: int) -> np.ndarray:

@@ -55,8 +55,10 @@ def _ldac_line(line: bytes, lineno: int, name: str, n_words: int) -> tuple[list[
     return ids, counts
 
 
-def read_ldac(source: Source, vocab: list[str]) -> Corpus:
-    """Read an LDA-C file whose 0-based word ids index ``vocab``."""
+def ldac_parts(source: Source, vocab: list[str], lines_per_part: int | None = None
+               ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The documents of an LDA-C ``source`` over ``vocab``, ``lines_per_part`` documents at a
+    time (all at once when None), as ``(lengths, word ids, counts)`` arrays."""
     name = source.name
     n_words = len(vocab)
     lengths = array("q")
@@ -85,13 +87,27 @@ def read_ldac(source: Source, vocab: list[str]) -> Corpus:
         lengths.append(len(ids))
         cols.extend(ids)
         data.extend(counts)
-    n_docs = len(lengths)
-    check_token_total(name, int(np.frombuffer(data, dtype=np.int32).sum(dtype=np.int64)))
-    rows = np.repeat(np.arange(n_docs, dtype=np.int64), np.frombuffer(lengths, dtype=np.int64))
-    counts_matrix = build_csr(rows, np.frombuffer(cols, dtype=np.int32),
-                              np.frombuffer(data, dtype=np.int32), (n_docs, n_words))
-    doc_ids = [str(d) for d in range(1, n_docs + 1)]
-    return Corpus(counts_matrix, list(vocab), doc_ids, format="ldac")
+        if lines_per_part is not None and len(lengths) == lines_per_part:
+            yield (np.frombuffer(lengths, dtype=np.int64).copy(), np.frombuffer(cols, dtype=np.int32).copy(),
+                   np.frombuffer(data, dtype=np.int32).copy())
+            lengths, cols, data = array("q"), array("i"), array("i")
+    if lengths or lines_per_part is None:
+        yield (np.frombuffer(lengths, dtype=np.int64), np.frombuffer(cols, dtype=np.int32),
+               np.frombuffer(data, dtype=np.int32))
+
+
+def ldac_counts(lengths: np.ndarray, cols: np.ndarray, data: np.ndarray, n_words: int) -> sp.csr_array:
+    """The (documents, words) counts of one part of :func:`ldac_parts`."""
+    rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+    return build_csr(rows, cols, data, (lengths.size, n_words))
+
+
+def read_ldac(source: Source, vocab: list[str]) -> Corpus:
+    """Read an LDA-C file whose 0-based word ids index ``vocab``."""
+    lengths, cols, data = next(ldac_parts(source, vocab))
+    check_token_total(source.name, int(data.sum(dtype=np.int64)))
+    doc_ids = [str(d) for d in range(1, lengths.size + 1)]
+    return Corpus(ldac_counts(lengths, cols, data, len(vocab)), list(vocab), doc_ids, format="ldac")
 
 
 def ldac_lines(counts: sp.csr_array) -> Iterator[str]:

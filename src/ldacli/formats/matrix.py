@@ -21,7 +21,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from ldacli.corpus import Corpus, check_token_total
-from ldacli.counts import build_csr
+from ldacli.counts import checked_counts
 from ldacli.errors import InputError
 from ldacli.fileio import READ_ERRORS, Source
 from ldacli.formats.parsing import BYTES_PER_DOC, INT32_MAX
@@ -45,32 +45,6 @@ def _check_shape(name: str, line: int | None, n_docs: int, n_words: int, vocab_s
                                          f"found {n_words} columns")
         raise InputError(vocab_name, None, f"expected {n_words} words (the columns of {name}), found {vocab_size}")
     check_fits(f"{name}: the {n_docs} documents it declares", n_docs * BYTES_PER_DOC)
-
-
-def _counts(name: str, matrix, shape: tuple[int, int]) -> sp.csr_array:
-    """The matrix's entries as int32 counts: positive whole numbers, each pair once."""
-    coo = sp.coo_array(matrix)
-    if coo.shape != shape:
-        raise InputError(name, None, f"expected a {shape[0]} x {shape[1]} matrix, found {coo.shape[0]} x {coo.shape[1]}")
-    rows, cols, values = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
-    if values.dtype.kind not in "iuf" and values.dtype != bool:
-        raise InputError(name, None, f"expected numbers as counts, found {values.dtype}")
-    values = values.astype(np.float64) if values.dtype == bool else values
-    keep = values != 0
-    rows, cols, values = rows[keep], cols[keep], values[keep]
-    bad = ~np.isfinite(values) | (values < 1) | (values > INT32_MAX) | (values != np.floor(values))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(name, None, f"expected counts as positive whole numbers of at most {INT32_MAX}, found "
-                                     f"{float(values[i]):g} for document {rows[i] + 1}, word {cols[i] + 1}")
-    keys = rows * shape[1] + cols
-    order = np.argsort(keys, kind="stable")
-    repeated = np.flatnonzero(keys[order][1:] == keys[order][:-1])
-    if repeated.size:
-        i = int(order[repeated[0]])
-        raise InputError(name, None, f"expected each (document, word) pair once, found document {rows[i] + 1}, "
-                                     f"word {cols[i] + 1} twice")
-    return build_csr(rows, cols, values.astype(np.int32), shape)
 
 
 _BODY_BYTES = np.zeros(256, dtype=bool)
@@ -136,7 +110,7 @@ def read_mtx(name: str, data: bytes, vocab_size: int, vocab_name: str | None) ->
     except _MALFORMED as exc:
         raise InputError(name, None, f"expected {n_entries} 'document word count' lines after line {lineno}, "
                                      f"found malformed ones ({exc})") from None
-    return _counts(name, matrix, (n_docs, n_words))
+    return checked_counts(name, matrix, (n_docs, n_words))
 
 
 def read_scipy_npz(name: str, data: bytes, vocab_size: int, vocab_name: str | None) -> sp.csr_array:
@@ -167,7 +141,7 @@ def read_scipy_npz(name: str, data: bytes, vocab_size: int, vocab_name: str | No
     if kind == "coo" and matrix.nnz and (matrix.row.min() < 0 or matrix.col.min() < 0 or matrix.row.max() >= n_docs
                                          or matrix.col.max() >= n_words):
         raise InputError(name, None, "damaged: the coo matrix has coordinates outside its shape")
-    return _counts(name, matrix, (n_docs, n_words))
+    return checked_counts(name, matrix, (n_docs, n_words))
 
 
 def write_mtx(out: IO[bytes], counts: sp.csr_array) -> None:

@@ -87,9 +87,9 @@ def read_corpus(
     if vocab is not None and fixed_vocab is not None:
         raise SettingError("fixed_vocab", "fixed_vocab must be None when vocab is given (both fix the "
                                           "vocabulary), found both")
-    fixed = None if fixed_vocab is None else _checked_fixed_vocab(fixed_vocab)
+    fixed = None if fixed_vocab is None else checked_fixed_vocab(fixed_vocab)
 
-    source, fmt = _open(path, format, stdin)
+    source, fmt = open_source(path, format, stdin)
     name = source.name if source is not None else path
     notes: list[str] = []
     if format == "auto" and fmt in FORMAT_NAMES:
@@ -101,9 +101,9 @@ def read_corpus(
         corpus = read_text(path, source, fixed=fixed, auto=format == "auto")
     else:
         if fmt == "shards":
-            corpus = _read_shard_folder(path, notes)
+            corpus = read_shard_folder(path, notes)
         else:
-            corpus = _read_bag_of_words(source, fmt, vocab, fixed, notes)
+            corpus = read_bag_of_words(source, fmt, vocab, fixed, notes)
         if fixed is not None and corpus.vocab != fixed:
             n_shards = corpus.n_shards
             corpus, _ = corpus.align(fixed)
@@ -138,7 +138,7 @@ def read_corpus(
     return corpus
 
 
-def _checked_fixed_vocab(words: Sequence[str]) -> list[str]:
+def checked_fixed_vocab(words: Sequence[str]) -> list[str]:
     fixed = list(words)
     if not fixed:
         raise SettingError("fixed_vocab", "fixed_vocab must hold at least one word, found none")
@@ -149,10 +149,11 @@ def _checked_fixed_vocab(words: Sequence[str]) -> list[str]:
     return fixed
 
 
-def _open(path: str, format: str, stdin: IO | None) -> tuple[Source | None, str]:
+def open_source(path: str, format: str, stdin: IO | None, *, streaming: bool = False) -> tuple[Source | None, str]:
     """The source to read (None for a folder) and its format: ``format``, or the one detected.
     An ldacli file (a model, a checkpoint, ...) is refused here, before any vocabulary is
-    looked for (:func:`~ldacli.npz.file_kind` reads only its member list and kind)."""
+    looked for (:func:`~ldacli.npz.file_kind` reads only its member list and kind). With
+    ``streaming``, standard input is read as it comes (:meth:`Source.open_stream`), not whole."""
     if path != "-" and is_shard_folder(path):
         if format not in ("auto", "shards"):
             raise InputError(path, None, f"expected a {format} file, found a shard folder")
@@ -161,8 +162,10 @@ def _open(path: str, format: str, stdin: IO | None) -> tuple[Source | None, str]
         if format not in ("auto", "text"):
             raise InputError(path, None, f"expected a {format} file, found a directory")
         return None, "textdir"
-    source = Source.open(path, stdin)
-    fmt = detect(source) if format == "auto" else format
+    source = Source.open_stream(stdin) if streaming and path == "-" else Source.open(path, stdin)
+    fmt = detect(source.head()) if format == "auto" else format
+    if fmt in ("npz", "mtx") and source.pipe is not None:  # read whole by scipy's readers
+        source = source.buffered()
     if fmt == "npz":
         with source.stream() as (stream, _):
             kind = file_kind(stream)
@@ -172,7 +175,7 @@ def _open(path: str, format: str, stdin: IO | None) -> tuple[Source | None, str]
     return source, fmt
 
 
-def _read_shard_folder(path: str, notes: list[str]) -> Corpus:
+def read_shard_folder(path: str, notes: list[str]) -> Corpus:
     """The whole corpus of a shard folder (:mod:`ldacli.formats.shards`), every file checked
     against its index."""
     folder = open_shard_folder(path)
@@ -180,26 +183,33 @@ def _read_shard_folder(path: str, notes: list[str]) -> Corpus:
     return Corpus(folder.all_counts(), folder.vocab, folder.doc_ids, format="shards", n_shards=folder.n_shards)
 
 
-def _read_bag_of_words(source: Source, fmt: str, vocab: str | None, fixed: list[str] | None,
-                       notes: list[str]) -> Corpus:
-    """Read a UCI, LDA-C, Matrix Market or scipy ``.npz`` ``source`` over its vocabulary: the
-    file ``vocab``, else the one found beside it, else ``fixed`` (its word ids index it)."""
+def bag_of_words_vocab(source: Source, vocab: str | None, fixed: list[str] | None,
+                       notes: list[str]) -> tuple[list[str], str | None]:
+    """The vocabulary of a UCI, LDA-C, Matrix Market or scipy ``.npz`` ``source``: the file
+    ``vocab``, else the one found beside it, else ``fixed`` (its word ids index it); returns the
+    words and the file they came from (None for ``fixed``)."""
     vocab_path = vocab
     if vocab_path is None and not source.is_stdin:
         vocab_path = find_vocab(source.name)
         if vocab_path is not None:
             notes.append(f"vocabulary read from {vocab_path} (found beside the corpus)")
     if vocab_path is not None:
-        words = read_vocab(vocab_path)
-    elif fixed is not None:
-        words = fixed
+        return read_vocab(vocab_path), vocab_path
+    if fixed is not None:
         notes.append("no vocabulary file: word ids taken as indices into the given vocabulary")
-    else:
-        tried = "" if source.is_stdin else (
-            " (none found beside it; looked for "
-            + ", ".join(os.path.basename(c) for c in vocab_candidates(source.name)) + ")")
-        raise InputError(source.name, None,
-                         f"needs a vocabulary file: give --vocab FILE (one word per line){tried}")
+        return fixed, None
+    tried = "" if source.is_stdin else (
+        " (none found beside it; looked for "
+        + ", ".join(os.path.basename(c) for c in vocab_candidates(source.name)) + ")")
+    raise InputError(source.name, None,
+                     f"needs a vocabulary file: give --vocab FILE (one word per line){tried}")
+
+
+def read_bag_of_words(source: Source, fmt: str, vocab: str | None, fixed: list[str] | None,
+                      notes: list[str]) -> Corpus:
+    """Read a UCI, LDA-C, Matrix Market or scipy ``.npz`` ``source`` over its vocabulary
+    (:func:`bag_of_words_vocab`)."""
+    words, vocab_path = bag_of_words_vocab(source, vocab, fixed, notes)
     if fmt == "uci":
         return read_uci(source, words, vocab_path)
     if fmt == "ldac":

@@ -133,6 +133,10 @@ class ShardFolder:
     def fingerprint(self) -> str:
         return self.corpus_fingerprint
 
+    def __repr__(self) -> str:
+        return (f"<ShardFolder {self.path!r}: {self.n_shards} shards, {self.n_docs:,} documents, {self.n_words:,} words, "
+                f"{self.n_tokens:,} tokens>")
+
     def word_frequencies(self) -> np.ndarray:
         return self.word_freq
 

@@ -110,53 +110,59 @@ def _uci_block_fast(block: bytes, n_docs: int, n_words: int) -> np.ndarray | Non
     return triples
 
 
-def read_uci(source: Source, vocab: list[str], vocab_name: str | None) -> Corpus:
-    """Read a UCI bag-of-words file whose word ids index ``vocab``.
-
+def uci_triples(source: Source, vocab: list[str], vocab_name: str | None
+                ) -> tuple[tuple[int, int, int], Iterator[tuple[int, np.ndarray]]]:
+    """The header ``(D, W, NNZ)`` of a UCI ``source`` whose word ids index ``vocab``, and its
+    triples block by block as ``(line of the first, (n, 3) int64 array)``, every line checked.
     ``vocab_name`` is the vocabulary file, blamed when its size disagrees with ``W``; ``None``
-    when ``vocab`` was not read from a file.
-    """
+    when ``vocab`` was not read from a file."""
     name = source.name
     blocks = iter_blocks(source)
     (n_docs, n_words, nnz), rest = _uci_header(blocks, name)
     check_fits(f"{name}: the {n_docs} documents its header declares (line 1)", n_docs * BYTES_PER_DOC)
-    lineno = 4  # the line of the first triple
     if n_words != len(vocab):
         if vocab_name is None:
             raise InputError(name, 2, f"expected W = {len(vocab)}, the size of the given vocabulary, "
                                       f"found {n_words}")
         raise InputError(vocab_name, None, f"expected {n_words} words (W on line 2 of {name}), "
                                            f"found {len(vocab)}")
-    parts: list[np.ndarray] = []
-    n_triples = 0
-    blank: int | None = None  # first empty line seen after the last triple
-    body = blocks if not rest else _chain_block((lineno, rest), blocks)
-    for first, block in body:
-        fast = _uci_block_fast(block, n_docs, n_words)
-        if fast is not None:
-            if blank is not None:
-                raise InputError(name, blank, f"expected {_TRIPLE}, found an empty line")
-            parts.append(fast)
-            n_triples += len(fast)
-            continue
-        slow: list[tuple[int, int, int]] = []
-        lines = block.split(b"\n")
-        if block.endswith(b"\n"):
-            lines.pop()
-        for i, line in enumerate(lines):
-            if not line.strip():
-                if blank is None:
-                    blank = first + i
+
+    def triples() -> Iterator[tuple[int, np.ndarray]]:
+        blank: int | None = None  # first empty line seen after the last triple
+        line = FIRST_TRIPLE_LINE
+        body = blocks if not rest else _chain_block((FIRST_TRIPLE_LINE, rest), blocks)
+        for first, block in body:
+            fast = _uci_block_fast(block, n_docs, n_words)
+            if fast is not None:
+                if blank is not None:
+                    raise InputError(name, blank, f"expected {_TRIPLE}, found an empty line")
+                yield first, fast
                 continue
-            if blank is not None:
-                raise InputError(name, blank, f"expected {_TRIPLE}, found an empty line")
-            slow.append(_uci_line(line, first + i, name, n_docs, n_words))
-        if slow:
-            parts.append(np.array(slow, dtype=np.int64))
-            n_triples += len(slow)
-    triples = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
-    rows = triples[:, 0] - 1
-    cols = triples[:, 1] - 1
+            slow: list[tuple[int, int, int]] = []
+            lines = block.split(b"\n")
+            if block.endswith(b"\n"):
+                lines.pop()
+            for i, line in enumerate(lines):
+                if not line.strip():
+                    if blank is None:
+                        blank = first + i
+                    continue
+                if blank is not None:
+                    raise InputError(name, blank, f"expected {_TRIPLE}, found an empty line")
+                slow.append(_uci_line(line, first + i, name, n_docs, n_words))
+            if slow:
+                yield first, np.array(slow, dtype=np.int64)
+
+    return (n_docs, n_words, nnz), triples()
+
+
+# The line of a UCI file's first triple, after the three header lines.
+FIRST_TRIPLE_LINE = 4
+
+
+def check_distinct_pairs(name: str, rows: np.ndarray, cols: np.ndarray, n_words: int, first_line: int) -> None:
+    """Each (docID, wordID) pair once among the triples ``rows``, ``cols`` (0-based), the
+    first of them on ``first_line``; the error names the line that repeats one."""
     keys = rows * n_words + cols
     if keys.size > 1 and not np.all(keys[1:] > keys[:-1]):
         order = np.argsort(keys, kind="stable")
@@ -164,12 +170,31 @@ def read_uci(source: Source, vocab: list[str], vocab_name: str | None) -> Corpus
         if repeat.size:
             k = int(order[repeat + 1].min())  # earliest line that repeats a pair
             first_k = int(np.flatnonzero(keys == keys[k])[0])
-            raise InputError(name, lineno + k,
+            raise InputError(name, first_line + k,
                              f"expected each (docID, wordID) pair once, found docID {rows[k] + 1} "
-                             f"wordID {cols[k] + 1} again (first on line {lineno + first_k})")
-    if n_triples != nnz:
+                             f"wordID {cols[k] + 1} again (first on line {first_line + first_k})")
+
+
+def check_nnz(name: str, nnz: int, found: int) -> None:
+    if found != nnz:
         raise InputError(name, 3, f"expected NNZ = {nnz} {_TRIPLE} lines as this header line says, "
-                                  f"found {n_triples}")
+                                  f"found {found}")
+
+
+def read_uci(source: Source, vocab: list[str], vocab_name: str | None) -> Corpus:
+    """Read a UCI bag-of-words file whose word ids index ``vocab``.
+
+    ``vocab_name`` is the vocabulary file, blamed when its size disagrees with ``W``; ``None``
+    when ``vocab`` was not read from a file.
+    """
+    name = source.name
+    (n_docs, n_words, nnz), blocks = uci_triples(source, vocab, vocab_name)
+    parts = [triples for _, triples in blocks]
+    triples = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
+    rows = triples[:, 0] - 1
+    cols = triples[:, 1] - 1
+    check_distinct_pairs(name, rows, cols, n_words, FIRST_TRIPLE_LINE)
+    check_nnz(name, nnz, len(triples))
     check_token_total(name, int(triples[:, 2].sum()))
     counts = build_csr(rows, cols, triples[:, 2], (n_docs, n_words))
     doc_ids = [str(d) for d in range(1, n_docs + 1)]
