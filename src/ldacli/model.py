@@ -66,9 +66,15 @@ class Model:
     @property
     def topic_names(self) -> list[str | None]:
         """Each topic's name, or None where it has none (K entries; all None when the model
-        names no topic)."""
+        names no topic). ``params["topic_names"]`` is a list of K names (or nulls), as ldacli
+        writes it, or a mapping from topic ids (as text) to names."""
         names = self.params.get("topic_names")
-        return list(names) if names else [None] * self.n_topics
+        if isinstance(names, dict):
+            out: list[str | None] = [None] * self.n_topics
+            for key, name in names.items():
+                out[int(key)] = name or None
+            return out
+        return [n or None for n in names] if names else [None] * self.n_topics
 
     def topic_label(self, k: int) -> str:
         """How outputs show topic ``k``: ``"3 sports"``, or ``"3"`` when it has no name."""
@@ -236,10 +242,13 @@ class Checkpoint:
 def _checked_names(path: str, params: dict, n_topics: int) -> dict:
     """``params`` after checking its ``topic_names``: absent, or K entries, each a string or None."""
     names = params.get("topic_names")
-    if names is not None and not (isinstance(names, list) and len(names) == n_topics
-                                  and all(n is None or isinstance(n, str) for n in names)):
+    listed = isinstance(names, list) and len(names) == n_topics and all(n is None or isinstance(n, str) for n in names)
+    mapped = isinstance(names, dict) and all(
+        isinstance(k, str) and k.isdigit() and int(k) < n_topics and (n is None or isinstance(n, str))
+        for k, n in names.items())
+    if names is not None and not (listed or mapped):
         raise InputError(path, None, f"expected 'topic_names' in params as a list of {n_topics} names (strings or "
-                                     f"null), found {names!r:.80}")
+                                     f"null) or a mapping of topic ids to names, found {names!r:.80}")
     return params
 
 
