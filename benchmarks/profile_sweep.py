@@ -31,9 +31,10 @@ from ldacli.methods.sharded import ShardedSampler
 SPENT: dict[str, float] = defaultdict(float)
 
 
-def timing(cls, name: str, part: str):
-    """Wrap ``cls.<name>`` so that its time adds up in ``SPENT[part]``."""
-    method = getattr(cls, name)
+def timing(owner, name: str, part: str):
+    """Wrap ``owner.<name>`` (a class's method, a module's function) so that its time adds up
+    in ``SPENT[part]``."""
+    method = getattr(owner, name)
 
     def timed(*args, **kwargs):
         t0 = time.perf_counter()
@@ -42,7 +43,7 @@ def timing(cls, name: str, part: str):
         finally:
             SPENT[part] += time.perf_counter() - t0
 
-    setattr(cls, name, timed)
+    setattr(owner, name, timed)
 
 
 def main(argv=None) -> int:
@@ -55,7 +56,7 @@ def main(argv=None) -> int:
     p.add_argument("--burn-in", type=int, default=30)
     p.add_argument("--sweeps", type=int, default=5)
     args = p.parse_args(argv)
-    timing(sharded.Replica, "sweep", "sample")
+    timing(sharded, "sample_block", "sample")
     corpus = load(args.corpus)
     shards = args.shards or sharded.default_shards(corpus.n_tokens)
     print(f"{os.path.basename(args.corpus)}: {corpus.n_tokens} tokens, {args.sampler}, {shards} shards, "

@@ -8,7 +8,8 @@ The earlier commit is checked out into a temporary worktree and its kernels buil
 then every command of :data:`COMMANDS` (train with every method and sampler, shards and threads,
 learned priors, warm starts, alignment, early stopping and a resume; infer; perplexity with each
 estimator) runs once with that build and once with this tree's, in separate processes, each
-spelled as its own version spells it. Every array of every output file must be equal, and the
+spelled as its own version spells it (a base before the options were renamed gets the old
+spelling). Every array of every output file must be equal, and the
 numbers printed by ``perplexity``; ``params`` may only gain keys (new settings recorded), which
 are listed. Exit status 1 when anything differs.
 """
@@ -95,7 +96,8 @@ def compare_npz(a: str, b: str) -> tuple[list[str], list[str]]:
         differ += [k for k in fb.files if k not in fa.files]
         pa, pb = json.loads(str(fa["params"])), json.loads(str(fb["params"]))
     for key in pa:
-        if key in ("ldacli_version", "corpus_source", "warm_start", "lineage", "aligned_to", "model_params"):
+        if key in ("ldacli_version", "corpus_source", "warm_start", "lineage", "align_to", "aligned_to",
+                   "model_params"):
             continue  # paths and versions
         if pb.get(key) != pa[key]:
             differ.append(f"params.{key}: {pa[key]!r} -> {pb.get(key)!r}")
@@ -117,8 +119,14 @@ def main(argv=None) -> int:
         for path in outs.values():
             os.makedirs(path)
         failed = 0
+        # a base that already spells perplexity's options as this tree does is given this tree's spelling
+        helped = subprocess.run([sys.executable, "-m", "ldacli", "perplexity", "--help"], capture_output=True,
+                                text=True, env={**os.environ, "PYTHONPATH": base_src}).stdout
+        same_spelling = "--estimator" in helped
         for name, spelled, kind in COMMANDS:
             old, new = spelled if isinstance(spelled, tuple) else (spelled, spelled)
+            if same_spelling:
+                old = new
             printed = {side: run(src, cmd, corpus, outs[side])
                        for side, src, cmd in (("base", base_src, old), ("here", here_src, new))}
             if kind == "stdout":

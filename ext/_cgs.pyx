@@ -75,18 +75,65 @@ def slice_runs(const int32_t[::1] words, const int64_t[::1] doc_ptr, const int64
                 runs[d, p] = lo
 
 
+cdef inline void _dense_add(int32_t* nw, int32_t* nd, int32_t* nk, double* inv, const double* beta_sum,
+                            Py_ssize_t k, int32_t delta) noexcept nogil:
+    """Add ``delta`` (+1 or -1) tokens of the word and document to topic k, and its ``inv``."""
+    nw[k] += delta
+    nd[k] += delta
+    nk[k] += delta
+    inv[k] = 1.0 / (nk[k] + beta_sum[k])
+
+
+cdef inline double _dense_masses(const int32_t* nd, const double* alpha, const int32_t* nw, double beta,
+                                 const double* inv, double* cum, Py_ssize_t K) noexcept nogil:
+    """The conditional's cumulative masses ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` into
+    ``cum``, for a word without extra prior mass; returns the total."""
+    cdef double total = 0.0
+    cdef Py_ssize_t k
+    for k in range(K):
+        total = total + (nd[k] + alpha[k]) * (nw[k] + beta) * inv[k]
+        cum[k] = total
+    return total
+
+
+cdef inline double _dense_masses_row(const int32_t* nd, const double* alpha, const int32_t* nw,
+                                     const double* beta_row, const double* inv, double* cum,
+                                     Py_ssize_t K) noexcept nogil:
+    """:func:`_dense_masses` for a word with its own prior per topic, ``beta_row[k]``."""
+    cdef double total = 0.0
+    cdef Py_ssize_t k
+    for k in range(K):
+        total = total + (nd[k] + alpha[k]) * (nw[k] + beta_row[k]) * inv[k]
+        cum[k] = total
+    return total
+
+
+cdef inline void _set_extra(double* beta_row, const int32_t* topics, const double* extra, Py_ssize_t n,
+                            double beta, bint on) noexcept nogil:
+    """Put a word's extra prior mass (its ``n`` cells ``topics``, ``extra``) into ``beta_row``
+    (``on``), or take it out again (back to ``beta``)."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        beta_row[topics[j]] = beta + extra[j] if on else beta
+
+
 def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                 int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
-                double beta_sum, int32_t[::1] ndk, double[::1] work, object rng, Py_ssize_t part=0):
+                const double[::1] beta_sum, const int64_t[::1] extra_ptr, const int32_t[::1] extra_topics,
+                const double[::1] extra, int32_t[::1] ndk, double[::1] work, object rng, Py_ssize_t part=0):
     """One collapsed Gibbs sweep (Griffiths & Steyvers 2004) over one shard's tokens of word
     slice ``part`` (see above), in order.
 
-    Shapes and dtypes (n tokens and d documents in the shard, P slices, V words, K topics):
-    ``words`` (n,) int32; ``runs`` (d, P+1) int64 from :func:`slice_runs`; ``z`` (n,) int32
-    topics; ``nwk`` (V, K) int32 word-topic counts (word-major); ``nk`` (K,) int32; ``alpha``
-    (K,) float64; ``beta`` the symmetric topic-word prior and ``beta_sum`` = V * beta; ``ndk``
-    (K,) int32 scratch, zero on entry and on exit; ``work`` (2K,) float64 scratch. Mutates
-    ``z``, ``nwk``, ``nk``; draws one double per token sampled. Equivalent NumPy::
+    Shapes and dtypes (n tokens and d documents in the shard, P slices, V words, K topics, E
+    cells of extra prior mass): ``words`` (n,) int32; ``runs`` (d, P+1) int64 from
+    :func:`slice_runs`; ``z`` (n,) int32 topics; ``nwk`` (V, K) int32 word-topic counts
+    (word-major); ``nk`` (K,) int32; ``alpha`` (K,) float64. The topic-word prior is
+    ``beta_kw = beta + extra_kw``: ``beta`` the symmetric part, the extra mass of word w's cells
+    ``extra_topics[j]``, ``extra[j]`` for ``j`` in ``extra_ptr[w]:extra_ptr[w+1]``
+    (``extra_ptr`` (V+1,) int64, all zero without extra mass) and ``beta_sum`` (K,) float64 each
+    topic's ``sum_w beta_kw``. ``ndk`` (K,) int32 scratch, zero on entry and on exit; ``work``
+    (3K,) float64 scratch. Mutates ``z``, ``nwk``, ``nk``; draws one double per token sampled.
+    Equivalent NumPy (``B`` the (V, K) prior, ``beta + extra``)::
 
         inv = 1.0 / (nk + beta_sum)
         for j in range(d):
@@ -94,28 +141,35 @@ def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
             for i in range(runs[j, part], runs[j, part + 1]):
                 w, t = words[i], z[i]
                 nwk[w, t] -= 1; ndk[t] -= 1; nk[t] -= 1
-                inv[t] = 1.0 / (nk[t] + beta_sum)
-                cum = np.cumsum((ndk + alpha) * (nwk[w] + beta) * inv)
+                inv[t] = 1.0 / (nk[t] + beta_sum[t])
+                cum = np.cumsum((ndk + alpha) * (nwk[w] + B[w]) * inv)
                 u = rng.random() * cum[-1]
                 t = min(np.searchsorted(cum, u, side="right"), K - 1)
                 z[i] = t; nwk[w, t] += 1; ndk[t] += 1; nk[t] += 1
-                inv[t] = 1.0 / (nk[t] + beta_sum)
+                inv[t] = 1.0 / (nk[t] + beta_sum[t])
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
-    cdef Py_ssize_t d, i, k, w, t, old, lo, hi
+    cdef Py_ssize_t d, i, k, w, t, old, lo, hi, e_lo, n_e
     cdef double total, u
     cdef double* cum = &work[0]
     cdef double* inv = &work[K]
+    cdef double* beta_row = &work[2 * K]
     cdef int32_t* nw
     cdef int32_t* nd = &ndk[0]
+    cdef int32_t* n_k = &nk[0]
+    cdef const double* a = &alpha[0]
+    cdef const double* bs = &beta_sum[0]
+    cdef const int64_t* ep = &extra_ptr[0]
+    cdef bint seeded = extra.shape[0] > 0
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
         with nogil:
             for k in range(K):
-                inv[k] = 1.0 / (nk[k] + beta_sum)
+                inv[k] = 1.0 / (n_k[k] + bs[k])
+                beta_row[k] = beta
             for d in range(D):
                 lo = runs[d, part]
                 hi = runs[d, part + 1]
@@ -127,21 +181,19 @@ def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                     w = words[i]
                     old = z[i]
                     nw = &nwk[w, 0]
-                    nw[old] -= 1
-                    nd[old] -= 1
-                    nk[old] -= 1
-                    inv[old] = 1.0 / (nk[old] + beta_sum)
-                    total = 0.0
-                    for k in range(K):
-                        total = total + (nd[k] + alpha[k]) * (nw[k] + beta) * inv[k]
-                        cum[k] = total
+                    _dense_add(nw, nd, n_k, inv, bs, old, -1)
+                    if not seeded or ep[w] == ep[w + 1]:
+                        total = _dense_masses(nd, a, nw, beta, inv, cum, K)
+                    else:
+                        e_lo = ep[w]
+                        n_e = ep[w + 1] - e_lo
+                        _set_extra(beta_row, &extra_topics[e_lo], &extra[e_lo], n_e, beta, True)
+                        total = _dense_masses_row(nd, a, nw, beta_row, inv, cum, K)
+                        _set_extra(beta_row, &extra_topics[e_lo], &extra[e_lo], n_e, beta, False)
                     u = bitgen.next_double(bitgen.state) * total
                     t = search_cumulative(cum, K, u)
                     z[i] = <int32_t> t
-                    nw[t] += 1
-                    nd[t] += 1
-                    nk[t] += 1
-                    inv[t] = 1.0 / (nk[t] + beta_sum)
+                    _dense_add(nw, nd, n_k, inv, bs, t, 1)
                 for i in range(runs[d, 0], runs[d, last]):
                     nd[z[i]] = 0
 
@@ -263,209 +315,340 @@ cdef inline double _entry_mass(const double* coef, packed_t e, packed_t mask, in
     return coef[<Py_ssize_t> (mask - (e & mask))] * <Py_ssize_t> (e >> bits)
 
 
+cdef struct Buckets:
+    # The sparse sampler's state besides the word lists: the per-topic terms of the three
+    # buckets, the current document's counts and topic list, and the sums s and r. A sweep
+    # keeps one on its stack; the steps below take it by pointer and are inlined into the loop.
+    double s                # sum_k a_k b / (n_k + V b), the smoothing bucket
+    double r                # sum_{k in doc} n_dk b / (n_k + V b), the document bucket
+    double* inv             # (K,) 1 / (n_k + V b)
+    double* coef            # (K,) (a_k + n_dk) / (n_k + V b), a word-list entry's factor
+    double* sterm           # (K,) a_k b / (n_k + V b), the smoothing bucket's terms
+    double* qterm           # (K,) the word bucket's terms, one per entry of the token's word
+    int32_t* nk             # (K,) topic totals
+    int32_t* nd             # (K,) the document's topic counts
+    int32_t* dt             # (K+1,) the document's topics, n_doc of them
+    int32_t* dp             # (K,) where each topic is in dt (-1: not in the document)
+    Py_ssize_t n_doc
+    const double* alpha
+    double beta
+    const double* beta_sum  # (K,) each topic's sum_w beta_kw (V b without extra prior mass)
+
+
+cdef struct Kept:
+    # What taking a token out changed, so that a token drawn back into its topic restores it
+    # exactly (the same bits as before it was taken out)
+    double s, r, inv, sterm, coef
+
+
+cdef inline void _set_topic_terms(Buckets* b, Py_ssize_t k) noexcept nogil:
+    """Topic k's terms from its counts: ``inv``, ``sterm`` and ``coef``; s and r take the new
+    terms (the old ones were taken out by the caller)."""
+    b.inv[k] = 1.0 / (b.nk[k] + b.beta_sum[k])
+    b.sterm[k] = b.alpha[k] * b.beta * b.inv[k]
+    b.s += b.sterm[k]
+    b.r += b.nd[k] * b.beta * b.inv[k]
+    b.coef[k] = (b.alpha[k] + b.nd[k]) * b.inv[k]
+
+
+cdef inline void _add_to_topic(Buckets* b, Py_ssize_t k, int32_t delta) noexcept nogil:
+    """Add ``delta`` (+1 or -1) tokens of the document to topic k: its counts, its terms and
+    the sums s and r."""
+    b.s -= b.sterm[k]
+    b.r -= b.nd[k] * b.beta * b.inv[k]
+    b.nk[k] += delta
+    b.nd[k] += delta
+    _set_topic_terms(b, k)
+
+
+cdef inline void _enter_document(Buckets* b, const int32_t* z, Py_ssize_t first, Py_ssize_t end) noexcept nogil:
+    """Count the topics of the document's tokens ``z[first:end]``: ``nd``, the topic list
+    ``dt`` and ``dp``, each topic's ``coef`` and the document bucket ``r``. Without a branch:
+    each topic is written at the list's end, which only grows when the topic is new to the
+    document (dt has room for K + 1)."""
+    cdef Py_ssize_t i, j, t, n_doc = 0
+    cdef double r = 0.0
+    for i in range(first, end):
+        t = z[i]
+        b.dt[n_doc] = <int32_t> t
+        n_doc += b.nd[t] == 0
+        b.nd[t] += 1
+    for j in range(n_doc):
+        t = b.dt[j]
+        b.dp[t] = <int32_t> j
+        r += b.nd[t] * b.beta * b.inv[t]
+        b.coef[t] = (b.alpha[t] + b.nd[t]) * b.inv[t]
+    b.n_doc = n_doc
+    b.r = r
+
+
+cdef inline void _leave_document(Buckets* b) noexcept nogil:
+    """Clear the document's counts and list, and give its topics back their ``coef`` without
+    the document."""
+    cdef Py_ssize_t j, t
+    for j in range(b.n_doc):
+        t = b.dt[j]
+        b.nd[t] = 0
+        b.dp[t] = -1
+        b.coef[t] = b.alpha[t] * b.inv[t]
+
+
+cdef inline void _take_out(Buckets* b, Py_ssize_t old, Kept* kept) noexcept nogil:
+    """Take the token out of its topic ``old``'s total and document count (the word list is
+    only changed if the token moves: most do not once the chain has mixed)."""
+    kept.s = b.s
+    kept.r = b.r
+    kept.inv = b.inv[old]
+    kept.sterm = b.sterm[old]
+    kept.coef = b.coef[old]
+    _add_to_topic(b, old, -1)
+
+
+cdef inline void _put_back(Buckets* b, Py_ssize_t old, const Kept* kept) noexcept nogil:
+    """The token drawn back into ``old``: the counts, and every term made from them, as they
+    were before :func:`_take_out`."""
+    b.nk[old] += 1
+    b.nd[old] += 1
+    b.s = kept.s
+    b.r = kept.r
+    b.inv[old] = kept.inv
+    b.sterm[old] = kept.sterm
+    b.coef[old] = kept.coef
+
+
+cdef inline void _move_in_document(Buckets* b, Py_ssize_t old, Py_ssize_t t) noexcept nogil:
+    """Keep the document's topic list right after a token moved from ``old`` to ``t`` (counts
+    already changed): ``old`` leaves it at 0, ``t`` joins it at 1."""
+    cdef Py_ssize_t j
+    if b.nd[old] == 0:
+        b.n_doc -= 1
+        j = b.dp[old]
+        b.dt[j] = b.dt[b.n_doc]
+        b.dp[b.dt[j]] = <int32_t> j
+        b.dp[old] = -1
+    if b.nd[t] == 1:
+        b.dp[t] = <int32_t> b.n_doc
+        b.dt[b.n_doc] = <int32_t> t
+        b.n_doc += 1
+
+
+cdef inline double _word_mass(const packed_t* wp, Py_ssize_t n, const double* coef, double* qterm,
+                              packed_t mask, int bits) noexcept nogil:
+    """Each of the n entries' terms of the word bucket (``coef[topic] * count``, full counts)
+    into ``qterm``, and their sum: in two running sums, so that the loop waits on its loads,
+    not on one chain of additions."""
+    cdef double q = 0.0, q2 = 0.0
+    cdef Py_ssize_t j = 0
+    while j + 1 < n:
+        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
+        q += qterm[j]
+        qterm[j + 1] = _entry_mass(coef, wp[j + 1], mask, bits)
+        q2 += qterm[j + 1]
+        j += 2
+    if j < n:
+        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
+        q += qterm[j]
+    return q + q2
+
+
+cdef inline Py_ssize_t _draw_entry(const double* qterm, Py_ssize_t n, double u) noexcept nogil:
+    """The entry of the word bucket that ``u`` (< the bucket's mass) falls in, searched two
+    entries at a time (one dependent subtraction per pair); when rounding runs past the end,
+    the last entry with mass."""
+    cdef Py_ssize_t j = 0
+    cdef double pair
+    while j + 1 < n:
+        pair = qterm[j] + qterm[j + 1]
+        if u < pair:
+            return j if u < qterm[j] else j + 1
+        u -= pair
+        j += 2
+    if j < n and u < qterm[j]:
+        return j
+    j = n - 1
+    while qterm[j] == 0.0:
+        j -= 1
+    return j
+
+
+cdef inline Py_ssize_t _draw_document_topic(const Buckets* b, double u) noexcept nogil:
+    """The topic of the document bucket that ``u`` (< r) falls in; when rounding runs past the
+    end, the last topic with mass, or -1 if none has any."""
+    cdef Py_ssize_t j, k
+    for j in range(b.n_doc):
+        k = b.dt[j]
+        if b.nd[k] > 0:
+            u -= b.nd[k] * b.beta * b.inv[k]
+            if u < 0.0:
+                return k
+    j = b.n_doc - 1
+    while j >= 0 and b.nd[b.dt[j]] == 0:
+        j -= 1
+    return b.dt[j] if j >= 0 else -1
+
+
+cdef inline Py_ssize_t _draw_smoothing_topic(const double* sterm, Py_ssize_t K, double u) noexcept nogil:
+    """The topic of the smoothing bucket that ``u`` (< s) falls in (the last on rounding)."""
+    cdef Py_ssize_t k
+    for k in range(K):
+        u -= sterm[k]
+        if u < 0.0:
+            return k
+    return K - 1
+
+
+cdef inline double _extra_mass(const double* coef, const int32_t* topics, const double* extra,
+                               Py_ssize_t n) noexcept nogil:
+    """The word's extra-prior bucket: ``sum coef[topic] * extra`` over its n cells."""
+    cdef double q = 0.0
+    cdef Py_ssize_t j
+    for j in range(n):
+        q += coef[topics[j]] * extra[j]
+    return q
+
+
+cdef inline Py_ssize_t _draw_extra_topic(const double* coef, const int32_t* topics, const double* extra,
+                                         Py_ssize_t n, double u) noexcept nogil:
+    """The topic of the extra-prior bucket that ``u`` (< its mass) falls in (the last on
+    rounding: every cell has mass)."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        u -= coef[topics[j]] * extra[j]
+        if u < 0.0:
+            return topics[j]
+    return topics[n - 1]
+
+
+cdef inline void _move_in_word(packed_t* wp, int32_t* length, Py_ssize_t old, Py_ssize_t t, Py_ssize_t j_old,
+                               Py_ssize_t j_new, packed_t unit, packed_t mask) noexcept nogil:
+    """Move one token of the word from topic ``old`` (its entry at ``j_old``, or -1: not yet
+    found) to topic ``t`` in the word's sorted list. ``j_new`` is where the draw found ``t``
+    in the list before the decrement, or -1 when ``t`` came from another bucket (then it is
+    searched for, or added)."""
+    cdef Py_ssize_t n = length[0], j
+    if j_old < 0:
+        j_old = _entry_of(wp, n, mask - <packed_t> old, mask)
+    j = _word_dec_at(wp, length, j_old, unit)
+    if j_new < 0:
+        _word_inc(wp, length, <packed_t> (mask - <packed_t> t), unit, mask)
+    else:  # the decrement moved the entries between j_old and j up by one
+        if j_new > j_old and (j < 0 or j_new <= j):
+            j_new -= 1
+        _word_inc_at(wp, j_new, unit)
+
+
+cdef inline void _ask_for_word_lists(const int32_t* words, const int64_t* wt_ptr, const int32_t* wt_len,
+                                     const packed_t* wt, Py_ssize_t i, Py_ssize_t n_tokens) noexcept nogil:
+    """The word lists are scattered over memory: ask for the next token's list (and for where
+    the one after it lives) while token i is sampled."""
+    if i + 2 < n_tokens:
+        prefetch(&wt_ptr[words[i + 2]])
+        prefetch(&wt_len[words[i + 2]])
+    if i + 1 < n_tokens:
+        prefetch(&wt[wt_ptr[words[i + 1]]])
+
+
 def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                  const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits,
                  int32_t[::1] nk, const double[::1] alpha, double beta,
-                 double beta_sum, int32_t[::1] ndk, int32_t[::1] doc_topics, int32_t[::1] doc_pos,
+                 const double[::1] beta_sum, const int64_t[::1] extra_ptr, const int32_t[::1] extra_topics,
+                 const double[::1] extra, int32_t[::1] ndk, int32_t[::1] doc_topics, int32_t[::1] doc_pos,
                  double[::1] work, object rng, Py_ssize_t part=0):
     """One SparseLDA sweep over one shard's tokens of word slice ``part`` (as
     :func:`dense_sweep`): exact collapsed Gibbs in O(K_d + K_w) per token.
 
-    The conditional ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` is split into three buckets:
-    ``s = sum_k a_k b / (n_k + V b)`` (all topics, kept up to date as n_k changes),
-    ``r = sum_{k in doc} n_dk b / (n_k + V b)`` (the document's topics) and
-    ``q = sum_{k in word} (a_k + n_dk) n_wk / (n_k + V b)`` (the word's topics). One uniform
-    draw picks the bucket and the topic within it, searching q, then r, then s.
+    The conditional ``(n_dk + a_k)(n_wk + b_wk) / (n_k + B_k)``, with the topic-word prior
+    ``b_wk = b + e_wk`` (``e`` the extra mass of a few cells, ``B_k = sum_w b_wk``), is split into
+    four buckets: ``s = sum_k a_k b / (n_k + B_k)`` (all topics, kept up to date as n_k
+    changes), ``r = sum_{k in doc} n_dk b / (n_k + B_k)`` (the document's topics),
+    ``q = sum_{k in word} (a_k + n_dk) n_wk / (n_k + B_k)`` (the word's topics) and, for a word
+    with extra prior mass, ``sum_{k: e_wk > 0} (a_k + n_dk) e_wk / (n_k + B_k)``. One uniform
+    draw picks the bucket and the topic within it, searching q, then the extra mass, then r,
+    then s.
 
-    Arrays as in :func:`dense_sweep`, plus the packed word lists ``wt_ptr`` (V+1,) int64,
-    ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
+    Arrays as in :func:`dense_sweep` (the prior included), plus the packed word lists ``wt_ptr``
+    (V+1,) int64, ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
     ``doc_topics`` (K+1,) and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit);
     ``work`` (4K,) float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double
-    per token sampled.
+    per token sampled. The NumPy it equals, draw for draw, is ``tests/oracle.py``'s
+    ``sparse_sweep``.
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
     cdef Py_ssize_t n_tokens = runs[D - 1, last] if D > 0 else 0
-    cdef Py_ssize_t d, i, j, k, w, t, old, nw_len, n_doc, j_old, j_new, lo, hi
-    cdef double s = 0.0, r, q, q2, pair, u, s_kept, r_kept, inv_kept, sterm_kept, coef_kept
-    cdef double* inv = &work[0]      # 1 / (n_k + V b)
-    cdef double* coef = &work[K]     # (a_k + n_dk) / (n_k + V b)
-    cdef double* qterm = &work[2 * K]
-    cdef double* sterm = &work[3 * K]  # a_k b / (n_k + V b), the s bucket's terms
-    cdef int32_t* nd = &ndk[0]
-    cdef int32_t* dt = &doc_topics[0]
-    cdef int32_t* dp = &doc_pos[0]
+    cdef Py_ssize_t d, i, k, w, t, old, nw_len, j_old, j_new, e_lo, n_e
+    cdef double q, qe = 0.0, total, u
+    cdef bint seeded = extra.shape[0] > 0
+    cdef Buckets b
+    cdef Kept kept
     cdef packed_t* wp
     cdef packed_t unit = (<packed_t> 1) << bits
     cdef packed_t mask = unit - 1
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
+    b.inv, b.coef, b.qterm, b.sterm = &work[0], &work[K], &work[2 * K], &work[3 * K]
+    b.nk, b.nd, b.dt, b.dp = &nk[0], &ndk[0], &doc_topics[0], &doc_pos[0]
+    b.alpha, b.beta, b.beta_sum = &alpha[0], beta, &beta_sum[0]
+    b.s = 0.0
+    b.n_doc = 0
     with rng.bit_generator.lock:
         with nogil:
             for k in range(K):
-                inv[k] = 1.0 / (nk[k] + beta_sum)
-                coef[k] = alpha[k] * inv[k]
-                sterm[k] = alpha[k] * beta * inv[k]
-                s += sterm[k]
+                b.inv[k] = 1.0 / (nk[k] + b.beta_sum[k])
+                b.coef[k] = alpha[k] * b.inv[k]
+                b.sterm[k] = alpha[k] * beta * b.inv[k]
+                b.s += b.sterm[k]
             for d in range(D):
-                lo = runs[d, part]
-                hi = runs[d, part + 1]
-                if lo == hi:
+                if runs[d, part] == runs[d, part + 1]:
                     continue
-                # the document's topic counts, its topic list and the r bucket
-                # (without a branch: each topic is written at the list's end, which only grows
-                # when the topic is new to the document; dt has room for K + 1)
-                n_doc = 0
-                for i in range(runs[d, 0], runs[d, last]):
-                    t = z[i]
-                    dt[n_doc] = <int32_t> t
-                    n_doc += nd[t] == 0
-                    nd[t] += 1
-                r = 0.0
-                for j in range(n_doc):
-                    t = dt[j]
-                    dp[t] = <int32_t> j
-                    r += nd[t] * beta * inv[t]
-                    coef[t] = (alpha[t] + nd[t]) * inv[t]
-                for i in range(lo, hi):
+                _enter_document(&b, &z[0], runs[d, 0], runs[d, last])
+                for i in range(runs[d, part], runs[d, part + 1]):
                     w = words[i]
                     old = z[i]
                     wp = &wt[wt_ptr[w]]
                     nw_len = wt_len[w]
-                    # the word lists are scattered over memory: ask for the next token's list
-                    # (and for where the one after it lives) while this token is sampled
-                    if i + 2 < n_tokens:
-                        prefetch(&wt_ptr[words[i + 2]])
-                        prefetch(&wt_len[words[i + 2]])
-                    if i + 1 < n_tokens:
-                        prefetch(&wt[wt_ptr[words[i + 1]]])
-                    # remove the token from the topic and document counts; the word list is
-                    # only changed if the token moves (most do not, once the chain has mixed)
-                    s_kept = s
-                    r_kept = r
-                    inv_kept = inv[old]
-                    sterm_kept = sterm[old]
-                    coef_kept = coef[old]
-                    s -= sterm[old]
-                    r -= nd[old] * beta * inv[old]
-                    nk[old] -= 1
-                    nd[old] -= 1
-                    inv[old] = 1.0 / (nk[old] + beta_sum)
-                    sterm[old] = alpha[old] * beta * inv[old]
-                    s += sterm[old]
-                    r += nd[old] * beta * inv[old]
-                    coef[old] = (alpha[old] + nd[old]) * inv[old]
-                    # the word bucket: every entry's full count, in two running sums (the loop
-                    # waits on its additions, not its loads), then the token's own count taken
-                    # out (never below 0: the sum holds that entry's term)
-                    q = 0.0
-                    q2 = 0.0
-                    j = 0
-                    while j + 1 < nw_len:
-                        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
-                        q += qterm[j]
-                        qterm[j + 1] = _entry_mass(coef, wp[j + 1], mask, bits)
-                        q2 += qterm[j + 1]
-                        j += 2
-                    if j < nw_len:
-                        qterm[j] = _entry_mass(coef, wp[j], mask, bits)
-                        q += qterm[j]
-                    q = (q + q2) - coef[old]
-                    u = bitgen.next_double(bitgen.state) * (s + r + q)
-                    t = -1
-                    j_new = -1
+                    _ask_for_word_lists(&words[0], &wt_ptr[0], &wt_len[0], &wt[0], i, n_tokens)
+                    _take_out(&b, old, &kept)
+                    # the word bucket with the token's own count taken out (never below 0: the
+                    # sum holds that entry's term), and the word's extra prior mass
+                    q = _word_mass(wp, nw_len, b.coef, b.qterm, mask, bits) - b.coef[old]
+                    total = b.s + b.r + q
+                    n_e = 0
+                    if seeded:
+                        e_lo = extra_ptr[w]
+                        n_e = extra_ptr[w + 1] - e_lo
+                    if n_e > 0:
+                        qe = _extra_mass(b.coef, &extra_topics[e_lo], &extra[e_lo], n_e)
+                        total += qe
+                    u = bitgen.next_double(bitgen.state) * total
                     j_old = -1
+                    j_new = -1
                     if u < q:
                         j_old = _entry_of(wp, nw_len, mask - <packed_t> old, mask)
-                        qterm[j_old] -= coef[old]  # the term without the token
-                        j = 0
-                        while j + 1 < nw_len:
-                            pair = qterm[j] + qterm[j + 1]
-                            if u < pair:
-                                j_new = j if u < qterm[j] else j + 1
-                                break
-                            u -= pair
-                            j += 2
-                        if j_new < 0 and j < nw_len and u < qterm[j]:
-                            j_new = j
-                        if j_new < 0:  # rounding: the last entry with mass
-                            j_new = nw_len - 1
-                            while qterm[j_new] == 0.0:
-                                j_new -= 1
+                        b.qterm[j_old] -= b.coef[old]  # the term without the token
+                        j_new = _draw_entry(b.qterm, nw_len, u)
                         t = <Py_ssize_t> (mask - (wp[j_new] & mask))
                     else:
                         u -= q
-                        if u < r:
-                            for j in range(n_doc):
-                                k = dt[j]
-                                if nd[k] > 0:
-                                    u -= nd[k] * beta * inv[k]
-                                    if u < 0.0:
-                                        t = k
-                                        break
-                            if t < 0:  # rounding: the last topic with mass, if any
-                                j = n_doc - 1
-                                while j >= 0 and nd[dt[j]] == 0:
-                                    j -= 1
-                                if j >= 0:
-                                    t = dt[j]
+                        t = -1
+                        if n_e > 0:
+                            if u < qe:
+                                t = _draw_extra_topic(b.coef, &extra_topics[e_lo], &extra[e_lo], n_e, u)
+                            else:
+                                u -= qe
                         if t < 0:
-                            u -= r
-                            for k in range(K):
-                                u -= sterm[k]
-                                if u < 0.0:
-                                    t = k
-                                    break
-                            if t < 0:
-                                t = K - 1
+                            t = _draw_document_topic(&b, u) if u < b.r else -1
+                        if t < 0:
+                            t = _draw_smoothing_topic(b.sterm, K, u - b.r)
                     if t == old:
-                        # back where it was: the counts, and every term made from them, are as
-                        # they were before the token was taken out
-                        nk[old] += 1
-                        nd[old] += 1
-                        s = s_kept
-                        r = r_kept
-                        inv[old] = inv_kept
-                        sterm[old] = sterm_kept
-                        coef[old] = coef_kept
+                        _put_back(&b, old, &kept)
                         continue
-                    # add the token back with its new topic
-                    s -= sterm[t]
-                    r -= nd[t] * beta * inv[t]
-                    nk[t] += 1
-                    nd[t] += 1
-                    inv[t] = 1.0 / (nk[t] + beta_sum)
-                    sterm[t] = alpha[t] * beta * inv[t]
-                    s += sterm[t]
-                    r += nd[t] * beta * inv[t]
-                    coef[t] = (alpha[t] + nd[t]) * inv[t]
-                    if nd[old] == 0:
-                        n_doc -= 1
-                        j = dp[old]
-                        dt[j] = dt[n_doc]
-                        dp[dt[j]] = <int32_t> j
-                        dp[old] = -1
-                    if nd[t] == 1:
-                        dp[t] = <int32_t> n_doc
-                        dt[n_doc] = <int32_t> t
-                        n_doc += 1
-                    if j_old < 0:
-                        j_old = _entry_of(wp, nw_len, mask - <packed_t> old, mask)
-                    j = _word_dec_at(wp, &wt_len[w], j_old, unit)
-                    if j_new < 0:  # drawn from the document or smoothing bucket: find it, or add it
-                        _word_inc(wp, &wt_len[w], <packed_t> (mask - <packed_t> t), unit, mask)
-                    else:  # drawn from the word's own list, at j_new before the decrement moved it
-                        if j_new > j_old and (j < 0 or j_new <= j):
-                            j_new -= 1
-                        _word_inc_at(wp, j_new, unit)
+                    _add_to_topic(&b, t, 1)
+                    _move_in_document(&b, old, t)
+                    _move_in_word(wp, &wt_len[w], old, t, j_old, j_new, unit, mask)
                     z[i] = <int32_t> t
-                # leave the scratch as found
-                for j in range(n_doc):
-                    t = dt[j]
-                    nd[t] = 0
-                    dp[t] = -1
-                    coef[t] = alpha[t] * inv[t]
+                _leave_document(&b)
 
 
 def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
@@ -571,58 +754,202 @@ cdef inline Py_ssize_t _draw_alias(const double* prob, const int32_t* alias, Py_
     return alias[j]
 
 
+cdef struct Proposals:
+    # The alias sampler's state for one word's tokens: the topic totals, the word's counts in
+    # this shard's list, and the two proposals (document: its tokens and the prior alpha; word:
+    # its counts in the other shards, its tokens in this shard, and the uniform part K b).
+    int32_t* z
+    int32_t* nk
+    int32_t* cur            # (K,) the word's counts, the token's own taken out
+    const double* alpha
+    double alpha_sum
+    double beta
+    const double* beta_sum  # (K,) each topic's sum_w b_wk
+    const double* beta_row  # (K,) the word's prior b_wk: b, and b + e_wk on its cells of extra mass
+    const int32_t* extra_topics  # the word's cells of extra prior mass, n_extra of them
+    const double* extra
+    Py_ssize_t n_extra
+    double extra_mass       # their sum
+    Py_ssize_t K
+    const double* alpha_prob    # the alias table of alpha
+    const int32_t* alpha_alias
+    const double* other_prob    # the alias table of the word's counts in the other shards
+    const int32_t* other_alias
+    const int32_t* other_topics  # ... and the topic of each of its n_other slots
+    Py_ssize_t n_other
+    double other_mass
+    const int32_t* run      # this shard's tokens of the word (positions in z), run_len of them
+    Py_ssize_t run_len
+    bitgen_t* bitgen
+
+
+cdef inline Py_ssize_t _spread_word(Proposals* p, const packed_t* wp, Py_ssize_t length, int32_t* mark,
+                                    int32_t* other_topics, double* weight, packed_t mask, int bits) noexcept nogil:
+    """Spread the word's list (``length`` entries at ``wp``) into ``p.cur`` (counts) and ``mark``
+    (1: the topic has a slot), and list the word's counts in the other shards (what this shard's
+    tokens ``p.run`` do not account for) as ``other_topics`` with ``weight``; sets ``n_other``
+    and ``other_mass``."""
+    cdef Py_ssize_t j, k, cnt, n_other = 0
+    cdef double other_mass = 0.0
+    for j in range(length):
+        k = <Py_ssize_t> (mask - (wp[j] & mask))
+        p.cur[k] = <int32_t> (wp[j] >> bits)
+        mark[k] = 1
+    for j in range(p.run_len):
+        mark[p.z[p.run[j]]] -= 1  # mark - 1 - (tokens here): borrowed
+    for j in range(length):
+        k = <Py_ssize_t> (mask - (wp[j] & mask))
+        cnt = p.cur[k] + (mark[k] - 1)  # counts from the other shards
+        mark[k] = 1
+        if cnt > 0:
+            other_topics[n_other] = <int32_t> k
+            weight[n_other] = cnt
+            other_mass += cnt
+            n_other += 1
+    p.n_other = n_other
+    p.other_mass = other_mass
+    return n_other
+
+
+cdef inline Py_ssize_t _document_step(Proposals* p, const int32_t* nd, const int32_t* doc_z, Py_ssize_t nd_len,
+                                      Py_ssize_t m, Py_ssize_t st) noexcept nogil:
+    """One Metropolis-Hastings step for token ``m`` at topic ``st`` with the document proposal
+    ``q(k) ~ n_dk + a_k`` (a random token ``doc_z`` of the document's ``nd_len``, or a topic from
+    the prior) and acceptance ``W(t) / W(s)``, ``W(k) = (n_wk + b_wk) / (n_k + B_k)``. Returns
+    the token's topic after the step (also written to ``z[m]``)."""
+    cdef Py_ssize_t t
+    cdef double ratio
+    cdef double u = p.bitgen.next_double(p.bitgen.state) * (nd_len + p.alpha_sum)
+    if u < nd_len:
+        t = doc_z[<Py_ssize_t> u]
+    else:
+        t = _draw_alias(p.alpha_prob, p.alpha_alias, p.K, (u - nd_len) / p.alpha_sum)
+    if t != st:
+        ratio = (((p.cur[t] + p.beta_row[t]) * (p.nk[st] + p.beta_sum[st]))
+                 / ((p.cur[st] + p.beta_row[st]) * (p.nk[t] + p.beta_sum[t])))
+        if p.bitgen.next_double(p.bitgen.state) < ratio:
+            st = t
+            p.z[m] = <int32_t> st
+    return st
+
+
+cdef inline Py_ssize_t _word_step(Proposals* p, const int32_t* nd, Py_ssize_t m, Py_ssize_t st) noexcept nogil:
+    """One Metropolis-Hastings step for token ``m`` at topic ``st`` with the word proposal
+    ``q(k) ~ n_wk + b_wk`` (the other shards' counts, a random token of the word in this shard,
+    a uniform topic, or a cell of the word's extra prior mass) and acceptance
+    ``(n_dt + a_t)(n_s + B_s) / ((n_ds + a_s)(n_t + B_t))`` (``nd`` the document's counts).
+    Returns the token's topic after the step."""
+    cdef Py_ssize_t t, j
+    cdef double ratio, x
+    cdef double u = p.bitgen.next_double(p.bitgen.state) * (p.other_mass + p.run_len + p.K * p.beta + p.extra_mass)
+    if u < p.other_mass:
+        t = p.other_topics[_draw_alias(p.other_prob, p.other_alias, p.n_other, u / p.other_mass)]
+    elif u < p.other_mass + p.run_len:
+        t = p.z[p.run[<Py_ssize_t> (u - p.other_mass)]]
+    else:
+        x = u - p.other_mass - p.run_len
+        if p.n_extra > 0 and x >= p.K * p.beta:  # the extra prior mass
+            x -= p.K * p.beta
+            t = p.extra_topics[p.n_extra - 1]
+            for j in range(p.n_extra):
+                x -= p.extra[j]
+                if x < 0.0:
+                    t = p.extra_topics[j]
+                    break
+        else:
+            t = <Py_ssize_t> (x / p.beta)
+            if t >= p.K:
+                t = p.K - 1
+    if t != st:
+        ratio = (((nd[t] + p.alpha[t]) * (p.nk[st] + p.beta_sum[st]))
+                 / ((nd[st] + p.alpha[st]) * (p.nk[t] + p.beta_sum[t])))
+        if p.bitgen.next_double(p.bitgen.state) < ratio:
+            st = t
+            p.z[m] = <int32_t> st
+    return st
+
+
+cdef inline Py_ssize_t _give_slot(packed_t* wp, Py_ssize_t length, Py_ssize_t capacity, const int32_t* cur,
+                                  int32_t* mark, Py_ssize_t t, packed_t mask) noexcept nogil:
+    """Give topic ``t``, new to the word, a slot in its list (at the end, or when the list is
+    full the slot of a topic whose count has dropped to zero); returns the list's length."""
+    cdef Py_ssize_t j = 0
+    mark[t] = 1
+    if length < capacity:
+        wp[length] = mask - <packed_t> t
+        return length + 1
+    while cur[mask - (wp[j] & mask)] != 0:
+        j += 1
+    mark[mask - (wp[j] & mask)] = 0
+    wp[j] = mask - <packed_t> t
+    return length
+
+
 def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
                 const int32_t[::1] order, const int32_t[::1] doc_of,
-                const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits, int32_t[::1] nk, const double[::1] alpha, double beta,
-                double beta_sum, int32_t[:, ::1] ndk, int32_t[::1] cur, int32_t[::1] mark,
-                int32_t[::1] iwork, double[::1] work, int mh_steps, object rng):
+                const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits, int32_t[::1] nk,
+                const double[::1] alpha, double beta, const double[::1] beta_sum, const int64_t[::1] extra_ptr,
+                const int32_t[::1] extra_topics, const double[::1] extra, int32_t[:, ::1] ndk, int32_t[::1] cur,
+                int32_t[::1] mark, int32_t[::1] iwork, double[::1] work, int mh_steps, object rng):
     """One Metropolis-Hastings sweep over one shard, word by word, O(1) per token.
 
     Tokens are visited in ``order`` (the shard's tokens grouped by word, or a range of it: the
     tokens of a slice of the words). For each token,
     ``mh_steps`` cycles of two Metropolis-Hastings steps target the collapsed conditional
-    ``(n_dk + a_k)(n_wk + b) / (n_k + V b)`` (token's own counts removed), as LightLDA does,
+    ``(n_dk + a_k)(n_wk + b_wk) / (n_k + B_k)`` (token's own counts removed; the prior
+    ``b_wk = b + e_wk`` and ``B_k = sum_w b_wk`` as in :func:`dense_sweep`), as LightLDA does,
     with proposals that depend only on the current state, so the chain is exact:
 
     * a document proposal ``q(k) ~ n_dk + a_k`` (counts with the token at its current topic):
       a random token of the document, or with weight ``sum a`` a topic from the prior (alias
-      table); acceptance ``W(t) / W(s)`` with ``W(k) = (n_wk + b) / (n_k + V b)``;
-    * a word proposal ``q(k) ~ n_wk + b`` (with the token at its current topic): the word's
+      table); acceptance ``W(t) / W(s)`` with ``W(k) = (n_wk + b_wk) / (n_k + B_k)``;
+    * a word proposal ``q(k) ~ n_wk + b_wk`` (with the token at its current topic): the word's
       counts in the other shards (frozen during the sweep: an alias table per word and shard),
-      or a random token of the word in this shard, or with weight ``K b`` a uniform topic;
-      acceptance ``(n_dt + a_t)(n_s + V b) / ((n_ds + a_s)(n_t + V b))``.
+      or a random token of the word in this shard, or with weight ``K b`` a uniform topic, or
+      with weight ``sum_k e_wk`` a cell of the word's extra prior mass; acceptance
+      ``(n_dt + a_t)(n_s + B_s) / ((n_ds + a_s)(n_t + B_t))``.
 
-    Arrays (the packed word lists ``wt``, ``bits`` included) as in :func:`sparse_sweep` plus ``order`` and ``doc_of`` (n,) int32 (each token's
-    document within the shard); ``ndk`` (d, K) int32 scratch for the document-topic counts of
-    the shard's documents, zero on entry and exit; ``cur``, ``mark`` (K,) int32 zero on entry and exit; ``iwork``
-    (5K,) int32 and ``work`` (3K,) float64 scratch.
+    Arrays (the packed word lists ``wt``, ``bits`` included, and the prior) as in
+    :func:`sparse_sweep` plus ``order`` and ``doc_of`` (n,) int32 (each token's document within
+    the shard); ``ndk`` (d, K) int32 scratch for the document-topic counts of the shard's
+    documents, zero on entry and exit; ``cur``, ``mark`` (K,) int32 zero on entry and exit;
+    ``iwork`` (5K,) int32 and ``work`` (4K,) float64 scratch. The NumPy it equals, draw for
+    draw, is ``tests/oracle.py``'s ``alias_sweep``.
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t n = order.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
-    cdef Py_ssize_t d, i, j, k, m, w, t, st, length, cnt, base, nd_len
-    cdef Py_ssize_t run_start, run_len, n_other
-    cdef double u, ratio, other_mass, alpha_sum = 0.0
+    cdef Py_ssize_t d, i, k, m, w, st, length, base, run_start, e_lo
     cdef double* other_prob = &work[0]
     cdef double* alpha_prob = &work[K]
     cdef double* weight = &work[2 * K]
+    cdef double* beta_row = &work[3 * K]
     cdef int32_t* other_alias = &iwork[0]
     cdef int32_t* alpha_alias = &iwork[K]
     cdef int32_t* small = &iwork[2 * K]
     cdef int32_t* large = &iwork[3 * K]
     cdef int32_t* other_topics = &iwork[4 * K]
+    cdef int32_t* nd
     cdef packed_t* wp
     cdef packed_t unit = (<packed_t> 1) << bits
     cdef packed_t mask = unit - 1
-    cdef bitgen_t* bitgen = bitgen_of(rng)
+    cdef Proposals p
 
+    p.z, p.nk, p.cur, p.alpha, p.beta, p.beta_sum, p.K = &z[0], &nk[0], &cur[0], &alpha[0], beta, &beta_sum[0], K
+    p.beta_row = beta_row
+    p.extra_topics, p.extra, p.n_extra, p.extra_mass = NULL, NULL, 0, 0.0
+    p.alpha_prob, p.alpha_alias = alpha_prob, alpha_alias
+    p.other_prob, p.other_alias, p.other_topics = other_prob, other_alias, other_topics
+    p.alpha_sum = 0.0
+    p.bitgen = bitgen_of(rng)
     with rng.bit_generator.lock:
         with nogil:
             for k in range(K):
                 weight[k] = alpha[k]
-                alpha_sum += alpha[k]
-            _build_alias(weight, K, alpha_sum, alpha_prob, alpha_alias, small, large)
+                p.alpha_sum += alpha[k]
+                beta_row[k] = beta
+            _build_alias(weight, K, p.alpha_sum, alpha_prob, alpha_alias, small, large)
             # the shard's document-topic counts, from all its tokens (cleared at the end, so that
             # the cost follows the tokens, not documents x topics, when a shard is sampled slice
             # by slice)
@@ -637,83 +964,43 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                 wp = &wt[base]
                 length = wt_len[w]
                 run_start = i
-                run_len = 0
-                while i + run_len < n and words[order[i + run_len]] == w:
-                    run_len += 1
-                # spread the word's counts; the other shards' part is what this shard's tokens
-                # do not account for
-                for j in range(length):
-                    k = <Py_ssize_t> (mask - (wp[j] & mask))
-                    cur[k] = <int32_t> (wp[j] >> bits)
-                    mark[k] = 1
-                for j in range(run_len):
-                    mark[z[order[run_start + j]]] -= 1  # mark - 1 - (tokens here): borrowed
-                n_other = 0
-                other_mass = 0.0
-                for j in range(length):
-                    k = <Py_ssize_t> (mask - (wp[j] & mask))
-                    cnt = cur[k] + (mark[k] - 1)  # counts from the other shards
-                    mark[k] = 1
-                    if cnt > 0:
-                        other_topics[n_other] = <int32_t> k
-                        weight[n_other] = cnt
-                        other_mass += cnt
-                        n_other += 1
-                if n_other > 0:
-                    _build_alias(weight, n_other, other_mass, other_prob, other_alias, small, large)
+                p.run = &order[run_start]
+                p.run_len = 0
+                while i + p.run_len < n and words[order[i + p.run_len]] == w:
+                    p.run_len += 1
+                if _spread_word(&p, wp, length, &mark[0], other_topics, weight, mask, bits) > 0:
+                    _build_alias(weight, p.n_other, p.other_mass, other_prob, other_alias, small, large)
+                # the word's extra prior mass
+                e_lo = extra_ptr[w]
+                p.n_extra = extra_ptr[w + 1] - e_lo
+                p.extra_mass = 0.0
+                if p.n_extra > 0:
+                    p.extra_topics, p.extra = &extra_topics[e_lo], &extra[e_lo]
+                    _set_extra(beta_row, p.extra_topics, p.extra, p.n_extra, beta, True)
+                    for k in range(p.n_extra):
+                        p.extra_mass += p.extra[k]
                 # this word's tokens
-                while i < run_start + run_len:
+                while i < run_start + p.run_len:
                     m = order[i]
                     d = doc_of[m]
+                    nd = &ndk[d, 0]
                     st = z[m]
                     cur[st] -= 1
-                    ndk[d, st] -= 1
+                    nd[st] -= 1
                     nk[st] -= 1
-                    nd_len = runs[d, last] - runs[d, 0]
                     for _ in range(mh_steps):
-                        # document proposal
-                        u = bitgen.next_double(bitgen.state) * (nd_len + alpha_sum)
-                        if u < nd_len:
-                            t = z[runs[d, 0] + <Py_ssize_t> u]
-                        else:
-                            t = _draw_alias(alpha_prob, alpha_alias, K, (u - nd_len) / alpha_sum)
-                        if t != st:
-                            ratio = ((cur[t] + beta) * (nk[st] + beta_sum)) / ((cur[st] + beta) * (nk[t] + beta_sum))
-                            if bitgen.next_double(bitgen.state) < ratio:
-                                st = t
-                                z[m] = <int32_t> st
-                        # word proposal
-                        u = bitgen.next_double(bitgen.state) * (other_mass + run_len + K * beta)
-                        if u < other_mass:
-                            t = other_topics[_draw_alias(other_prob, other_alias, n_other, u / other_mass)]
-                        elif u < other_mass + run_len:
-                            t = z[order[run_start + <Py_ssize_t> (u - other_mass)]]
-                        else:
-                            t = <Py_ssize_t> ((u - other_mass - run_len) / beta)
-                            if t >= K:
-                                t = K - 1
-                        if t != st:
-                            ratio = ((ndk[d, t] + alpha[t]) * (nk[st] + beta_sum)) / ((ndk[d, st] + alpha[st]) * (nk[t] + beta_sum))
-                            if bitgen.next_double(bitgen.state) < ratio:
-                                st = t
-                                z[m] = <int32_t> st
+                        st = _document_step(&p, nd, &z[runs[d, 0]], runs[d, last] - runs[d, 0], m, st)
+                        st = _word_step(&p, nd, m, st)
                     cur[st] += 1
-                    ndk[d, st] += 1
+                    nd[st] += 1
                     nk[st] += 1
-                    if mark[st] == 0:  # a topic new to this word: give it a slot
-                        mark[st] = 1
-                        if length < wt_ptr[w + 1] - base:
-                            wp[length] = mask - <packed_t> st
-                            length += 1
-                        else:  # full: some slot's count has dropped to zero; reuse it
-                            j = 0
-                            while cur[mask - (wp[j] & mask)] != 0:
-                                j += 1
-                            mark[mask - (wp[j] & mask)] = 0
-                            wp[j] = mask - <packed_t> st
+                    if mark[st] == 0:  # a topic new to this word
+                        length = _give_slot(wp, length, wt_ptr[w + 1] - base, &cur[0], &mark[0], st, mask)
                     i += 1
                 # write the word's list back, sorted; clear the scratch
                 wt_len[w] = <int32_t> _rebuild_word(wp, length, &cur[0], &mark[0], bits, mask)
+                if p.n_extra > 0:
+                    _set_extra(beta_row, p.extra_topics, p.extra, p.n_extra, beta, False)
             for d in range(D):
                 for i in range(runs[d, 0], runs[d, last]):
                     ndk[d, z[i]] = 0

@@ -3,10 +3,10 @@
 Two simulators of the joint distribution p(z, w) of topic assignments and words:
 
 * **marginal-conditional**: independent draws from the generative process,
-  phi_k ~ Dir(beta), theta_d ~ Dir(alpha), z_i ~ theta_d, w_i ~ phi_{z_i};
+  phi_k ~ Dir(beta_k), theta_d ~ Dir(alpha), z_i ~ theta_d, w_i ~ phi_{z_i};
 * **successive-conditional**: a Markov chain started from one such draw that alternates the
   sampler under test, z ~ K(z' | z, w) (one sweep), with an exact draw of the words given the
-  topics, w ~ p(w | z): phi_k ~ Dir(beta), w_i ~ phi_{z_i}. The second step leaves p(z, w)
+  topics, w ~ p(w | z): phi_k ~ Dir(beta_k), w_i ~ phi_{z_i}. The second step leaves p(z, w)
   invariant, so the chain's stationary distribution is p(z, w) if and only if the sampler
   leaves p(z | w) invariant.
 
@@ -45,16 +45,33 @@ TEST_FUNCTIONS = (
 
 @dataclass
 class TinyModel:
-    """Fixed sizes and priors of the model the test runs on."""
+    """Fixed sizes and priors of the model the test runs on. The topic-word prior is ``beta``
+    plus ``extra``: cells (topic, word, extra mass) of a non-uniform prior (none: symmetric)."""
 
     doc_lengths: tuple[int, ...] = (4, 3, 5)
     n_words: int = 4
     alpha: tuple[float, ...] = (0.4, 0.9)
     beta: float = 0.6
+    extra: tuple[tuple[int, int, float], ...] = ()
 
     @property
     def n_topics(self) -> int:
         return len(self.alpha)
+
+    @property
+    def topic_word(self) -> np.ndarray:
+        """(K, V) the topic-word prior, ``beta + extra``."""
+        out = np.full((self.n_topics, self.n_words), self.beta)
+        for k, w, e in self.extra:
+            out[k, w] += e
+        return out
+
+    def draw_phi(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` draws of the topics (size, K, V), phi_k ~ Dir(beta_k)."""
+        if not self.extra:
+            return rng.dirichlet(np.full(self.n_words, self.beta), size=(size, self.n_topics))
+        g = rng.standard_gamma(np.broadcast_to(self.topic_word, (size, self.n_topics, self.n_words)))
+        return g / g.sum(axis=-1, keepdims=True)
 
     @property
     def doc_ptr(self) -> np.ndarray:
@@ -70,7 +87,7 @@ def _draw_categorical(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def _draw_words(z: np.ndarray, m: TinyModel, rng: np.random.Generator) -> np.ndarray:
     """w ~ p(w | z) for a batch of assignments ``z`` (S, N): fresh phi per row, w_i ~ phi_{z_i}."""
-    phi = rng.dirichlet(np.full(m.n_words, m.beta), size=(z.shape[0], m.n_topics))  # (S, K, V)
+    phi = m.draw_phi(z.shape[0], rng)  # (S, K, V)
     rows = np.arange(z.shape[0])[:, None]
     return _draw_categorical(phi[rows, z], rng)
 
@@ -104,7 +121,7 @@ def successive_conditional(m: TinyModel, sweep, n: int, rng: np.random.Generator
         # token, drawn for a chunk of iterations at once; w_i is then the inverse-CDF draw
         # from phi_{z_i}.
         size = min(chunk, n - start)
-        cum = np.cumsum(rng.dirichlet(np.full(V, m.beta), size=(size, K)), axis=-1)  # (size, K, V)
+        cum = np.cumsum(m.draw_phi(size, rng), axis=-1)  # (size, K, V)
         u = rng.random((size, z.size, 1))
         for t in range(size):
             nwk = np.bincount(words * K + z, minlength=V * K).astype(np.int32).reshape(V, K)

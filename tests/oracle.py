@@ -9,10 +9,27 @@ from scipy.special import gammaln
 from ldacli.methods.base import doc_topic_counts, word_topic_counts
 
 
-def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None):
-    """ldacli._cgs.dense_sweep for one shard's tokens of the words word_lo <= w < word_hi."""
+def extra_cells(prior, w):
+    """Word w's cells of extra prior mass, [(topic, extra), ...] by topic (none without a prior)."""
+    if prior is None:
+        return []
+    return [(int(t), float(e)) for ww, t, e in zip(prior.words, prior.topics, prior.extra) if ww == w]
+
+
+def beta_row(prior, w, beta, K):
+    """Word w's topic-word prior, (K,): ``beta``, and ``beta + extra`` on its cells."""
+    row = np.full(K, float(beta))
+    for t, e in extra_cells(prior, w):
+        row[t] = beta + e
+    return row
+
+
+def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None, prior=None):
+    """ldacli._cgs.dense_sweep for one shard's tokens of the words word_lo <= w < word_hi, under
+    the topic-word prior ``beta`` plus ``prior``'s extra mass (``beta_sum`` (K,) its topics' sums)."""
     K = nk.size
     word_hi = nwk.shape[0] if word_hi is None else word_hi
+    beta_sum = np.broadcast_to(beta_sum, (K,))
     inv = 1.0 / (nk + beta_sum)
     for d in range(doc_ptr.size - 1):
         ndk = np.bincount(z[doc_ptr[d]:doc_ptr[d + 1]], minlength=K)
@@ -23,21 +40,280 @@ def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=
             nwk[w, t] -= 1
             ndk[t] -= 1
             nk[t] -= 1
-            inv[t] = 1.0 / (nk[t] + beta_sum)
-            cum = np.cumsum((ndk + alpha) * (nwk[w] + beta) * inv)
+            inv[t] = 1.0 / (nk[t] + beta_sum[t])
+            cum = np.cumsum((ndk + alpha) * (nwk[w] + beta_row(prior, w, beta, K)) * inv)
             u = rng.random() * cum[-1]
             t = min(int(np.searchsorted(cum, u, side="right")), K - 1)
             z[i] = t
             nwk[w, t] += 1
             ndk[t] += 1
             nk[t] += 1
-            inv[t] = 1.0 / (nk[t] + beta_sum)
+            inv[t] = 1.0 / (nk[t] + beta_sum[t])
 
 
-def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs):
-    """One sweep of the partition scheme: P rounds; in round r, shard s samples its tokens of word
-    slice (s + r) mod P against the shared word-topic counts and its own copy of the topic totals
-    of the round's start; the totals' changes are summed after the round."""
+def word_list(counts):
+    """A word's topics as its sorted list in the sparse kernels keeps them: those with a count,
+    largest count first, then by topic (``ext/_cgs.pyx``'s packed entries, decreasing)."""
+    topics = np.flatnonzero(counts)
+    return [int(k) for k in topics[np.lexsort((topics, -counts[topics]))]]
+
+
+def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None, prior=None):
+    """ldacli._cgs.sparse_sweep for one shard's tokens of the words word_lo <= w < word_hi, step
+    for step: the buckets s, r, q and the extra prior mass kept as the kernel keeps them (running
+    sums, each change made in the same order), so every double is the same. ``nwk`` (V, K)
+    dense counts stand for the word lists (:func:`word_list` gives a word's list order)."""
+    K = nk.size
+    word_hi = nwk.shape[0] if word_hi is None else word_hi
+    alpha = [float(a) for a in alpha]
+    beta_sum = [float(x) for x in np.broadcast_to(beta_sum, (K,))]
+    inv = [1.0 / (int(nk[k]) + beta_sum[k]) for k in range(K)]
+    coef = [alpha[k] * inv[k] for k in range(K)]
+    sterm = [alpha[k] * beta * inv[k] for k in range(K)]
+    b = {"s": 0.0, "r": 0.0}
+    for k in range(K):
+        b["s"] += sterm[k]
+    nd, dt = [0] * K, []
+
+    def add_to_topic(k, delta):  # _add_to_topic
+        b["s"] -= sterm[k]
+        b["r"] -= nd[k] * beta * inv[k]
+        nk[k] += delta
+        nd[k] += delta
+        inv[k] = 1.0 / (int(nk[k]) + beta_sum[k])
+        sterm[k] = alpha[k] * beta * inv[k]
+        b["s"] += sterm[k]
+        b["r"] += nd[k] * beta * inv[k]
+        coef[k] = (alpha[k] + nd[k]) * inv[k]
+
+    def draw_entry(qterm, u):  # _draw_entry: by pairs
+        j = 0
+        while j + 1 < len(qterm):
+            pair = qterm[j] + qterm[j + 1]
+            if u < pair:
+                return j if u < qterm[j] else j + 1
+            u -= pair
+            j += 2
+        if j < len(qterm) and u < qterm[j]:
+            return j
+        return max(j for j, x in enumerate(qterm) if x != 0.0)
+
+    def draw_document_topic(u):  # _draw_document_topic
+        for k in dt:
+            if nd[k] > 0:
+                u -= nd[k] * beta * inv[k]
+                if u < 0.0:
+                    return k
+        with_mass = [k for k in dt if nd[k] > 0]
+        return with_mass[-1] if with_mass else -1
+
+    def draw_smoothing_topic(u):  # _draw_smoothing_topic
+        for k in range(K):
+            u -= sterm[k]
+            if u < 0.0:
+                return k
+        return K - 1
+
+    for d in range(doc_ptr.size - 1):
+        mine = [i for i in range(doc_ptr[d], doc_ptr[d + 1]) if word_lo <= words[i] < word_hi]
+        if not mine:
+            continue
+        # _enter_document: the topics in order of first appearance
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            t = int(z[i])
+            if nd[t] == 0:
+                dt.append(t)
+            nd[t] += 1
+        b["r"] = 0.0
+        for t in dt:
+            b["r"] += nd[t] * beta * inv[t]
+            coef[t] = (alpha[t] + nd[t]) * inv[t]
+        for i in mine:
+            w, old = int(words[i]), int(z[i])
+            kept = (b["s"], b["r"], inv[old], sterm[old], coef[old])
+            add_to_topic(old, -1)
+            # the word bucket over the word's list, full counts, in two running sums (even and
+            # odd entries), then the token's own count taken out
+            topics = word_list(nwk[w])
+            qterm = [coef[k] * int(nwk[w, k]) for k in topics]
+            q, q2 = 0.0, 0.0
+            for j, x in enumerate(qterm):
+                if j % 2 == 0:
+                    q += x
+                else:
+                    q2 += x
+            q = (q + q2) - coef[old]
+            total = b["s"] + b["r"] + q
+            # the word's extra prior mass, sum coef[k] extra_wk over its cells
+            cells, qe = extra_cells(prior, w), 0.0
+            for k, e in cells:
+                qe += coef[k] * e
+            if cells:
+                total += qe
+            u = rng.random() * total
+            if u < q:
+                qterm[topics.index(old)] -= coef[old]
+                t = topics[draw_entry(qterm, u)]
+            else:
+                u -= q
+                t = -1
+                if cells and u < qe:
+                    t = cells[-1][0]
+                    for k, e in cells:
+                        u -= coef[k] * e
+                        if u < 0.0:
+                            t = k
+                            break
+                elif cells:
+                    u -= qe
+                if t < 0:
+                    t = draw_document_topic(u) if u < b["r"] else -1
+                if t < 0:
+                    t = draw_smoothing_topic(u - b["r"])
+            if t == old:  # _put_back
+                nk[old] += 1
+                nd[old] += 1
+                b["s"], b["r"], inv[old], sterm[old], coef[old] = kept
+                continue
+            add_to_topic(t, 1)
+            if nd[old] == 0:  # _move_in_document: the last topic takes old's place
+                dt[dt.index(old)] = dt[-1]
+                dt.pop()
+            if nd[t] == 1:
+                dt.append(t)
+            nwk[w, old] -= 1
+            nwk[w, t] += 1
+            z[i] = t
+        for t in dt:  # _leave_document
+            nd[t] = 0
+            coef[t] = alpha[t] * inv[t]
+        dt.clear()
+
+
+def build_alias(weight, total):
+    """ldacli._cgs's _build_alias: Vose's alias table (prob, alias) of ``weight``."""
+    n = len(weight)
+    scale = n / total
+    prob = [x * scale for x in weight]
+    alias = list(range(n))
+    small = [j for j in range(n) if prob[j] < 1.0]
+    large = [j for j in range(n) if prob[j] >= 1.0]
+    while small and large:
+        a = small.pop()
+        b = large[-1]
+        alias[a] = b
+        prob[b] = (prob[b] + prob[a]) - 1.0
+        if prob[b] < 1.0:
+            large.pop()
+            small.append(b)
+    for j in large + small:  # what is left, and rounding leftovers
+        prob[j] = 1.0
+    return prob, alias
+
+
+def draw_alias(prob, alias, u):
+    """ldacli._cgs's _draw_alias: an index of the table, for u uniform in [0, 1)."""
+    n = len(prob)
+    x = u * n
+    j = min(int(x), n - 1)
+    return j if x - j < prob[j] else alias[j]
+
+
+def alias_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None, prior=None,
+                mh_steps=2):
+    """ldacli._cgs.alias_sweep for one shard's tokens of the words word_lo <= w < word_hi (the
+    shard's tokens of those words grouped by word, in a stable order), draw for draw. ``nwk``
+    (V, K) dense counts stand for the word lists: all the shards' counts of a word, of which the
+    other shards' part is frozen while this shard samples."""
+    K = nk.size
+    word_hi = nwk.shape[0] if word_hi is None else word_hi
+    alpha = [float(a) for a in alpha]
+    bs = [float(x) for x in np.broadcast_to(beta_sum, (K,))]
+    order = np.argsort(words, kind="stable")
+    order = [int(m) for m in order if word_lo <= words[m] < word_hi]
+    doc_of = np.repeat(np.arange(doc_ptr.size - 1), np.diff(doc_ptr))
+    ndk = doc_topic_counts(doc_ptr, z, K).tolist()
+    alpha_sum = 0.0
+    for a in alpha:
+        alpha_sum += a
+    alpha_prob, alpha_alias = build_alias(alpha, alpha_sum)
+    i = 0
+    while i < len(order):
+        w = int(words[order[i]])
+        run = [m for m in order[i:] if words[m] == w]  # the word's tokens: one run of the order
+        cur = [int(c) for c in nwk[w]]
+        here = np.bincount(z[run], minlength=K)
+        other_topics, weight, other_mass = [], [], 0.0
+        for k in word_list(nwk[w]):
+            if cur[k] - here[k] > 0:
+                other_topics.append(k)
+                weight.append(float(cur[k] - here[k]))
+                other_mass += cur[k] - here[k]
+        if other_topics:
+            other_prob, other_alias = build_alias(weight, other_mass)
+        cells, extra_mass = extra_cells(prior, w), 0.0
+        for _, e in cells:
+            extra_mass += e
+        bw = beta_row(prior, w, beta, K).tolist()
+        for m in run:
+            d = doc_of[m]
+            nd, lo, hi = ndk[d], doc_ptr[d], doc_ptr[d + 1]
+            st = int(z[m])
+            cur[st] -= 1
+            nd[st] -= 1
+            nk[st] -= 1
+            for _ in range(mh_steps):
+                # the document proposal, q(k) ~ n_dk + a_k
+                u = rng.random() * ((hi - lo) + alpha_sum)
+                if u < hi - lo:
+                    t = int(z[lo + int(u)])
+                else:
+                    t = draw_alias(alpha_prob, alpha_alias, (u - (hi - lo)) / alpha_sum)
+                if t != st:
+                    ratio = ((cur[t] + bw[t]) * (int(nk[st]) + bs[st])) / ((cur[st] + bw[st]) * (int(nk[t]) + bs[t]))
+                    if rng.random() < ratio:
+                        st = t
+                        z[m] = st
+                # the word proposal, q(k) ~ n_wk + b_wk: other shards, this shard, uniform, extra
+                u = rng.random() * (other_mass + len(run) + K * beta + extra_mass)
+                if u < other_mass:
+                    t = other_topics[draw_alias(other_prob, other_alias, u / other_mass)]
+                elif u < other_mass + len(run):
+                    t = int(z[run[int(u - other_mass)]])
+                else:
+                    x = u - other_mass - len(run)
+                    if cells and x >= K * beta:
+                        x -= K * beta
+                        t = cells[-1][0]
+                        for k, e in cells:
+                            x -= e
+                            if x < 0.0:
+                                t = k
+                                break
+                    else:
+                        t = min(int(x / beta), K - 1)
+                if t != st:
+                    ratio = ((nd[t] + alpha[t]) * (int(nk[st]) + bs[st])) / ((nd[st] + alpha[st]) * (int(nk[t]) + bs[t]))
+                    if rng.random() < ratio:
+                        st = t
+                        z[m] = st
+            cur[st] += 1
+            nd[st] += 1
+            nk[st] += 1
+        nwk[w] = cur
+        i += len(run)
+
+
+SWEEPS = {"dense": dense_sweep, "sparse": sparse_sweep, "alias": alias_sweep}
+
+
+def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs, kind="dense", prior=None):
+    """One sweep of the partition scheme with sampler ``kind``: P rounds; in round r, shard s
+    samples its tokens of word slice (s + r) mod P against the shared word-topic counts and its
+    own copy of the topic totals of the round's start; the totals' changes are summed after the
+    round. The topic-word prior is ``beta`` plus ``prior``'s extra mass (None: none)."""
+    beta_sum = V * beta + (np.bincount(prior.topics, weights=prior.extra, minlength=K) if prior is not None
+                           else np.zeros(K))
     nwk = np.zeros((V, K), np.int64)
     np.add.at(nwk, (words, z), 1)
     nk = np.bincount(z, minlength=K)
@@ -49,8 +325,8 @@ def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs):
             lo, hi = doc_ptr[bounds[s]], doc_ptr[bounds[s + 1]]
             ptr = doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo
             mine = start.copy()
-            dense_sweep(words[lo:hi], ptr, z[lo:hi], nwk, mine, alpha, beta, V * beta, rngs[s], slices[j],
-                        slices[j + 1])
+            SWEEPS[kind](words[lo:hi], ptr, z[lo:hi], nwk, mine, alpha, beta, beta_sum, rngs[s], slices[j],
+                         slices[j + 1], prior)
             change += mine - start
         nk = start + change
 
@@ -156,13 +432,16 @@ def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
 
 def exact_posterior(words, doc_ptr, V, K, alpha, beta):
     """p(z | w) for every assignment of a tiny corpus, by enumeration of the collapsed joint:
-    the list of states (tuples z) and their probabilities."""
+    the list of states (tuples z) and their probabilities. ``beta`` is the topic-word prior,
+    symmetric (a number) or one per word and topic ((V, K))."""
+    beta = np.broadcast_to(np.asarray(beta, dtype=np.float64), (V, K))
     states = list(itertools.product(range(K), repeat=words.size))
     logp = []
     for z in states:
         z = np.array(z, np.int32)
         nwk = word_topic_counts(words, z, V, K)
-        lp = np.sum(gammaln(nwk + beta)) - np.sum(gammaln(nwk.sum(axis=0) + V * beta))
+        # log p(w | z), less what does not depend on z
+        lp = np.sum(gammaln(nwk + beta)) - np.sum(gammaln(nwk.sum(axis=0) + beta.sum(axis=0)))
         lp += np.sum(gammaln(doc_topic_counts(doc_ptr, z, K) + alpha))
         logp.append(lp)
     logp = np.array(logp)

@@ -58,6 +58,24 @@ def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler
     same(local, remote)
 
 
+@pytest.mark.parametrize("sampler", ["sparse", "dense", "alias"])
+def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threads(corpus, client, sampler):
+    from test_topic_word_prior import cgs
+
+    from ldacli.topic_word_prior import seed_prior
+
+    prior = seed_prior({0: [1, 2, 3], 4: [3, 10]}, 30.0, corpus.n_words, 25)
+    given = {"n_topics": 25, "seed": 3, "shards": SHARDS, "sampler": sampler}
+    local, remote = cgs(corpus, prior, threads=2, **given), cgs(corpus, prior, client=client, **given)
+    for it in range(4):
+        local.step(it + 1)
+        remote.step(it + 1)
+    np.testing.assert_array_equal(local.sampler.z, remote.sampler.z)
+    assert local.phi().tobytes() == remote.phi().tobytes() and local.loglik() == remote.loglik()
+    local.close()
+    remote.close()
+
+
 def _die_in_sweep_4_at_shard_2(rounds):
     """Run in a worker (client.run): its ShardHost dies (the process exits) when asked to sample
     shard 2 in the first round of the 4th sweep (``rounds`` a sweep), half a second after the

@@ -2,25 +2,37 @@
 
 The harness is in tests/geweke.py. Overall significance level 0.001, Bonferroni-split over six
 test functions (critical |z| 3.76), fixed seeds; the model has K=2 topics, V=4 words and three
-documents of 4, 3 and 5 tokens, alpha = (0.4, 0.9), beta = 0.6. About 30 s in all. A new sampler is added by appending an
+documents of 4, 3 and 5 tokens, alpha = (0.4, 0.9), beta = 0.6, and every sampler is run again
+under a non-uniform topic-word prior (extra mass on four cells, :data:`SEEDED`). A new sampler is added by appending an
 adapter ``sweep(words, doc_ptr, z, nwk, ndk, nk, alpha, beta, rng)`` to SAMPLERS.
 """
 
+import numpy as np
 import pytest
-from geweke import geweke
+from geweke import TinyModel, geweke
 
 from ldacli.methods.sharded import SAMPLERS as KINDS
 from ldacli.methods.sharded import ShardedSampler, shard_bounds
+from ldacli.topic_word_prior import TopicWordPrior
 
 
-def adapter(kind):
-    """One sweep of ldacli's sampler ``kind`` (one shard: the exact sampler) on the given state."""
+def adapter(kind, prior=None):
+    """One sweep of ldacli's sampler ``kind`` (one shard: the exact sampler) on the given state,
+    under the topic-word prior ``beta`` plus ``prior``'s extra mass."""
 
     def sweep(words, doc_ptr, z, nwk, ndk, nk, alpha, beta, rng):
         V, K = nwk.shape
-        ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), [rng]).sweep()
+        ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), [rng],
+                       prior=prior).sweep()
 
     return sweep
+
+
+# A non-uniform topic-word prior, as seeded topics have: topic 0 favours word 0, topic 1 word 3
+# (both with word 2 a little), on top of beta = 0.6.
+SEEDED = TinyModel(extra=((0, 0, 2.0), (1, 3, 1.5), (0, 2, 0.5), (1, 2, 0.7)))
+SEEDED_PRIOR = TopicWordPrior.of_cells(SEEDED.n_words, SEEDED.n_topics, np.array([w for _, w, _ in SEEDED.extra]),
+                                       np.array([k for k, _, _ in SEEDED.extra]), [e for _, _, e in SEEDED.extra])
 
 
 SAMPLERS = {kind: adapter(kind) for kind in KINDS}
@@ -78,4 +90,19 @@ def test_the_harness_rejects_a_broken_sampler(broken, n_successive):
     # Forgetting the token's own count is a small error on this model: it needs a longer chain
     # (|z| about 5 to 7 against the critical 3.76), the missing 1/(n_k + V beta) shows at once.
     result = geweke(broken, n_marginal=100_000, n_successive=n_successive, seed=1)
+    assert not result.passed, result.report()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_sampler_gets_the_joint_distribution_right_under_a_non_uniform_topic_word_prior(kind):
+    result = geweke(adapter(kind, SEEDED_PRIOR), model=SEEDED, n_marginal=100_000, n_successive=100_000, seed=1)
+    assert result.passed, result.report()
+
+
+@pytest.mark.slow
+def test_the_harness_rejects_a_sampler_that_ignores_the_non_uniform_prior():
+    # the sparse sampler under the symmetric beta alone, on the model whose words were drawn
+    # under the seeded prior
+    result = geweke(adapter("sparse"), model=SEEDED, n_marginal=100_000, n_successive=40_000, seed=1)
     assert not result.passed, result.report()

@@ -18,6 +18,7 @@ from ldacli.errors import LdacliError
 from ldacli.methods.sharded import (SAMPLERS, ShardedSampler, list_layout, shard_bounds, slice_runs, unpack_entries,
                                     word_slices)
 from ldacli.methods.base import doc_topic_counts, word_topic_counts
+from ldacli.topic_word_prior import extra_by_word, seed_prior, topic_sums
 
 
 def tiny_corpus(seed, D=7, V=13, K=4, max_len=12):
@@ -36,9 +37,11 @@ def streams(seed, n):
     return [np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(seed).spawn(n)]
 
 
-def test_dense_sweep_equals_numpy_oracle_bit_for_bit():
+@pytest.mark.parametrize("seeded", [False, True])
+def test_dense_sweep_equals_numpy_oracle_bit_for_bit(seeded):
     V, K = 13, 4
     words, doc_ptr, z = tiny_corpus(5, V=V, K=K)
+    prior = seed_prior({1: [2, 5, 7], 3: [5, 11]}, 4.5, V, K) if seeded else None
     z_oracle = z.copy()
     nwk, nk = word_topic_counts(words, z, V, K), np.bincount(z, minlength=K).astype(np.int32)
     nwk_o, nk_o = nwk.copy(), nk.copy()
@@ -48,9 +51,11 @@ def test_dense_sweep_equals_numpy_oracle_bit_for_bit():
     r2 = np.random.Generator(np.random.PCG64(3))
     runs = slice_runs(words, doc_ptr, np.array([0, V]))  # one slice: the documents whole
     start = z.copy()
+    beta_sum = topic_sums(prior, beta, V, K)
     for _ in range(5):
-        dense_sweep(words, runs, z, nwk, nk, alpha, beta, V * beta, np.zeros(K, np.int32), np.zeros(2 * K), r1)
-        oracle.dense_sweep(words, doc_ptr, z_oracle, nwk_o, nk_o, alpha, beta, V * beta, r2)
+        dense_sweep(words, runs, z, nwk, nk, alpha, beta, beta_sum, *extra_by_word(prior, V), np.zeros(K, np.int32),
+                    np.zeros(3 * K), r1)
+        oracle.dense_sweep(words, doc_ptr, z_oracle, nwk_o, nk_o, alpha, beta, beta_sum, r2, prior=prior)
         np.testing.assert_array_equal(z, z_oracle)
         np.testing.assert_array_equal(nwk, nwk_o)
         np.testing.assert_array_equal(nk, nk_o)
@@ -58,26 +63,36 @@ def test_dense_sweep_equals_numpy_oracle_bit_for_bit():
     assert r1.bit_generator.state == r2.bit_generator.state  # one draw per token, both sides
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
-def test_sharded_dense_sampler_equals_the_partition_oracle_for_any_thread_count(threads):
-    V, K = 11, 3
-    words, doc_ptr, z = tiny_corpus(9, D=12, V=V, K=K)
-    alpha = np.array([0.3, 0.1, 0.2])
-    bounds = shard_bounds(doc_ptr, 4)
-    assert bounds.size == 5
-    slices = word_slices(np.bincount(words, minlength=V), 4)
-    assert np.all(np.diff(slices) > 0)  # four slices with words
+@pytest.mark.parametrize("kind", SAMPLERS)
+@pytest.mark.parametrize("seeded", [False, True])
+@pytest.mark.parametrize("shards, threads, K", [(1, 1, 6), (4, 1, 6), (4, 2, 6), (4, 3, 6), (1, 1, 37), (3, 2, 37)])
+def test_every_sampler_equals_its_numpy_oracle_bit_for_bit_for_any_thread_count(kind, seeded, shards, threads, K):
+    # the oracles (tests/oracle.py) are the kernels' steps in plain Python on dense counts; with
+    # several shards, the partition scheme's blocks and rounds as well; seeded: under a
+    # non-uniform topic-word prior (extra mass on a few words of two topics, one word in both)
+    V = 11 if K < 10 else 30
+    words, doc_ptr, z = tiny_corpus(9, D=12 if K < 10 else 30, V=V, K=K, max_len=12 if K < 10 else 30)
+    alpha = np.random.default_rng(K).uniform(0.05, 0.4, K)
+    prior = seed_prior({0: [1, 4, 9], K - 2: [4, 6]}, 2.5, V, K) if seeded else None
+    bounds = shard_bounds(doc_ptr, shards)
+    assert bounds.size == shards + 1
+    slices = word_slices(np.bincount(words, minlength=V), shards)
+    assert np.all(np.diff(slices) > 0)  # every slice has words
     z_oracle = z.copy()
-    sampler = ShardedSampler("dense", words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, 4), threads)
+    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, shards), threads,
+                             prior=prior)
     np.testing.assert_array_equal(sampler.slices, slices)
-    oracle_rngs = streams(1, 4)
+    oracle_rngs = streams(1, shards)
+    start = z.copy()
     for _ in range(4):
         sampler.sweep()
-        oracle.partition_sweep(words, doc_ptr, z_oracle, V, K, alpha, 0.05, bounds, slices, oracle_rngs)
+        oracle.partition_sweep(words, doc_ptr, z_oracle, V, K, alpha, 0.05, bounds, slices, oracle_rngs, kind, prior)
         np.testing.assert_array_equal(z, z_oracle)
-        np.testing.assert_array_equal(sampler.counts.nwk, word_topic_counts(words, z, V, K))
+        np.testing.assert_array_equal(sampler.counts.word_topic_counts(), word_topic_counts(words, z, V, K))
         np.testing.assert_array_equal(sampler.counts.nk, np.bincount(z, minlength=K))
     sampler.close()
+    assert np.count_nonzero(z != start) > 0  # the sweeps did something
+    assert [r.bit_generator.state for r in sampler.rngs] == [r.bit_generator.state for r in oracle_rngs]
 
 
 def test_word_slices_cut_the_vocabulary_into_ranges_of_about_equal_token_counts():
@@ -228,16 +243,22 @@ def test_64_bit_word_list_entries_give_the_same_chain(kind, monkeypatch):
 
 
 @pytest.mark.parametrize("kind", SAMPLERS)
-def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind):
-    # 2 documents, 5 tokens, 3 words, 2 topics: 32 states, posterior computed exactly.
+@pytest.mark.parametrize("seeded", [False, True])
+def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind, seeded):
+    # 2 documents, 5 tokens, 3 words, 2 topics: 32 states, posterior computed exactly; seeded:
+    # under a non-uniform topic-word prior (topic 0 seeded with word 0, topic 1 with words 1, 2)
     words = np.array([0, 0, 1, 2, 2], np.int32)
     doc_ptr = np.array([0, 3, 5], np.int64)
     V, K, beta = 3, 2, 0.3
     alpha = np.array([0.4, 0.7])
-    states, exact = oracle.exact_posterior(words, doc_ptr, V, K, alpha, beta)
+    prior = seed_prior({0: [0], 1: [1, 2]}, 1.2, V, K) if seeded else None
+    states, exact = oracle.exact_posterior(words, doc_ptr, V, K, alpha, beta if prior is None else prior.dense(beta).T)
+    if seeded:  # the prior matters: the symmetric posterior is far from this one
+        assert 0.5 * np.abs(exact - oracle.exact_posterior(words, doc_ptr, V, K, alpha, beta)[1]).sum() > 0.1
     index = {z: i for i, z in enumerate(states)}
     z = np.zeros(5, np.int32)
-    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), streams(2024, 1))
+    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), streams(2024, 1),
+                             prior=prior)
     sweeps = 60000
     seen = np.zeros(len(states))
     for _ in range(sweeps):

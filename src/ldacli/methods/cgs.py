@@ -25,22 +25,32 @@ from ldacli.formats.shards import ShardFolder
 from ldacli.settings import FIXED, Choice, Integer, Setting, owned_by
 from ldacli.model import Checkpoint
 from ldacli.priors import optimize_alpha, optimize_beta
+from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
 
 
 def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> float:
-    """Joint log-likelihood log p(w, z | alpha, beta) with theta and phi integrated out."""
+    """Joint log-likelihood log p(w, z | alpha, beta_kw) with theta and phi integrated out; the
+    topic-word prior ``beta_kw`` is ``beta`` plus the sampler's extra mass (``sampler.prior``)."""
     V, K = sampler.V, sampler.K
     counts = sampler.counts
     lengths = np.diff(sampler.doc_ptr)
     D = lengths.size
     alpha_sum = float(alpha.sum())
-    # log p(w | z): a zero count contributes lgamma(beta) - lgamma(beta) = 0
+    # log p(w | z) = sum_k [lgamma(B_k) - lgamma(n_k + B_k) + sum_w (lgamma(n_kw + beta_kw) - lgamma(beta_kw))],
+    # B_k = sum_w beta_kw: first as if every cell's prior were beta (a zero count contributes
+    # lgamma(beta) - lgamma(beta) = 0), then the cells and topics with extra mass put right
     nz = counts.nonzero_word_topic_counts()
     ll = K * gammaln(V * beta)
     ll += float(np.sum(gammaln(nz + beta))) - nz.size * gammaln(beta)
-    ll -= float(np.sum(gammaln(counts.nk + V * beta)))
+    prior = sampler.prior
+    if prior is not None:
+        ll += float(np.sum(gammaln(prior.topic_sums(beta)) - gammaln(V * beta)))
+        n = counts.counts_at(prior.words, prior.topics)
+        cell = beta + prior.extra
+        ll += float(np.sum((gammaln(n + cell) - gammaln(cell)) - (gammaln(n + beta) - gammaln(beta))))
+    ll -= float(np.sum(gammaln(counts.nk + sampler.priors.beta_sum)))
     # log p(z | alpha), from z without a D x K array
     ll += D * gammaln(alpha_sum) - float(np.sum(gammaln(lengths + alpha_sum)))
     ll += doc_topic_lgamma(sampler.doc_ptr, sampler.z, alpha, np.zeros(K, np.int32))
@@ -55,6 +65,14 @@ class CollapsedGibbs(Method):
     folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
     and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
     initial topics, stream 1 + s samples shard s.
+
+    ``settings["topic_word_prior"]`` (not a command-line setting: built by the caller, e.g. by
+    :func:`~ldacli.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric
+    beta) is extra topic-word prior mass, ``beta_kw = beta + extra_kw``, under which every sampler
+    samples the exact posterior; phi and the trace use it. A checkpoint holds it (arrays
+    ``prior_words``, ``prior_topics``, ``prior_extra``) and a resumed run samples under it; the
+    model records it in ``params["topic_word_prior"]``. It cannot go with ``optimize_interval``,
+    which learns a symmetric beta.
     """
 
     name = "cgs"
@@ -111,6 +129,9 @@ class CollapsedGibbs(Method):
             counts = 4.0 * V * K
         else:  # a sorted list of min(K, frequency) packed (count, topic) entries per word
             counts = 8.0 * float(np.minimum(corpus.word_frequencies(), K).sum()) + 12.0 * V
+        prior = settings.get("topic_word_prior")
+        if prior is not None:  # its cells, by word for the kernels too
+            counts += 32.0 * prior.n_cells + 8.0 * V
         # tokens (words and z; the alias sampler's orders too; the client of a shard folder: z
         # and the moves of a block); where each document's slices start; one copy of the counts,
         # which every thread samples; the model: phi built from dense counts, theta from
@@ -149,17 +170,42 @@ class CollapsedGibbs(Method):
             self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
         self.interval, self.burn_in = settings["optimize_interval"], settings["optimize_burn_in"]
         self.n_tokens = n_tokens
+        self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
         if client is None:
             if threads > n_shards > 1:
                 log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
                          "more, see the README's Performance)", n_shards, n_shards)
             self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
-                                          self.beta, bounds, self.rngs[1:], threads)
+                                          self.beta, bounds, self.rngs[1:], threads, prior=self.prior)
         else:
             from ldacli.methods.distributed import DistributedSampler
 
             self.sampler = DistributedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K,
-                                              self.alpha, self.beta, bounds, self.rngs[1:], client, folder)
+                                              self.alpha, self.beta, bounds, self.rngs[1:], client, folder,
+                                              prior=self.prior)
+
+    def _topic_word_prior(self, given, V: int, K: int, checkpoint: Checkpoint | None, source: str | None
+                          ) -> TopicWordPrior | None:
+        """The run's topic-word prior: the one given, or a resumed run's from its checkpoint
+        (one given must then be the same); None for the symmetric beta."""
+        if given is not None and not isinstance(given, TopicWordPrior):
+            raise SettingError("topic_word_prior", f"topic_word_prior must be a TopicWordPrior "
+                                                   f"(ldacli.topic_word_prior.seed_prior), found {type(given).__name__}")
+        if given is not None and (given.n_words, given.n_topics) != (V, K):
+            raise SettingError("topic_word_prior", f"topic_word_prior must be one of {V} words and {K} topics, "
+                                                   f"found one of {given.n_words} words and {given.n_topics} topics")
+        prior = given if given is not None and given.n_cells else None
+        if checkpoint is not None:
+            stored = TopicWordPrior.from_arrays(checkpoint.arrays, V, K, source)
+            if prior is not None and prior != stored:
+                raise SettingError("topic_word_prior", f"{source}: the checkpoint was written under "
+                                                       f"{'another' if stored else 'no'} topic-word prior, which "
+                                                       f"cannot change on resume")
+            prior = stored
+        if prior is not None and self.interval:
+            raise SettingError("optimize_interval", "optimize_interval learns a symmetric beta, and the topic-word "
+                                                    "prior of seeded topics is not one: leave one of them out")
+        return prior
 
     def step(self, iteration: int) -> None:
         s = self.sampler
@@ -174,20 +220,28 @@ class CollapsedGibbs(Method):
         return log_likelihood(self.sampler, self.alpha, self.beta) / self.n_tokens
 
     def phi(self) -> np.ndarray:
-        counts = self.sampler.counts
-        return (counts.word_topic_counts().T + self.beta) / (counts.nk[:, None] + self.sampler.V * self.beta)
+        """(K, V): ``(n_kw + beta_kw) / (n_k + sum_w beta_kw)``."""
+        s = self.sampler
+        counts = s.counts
+        phi = counts.word_topic_counts().T + self.beta
+        if self.prior is not None:
+            p = self.prior
+            phi[p.topics, p.words] = counts.counts_at(p.words, p.topics) + (self.beta + p.extra)
+        phi /= (counts.nk + s.priors.beta_sum)[:, None]
+        return phi
 
     def rng_states(self) -> list:
         return seeds.states(self.rngs)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"z": self.sampler.z}
+        return {"z": self.sampler.z, **(self.prior.arrays() if self.prior is not None else {})}
 
     def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
         s = self.sampler
         lengths = np.diff(s.doc_ptr)
         theta = (doc_topic_counts(s.doc_ptr, s.z, s.K) + self.alpha) / (lengths[:, None] + self.alpha.sum())
-        return self.phi(), theta, {}
+        extra = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
+        return self.phi(), theta, extra
 
     def close(self) -> None:
         self.sampler.close()

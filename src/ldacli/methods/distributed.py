@@ -38,8 +38,9 @@ import numpy as np
 
 from ldacli.errors import LdacliError
 from ldacli.settings import Anything, Setting
-from ldacli.methods.sharded import (SAMPLERS, ListLayout, Replica, list_layout, merge_pairs, sample_block,
-                                    shard_arrays, shard_layout, word_slices, word_topic_pairs)
+from ldacli.methods.sharded import (SAMPLERS, ListLayout, Priors, Replica, UnderPriors, merge_pairs, replica_class,
+                                    sample_block, shard_layout, word_slices, word_topic_pairs)
+from ldacli.topic_word_prior import TopicWordPrior
 from ldacli.counts import tokens_of
 from ldacli.formats.shards import ShardFolder, open_shard_folder
 
@@ -115,10 +116,13 @@ def cluster(scheduler):
 
 class ShardHost:
     """Shards resident on one worker (a Dask actor): their tokens, topics and random streams,
-    and one replica of the counts to sample them against."""
+    one replica of the counts to sample them against, and the topic-word prior's extra mass by
+    word (``extra``: :func:`~ldacli.topic_word_prior.extra_by_word`), sent once."""
 
-    def __init__(self, kind: str, n_words: int, n_topics: int, layout: ListLayout | None, slices: np.ndarray):
-        self.replica = Replica.empty(kind, n_words, n_topics, layout)
+    def __init__(self, kind: str, n_words: int, n_topics: int, layout: ListLayout | None, slices: np.ndarray,
+                 extra: tuple[np.ndarray, np.ndarray, np.ndarray]):
+        self.replica = replica_class(kind).empty(n_words, n_topics, layout)
+        self.extra = extra
         self.n_topics = n_topics
         self.slices = slices
         self.shards: dict[int, dict] = {}
@@ -128,7 +132,7 @@ class ShardHost:
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = rng_state
         shard = {"words": words, "ptr": ptr, "z": np.array(z, dtype=np.int32), "rng": rng}
-        shard.update(shard_arrays(self.replica.kind, words, ptr, self.slices))
+        shard.update(self.replica.shard_arrays(words, ptr, self.slices))
         self.shards[s] = shard
         return os.getpid()
 
@@ -150,14 +154,17 @@ class ShardHost:
         return {"codes": codes, "counts": counts}
 
     def sweep(self, s: int, j: int, word_ids: np.ndarray, packed: dict, alpha: np.ndarray, beta: float,
-              beta_sum: float):
+              beta_sum: np.ndarray):
         """Sample shard ``s``'s tokens of word slice ``j`` against the counts ``packed`` (see
-        :meth:`Replica.pack`) of its words ``word_ids``; returns the moved tokens (``moved``
-        their positions, ``words``, ``old`` and ``new`` topics) and the stream's ``state``."""
+        :meth:`Replica.pack`) of its words ``word_ids``, under the priors ``alpha``, ``beta``,
+        ``beta_sum`` (:class:`~ldacli.methods.sharded.Priors`) and the prior's extra mass;
+        returns the moved tokens (``moved`` their positions, ``words``, ``old`` and ``new``
+        topics) and the stream's ``state``."""
         shard = self.shards[s]
         self.replica.unpack(word_ids, packed)
         before = shard["z"].copy()
-        sample_block(self.replica, shard, shard["words"], shard["z"], shard["rng"], j, alpha, beta, beta_sum)
+        sample_block(self.replica, shard, shard["words"], shard["z"], shard["rng"], j,
+                     Priors.of(alpha, beta, beta_sum, self.extra))
         moved = np.flatnonzero(before != shard["z"]).astype(np.int32)
         return {"moved": moved, "words": shard["words"][moved], "old": before[moved], "new": shard["z"][moved],
                 "state": shard["rng"].bit_generator.state}
@@ -166,7 +173,7 @@ class ShardHost:
         return os.getpid()
 
 
-class DistributedSampler:
+class DistributedSampler(UnderPriors):
     """:class:`~ldacli.methods.sharded.ShardedSampler`'s surface and results, its shards on the
     workers of ``client``. ``z`` (the client's copy, as of the last merged blocks) and the
     counts are kept here; ``traffic`` has, per sweep, the array bytes sent and received, the
@@ -177,14 +184,14 @@ class DistributedSampler:
     the corpus: the counts are built from the counts the workers send back."""
 
     def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,
-                 bounds: np.ndarray, rngs: list, client, folder: ShardFolder | None = None):
+                 bounds: np.ndarray, rngs: list, client, folder: ShardFolder | None = None,
+                 prior: TopicWordPrior | None = None):
         if kind not in SAMPLERS:
             raise LdacliError(f"sampler must be one of {', '.join(SAMPLERS)}, found {kind!r}")
         self.kind, self.client, self.folder = kind, client, folder
         self.words, self.doc_ptr, self.z = words, doc_ptr, z
         self.V, self.K = n_words, n_topics
-        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-        self.beta = float(beta)
+        self._set_prior(alpha, beta, prior)
         self.rng_states = [r.bit_generator.state for r in rngs]
         self.rngs = rngs
         self.shards = shard_layout(doc_ptr, bounds)  # the workers keep the rest of each shard
@@ -195,7 +202,7 @@ class DistributedSampler:
         else:  # each shard's distinct words come back from its worker
             freq = folder.word_frequencies()
         self.slices = word_slices(freq, len(bounds) - 1)
-        self.layout = None if kind == "dense" else list_layout(freq, n_topics)
+        self.layout = replica_class(kind).layout_for(freq, n_topics)
         self.traffic: list[dict] = []
         self.hosts: dict[str, object] = {}  # worker address -> actor
         self.placement: dict[int, str] = {}  # shard -> worker address
@@ -208,7 +215,7 @@ class DistributedSampler:
                 for s, word_ids in placed.items():
                     self.shards[s]["word_ids"] = word_ids
                 pairs = self._gather_counts()
-        self.shared = Replica(kind, n_words, n_topics, pairs, self.layout)
+        self.shared = replica_class(kind)(n_words, n_topics, pairs, self.layout)
 
     def _gather_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """The word-topic counts of every shard, from their workers one shard at a time, so that
@@ -264,8 +271,8 @@ class DistributedSampler:
 
     def _host(self, address: str):
         if address not in self.hosts:
-            future = self.client.submit(ShardHost, self.kind, self.V, self.K, self.layout, self.slices, actor=True,
-                                        workers=[address], allow_other_workers=False, pure=False)
+            future = self.client.submit(ShardHost, self.kind, self.V, self.K, self.layout, self.slices, self.extra,
+                                        actor=True, workers=[address], allow_other_workers=False, pure=False)
             self.hosts[address] = future.result()
         return self.hosts[address]
 
@@ -322,10 +329,6 @@ class DistributedSampler:
 
     # --- the sweep --------------------------------------------------------------------------------
 
-    def set_priors(self, alpha, beta: float) -> None:
-        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-        self.beta = float(beta)
-
     @property
     def counts(self) -> Replica:
         return self.shared
@@ -368,9 +371,11 @@ class DistributedSampler:
                 if s not in packs:
                     packs[s] = self.shared.pack(word_ids)
                 try:
-                    calls[s] = self.hosts[self.placement[s]].sweep(s, j, word_ids, packs[s], self.alpha, self.beta,
-                                                                   self.V * self.beta)
-                    sent += sum(a.nbytes for a in packs[s].values()) + word_ids.nbytes + self.alpha.nbytes
+                    p = self.priors
+                    calls[s] = self.hosts[self.placement[s]].sweep(s, j, word_ids, packs[s], p.alpha, p.beta,
+                                                                   p.beta_sum)
+                    sent += (sum(a.nbytes for a in packs[s].values()) + word_ids.nbytes + p.alpha.nbytes
+                             + p.beta_sum.nbytes)
                 except ClusterLost:
                     raise
                 except Exception as exc:  # noqa: BLE001 - the actor's worker is gone

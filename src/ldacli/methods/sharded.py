@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import queue
 from dataclasses import dataclass
+from typing import ClassVar
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ldacli import _cgs
 from ldacli.errors import LdacliError
+from ldacli.topic_word_prior import TopicWordPrior, extra_by_word, topic_sums
 
 SAMPLERS = ("dense", "sparse", "alias")
 MH_STEPS = 2
@@ -84,129 +86,6 @@ def choose_sampler(n_topics: int, tokens_per_doc: float) -> str:
     if n_topics < DENSE_BELOW and tokens_per_doc < LONG_DOC_TOKENS:
         return "dense"
     return "sparse"
-
-
-class Replica:
-    """A set of topic-word counts (the shared one, or a Dask worker's copy) with its own topic
-    totals and scratch arrays."""
-
-    def __init__(self, kind: str, V: int, K: int, pairs: tuple[np.ndarray, np.ndarray],
-                 layout: "ListLayout | None" = None):
-        """The counts ``pairs`` (:func:`word_topic_pairs`) as the sampler ``kind`` keeps them;
-        ``layout`` (:func:`list_layout`) for the word lists of ``sparse`` and ``alias``."""
-        # "alias" keeps its word-topic counts in the same sorted word lists as "sparse"
-        self.kind = kind
-        codes, counts = pairs
-        self.nk = np.bincount(codes % K, weights=counts, minlength=K).astype(np.int32)
-        if kind == "dense":
-            self.nwk = np.zeros(V * K, np.int32)
-            self.nwk[codes] = counts
-            self.nwk = self.nwk.reshape(V, K)
-        else:
-            self.word_ptr, self.bits = layout.word_ptr, layout.bits
-            self.wt, self.wt_len = _word_lists(codes, counts, V, K, layout)
-        self._scratch(K)
-
-    def _scratch(self, K: int) -> None:
-        self.ndk = np.zeros(K, np.int32)
-        if self.kind == "dense":
-            self.work = np.zeros(2 * K)
-        elif self.kind == "sparse":
-            self.doc_topics = np.zeros(K + 1, np.int32)
-            self.doc_pos = np.full(K, -1, np.int32)
-            self.mark = np.zeros(K, np.int32)
-            self.work = np.zeros(4 * K)
-        else:
-            self.mark = np.zeros(K, np.int32)
-            self.iwork = np.zeros(5 * K, np.int32)
-            self.work = np.zeros(3 * K)
-            self.ndk_shard = np.zeros((0, K), np.int32)
-
-    @classmethod
-    def empty(cls, kind: str, V: int, K: int, layout: "ListLayout | None" = None) -> "Replica":
-        """A replica with no counts yet: a Dask worker's, which :meth:`unpack` fills with the
-        words of each block before it is sampled."""
-        return cls(kind, V, K, (np.zeros(0, np.int64), np.zeros(0, np.int64)), layout)
-
-    @classmethod
-    def sharing(cls, source: "Replica") -> "Replica":
-        """A replica that samples ``source``'s word-topic counts in place, with its own topic
-        totals and scratch: a thread's, for the blocks of a round."""
-        replica = cls.__new__(cls)
-        replica.kind = source.kind
-        replica.nk = source.nk.copy()
-        if source.kind == "dense":
-            replica.nwk = source.nwk
-        else:
-            replica.word_ptr, replica.bits, replica.wt, replica.wt_len = (source.word_ptr, source.bits, source.wt,
-                                                                          source.wt_len)
-        replica._scratch(source.nk.size)
-        return replica
-
-    def sweep(self, words, runs, z, alpha, beta, beta_sum, rng, part=0, order=None, doc_of=None) -> None:
-        """Sample one shard's tokens of word slice ``part`` (``runs``: :func:`slice_runs`); the
-        alias sampler visits the tokens ``order`` (those tokens, grouped by word)."""
-        if self.kind == "dense":
-            _cgs.dense_sweep(words, runs, z, self.nwk, self.nk, alpha, beta, beta_sum, self.ndk, self.work, rng,
-                             part)
-        elif self.kind == "alias":
-            if self.ndk_shard.shape[0] < runs.shape[0]:
-                self.ndk_shard = np.zeros((runs.shape[0], self.nk.size), np.int32)
-            _cgs.alias_sweep(words, runs, z, order, doc_of, self.word_ptr, self.wt, self.wt_len, self.bits,
-                             self.nk, alpha, beta, beta_sum, self.ndk_shard, self.ndk, self.mark, self.iwork,
-                             self.work, MH_STEPS, rng)
-        else:
-            _cgs.sparse_sweep(words, runs, z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, alpha,
-                              beta, beta_sum, self.ndk, self.doc_topics, self.doc_pos, self.work, rng, part)
-
-    def move(self, words, order, z_from, z_to) -> None:
-        """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
-        if self.kind == "dense":
-            _cgs.apply_dense(words, order, z_from, z_to, self.nwk, self.nk)
-        else:
-            _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
-                              self.ndk, self.mark)
-
-    def pack(self, word_ids: np.ndarray) -> dict:
-        """The counts of the words ``word_ids`` and all topic totals, as arrays to send to
-        another replica's :meth:`unpack` (a Dask worker's, for one block)."""
-        if self.kind == "dense":
-            return {"nk": self.nk.copy(), "rows": self.nwk[word_ids]}
-        idx, lens = _list_slots(self.word_ptr, self.wt_len, word_ids)
-        return {"nk": self.nk.copy(), "lens": lens, "entries": self.wt[idx]}
-
-    def unpack(self, word_ids: np.ndarray, packed: dict) -> None:
-        """Take the counts :meth:`pack` sent for ``word_ids``, and the topic totals."""
-        np.copyto(self.nk, packed["nk"])
-        if self.kind == "dense":
-            self.nwk[word_ids] = packed["rows"]
-            return
-        self.wt_len[word_ids] = packed["lens"]
-        idx, _ = _list_slots(self.word_ptr, self.wt_len, word_ids)
-        self.wt[idx] = packed["entries"]
-
-    def word_topic_counts(self) -> np.ndarray:
-        """Dense (V, K) int32 counts."""
-        if self.kind == "dense":
-            return self.nwk.copy()
-        V, K = self.wt_len.size, self.nk.size
-        nwk = np.zeros((V, K), np.int32)
-        rows, idx = self._entries()
-        topics, counts = unpack_entries(self.wt[idx], self.bits)
-        nwk[rows, topics] = counts
-        return nwk
-
-    def nonzero_word_topic_counts(self) -> np.ndarray:
-        if self.kind == "dense":
-            return self.nwk[self.nwk > 0]
-        return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
-
-    def _entries(self):
-        lengths = self.wt_len.astype(np.int64)
-        rows = np.repeat(np.arange(lengths.size), lengths)
-        starts = np.repeat(self.word_ptr[:-1], lengths)
-        within = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        return rows, starts + within
 
 
 def _list_slots(word_ptr: np.ndarray, wt_len: np.ndarray, word_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -291,27 +170,32 @@ def slice_runs(words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> np.nda
     return runs
 
 
-def shard_arrays(kind: str, words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> dict:
-    """What a sampler ``kind`` needs of a shard besides its tokens and topics: ``runs``
-    (:func:`slice_runs`); for the alias sampler also ``order``, the tokens grouped by word,
-    ``order_cuts``, where each word slice's tokens start in ``order``, and ``doc_of``, each
-    token's document."""
-    arrays = {"runs": slice_runs(words, ptr, slices)}
-    if kind == "alias":
-        order = np.argsort(words, kind="stable").astype(np.int32)
-        arrays.update(order=order, order_cuts=np.searchsorted(words[order], slices),
-                      doc_of=np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr)))
-    return arrays
+@dataclass(frozen=True)
+class Priors:
+    """The priors as the kernels take them: ``alpha`` (K,) float64; the topic-word prior
+    ``beta_kw = beta + extra_kw`` as ``beta``, ``beta_sum`` (K,) float64 (each topic's
+    ``sum_w beta_kw``) and the extra mass by word, ``extra_ptr`` (V+1,) int64, ``extra_topics``
+    (E,) int32, ``extra`` (E,) float64 (:meth:`~ldacli.topic_word_prior.TopicWordPrior.by_word`)."""
+
+    alpha: np.ndarray
+    beta: float
+    beta_sum: np.ndarray
+    extra_ptr: np.ndarray
+    extra_topics: np.ndarray
+    extra: np.ndarray
+
+    @classmethod
+    def of(cls, alpha, beta: float, beta_sum: np.ndarray, extra: tuple[np.ndarray, np.ndarray, np.ndarray]
+           ) -> "Priors":
+        """``extra``: the (ptr, topics, extra) of :func:`~ldacli.topic_word_prior.extra_by_word`."""
+        return cls(np.ascontiguousarray(alpha, dtype=np.float64), float(beta),
+                   np.ascontiguousarray(beta_sum, dtype=np.float64), *extra)
 
 
-def sample_block(replica: Replica, shard: dict, words, z, rng, j: int, alpha, beta: float, beta_sum: float) -> None:
+def sample_block(replica: "Replica", shard: dict, words, z, rng, j: int, priors: Priors) -> None:
     """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``j`` against
     ``replica``: the one call of a block, for threads and Dask workers alike."""
-    order = doc_of = None
-    if "order" in shard:
-        cuts = shard["order_cuts"]
-        order, doc_of = shard["order"][cuts[j]:cuts[j + 1]], shard["doc_of"]
-    replica.sweep(words, shard["runs"], z, alpha, beta, beta_sum, rng, j, order, doc_of)
+    replica.sweep(shard, words, z, rng, j, priors)
 
 
 def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
@@ -328,16 +212,278 @@ def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
     return wt, lengths
 
 
-class ShardedSampler:
+class Replica:
+    """A set of topic-word counts (the shared one, or a Dask worker's copy) with its own topic
+    totals and scratch arrays, in one count layout: :class:`DenseRows` (the dense sampler) or
+    :class:`WordLists` (sorted word lists: the sparse sampler, and :class:`AliasWordLists` the
+    alias sampler's). A subclass says how its counts are kept, moved, sent and sampled;
+    :func:`replica_class` gives the one of a sampler."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, V: int, K: int, pairs: tuple[np.ndarray, np.ndarray], layout: ListLayout | None = None):
+        """The counts ``pairs`` (:func:`word_topic_pairs`) in this layout; ``layout``
+        (:meth:`layout_for`) where the layout needs one."""
+        codes, counts = pairs
+        self.nk = np.bincount(codes % K, weights=counts, minlength=K).astype(np.int32)
+        self._fill(codes, counts, V, K, layout)
+        self._scratch(K)
+
+    @classmethod
+    def empty(cls, V: int, K: int, layout: ListLayout | None = None) -> "Replica":
+        """A replica with no counts yet: a Dask worker's, which :meth:`unpack` fills with the
+        words of each block before it is sampled."""
+        return cls(V, K, (np.zeros(0, np.int64), np.zeros(0, np.int64)), layout)
+
+    def sharing(self) -> "Replica":
+        """A replica that samples this one's word-topic counts in place, with its own topic
+        totals and scratch: a thread's, for the blocks of a round."""
+        replica = type(self).__new__(type(self))
+        replica.nk = self.nk.copy()
+        replica._share(self)
+        replica._scratch(self.nk.size)
+        return replica
+
+    @staticmethod
+    def layout_for(freq: np.ndarray, n_topics: int) -> ListLayout | None:
+        """Where the counts of words of frequencies ``freq`` go (None: nothing to decide)."""
+        return None
+
+    @classmethod
+    def shard_arrays(cls, words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> dict:
+        """What the sampler needs of a shard besides its tokens and topics: ``runs``
+        (:func:`slice_runs`)."""
+        return {"runs": slice_runs(words, ptr, slices)}
+
+    def _scratch(self, K: int) -> None:
+        self.ndk = np.zeros(K, np.int32)
+
+    def _fill(self, codes, counts, V: int, K: int, layout: ListLayout | None) -> None:
+        raise NotImplementedError
+
+    def _share(self, source: "Replica") -> None:
+        raise NotImplementedError
+
+    def sweep(self, shard: dict, words, z, rng, part: int, priors: Priors) -> None:
+        """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``part``."""
+        raise NotImplementedError
+
+    def move(self, words, order, z_from, z_to) -> None:
+        """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
+        raise NotImplementedError
+
+    def pack(self, word_ids: np.ndarray) -> dict:
+        """The counts of the words ``word_ids`` and all topic totals, as arrays to send to
+        another replica's :meth:`unpack` (a Dask worker's, for one block)."""
+        raise NotImplementedError
+
+    def unpack(self, word_ids: np.ndarray, packed: dict) -> None:
+        """Take the counts :meth:`pack` sent for ``word_ids``, and the topic totals."""
+        raise NotImplementedError
+
+    def word_topic_counts(self) -> np.ndarray:
+        """Dense (V, K) int32 counts."""
+        raise NotImplementedError
+
+    def nonzero_word_topic_counts(self) -> np.ndarray:
+        """The non-zero word-topic counts (int32, in no particular order)."""
+        raise NotImplementedError
+
+    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
+        """(E,) int32: the counts of the cells (``words[i]``, ``topics[i]``)."""
+        raise NotImplementedError
+
+
+class DenseRows(Replica):
+    """Counts as a dense (V, K) int32 array, word-major: the dense sampler's."""
+
+    kind = "dense"
+
+    def _fill(self, codes, counts, V, K, layout):
+        self.nwk = np.zeros(V * K, np.int32)
+        self.nwk[codes] = counts
+        self.nwk = self.nwk.reshape(V, K)
+
+    def _share(self, source):
+        self.nwk = source.nwk
+
+    def _scratch(self, K):
+        super()._scratch(K)
+        self.work = np.zeros(3 * K)
+
+    def sweep(self, shard, words, z, rng, part, priors):
+        p = priors
+        _cgs.dense_sweep(words, shard["runs"], z, self.nwk, self.nk, p.alpha, p.beta, p.beta_sum, p.extra_ptr,
+                         p.extra_topics, p.extra, self.ndk, self.work, rng, part)
+
+    def move(self, words, order, z_from, z_to):
+        _cgs.apply_dense(words, order, z_from, z_to, self.nwk, self.nk)
+
+    def pack(self, word_ids):
+        return {"nk": self.nk.copy(), "rows": self.nwk[word_ids]}
+
+    def unpack(self, word_ids, packed):
+        np.copyto(self.nk, packed["nk"])
+        self.nwk[word_ids] = packed["rows"]
+
+    def word_topic_counts(self):
+        return self.nwk.copy()
+
+    def nonzero_word_topic_counts(self):
+        return self.nwk[self.nwk > 0]
+
+    def counts_at(self, words, topics):
+        return self.nwk[words, topics]
+
+
+class WordLists(Replica):
+    """Counts as one sorted list of packed (topic, count) entries per word (:class:`ListLayout`,
+    ``ext/_cgs.pyx``): the sparse sampler's."""
+
+    kind = "sparse"
+
+    @staticmethod
+    def layout_for(freq, n_topics):
+        return list_layout(freq, n_topics)
+
+    def _fill(self, codes, counts, V, K, layout):
+        self.word_ptr, self.bits = layout.word_ptr, layout.bits
+        self.wt, self.wt_len = _word_lists(codes, counts, V, K, layout)
+
+    def _share(self, source):
+        self.word_ptr, self.bits, self.wt, self.wt_len = source.word_ptr, source.bits, source.wt, source.wt_len
+
+    def _scratch(self, K):
+        super()._scratch(K)
+        self.doc_topics = np.zeros(K + 1, np.int32)
+        self.doc_pos = np.full(K, -1, np.int32)
+        self.mark = np.zeros(K, np.int32)
+        self.work = np.zeros(4 * K)
+
+    def sweep(self, shard, words, z, rng, part, priors):
+        p = priors
+        _cgs.sparse_sweep(words, shard["runs"], z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, p.alpha,
+                          p.beta, p.beta_sum, p.extra_ptr, p.extra_topics, p.extra, self.ndk, self.doc_topics,
+                          self.doc_pos, self.work, rng, part)
+
+    def move(self, words, order, z_from, z_to):
+        _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
+                          self.ndk, self.mark)
+
+    def pack(self, word_ids):
+        idx, lens = _list_slots(self.word_ptr, self.wt_len, word_ids)
+        return {"nk": self.nk.copy(), "lens": lens, "entries": self.wt[idx]}
+
+    def unpack(self, word_ids, packed):
+        np.copyto(self.nk, packed["nk"])
+        self.wt_len[word_ids] = packed["lens"]
+        idx, _ = _list_slots(self.word_ptr, self.wt_len, word_ids)
+        self.wt[idx] = packed["entries"]
+
+    def word_topic_counts(self):
+        V, K = self.wt_len.size, self.nk.size
+        nwk = np.zeros((V, K), np.int32)
+        rows, idx = self._entries()
+        topics, counts = unpack_entries(self.wt[idx], self.bits)
+        nwk[rows, topics] = counts
+        return nwk
+
+    def nonzero_word_topic_counts(self):
+        return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
+
+    def counts_at(self, words, topics):
+        idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
+        found, counts = unpack_entries(self.wt[idx], self.bits)
+        cell = np.repeat(np.arange(words.size), lens)
+        hit = found == topics[cell]
+        out = np.zeros(words.size, np.int32)
+        out[cell[hit]] = counts[hit]
+        return out
+
+    def _entries(self):
+        lengths = self.wt_len.astype(np.int64)
+        rows = np.repeat(np.arange(lengths.size), lengths)
+        starts = np.repeat(self.word_ptr[:-1], lengths)
+        within = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return rows, starts + within
+
+
+class AliasWordLists(WordLists):
+    """The sorted word lists of :class:`WordLists`, sampled by the alias sampler: word by word,
+    so a shard also keeps its tokens grouped by word."""
+
+    kind = "alias"
+
+    @classmethod
+    def shard_arrays(cls, words, ptr, slices):
+        """Besides ``runs``: ``order``, the shard's tokens grouped by word, ``order_cuts``, where
+        each word slice's tokens start in ``order``, and ``doc_of``, each token's document."""
+        order = np.argsort(words, kind="stable").astype(np.int32)
+        return {**super().shard_arrays(words, ptr, slices), "order": order,
+                "order_cuts": np.searchsorted(words[order], slices),
+                "doc_of": np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))}
+
+    def _scratch(self, K):
+        Replica._scratch(self, K)
+        self.mark = np.zeros(K, np.int32)
+        self.iwork = np.zeros(5 * K, np.int32)
+        self.work = np.zeros(4 * K)
+        self.ndk_shard = np.zeros((0, K), np.int32)
+
+    def sweep(self, shard, words, z, rng, part, priors):
+        runs, cuts, p = shard["runs"], shard["order_cuts"], priors
+        if self.ndk_shard.shape[0] < runs.shape[0]:
+            self.ndk_shard = np.zeros((runs.shape[0], self.nk.size), np.int32)
+        _cgs.alias_sweep(words, runs, z, shard["order"][cuts[part]:cuts[part + 1]], shard["doc_of"], self.word_ptr,
+                         self.wt, self.wt_len, self.bits, self.nk, p.alpha, p.beta, p.beta_sum, p.extra_ptr,
+                         p.extra_topics, p.extra, self.ndk_shard, self.ndk, self.mark, self.iwork, self.work,
+                         MH_STEPS, rng)
+
+
+REPLICAS: dict[str, type[Replica]] = {cls.kind: cls for cls in (DenseRows, WordLists, AliasWordLists)}
+
+
+def replica_class(kind: str) -> type[Replica]:
+    """The replica (count layout and kernels) of sampler ``kind``."""
+    return REPLICAS[kind]
+
+
+class UnderPriors:
+    """What the threaded and the Dask samplers share: the priors they sample under (``V`` and
+    ``K`` set by the sampler), ``alpha``, ``beta`` and ``prior``, the topic-word prior's extra
+    mass (a :class:`~ldacli.topic_word_prior.TopicWordPrior`, or None for the symmetric beta),
+    and ``priors``, all of them as the kernels take them."""
+
+    V: int
+    K: int
+
+    def _set_prior(self, alpha, beta: float, prior: TopicWordPrior | None) -> None:
+        if prior is not None and (prior.n_words, prior.n_topics) != (self.V, self.K):
+            raise LdacliError(f"topic_word_prior: expected a prior of {self.V} words and {self.K} topics, found one "
+                              f"of {prior.n_words} words and {prior.n_topics} topics")
+        self.prior = prior if prior is not None and prior.n_cells else None
+        self.extra = extra_by_word(self.prior, self.V)
+        self.set_priors(alpha, beta)
+
+    def set_priors(self, alpha, beta: float) -> None:
+        """New priors for the following sweeps (learned ones, say); the topic-word prior's extra
+        mass stays."""
+        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        self.beta = float(beta)
+        self.priors = Priors.of(self.alpha, self.beta, topic_sums(self.prior, self.beta, self.V, self.K), self.extra)
+
+
+class ShardedSampler(UnderPriors):
     """Collapsed Gibbs sampling of ``z`` for a corpus's token arrays, in blocks and threads.
 
     ``words`` (N,) int32 and ``doc_ptr`` (D+1,) int64 as from ``Corpus.tokens()`` (each
     document's words sorted); ``z`` (N,) int32 is updated in place; ``rngs`` one generator per
-    shard (``len(bounds) - 1``).
+    shard (``len(bounds) - 1``). The topic-word prior is ``beta`` plus the extra mass of
+    ``prior`` (:func:`~ldacli.topic_word_prior.seed_prior`; None: symmetric).
     """
 
     def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,
-                 bounds: np.ndarray, rngs: list, threads: int = 1):
+                 bounds: np.ndarray, rngs: list, threads: int = 1, prior: TopicWordPrior | None = None):
         if kind not in SAMPLERS:
             raise LdacliError(f"sampler must be one of {', '.join(SAMPLERS)}, found {kind!r}")
         n_shards = len(bounds) - 1
@@ -346,32 +492,27 @@ class ShardedSampler:
         self.kind = kind
         self.words, self.doc_ptr, self.z = words, doc_ptr, z
         self.V, self.K = n_words, n_topics
-        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-        self.beta = float(beta)
+        self._set_prior(alpha, beta, prior)
         self.rngs = rngs
         freq = np.bincount(words, minlength=n_words)
         self.slices = word_slices(freq, n_shards)
         self.shards = shard_layout(doc_ptr, bounds)
+        replica = replica_class(kind)
         for shard in self.shards:
-            shard.update(shard_arrays(kind, words[shard["lo"]:shard["hi"]], shard["ptr"], self.slices))
+            shard.update(replica.shard_arrays(words[shard["lo"]:shard["hi"]], shard["ptr"], self.slices))
         threads = max(1, min(threads, n_shards))
-        layout = None if kind == "dense" else list_layout(freq, n_topics)
-        self.shared = Replica(kind, n_words, n_topics, word_topic_pairs(words, z, n_topics), layout)
+        self.shared = replica(n_words, n_topics, word_topic_pairs(words, z, n_topics),
+                              replica.layout_for(freq, n_topics))
         # each thread samples the shared counts with its own totals and scratch
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for _ in range(threads):
-            self._free.put(Replica.sharing(self.shared))
+            self._free.put(self.shared.sharing())
         self._pool = ThreadPoolExecutor(threads) if threads > 1 else None
 
     @property
     def counts(self) -> Replica:
         """The topic-word counts after the last sweep."""
         return self.shared
-
-    def set_priors(self, alpha, beta: float) -> None:
-        """New priors for the following sweeps (learned ones, say)."""
-        self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-        self.beta = float(beta)
 
     def _run_block(self, s: int, j: int, start: np.ndarray) -> np.ndarray:
         """Sample block (shard ``s``, slice ``j``) from the round's topic totals ``start``;
@@ -381,8 +522,7 @@ class ShardedSampler:
         worker = self._free.get()
         try:
             np.copyto(worker.nk, start)
-            sample_block(worker, shard, self.words[lo:hi], self.z[lo:hi], self.rngs[s], j, self.alpha, self.beta,
-                         self.V * self.beta)
+            sample_block(worker, shard, self.words[lo:hi], self.z[lo:hi], self.rngs[s], j, self.priors)
             return worker.nk - start
         finally:
             self._free.put(worker)
