@@ -193,14 +193,20 @@ def test_the_readme_option_tables_are_the_declarations(table):
     assert match.group(1) == expected
 
 
-def test_a_reader_that_closes_stdout_stops_the_command_quietly(small_ldac, tmp_path):
+def test_a_reader_that_closes_stdout_stops_the_command_quietly(tmp_path):
     import subprocess
     import sys
 
+    from ldacli.formats.write import write_corpus
+    from ldacli.synthetic import generate
+
+    # far more output than a pipe holds, so the writer meets the closed pipe whatever the timing
+    write_corpus(generate(3000, 30, 200, doc_length=20, seed=3).corpus, str(tmp_path / "big.ldac"),
+                 str(tmp_path / "big.vocab"))
     out = tmp_path / "m.npz"
-    assert run("train", small_ldac, "-k", 30, "--iterations", 5, "--seed", 1, "-q", "-o", out).exit_code == 0
-    proc = subprocess.Popen([sys.executable, "-m", "ldacli", "topics", str(out), "-n", "50", "--format", "tsv"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert run("train", tmp_path / "big.ldac", "-k", 30, "--iterations", 2, "--seed", 1, "-q", "-o", out).exit_code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "ldacli", "infer", str(out), str(tmp_path / "big.ldac"), "-o", "-",
+                             "--iterations", "2", "--burn-in", "1", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.readline()  # like head -1
     proc.stdout.close()
     assert proc.wait(timeout=60) == cli.EXIT_PIPE
