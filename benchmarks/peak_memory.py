@@ -27,20 +27,15 @@ REPO = os.path.dirname(HERE)
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(os.path.dirname(REPO), "shared", "corpora"))
 NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
 
-TOMOTOPY = """
+TOMOTOPY = f"""
 import sys
+sys.path.insert(0, {HERE!r})
 import ldacli
-import tomotopy as tp
+from bench_train import tomotopy_model
 path, K, iterations, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 corpus = ldacli.read_corpus(path)
-model = tp.LDAModel(k=K, alpha=0.1, eta=0.01, seed=1)
-c, vocab = corpus.counts, corpus.vocab
-for d in range(corpus.n_docs):
-    lo, hi = c.indptr[d], c.indptr[d + 1]
-    doc = [vocab[w] for w, m in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(m)]
-    if doc:
-        model.add_doc(doc)
-del corpus, c
+model = tomotopy_model(corpus, K, 0.1, 0.01)
+del corpus
 model.train(iterations, workers=1)
 model.save(out)
 """
