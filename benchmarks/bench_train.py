@@ -60,6 +60,20 @@ def load(name: str):
     return ldacli.read_corpus(os.path.join(CORPORA, NAMED[name]) if name in NAMED else name)
 
 
+def tomotopy_model(corpus, k: int, alpha: float, beta: float, seed: int = 1):
+    """A tomotopy ``LDAModel`` with the corpus's documents added (each token as its word)."""
+    import tomotopy as tp
+
+    model = tp.LDAModel(k=k, alpha=alpha, eta=beta, seed=seed)
+    c, vocab = corpus.counts, corpus.vocab
+    for d in range(corpus.n_docs):
+        lo, hi = c.indptr[d], c.indptr[d + 1]
+        doc = [vocab[w] for w, m in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(m)]
+        if doc:
+            model.add_doc(doc)
+    return model
+
+
 def reset_peak_rss() -> None:
     """Start a new peak-RSS measurement (Linux: VmHWM is reset by writing 5 to clear_refs)."""
     try:
@@ -111,15 +125,7 @@ def worker(spec: dict) -> dict:
         sampler.close()
         work = n * sweeps
     elif tool == "tomotopy":
-        import tomotopy as tp
-
-        model = tp.LDAModel(k=k, alpha=alpha, eta=beta, seed=1)
-        c, vocab = corpus.counts, corpus.vocab
-        for d in range(corpus.n_docs):
-            lo, hi = c.indptr[d], c.indptr[d + 1]
-            doc = [vocab[w] for w, m in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(m)]
-            if doc:
-                model.add_doc(doc)
+        model = tomotopy_model(corpus, k, alpha, beta)
         model.train(burn, workers=threads) if burn else model.train(0, workers=threads)
         t0 = time.perf_counter()
         model.train(sweeps, workers=threads)

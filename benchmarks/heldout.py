@@ -50,8 +50,8 @@ def ldacli_cli(*args: str) -> str:
 
 
 def score(model_path: str, held_path: str, seed: int) -> dict:
-    """``ldacli perplexity --json`` of a model file on a held-out corpus file."""
-    return json.loads(ldacli_cli("perplexity", model_path, held_path, "--seed", str(seed), "--json", "-q"))
+    """``ldacli perplexity --format json`` of a model file on a held-out corpus file."""
+    return json.loads(ldacli_cli("perplexity", model_path, held_path, "--seed", str(seed), "--format", "json", "-q"))
 
 
 def save_peer(path, phi, k, args, vocab, method):
@@ -97,17 +97,12 @@ def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
         secs, sweeps = time.perf_counter() - t0, args.iterations
         save_peer(out, model.topic_word_, args.topics, args, train.vocab, "lda package (collapsed Gibbs)")
     elif name == "tomotopy":
-        import tomotopy as tp
+        from bench_train import tomotopy_model
 
         workers = int(parts[1]) if len(parts) > 1 else 1
         t0 = time.perf_counter()
-        model = tp.LDAModel(k=args.topics, alpha=args.alpha, eta=args.beta, seed=args.seed)
-        c, vocab = train.counts, train.vocab
-        for d in range(train.n_docs):
-            lo, hi = c.indptr[d], c.indptr[d + 1]
-            doc = [vocab[w] for w, m in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(m)]
-            if doc:
-                model.add_doc(doc)
+        model = tomotopy_model(train, args.topics, args.alpha, args.beta, args.seed)
+        vocab = train.vocab
         model.train(args.iterations, workers=workers)
         secs, sweeps = time.perf_counter() - t0, args.iterations
         index = {w: i for i, w in enumerate(model.used_vocabs)}

@@ -19,7 +19,7 @@ from ldacli._cgs import doc_topic_lgamma
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start, doc_topic_counts
-from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
+from ldacli.methods.sharded import ENTRY_CHUNK, SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
 from ldacli.counts import doc_pointers
 from ldacli.formats.shards import ShardFolder
 from ldacli.seed_words import SeedWords
@@ -29,6 +29,10 @@ from ldacli.priors import optimize_alpha, optimize_beta
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
+
+# Cells of theta assembled at a time (whole documents, at least one): the scratch is their
+# counts (int32, and int64 as they are counted), whatever D and K.
+THETA_CHUNK_CELLS = 1 << 16
 
 
 def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> float:
@@ -145,11 +149,12 @@ class CollapsedGibbs(Method):
             counts += 32.0 * prior.n_cells + 8.0 * V
         # tokens (words and z; the alias sampler's orders too; the client of a shard folder: z
         # and the moves of a block); where each document's slices start; one copy of the counts,
-        # which every thread samples; the model: phi built from dense counts, theta from
-        # document-topic counts
+        # which every thread samples; the model: phi and theta, each assembled in place (the
+        # scratch: a chunk of theta's counts, the word lists' entries spread out)
         tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
         runs = 8.0 * D * (int(settings.get("shards") or 1) + 1)
-        return tokens + runs + counts + 20.0 * K * V + 20.0 * D * K
+        scratch = 12.0 * max(THETA_CHUNK_CELLS, K) + 48.0 * ENTRY_CHUNK
+        return tokens + runs + counts + 8.0 * K * V + 8.0 * D * K + scratch
 
     def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
                  source: str | None = None, start: Start | None = None, client=None):
@@ -231,10 +236,12 @@ class CollapsedGibbs(Method):
         return log_likelihood(self.sampler, self.alpha, self.beta) / self.n_tokens
 
     def phi(self) -> np.ndarray:
-        """(K, V): ``(n_kw + beta_kw) / (n_k + sum_w beta_kw)``."""
+        """(K, V) float64 in C order: ``(n_kw + beta_kw) / (n_k + sum_w beta_kw)``, assembled in
+        place (no dense copy of the counts on the way)."""
         s = self.sampler
         counts = s.counts
-        phi = counts.word_topic_counts().T + self.beta
+        phi = np.full((s.K, s.V), self.beta)
+        counts.add_to(phi)
         if self.prior is not None:
             p = self.prior
             phi[p.topics, p.words] = counts.counts_at(p.words, p.topics) + (self.beta + p.extra)
@@ -247,12 +254,26 @@ class CollapsedGibbs(Method):
     def arrays(self) -> dict[str, np.ndarray]:
         return {"z": self.sampler.z, **(self.prior.arrays() if self.prior is not None else {})}
 
-    def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
+    def theta(self) -> np.ndarray:
+        """(D, K) float64: ``(n_dk + alpha_k) / (N_d + sum alpha)``, assembled a few documents
+        at a time (:data:`THETA_CHUNK_CELLS`; no dense count array of all documents)."""
         s = self.sampler
-        lengths = np.diff(s.doc_ptr)
-        theta = (doc_topic_counts(s.doc_ptr, s.z, s.K) + self.alpha) / (lengths[:, None] + self.alpha.sum())
+        D = s.doc_ptr.size - 1
+        theta = np.empty((D, s.K))
+        alpha_sum = self.alpha.sum()
+        step = max(1, THETA_CHUNK_CELLS // s.K)
+        for lo in range(0, D, step):
+            ptr = s.doc_ptr[lo:lo + step + 1]
+            rows = theta[lo:lo + ptr.size - 1]
+            np.add(doc_topic_counts(ptr - ptr[0], s.z[ptr[0]:ptr[-1]], s.K), self.alpha, out=rows)
+            rows /= np.diff(ptr)[:, None] + alpha_sum
+        return theta
+
+    def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
+        # the model's two dense arrays, each built in place: at its largest, the process holds
+        # them and the sampler's state, nothing (K, V) or (D, K) besides
         extra = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
-        return self.phi(), theta, extra
+        return self.phi(), self.theta(), extra
 
     def close(self) -> None:
         self.sampler.close()

@@ -33,6 +33,8 @@ SAMPLERS = ("dense", "sparse", "alias")
 MH_STEPS = 2
 MAX_DEFAULT_SHARDS = 4
 TOKENS_PER_SHARD = 100_000
+# Word-list entries spread out at a time when the counts are added to a dense array.
+ENTRY_CHUNK = 1 << 18
 
 
 def default_shards(n_tokens: int) -> int:
@@ -293,6 +295,10 @@ class Replica:
         """(E,) int32: the counts of the cells (``words[i]``, ``topics[i]``)."""
         raise NotImplementedError
 
+    def add_to(self, out: np.ndarray) -> None:
+        """Add the counts to ``out`` (K, V) float64, topic-major, in place."""
+        raise NotImplementedError
+
 
 class DenseRows(Replica):
     """Counts as a dense (V, K) int32 array, word-major: the dense sampler's."""
@@ -334,6 +340,9 @@ class DenseRows(Replica):
 
     def counts_at(self, words, topics):
         return self.nwk[words, topics]
+
+    def add_to(self, out):
+        out += self.nwk.T
 
 
 class WordLists(Replica):
@@ -390,6 +399,17 @@ class WordLists(Replica):
 
     def nonzero_word_topic_counts(self):
         return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
+
+    def add_to(self, out):
+        # a range of words at a time, so that the spread entries stay ~ENTRY_CHUNK
+        ends = np.cumsum(self.wt_len, dtype=np.int64)
+        cuts = np.unique(np.searchsorted(ends, np.arange(0, int(ends[-1]) if ends.size else 0, ENTRY_CHUNK),
+                                         side="right"))
+        for lo, hi in zip(cuts, list(cuts[1:]) + [ends.size]):
+            words = np.arange(lo, hi)
+            idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
+            topics, counts = unpack_entries(self.wt[idx], self.bits)
+            out[topics, np.repeat(words, lens)] += counts
 
     def counts_at(self, words, topics):
         idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
