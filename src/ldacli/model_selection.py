@@ -346,7 +346,7 @@ def _run(todo, done, train, held, base, given, output, parallel, scheduler, prog
         if client is not None:
             from distributed import as_completed
 
-            shared = client.scatter([train, held], broadcast=True)
+            shared = client.scatter([train, held], broadcast=True, hash=False)
             futures = {client.submit(run_pair, *shared, k, base + i, base, given, pure=False): (k, i)
                        for k, i in todo}
             try:
