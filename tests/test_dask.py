@@ -51,10 +51,10 @@ def same(a, b):
 
 @pytest.mark.parametrize("sampler", ["sparse", "dense", "alias"])
 def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler):
-    local = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, threads=2, sampler=sampler,
-                         optimize_interval=3)
-    remote = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, sampler=sampler, optimize_interval=3,
-                          scheduler=client)
+    given = dict(iterations=6, seed=3, shards=SHARDS, sampler=sampler, optimize_interval=3, snapshot_interval=1)
+    local = ldacli.train(corpus, 25, threads=2, **given)
+    remote = ldacli.train(corpus, 25, scheduler=client, **given)
+    assert remote.params["snapshot_sweeps"] == [4, 5, 6]  # phi and theta averaged over the last three
     same(local, remote)
 
 

@@ -84,7 +84,7 @@ def test_the_model_is_computed_under_the_seeded_prior(small_ldac, seeds, tmp_pat
     """phi = (n_kw + beta_kw) / (n_k + sum_w beta_kw), beta_kw = beta + strength x count(w) on the seed cells."""
     out, ckpt = tmp_path / "m.npz", tmp_path / "c.npz"
     assert run("train", small_ldac, "-k", 5, "--iterations", 30, "--seed", 1, "--seed-words", seeds,
-               "--seed-strength", 0.5, "--checkpoint", ckpt, "-o", out).exit_code == 0
+               "--seed-strength", 0.5, "--snapshots", 1, "--checkpoint", ckpt, "-o", out).exit_code == 0
     model, state = ldacli.load_model(str(out)), ldacli.Checkpoint.load(str(ckpt))
     corpus = ldacli.read_corpus(small_ldac)
     words, _ = corpus.tokens()
