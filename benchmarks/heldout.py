@@ -35,11 +35,11 @@ import time
 import numpy as np
 
 import ldacli
+from bench_train import MALLET_HOME, mallet, token_lists
 from ldacli.corpus import Corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
-MALLET_HOME = os.environ.get("MALLET_HOME", "/tmp/mallet-build")
 NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
 
 
@@ -66,13 +66,6 @@ def save_peer(path, phi, k, args, vocab, method):
                  params={"method": method}).save(path)
 
 
-def token_lists(corpus: Corpus) -> list[list[str]]:
-    """Each document as its tokens (every word repeated its count times), for peers that take text."""
-    c, vocab = corpus.counts, corpus.vocab
-    return [[vocab[w] for w, m in zip(c.indices[c.indptr[d]:c.indptr[d + 1]], c.data[c.indptr[d]:c.indptr[d + 1]])
-             for _ in range(m)] for d in range(corpus.n_docs)]
-
-
 def by_vocab(phi: np.ndarray, words: list[str], vocab: list[str]) -> np.ndarray:
     """A peer's topic-word matrix over its own ``words`` as columns of ``vocab`` (words the peer
     dropped get a tiny mass), each row normalised."""
@@ -80,11 +73,6 @@ def by_vocab(phi: np.ndarray, words: list[str], vocab: list[str]) -> np.ndarray:
     cols = np.array([index.get(w, -1) for w in vocab])
     phi = np.where(cols >= 0, phi[:, np.maximum(cols, 0)], 0.0) + 1e-12
     return phi / phi.sum(axis=1, keepdims=True)
-
-
-def mallet(main_class: str, *args: str) -> None:
-    classpath = f"{MALLET_HOME}/target/classes:{MALLET_HOME}/target/dependency/*"
-    subprocess.run(["java", "-Xmx8g", "-cp", classpath, main_class, *args], check=True, capture_output=True)
 
 
 def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
