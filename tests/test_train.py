@@ -225,6 +225,10 @@ def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted
     given = dict(seed=3, alpha=alpha, beta=beta, threads=1)
     model = ldacli.train(corpus, K, iterations=20, snapshots=3, snapshot_interval=2, **given)
     assert model.params["snapshot_sweeps"] == [16, 18, 20] and model.params["snapshots"] == 3
+    from ldacli.info import describe, format_text
+
+    model.save(str(tmp_path / "m.npz"))
+    assert "phi, theta:       the mean of the states of sweeps 16, 18, 20" in format_text(describe(str(tmp_path / "m.npz")))
     states = []
     for n in (16, 18, 20):
         ldacli.train(corpus, K, iterations=n, snapshots=1, checkpoint=str(tmp_path / f"c{n}.npz"), **given)

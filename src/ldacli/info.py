@@ -22,7 +22,7 @@ STOPPING = ("stopped_early", "stop_reason", "best_iteration", "best_heldout_perp
             "holdout", "patience", "max_seconds")
 # Shown on lines of their own, not among the other parameters.
 SHOWN = {"topic_names", "seeded", "topic_word_prior", "seed_words", "seed_strength", "method", "iterations", "iterations_done", "stopped", "lineage", "warm_start", "id_stability", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
-         "beta", "loglik_every", "trace", *STOPPING}
+         "beta", "loglik_every", "trace", "snapshot_sweeps", *STOPPING}
 
 
 def _kind(path: str) -> str | None:
@@ -146,6 +146,9 @@ def format_text(info: dict) -> list[str]:
     else:
         stopped = f" (stopped: {its['stopped']})" if its["stopped"] else ""
         lines.append(f"{unit + 's:':<18}{its['done']} done of {its['asked']} asked{stopped}")
+        if p.get("snapshot_sweeps"):
+            lines.append(f"phi, theta:       the mean of the states of {unit}s "
+                         + ", ".join(map(str, p["snapshot_sweeps"])))
     lines.append(f"sizes:            K={s['topics']} topics, V={s['words']} words, D={s['documents']} documents, "
                  f"N={s['tokens']} tokens")
     for name, text in (("alpha", _alpha_text(pr["alpha"])), ("beta", f"{pr['beta']['value']:.6g}")):
