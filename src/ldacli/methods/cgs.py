@@ -73,72 +73,110 @@ def snapshot_sweeps(iterations: int, snapshots: int, interval: int) -> frozenset
 class Snapshots:
     """Sums of the word-topic, topic and document-topic counts of the states at ``sweeps``,
     which phi and theta average (Griffiths & Steyvers 2004 average samples of the chain; so does
-    topica by default). The sums are float64 arrays of the model's shapes, allocated at the
-    first snapshot and turned into phi and theta in place: the run's peak of memory is the same
-    as without them. A checkpoint holds the sums (``snapshot_word_topic`` (K, V),
-    ``snapshot_topic`` (K,), ``snapshot_doc_topic`` (D, K)) and ``snapshot_taken``, the sweeps
-    summed; a resumed run whose schedule no longer contains those starts the sums again."""
+    topica by default). The sums are kept sparse, as sorted cell codes (``topic * V + word``,
+    ``doc * K + topic``) and their sums: a few snapshots of a converged chain share most cells,
+    so they take about what the sampler's own counts take, not a dense (K, V) and (D, K) more.
+    A checkpoint holds them (``snapshot_taken``, the sweeps summed; ``snapshot_cells``, the
+    word-topic cells' words and topics (2, C) int32 and ``snapshot_cell_sums`` (C,);
+    ``snapshot_topic`` (K,); ``snapshot_doc_cells`` (2, E) int32, documents and topics, and
+    ``snapshot_doc_sums`` (E,)); a resumed run whose schedule no longer contains those sweeps
+    starts the sums again."""
 
-    def __init__(self, sweeps: frozenset[int], K: int, V: int, D: int, checkpoint: Checkpoint | None,
+    def __init__(self, sweeps: frozenset[int], K: int, V: int, doc_ptr: np.ndarray, checkpoint: Checkpoint | None,
                  source: str | None):
         # one sweep to average is the final state alone: no sums
-        self.sweeps, self.shape = (sweeps if len(sweeps) > 1 else frozenset()), (K, V, D)
+        self.sweeps, self.K, self.V = (sweeps if len(sweeps) > 1 else frozenset()), K, V
+        self.lengths = np.diff(np.asarray(doc_ptr, dtype=np.int64)).astype(np.float64)
         self.taken: list[int] = []
-        self.word_topic = self.topic = self.doc_topic = None
+        self.cells = self.doc_cells = None  # (codes int64 sorted, sums float64)
+        self.topic = np.zeros(K)
         if checkpoint is None or "snapshot_taken" not in checkpoint.arrays or not self.sweeps:
             return
-        stored = Method.checkpoint_arrays(checkpoint, source, {"snapshot_taken": checkpoint.arrays["snapshot_taken"].shape,
-                                                               "snapshot_word_topic": (K, V), "snapshot_topic": (K,),
-                                                               "snapshot_doc_topic": (D, K)})
+        a = checkpoint.arrays
+        shapes = {"snapshot_taken": a["snapshot_taken"].shape, "snapshot_cells": (2, a["snapshot_cell_sums"].size),
+                  "snapshot_cell_sums": a["snapshot_cell_sums"].shape, "snapshot_topic": (K,),
+                  "snapshot_doc_cells": (2, a["snapshot_doc_sums"].size), "snapshot_doc_sums": a["snapshot_doc_sums"].shape}
+        stored = Method.checkpoint_arrays(checkpoint, source, shapes)
         taken = [int(t) for t in stored["snapshot_taken"]]
         if not set(taken) <= self.sweeps:
             log.info("%s: the snapshots of sweeps %s are not among this run's (--iterations changed); phi and "
                      "theta average the states from here on", source, ", ".join(map(str, taken)))
             return
-        self.taken = taken
-        self.word_topic, self.topic = stored["snapshot_word_topic"], stored["snapshot_topic"]
-        self.doc_topic = stored["snapshot_doc_topic"]
+        words, topics = stored["snapshot_cells"]
+        docs, doc_topics = stored["snapshot_doc_cells"]
+        if words.size and (words.min() < 0 or words.max() >= V or topics.min() < 0 or topics.max() >= K):
+            raise LdacliError(f"{source}: expected snapshot cells within {K} topics and {V} words, found others")
+        if docs.size and (docs.min() < 0 or docs.max() >= self.lengths.size or doc_topics.min() < 0
+                          or doc_topics.max() >= K):
+            raise LdacliError(f"{source}: expected snapshot cells within {self.lengths.size} documents and {K} "
+                              f"topics, found others")
+        self.taken, self.topic = taken, stored["snapshot_topic"]
+        self.cells = _summed(None, topics.astype(np.int64) * V + words, stored["snapshot_cell_sums"])
+        self.doc_cells = _summed(None, docs.astype(np.int64) * K + doc_topics, stored["snapshot_doc_sums"])
 
     def take(self, sweep: int, sampler) -> None:
         """Add the sampler's current counts to the sums."""
-        K, V, D = self.shape
-        if self.word_topic is None:
-            self.word_topic, self.topic, self.doc_topic = np.zeros((K, V)), np.zeros(K), np.zeros((D, K))
+        K, V = self.K, self.V
         counts = sampler.counts
-        counts.add_to(self.word_topic)
+        words, topics, n = counts.cells()
+        self.cells = _summed(self.cells, topics.astype(np.int64) * V + words, n)
         self.topic += counts.nk
         step = max(1, THETA_CHUNK_CELLS // K)
-        for lo in range(0, D, step):
+        parts = []
+        for lo in range(0, self.lengths.size, step):
             ptr = sampler.doc_ptr[lo:lo + step + 1]
-            self.doc_topic[lo:lo + ptr.size - 1] += doc_topic_counts(ptr - ptr[0], sampler.z[ptr[0]:ptr[-1]], K)
+            block = doc_topic_counts(ptr - ptr[0], sampler.z[ptr[0]:ptr[-1]], K)
+            d, k = np.nonzero(block)
+            parts.append(((d + lo) * np.int64(K) + k, block[d, k]))
+        self.doc_cells = _summed(self.doc_cells, np.concatenate([c for c, _ in parts]),
+                                 np.concatenate([v for _, v in parts]))
         self.taken.append(sweep)
 
     def arrays(self) -> dict[str, np.ndarray]:
         if not self.taken:
             return {}
-        return {"snapshot_taken": np.array(self.taken, dtype=np.int32), "snapshot_word_topic": self.word_topic,
-                "snapshot_topic": self.topic, "snapshot_doc_topic": self.doc_topic}
+        (codes, sums), (doc_codes, doc_sums) = self.cells, self.doc_cells
+        return {"snapshot_taken": np.array(self.taken, dtype=np.int32),
+                "snapshot_cells": np.array([codes % self.V, codes // self.V], dtype=np.int32),
+                "snapshot_cell_sums": sums, "snapshot_topic": self.topic,
+                "snapshot_doc_cells": np.array([doc_codes // self.K, doc_codes % self.K], dtype=np.int32),
+                "snapshot_doc_sums": doc_sums}
 
-    def phi(self, beta: float, beta_sum: np.ndarray, prior: TopicWordPrior | None) -> np.ndarray:
-        """``(mean n_kw + beta_kw) / (mean n_k + sum_w beta_kw)``, in place of the sums."""
-        n = len(self.taken)
-        phi = self.word_topic
-        phi /= n
-        phi += beta
+    def phi_rows(self, out: np.ndarray, first: int, beta: float, beta_sum: np.ndarray,
+                 prior: TopicWordPrior | None) -> None:
+        """Rows ``first`` to ``first + len(out)`` of ``(mean n_kw + beta_kw) / (mean n_k + sum_w
+        beta_kw)`` into ``out``."""
+        n, V, last = len(self.taken), self.V, first + out.shape[0]
+        codes, sums = self.cells
+        lo, hi = np.searchsorted(codes, [first * V, last * V])
+        out.fill(0.0)
+        out.reshape(-1)[codes[lo:hi] - first * V] = sums[lo:hi] / n
+        out += beta
         if prior is not None:
-            phi[prior.topics, prior.words] += prior.extra
-        phi /= (self.topic / n + beta_sum)[:, None]
-        return phi
+            inside = (prior.topics >= first) & (prior.topics < last)
+            out[prior.topics[inside] - first, prior.words[inside]] += prior.extra[inside]
+        out /= (self.topic[first:last] / n + beta_sum[first:last])[:, None]
 
-    def theta(self, alpha: np.ndarray) -> np.ndarray:
-        """``(mean n_dk + alpha_k) / (N_d + sum alpha)``, in place of the sums."""
-        n = len(self.taken)
-        theta = self.doc_topic
-        theta /= n
-        lengths = theta.sum(axis=1)
-        theta += alpha
-        theta /= (lengths + alpha.sum())[:, None]
-        return theta
+    def theta_rows(self, out: np.ndarray, first: int, alpha: np.ndarray) -> None:
+        """Rows (documents) ``first`` to ``first + len(out)`` of ``(mean n_dk + alpha_k) / (N_d +
+        sum alpha)`` into ``out``."""
+        n, K, last = len(self.taken), self.K, first + out.shape[0]
+        codes, sums = self.doc_cells
+        lo, hi = np.searchsorted(codes, [first * K, last * K])
+        out.fill(0.0)
+        out.reshape(-1)[codes[lo:hi] - first * K] = sums[lo:hi] / n
+        out += alpha
+        out /= (self.lengths[first:last] + alpha.sum())[:, None]
+
+
+def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, values: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """``running`` (sorted codes and their sums) plus the cells ``codes`` with ``values``."""
+    values = np.asarray(values, dtype=np.float64)
+    if running is not None:
+        codes, values = np.concatenate([running[0], codes]), np.concatenate([running[1], values])
+    unique, inverse = np.unique(codes, return_inverse=True)
+    return unique, np.bincount(inverse, weights=values, minlength=unique.size)
 
 
 class CollapsedGibbs(Method):
@@ -274,7 +312,7 @@ class CollapsedGibbs(Method):
         self.n_tokens = n_tokens
         self.snapshots = Snapshots(snapshot_sweeps(settings["iterations"], settings["snapshots"],
                                                    settings["snapshot_interval"]),
-                                   K, corpus.n_words, doc_ptr.size - 1, checkpoint, source)
+                                   K, corpus.n_words, doc_ptr, checkpoint, source)
         self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
         if client is None:
             if threads > n_shards > 1:
@@ -371,7 +409,11 @@ class CollapsedGibbs(Method):
         if not snaps.taken or snaps.taken[-1] != iterations_done:  # a run stopped early: its state too
             snaps.take(iterations_done, self.sampler)
         extra["snapshot_sweeps"] = list(snaps.taken)
-        return snaps.phi(self.beta, self.sampler.priors.beta_sum, self.prior), snaps.theta(self.alpha), extra
+        s = self.sampler
+        phi, theta = np.empty((s.K, s.V)), np.empty((snaps.lengths.size, s.K))
+        snaps.phi_rows(phi, 0, self.beta, s.priors.beta_sum, self.prior)
+        snaps.theta_rows(theta, 0, self.alpha)
+        return phi, theta, extra
 
     def close(self) -> None:
         self.sampler.close()

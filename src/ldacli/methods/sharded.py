@@ -291,6 +291,10 @@ class Replica:
         """The non-zero word-topic counts (int32, in no particular order)."""
         raise NotImplementedError
 
+    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The non-zero word-topic cells: their words, topics and counts (int32 each)."""
+        raise NotImplementedError
+
     def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
         """(E,) int32: the counts of the cells (``words[i]``, ``topics[i]``)."""
         raise NotImplementedError
@@ -337,6 +341,10 @@ class DenseRows(Replica):
 
     def nonzero_word_topic_counts(self):
         return self.nwk[self.nwk > 0]
+
+    def cells(self):
+        words, topics = np.nonzero(self.nwk)
+        return words.astype(np.int32), topics.astype(np.int32), self.nwk[words, topics]
 
     def counts_at(self, words, topics):
         return self.nwk[words, topics]
@@ -399,6 +407,10 @@ class WordLists(Replica):
 
     def nonzero_word_topic_counts(self):
         return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
+
+    def cells(self):
+        rows, idx = self._entries()
+        return (rows.astype(np.int32), *unpack_entries(self.wt[idx], self.bits))
 
     def add_to(self, out):
         # a range of words at a time, so that the spread entries stay ~ENTRY_CHUNK
