@@ -201,3 +201,25 @@ def test_the_model_is_assembled_without_dense_copies_of_phi_and_theta(sampler):
         tracemalloc.stop()
     assert model.phi.flags.c_contiguous and model.theta.flags.c_contiguous  # saved without a copy
     assert peak < 1.35 * (model.phi.nbytes + model.theta.nbytes)
+
+
+@pytest.mark.parametrize("sampler", ["dense", "sparse"])
+@pytest.mark.parametrize("seeded", [False, True])
+def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, monkeypatch, sampler, seeded):
+    # train(output=...) writes phi and theta a block of rows at a time (here one topic of phi
+    # and three documents of theta at a time, so that many block edges are crossed): the same
+    # bytes as the model assembled whole and saved; the model returned maps that file
+    import ldacli.npz
+
+    corpus = generate(60, 7, 40, doc_length=15, seed=3).corpus
+    seeds = {"a": corpus.vocab[2:5], "b": corpus.vocab[5:9]} if seeded else None
+    common = dict(iterations=3, seed=4, sampler=sampler, shards=2, seed_words=seeds)
+    whole = ldacli.train(corpus, 7, **common)
+    whole.save(str(tmp_path / "whole.npz"))
+    monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 8 * 7 * 3)
+    streamed = ldacli.train(corpus, 7, output=str(tmp_path / "streamed.npz"), **common)
+    assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
+    assert isinstance(streamed.phi, np.memmap) and not streamed.phi.flags.writeable
+    np.testing.assert_array_equal(streamed.phi, whole.phi)
+    np.testing.assert_array_equal(streamed.theta, whole.theta)
+    assert streamed.params == whole.params

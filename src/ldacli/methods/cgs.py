@@ -25,6 +25,7 @@ from ldacli.formats.shards import ShardFolder
 from ldacli.seed_words import SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
+from ldacli.npz import StreamedArray
 from ldacli.priors import optimize_alpha, optimize_beta
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -238,15 +239,22 @@ class CollapsedGibbs(Method):
     def phi(self) -> np.ndarray:
         """(K, V) float64 in C order: ``(n_kw + beta_kw) / (n_k + sum_w beta_kw)``, assembled in
         place (no dense copy of the counts on the way)."""
+        phi = np.empty((self.sampler.K, self.sampler.V))
+        self._phi_rows(phi, 0)
+        return phi
+
+    def _phi_rows(self, out: np.ndarray, first: int) -> None:
+        """Rows ``first`` to ``first + len(out)`` of :meth:`phi` into ``out``."""
         s = self.sampler
-        counts = s.counts
-        phi = np.full((s.K, s.V), self.beta)
-        counts.add_to(phi)
+        counts, last = s.counts, first + out.shape[0]
+        out.fill(self.beta)
+        counts.add_to(out, first)
         if self.prior is not None:
             p = self.prior
-            phi[p.topics, p.words] = counts.counts_at(p.words, p.topics) + (self.beta + p.extra)
-        phi /= (counts.nk + s.priors.beta_sum)[:, None]
-        return phi
+            inside = (p.topics >= first) & (p.topics < last)
+            words, topics = p.words[inside], p.topics[inside]
+            out[topics - first, words] = counts.counts_at(words, topics) + (self.beta + p.extra[inside])
+        out /= (counts.nk[first:last] + s.priors.beta_sum[first:last])[:, None]
 
     def rng_states(self) -> list:
         return seeds.states(self.rngs)
@@ -257,23 +265,34 @@ class CollapsedGibbs(Method):
     def theta(self) -> np.ndarray:
         """(D, K) float64: ``(n_dk + alpha_k) / (N_d + sum alpha)``, assembled a few documents
         at a time (:data:`THETA_CHUNK_CELLS`; no dense count array of all documents)."""
+        theta = np.empty((self.sampler.doc_ptr.size - 1, self.sampler.K))
+        self._theta_rows(theta, 0)
+        return theta
+
+    def _theta_rows(self, out: np.ndarray, first: int) -> None:
+        """Rows (documents) ``first`` to ``first + len(out)`` of :meth:`theta` into ``out``."""
         s = self.sampler
-        D = s.doc_ptr.size - 1
-        theta = np.empty((D, s.K))
         alpha_sum = self.alpha.sum()
         step = max(1, THETA_CHUNK_CELLS // s.K)
-        for lo in range(0, D, step):
-            ptr = s.doc_ptr[lo:lo + step + 1]
-            rows = theta[lo:lo + ptr.size - 1]
+        for lo in range(0, out.shape[0], step):
+            ptr = s.doc_ptr[first + lo:first + min(lo + step, out.shape[0]) + 1]
+            rows = out[lo:lo + ptr.size - 1]
             np.add(doc_topic_counts(ptr - ptr[0], s.z[ptr[0]:ptr[-1]], s.K), self.alpha, out=rows)
             rows /= np.diff(ptr)[:, None] + alpha_sum
-        return theta
 
     def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
         # the model's two dense arrays, each built in place: at its largest, the process holds
         # them and the sampler's state, nothing (K, V) or (D, K) besides
-        extra = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
-        return self.phi(), self.theta(), extra
+        return self.phi(), self.theta(), self._result_params()
+
+    def streamed_result(self, iterations_done: int) -> tuple[StreamedArray, StreamedArray, dict]:
+        # a block of rows of each at a time, filled as they are written
+        s = self.sampler
+        return (StreamedArray.by_rows((s.K, s.V), self._phi_rows),
+                StreamedArray.by_rows((s.doc_ptr.size - 1, s.K), self._theta_rows), self._result_params())
+
+    def _result_params(self) -> dict:
+        return {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
 
     def close(self) -> None:
         self.sampler.close()

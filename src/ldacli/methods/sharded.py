@@ -295,8 +295,9 @@ class Replica:
         """(E,) int32: the counts of the cells (``words[i]``, ``topics[i]``)."""
         raise NotImplementedError
 
-    def add_to(self, out: np.ndarray) -> None:
-        """Add the counts to ``out`` (K, V) float64, topic-major, in place."""
+    def add_to(self, out: np.ndarray, first: int = 0) -> None:
+        """Add the counts of topics ``first`` to ``first + len(out)`` to ``out`` (those topics'
+        rows of a (K, V) float64 array, topic-major), in place."""
         raise NotImplementedError
 
 
@@ -341,8 +342,8 @@ class DenseRows(Replica):
     def counts_at(self, words, topics):
         return self.nwk[words, topics]
 
-    def add_to(self, out):
-        out += self.nwk.T
+    def add_to(self, out, first=0):
+        out += self.nwk[:, first:first + out.shape[0]].T
 
 
 class WordLists(Replica):
@@ -400,8 +401,9 @@ class WordLists(Replica):
     def nonzero_word_topic_counts(self):
         return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
 
-    def add_to(self, out):
+    def add_to(self, out, first=0):
         # a range of words at a time, so that the spread entries stay ~ENTRY_CHUNK
+        rows = out.shape[0]
         ends = np.cumsum(self.wt_len, dtype=np.int64)
         cuts = np.unique(np.searchsorted(ends, np.arange(0, int(ends[-1]) if ends.size else 0, ENTRY_CHUNK),
                                          side="right"))
@@ -409,7 +411,11 @@ class WordLists(Replica):
             words = np.arange(lo, hi)
             idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
             topics, counts = unpack_entries(self.wt[idx], self.bits)
-            out[topics, np.repeat(words, lens)] += counts
+            words = np.repeat(words, lens)
+            if first or rows < self.nk.size:
+                inside = (topics >= first) & (topics < first + rows)
+                topics, words, counts = topics[inside] - first, words[inside], counts[inside]
+            out[topics, words] += counts
 
     def counts_at(self, words, topics):
         idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
