@@ -223,3 +223,22 @@ def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, m
     np.testing.assert_array_equal(streamed.phi, whole.phi)
     np.testing.assert_array_equal(streamed.theta, whole.theta)
     assert streamed.params == whole.params
+
+
+def test_a_model_written_as_it_is_assembled_never_holds_phi_or_theta_whole(tmp_path, monkeypatch):
+    # with output, the peak of what numpy allocates over the run is a block of rows (here 1 MB)
+    # and the sampler's state (5.5 MB here), well under phi and theta (4.5 and 16 MB), which a
+    # model assembled whole holds at once
+    import tracemalloc
+
+    import ldacli.npz
+
+    monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 1 << 20)
+    corpus = generate(4000, 8, 3000, doc_length=20, seed=2).corpus
+    tracemalloc.start()
+    try:
+        model = ldacli.train(corpus, 500, iterations=2, seed=1, sampler="sparse", output=str(tmp_path / "m.npz"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.4 * (model.phi.nbytes + model.theta.nbytes)
