@@ -67,7 +67,7 @@ class CollapsedGibbs(Method):
     """Collapsed Gibbs sampling of every token's topic, theta and phi integrated out.
 
     Options: ``sampler`` (``dense``, ``sparse``, ``alias`` or ``auto``: by K), ``shards``
-    (document shards and word slices, default one per 100,000 tokens, at most 4, or the files of the shard
+    (document shards and word slices, default :func:`~ldacli.methods.sharded.default_shards`, or the files of the shard
     folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
     and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
     initial topics, stream 1 + s samples shard s.
@@ -99,7 +99,8 @@ class CollapsedGibbs(Method):
                 "Document shards (and as many word slices) that threads sample in parallel, the most threads "
                 "that help; each sweep is N rounds of disjoint blocks. The output depends on the seed and the "
                 "shards, never on --threads; 1 is the exact sequential sampler.", FIXED,
-                default_help="one per 100,000 tokens, at most 4; a shard folder's files"),
+                default_help="one per 100,000 tokens, at most 4; from 5 M tokens one per 625,000 rounded down to a "
+                             "power of two, at most 64 (32 from 20 M tokens); a shard folder's files"),
         Setting("optimize_interval", Integer(0), 0,
                 "Learn an asymmetric alpha and a symmetric beta from the counts every N sweeps (Minka's fixed "
                 "point); --alpha/--beta are then starting values; 0: off.", FIXED),
