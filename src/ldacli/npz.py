@@ -83,10 +83,16 @@ def write_npz_members(path: str, members: dict[str, Any], what: str = "file") ->
                         header = {"descr": np.lib.format.dtype_to_descr(value.dtype), "fortran_order": False,
                                   "shape": tuple(value.shape)}
                         np.lib.format.write_array_header_1_0(member, header)
-                        for piece in value.pieces:
-                            member.write(piece)
+                        _write_pieces(member, value.pieces)
                     else:
                         np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+
+
+def _write_pieces(member: IO[bytes], pieces: Iterable[bytes | memoryview]) -> None:
+    """Write ``pieces`` in order; the last one is let go on return (a piece may be a view of
+    a buffer that the next array should not find still held)."""
+    for piece in pieces:
+        member.write(piece)
 
 
 def mapped(path: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:

@@ -214,15 +214,24 @@ def sample_block(replica: "Replica", shard: dict, words, z, rng, j: int, priors:
 
 def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
     """Per-word packed (topic, count) lists sorted by count (largest first), then topic, from
-    the counts of :func:`word_topic_pairs`."""
-    w, t = codes // K, (codes % K).astype(np.int32)
-    order = np.lexsort((t, -counts, w))
-    w, t, counts = w[order], t[order], counts[order].astype(np.int32)
-    lengths = np.bincount(w, minlength=V).astype(np.int32)
-    first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    slot = layout.word_ptr[w] + (np.arange(w.size) - first[w])
+    the counts of :func:`word_topic_pairs` (sorted by word): a range of words at a time, so
+    that the sort's scratch stays about :data:`ENTRY_CHUNK` entries."""
     wt = np.zeros(layout.word_ptr[-1], layout.dtype)
-    wt[slot] = pack_entries(t, counts, layout)
+    lengths = np.zeros(V, np.int32)
+    lo, n = 0, codes.size
+    while lo < n:
+        hi = min(n, lo + ENTRY_CHUNK)
+        if hi < n:  # to the end of the last word's entries
+            hi = int(np.searchsorted(codes, (int(codes[hi - 1]) // K + 1) * K))
+        w, t, c = codes[lo:hi] // K, (codes[lo:hi] % K).astype(np.int32), counts[lo:hi]
+        order = np.lexsort((t, -c, w))
+        w, t, c = w[order], t[order], c[order].astype(np.int32)
+        starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
+        sizes = np.diff(np.append(starts, w.size))
+        lengths[w[starts]] = sizes
+        within = np.arange(w.size) - np.repeat(starts, sizes)
+        wt[layout.word_ptr[w] + within] = pack_entries(t, c, layout)
+        lo = hi
     return wt, lengths
 
 
