@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from bench_dask import build
+from bench_dask import build, timed
 from bench_train import load
 from ldacli.methods import sharded
 from ldacli.methods.sharded import ShardedSampler
@@ -114,14 +114,10 @@ def main(argv=None) -> int:
         P = bounds.size - 1
         sampler = ShardedSampler(args.sampler, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01,
                                  bounds, rngs, threads=1)
-        for _ in range(args.burn_in):
-            sampler.sweep()
         BLOCKS.clear()
-        t0 = time.perf_counter()
-        for _ in range(args.sweeps):
-            sampler.sweep()
-        sweep = (time.perf_counter() - t0) / args.sweeps
-        blocks = np.array(BLOCKS).reshape(args.sweeps, P, P).mean(axis=0)  # (rounds, blocks)
+        sweep = timed(sampler, args.burn_in, args.sweeps)
+        timed_sweeps = BLOCKS[-args.sweeps * P * P:]
+        blocks = np.array(timed_sweeps).reshape(args.sweeps, P, P).mean(axis=0)  # (rounds, blocks)
         call = call_cost(sampler)
         serial = max(0.0, sweep - float(blocks.sum())) + P * P * call
         parallel = np.maximum(blocks - call, 0.0)
