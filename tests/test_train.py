@@ -258,3 +258,60 @@ def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted
     assert short.params["stopped"] == "time limit" and short.params["snapshot_sweeps"] == [1]
     np.testing.assert_allclose(short.phi, first.phi, rtol=1e-12)
     np.testing.assert_allclose(short.theta, first.theta, rtol=1e-12)
+
+
+@pytest.mark.parametrize("sampler", ["dense", "sparse"])
+@pytest.mark.parametrize("seeded", [False, True])
+@pytest.mark.parametrize("snapshots", [1, 3])
+def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, monkeypatch, sampler, seeded,
+                                                                     snapshots):
+    # train(output=...) writes phi and theta a block of rows at a time (here one topic of phi
+    # and three documents of theta at a time, so that many block edges are crossed): the same
+    # bytes as the model assembled whole and saved; the model returned maps that file
+    import ldacli.npz
+
+    corpus = generate(60, 7, 40, doc_length=15, seed=3).corpus
+    seeds = {"a": corpus.vocab[2:5], "b": corpus.vocab[5:9]} if seeded else None
+    # with snapshots: the mean of sweeps 4, 5 and 6, filled from their sums a block at a time
+    common = dict(iterations=6, seed=4, sampler=sampler, shards=2, seed_words=seeds, snapshots=snapshots,
+                  snapshot_interval=1)
+    whole = ldacli.train(corpus, 7, **common)
+    whole.save(str(tmp_path / "whole.npz"))
+    monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 8 * 7 * 3)
+    streamed = ldacli.train(corpus, 7, output=str(tmp_path / "streamed.npz"), **common)
+    assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
+    assert isinstance(streamed.phi, np.memmap) and not streamed.phi.flags.writeable
+    np.testing.assert_array_equal(streamed.phi, whole.phi)
+    np.testing.assert_array_equal(streamed.theta, whole.theta)
+    assert streamed.params == whole.params
+
+
+def test_a_model_written_as_it_is_assembled_never_holds_phi_or_theta_whole(tmp_path, monkeypatch):
+    # with output, the peak of what numpy allocates over the run is a block of rows (here 1 MB)
+    # and the sampler's state (5.5 MB here), well under phi and theta (4.5 and 16 MB), which a
+    # model assembled whole holds at once
+    import tracemalloc
+
+    import ldacli.npz
+
+    monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 1 << 20)
+    corpus = generate(4000, 8, 3000, doc_length=20, seed=2).corpus
+    tracemalloc.start()
+    try:
+        model = ldacli.train(corpus, 500, iterations=2, seed=1, sampler="sparse", output=str(tmp_path / "m.npz"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.4 * (model.phi.nbytes + model.theta.nbytes)
+
+
+def test_default_shards_keep_small_corpora_as_they_were_and_let_32_threads_work_from_20m_tokens():
+    # below 5 M tokens the default is what it always was (one shard per 100,000 tokens, at most
+    # 4), so those runs keep their bytes; from 5 M on, a power of two (each round's blocks split
+    # evenly over 8, 16, 32 threads), 32 from 20 M tokens, at most 64
+    from ldacli.methods.sharded import default_shards
+
+    for n in [*range(0, 5_000_000, 9_973), 399_999, 400_000, 2_408_812, 4_999_999]:
+        assert default_shards(n) == min(4, max(1, n // 100_000))
+    assert [default_shards(n) for n in (5_000_000, 10_000_000, 20_000_000, 40_000_000, 10**10)] == [8, 16, 32, 64, 64]
+    assert all(default_shards(n) <= default_shards(n + 1_000_003) for n in range(0, 60_000_000, 1_000_003))

@@ -470,9 +470,8 @@ def train(ctx, corpus, **values):
             _note(values, f"{output}: up to date (trained with these settings on this corpus); nothing to do")
             return
         t0 = time.perf_counter()
-        model = run_train(data, progress=progress, **given)
+        model = run_train(data, progress=progress, output=output, **given)
         seconds = time.perf_counter() - t0
-        model.save(output)
     p = model.params
     unit = METHODS[p["method"]].unit
     ll = model.loglik_per_token[-1] if model.loglik_per_token.size else float("nan")

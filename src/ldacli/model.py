@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ldacli.errors import InputError, LdacliError
-from ldacli.npz import array, json_object, read_file, scalar, write_npz
+from ldacli.npz import StreamedArray, array, json_object, read_file, scalar, write_npz, write_npz_members
 from ldacli.settings import Integer, Setting
 
 TOP_WORDS = Setting("top_words", Integer(1), 10, "Top words per topic.", flags=("-n", "--top-words"))
@@ -95,10 +95,13 @@ class Model:
         return theta_frame(self.theta, self.doc_ids)
 
     def save(self, path: str) -> None:
+        """Write the model to ``path`` (atomically). ``phi`` and ``theta`` may be
+        :class:`~ldacli.npz.StreamedArray` (as :func:`ldacli.train` with ``output`` writes its
+        model: a block of rows at a time, never whole): the same bytes as the arrays."""
         arrays = file_header("model", self.params)
         arrays.update(
-            phi=np.ascontiguousarray(self.phi, dtype=np.float64),
-            theta=np.ascontiguousarray(self.theta, dtype=np.float64),
+            phi=_member(self.phi),
+            theta=_member(self.theta),
             alpha=np.asarray(self.alpha, dtype=np.float64),
             beta=np.float64(self.beta),
             vocab=np.array(self.vocab, dtype=np.str_),
@@ -106,7 +109,7 @@ class Model:
             loglik_iterations=np.asarray(self.loglik_iterations, dtype=np.int64),
             loglik_per_token=np.asarray(self.loglik_per_token, dtype=np.float64),
         )
-        write_npz(path, arrays, "model")
+        write_npz_members(path, arrays, "model")
 
     @classmethod
     def load(cls, path: str) -> "Model":
@@ -250,6 +253,11 @@ def _checked_names(path: str, params: dict, n_topics: int) -> dict:
         raise InputError(path, None, f"expected 'topic_names' in params as a list of {n_topics} names (strings or "
                                      f"null) or a mapping of topic ids to names, found {names!r:.80}")
     return params
+
+
+def _member(x):
+    """An array of a model as written: float64 in C order, or a StreamedArray as it is."""
+    return x if isinstance(x, StreamedArray) else np.ascontiguousarray(x, dtype=np.float64)
 
 
 def _rows_sum_to_one(path: str, name: str, x: np.ndarray) -> None:

@@ -17,7 +17,7 @@ import json
 import math
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -30,6 +30,8 @@ from ldacli.fileio import atomic_write
 _DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError, RuntimeError, KeyError)
 # A 'kind' member is a short string; anything bigger is not an ldacli file's.
 _MAX_KIND_BYTES = 4096
+# The rows of an array written by rows (StreamedArray.by_rows) held at a time.
+ROW_BLOCK_BYTES = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,26 @@ class StreamedArray:
 
     dtype: np.dtype
     shape: tuple[int, ...]
-    pieces: Iterable[bytes]
+    pieces: Iterable[bytes | memoryview]
+
+    @classmethod
+    def by_rows(cls, shape: tuple[int, int], fill: Callable[[np.ndarray, int], None],
+                block_bytes: int | None = None) -> "StreamedArray":
+        """A (rows, columns) float64 array written a block of rows at a time: ``fill(out,
+        first)`` puts rows ``first`` to ``first + len(out)`` into ``out``; one buffer of about
+        ``block_bytes`` (default :data:`ROW_BLOCK_BYTES`; at least one row) is filled again
+        for each block."""
+        rows, columns = shape
+        step = max(1, (block_bytes or ROW_BLOCK_BYTES) // max(1, 8 * columns))
+
+        def pieces():
+            buffer = np.empty((min(step, rows), columns))
+            for first in range(0, rows, step):
+                block = buffer[:min(step, rows - first)]
+                fill(block, first)
+                yield memoryview(block)
+
+        return cls(np.dtype(np.float64), (rows, columns), pieces())
 
 
 def write_npz(path: str, arrays: dict[str, Any], what: str = "file") -> None:
@@ -62,10 +83,36 @@ def write_npz_members(path: str, members: dict[str, Any], what: str = "file") ->
                         header = {"descr": np.lib.format.dtype_to_descr(value.dtype), "fortran_order": False,
                                   "shape": tuple(value.shape)}
                         np.lib.format.write_array_header_1_0(member, header)
-                        for piece in value.pieces:
-                            member.write(piece)
+                        _write_pieces(member, value.pieces)
                     else:
                         np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+
+
+def _write_pieces(member: IO[bytes], pieces: Iterable[bytes | memoryview]) -> None:
+    """Write ``pieces`` in order; the last one is let go on return (a piece may be a view of
+    a buffer that the next array should not find still held)."""
+    for piece in pieces:
+        member.write(piece)
+
+
+def mapped(path: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Read-only memory maps of the arrays ``names`` of the uncompressed ``.npz`` at ``path``
+    (one :func:`write_npz` wrote): nothing is read into memory until it is used, and then
+    only the pages used. Trusts the file (use :func:`read_npz` for one from elsewhere)."""
+    out = {}
+    with open(path, "rb") as f, zipfile.ZipFile(f) as zf:
+        for name in names:
+            info = zf.getinfo(name + ".npy")
+            f.seek(info.header_offset)
+            local = f.read(zipfile.sizeFileHeader)
+            name_length, extra_length = int.from_bytes(local[26:28], "little"), int.from_bytes(local[28:30], "little")
+            f.seek(info.header_offset + zipfile.sizeFileHeader + name_length + extra_length)
+            shape, fortran, dtype = _header(f)
+            if math.prod(shape) == 0:
+                out[name] = np.zeros(shape, dtype)
+                continue
+            out[name] = np.memmap(f, dtype=dtype, mode="r", offset=f.tell(), shape=shape, order="F" if fortran else "C")
+    return out
 
 
 def _header(member) -> tuple[tuple[int, ...], bool, np.dtype]:

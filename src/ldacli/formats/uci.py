@@ -163,7 +163,7 @@ FIRST_TRIPLE_LINE = 4
 def check_distinct_pairs(name: str, rows: np.ndarray, cols: np.ndarray, n_words: int, first_line: int) -> None:
     """Each (docID, wordID) pair once among the triples ``rows``, ``cols`` (0-based), the
     first of them on ``first_line``; the error names the line that repeats one."""
-    keys = rows * n_words + cols
+    keys = rows.astype(np.int64) * n_words + cols
     if keys.size > 1 and not np.all(keys[1:] > keys[:-1]):
         order = np.argsort(keys, kind="stable")
         repeat = np.flatnonzero(keys[order][1:] == keys[order][:-1])
@@ -189,14 +189,18 @@ def read_uci(source: Source, vocab: list[str], vocab_name: str | None) -> Corpus
     """
     name = source.name
     (n_docs, n_words, nnz), blocks = uci_triples(source, vocab, vocab_name)
-    parts = [triples for _, triples in blocks]
-    triples = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
-    rows = triples[:, 0] - 1
-    cols = triples[:, 1] - 1
+    # each block's triples as three int32 columns (ids 0-based) as soon as it is parsed: the
+    # corpus's entries are held at 12 bytes each, not as int64 triples and their copies
+    parts: tuple[list, list, list] = ([], [], [])
+    for _, triples in blocks:
+        for column, part in enumerate(parts):
+            part.append((triples[:, column] - (column < 2)).astype(np.int32))
+    rows, cols, data = (np.concatenate(part) if part else np.zeros(0, np.int32) for part in parts)
+    del parts
     check_distinct_pairs(name, rows, cols, n_words, FIRST_TRIPLE_LINE)
-    check_nnz(name, nnz, len(triples))
-    check_token_total(name, int(triples[:, 2].sum()))
-    counts = build_csr(rows, cols, triples[:, 2], (n_docs, n_words))
+    check_nnz(name, nnz, rows.size)
+    check_token_total(name, int(data.sum(dtype=np.int64)))
+    counts = build_csr(rows, cols, data, (n_docs, n_words))
     doc_ids = [str(d) for d in range(1, n_docs + 1)]
     return Corpus(counts, list(vocab), doc_ids, format="uci")
 

@@ -144,6 +144,12 @@ class Method:
         """The model's ``phi`` (K, V) and ``theta`` (D, K), and params to add, at the end."""
         raise NotImplementedError
 
+    def streamed_result(self, iterations_done: int) -> tuple:
+        """:meth:`result` for a model written as it is assembled: ``phi`` and ``theta`` may be
+        :class:`~ldacli.npz.StreamedArray` (filled a block of rows at a time while the file
+        is written, and only then; before :meth:`close`). By default the arrays of :meth:`result`."""
+        return self.result(iterations_done)
+
     def note(self) -> str:
         """A few words on the last step for the log and the progress bar ('' for none)."""
         return ""

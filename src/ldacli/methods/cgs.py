@@ -25,6 +25,7 @@ from ldacli.formats.shards import ShardFolder
 from ldacli.seed_words import SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
+from ldacli.npz import StreamedArray
 from ldacli.priors import optimize_alpha, optimize_beta
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -183,7 +184,7 @@ class CollapsedGibbs(Method):
     """Collapsed Gibbs sampling of every token's topic, theta and phi integrated out.
 
     Options: ``sampler`` (``dense``, ``sparse``, ``alias`` or ``auto``: by K), ``shards``
-    (document shards and word slices, default one per 100,000 tokens, at most 4, or the files of the shard
+    (document shards and word slices, default :func:`~ldacli.methods.sharded.default_shards`, or the files of the shard
     folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
     and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
     initial topics, stream 1 + s samples shard s.
@@ -215,7 +216,8 @@ class CollapsedGibbs(Method):
                 "Document shards (and as many word slices) that threads sample in parallel, the most threads "
                 "that help; each sweep is N rounds of disjoint blocks. The output depends on the seed and the "
                 "shards, never on --threads; 1 is the exact sequential sampler.", FIXED,
-                default_help="one per 100,000 tokens, at most 4; a shard folder's files"),
+                default_help="one per 100,000 tokens, at most 4; from 5 M tokens one per 625,000 rounded down to a "
+                             "power of two, at most 64 (32 from 20 M tokens); a shard folder's files"),
         Setting("optimize_interval", Integer(0), 0,
                 "Learn an asymmetric alpha and a symmetric beta from the counts every N sweeps (Minka's fixed "
                 "point); --alpha/--beta are then starting values; 0: off.", FIXED),
@@ -367,15 +369,22 @@ class CollapsedGibbs(Method):
     def phi(self) -> np.ndarray:
         """(K, V) float64 in C order: ``(n_kw + beta_kw) / (n_k + sum_w beta_kw)``, assembled in
         place (no dense copy of the counts on the way)."""
+        phi = np.empty((self.sampler.K, self.sampler.V))
+        self._phi_rows(phi, 0)
+        return phi
+
+    def _phi_rows(self, out: np.ndarray, first: int) -> None:
+        """Rows ``first`` to ``first + len(out)`` of :meth:`phi` into ``out``."""
         s = self.sampler
-        counts = s.counts
-        phi = np.full((s.K, s.V), self.beta)
-        counts.add_to(phi)
+        counts, last = s.counts, first + out.shape[0]
+        out.fill(self.beta)
+        counts.add_to(out, first)
         if self.prior is not None:
             p = self.prior
-            phi[p.topics, p.words] = counts.counts_at(p.words, p.topics) + (self.beta + p.extra)
-        phi /= (counts.nk + s.priors.beta_sum)[:, None]
-        return phi
+            inside = (p.topics >= first) & (p.topics < last)
+            words, topics = p.words[inside], p.topics[inside]
+            out[topics - first, words] = counts.counts_at(words, topics) + (self.beta + p.extra[inside])
+        out /= (counts.nk[first:last] + s.priors.beta_sum[first:last])[:, None]
 
     def rng_states(self) -> list:
         return seeds.states(self.rngs)
@@ -387,33 +396,51 @@ class CollapsedGibbs(Method):
     def theta(self) -> np.ndarray:
         """(D, K) float64: ``(n_dk + alpha_k) / (N_d + sum alpha)``, assembled a few documents
         at a time (:data:`THETA_CHUNK_CELLS`; no dense count array of all documents)."""
+        theta = np.empty((self.sampler.doc_ptr.size - 1, self.sampler.K))
+        self._theta_rows(theta, 0)
+        return theta
+
+    def _theta_rows(self, out: np.ndarray, first: int) -> None:
+        """Rows (documents) ``first`` to ``first + len(out)`` of :meth:`theta` into ``out``."""
         s = self.sampler
-        D = s.doc_ptr.size - 1
-        theta = np.empty((D, s.K))
         alpha_sum = self.alpha.sum()
         step = max(1, THETA_CHUNK_CELLS // s.K)
-        for lo in range(0, D, step):
-            ptr = s.doc_ptr[lo:lo + step + 1]
-            rows = theta[lo:lo + ptr.size - 1]
+        for lo in range(0, out.shape[0], step):
+            ptr = s.doc_ptr[first + lo:first + min(lo + step, out.shape[0]) + 1]
+            rows = out[lo:lo + ptr.size - 1]
             np.add(doc_topic_counts(ptr - ptr[0], s.z[ptr[0]:ptr[-1]], s.K), self.alpha, out=rows)
             rows /= np.diff(ptr)[:, None] + alpha_sum
-        return theta
 
     def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
         # the model's two dense arrays, each built in place: at its largest, the process holds
         # them and the sampler's state, nothing (K, V) or (D, K) besides
-        extra = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
-        if not self.snapshots.sweeps:  # the final state alone
-            return self.phi(), self.theta(), extra
-        snaps = self.snapshots
-        if not snaps.taken or snaps.taken[-1] != iterations_done:  # a run stopped early: its state too
-            snaps.take(iterations_done, self.sampler)
-        extra["snapshot_sweeps"] = list(snaps.taken)
+        phi_rows, theta_rows, params = self._final(iterations_done)
         s = self.sampler
-        phi, theta = np.empty((s.K, s.V)), np.empty((snaps.lengths.size, s.K))
-        snaps.phi_rows(phi, 0, self.beta, s.priors.beta_sum, self.prior)
-        snaps.theta_rows(theta, 0, self.alpha)
-        return phi, theta, extra
+        phi, theta = np.empty((s.K, s.V)), np.empty((s.doc_ptr.size - 1, s.K))
+        phi_rows(phi, 0)
+        theta_rows(theta, 0)
+        return phi, theta, params
+
+    def streamed_result(self, iterations_done: int) -> tuple[StreamedArray, StreamedArray, dict]:
+        # a block of rows of each at a time, filled as they are written
+        phi_rows, theta_rows, params = self._final(iterations_done)
+        s = self.sampler
+        return (StreamedArray.by_rows((s.K, s.V), phi_rows), StreamedArray.by_rows((s.doc_ptr.size - 1, s.K), theta_rows),
+                params)
+
+    def _final(self, done: int) -> tuple:
+        """How the model's rows are filled (phi's and theta's, each ``(out, first)``), and the
+        params to add: from the final state, or the mean of the snapshots (the final state
+        taken too when the run stopped before its last)."""
+        params = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
+        snaps, s = self.snapshots, self.sampler
+        if not snaps.sweeps:  # the final state alone
+            return self._phi_rows, self._theta_rows, params
+        if not snaps.taken or snaps.taken[-1] != done:
+            snaps.take(done, s)
+        params["snapshot_sweeps"] = list(snaps.taken)
+        return (lambda out, first: snaps.phi_rows(out, first, self.beta, s.priors.beta_sum, self.prior),
+                lambda out, first: snaps.theta_rows(out, first, self.alpha), params)
 
     def close(self) -> None:
         self.sampler.close()

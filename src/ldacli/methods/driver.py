@@ -41,6 +41,7 @@ from ldacli.methods.distributed import SCHEDULER, ClusterLost, cluster
 from ldacli.methods.ugibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
 from ldacli.model import Checkpoint, Model
+from ldacli.npz import mapped
 from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED
 from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Text
@@ -441,7 +442,7 @@ def _provenance(corpus: Corpus) -> dict:
 
 
 def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress: bool = False,
-          callback: Callable[[int], None] | None = None, **given) -> Model:
+          callback: Callable[[int], None] | None = None, output: str | None = None, **given) -> Model:
     """Fit LDA to ``corpus`` and return the model.
 
     Every setting is a keyword argument named as in :data:`SETTINGS` (common to every method:
@@ -476,7 +477,10 @@ def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress
     the method's own) come from it and may not change; those it continues (``iterations``,
     ``checkpoint``, ``checkpoint_every``, ``loglik_every``, ``patience``, ``max_seconds``,
     ``align_to``) come from it unless given. The result is what an uninterrupted run gives.
-    ``callback(iteration)`` is called after every step. The model's params record the
+    ``callback(iteration)`` is called after every step. With ``output`` (a path), the model is
+    also written there, atomically, a block of rows of phi and theta at a time as they are
+    assembled (so that at no time are both whole in memory), and the returned model's phi
+    and theta are read-only memory maps of that file. The model's params record the
     settings, ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`). The checkpoint
     path is locked for the run (:mod:`ldacli.locking`): another run on it raises
     :class:`~ldacli.errors.LockedError`, or waits up to ``wait`` seconds. A checkpoint that
@@ -497,14 +501,23 @@ def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress
             log.warning("%s: removed, a temporary file left by a run that was killed", path)
         with cluster(values["scheduler"]) as client:
             prepared = _prepare(run, client)
+            # a warm start's id stability and an alignment need the whole phi and theta
+            streamed = output is not None and prepared.parent is None and prepared.reference is None
             try:
-                model = _loop(prepared, progress=progress, callback=callback)
+                model = _loop(prepared, progress=progress, callback=callback, streamed=streamed)
+                if streamed:
+                    model.save(output)
             finally:
                 prepared.state.close()
+    if streamed:
+        model.phi, model.theta = mapped(output, ("phi", "theta")).values()
+        return model
     if prepared.parent is not None:
         model.params["id_stability"] = id_stability(prepared.parent, model, model.params["warm_start"].get("descent"))
     if prepared.reference is not None:
         model = _aligned(model, prepared.reference, values["align_to"])
+    if output is not None:
+        model.save(output)
     return model
 
 
@@ -589,8 +602,10 @@ def _prepare(run: _Settled, client=None) -> _Run:
                 evaluator, stopper, parent, reference)
 
 
-def _loop(run: _Run, *, progress: bool, callback) -> Model:
-    """The steps, the trace, early stopping, time limit, checkpoints and signals; the model."""
+def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Model:
+    """The steps, the trace, early stopping, time limit, checkpoints and signals; the model
+    (``streamed``: its phi and theta as :class:`~ldacli.npz.StreamedArray`, to save before the
+    state is closed)."""
     cls, state, stopper, params, values = run.cls, run.state, run.stopper, run.params, run.values
     trace_it, trace_ll = run.trace_it, run.trace_ll
     every, unit, iterations = values["loglik_every"], cls.unit, values["iterations"]
@@ -670,7 +685,7 @@ def _loop(run: _Run, *, progress: bool, callback) -> Model:
     if not trace_it or trace_it[-1] != it:
         trace_it.append(it)
         trace_ll.append(_checked_trace(cls, state))
-    phi, theta, extra = state.result(it)
+    phi, theta, extra = state.streamed_result(it) if streamed else state.result(it)
     params.update(extra, iterations_done=it, stopped=stopped)
     if stopper is not None:
         params.update(stopper.summary())

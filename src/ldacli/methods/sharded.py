@@ -31,18 +31,30 @@ from ldacli.topic_word_prior import TopicWordPrior, extra_by_word, topic_sums
 
 SAMPLERS = ("dense", "sparse", "alias")
 MH_STEPS = 2
+# Default shards (default_shards): one per 100,000 tokens up to 4; from 5 M tokens, one per
+# 625,000 tokens rounded down to a power of two, up to 64.
 MAX_DEFAULT_SHARDS = 4
 TOKENS_PER_SHARD = 100_000
+LARGE_TOKENS_PER_SHARD = 625_000
+MAX_LARGE_SHARDS = 64
 # Word-list entries spread out at a time when the counts are added to a dense array.
 ENTRY_CHUNK = 1 << 18
 
 
 def default_shards(n_tokens: int) -> int:
-    """One shard per 100,000 tokens, at most 4: small corpora get the exact sequential sampler.
-    More shards allow more threads but cost more per sweep, since a document is visited once per
-    slice it has tokens in: on 20NG, 4 shards cost 13% (K=100) and 6% (K=1000) over one, 16
-    shards 78% and 58% (README, "Performance")."""
-    return int(min(MAX_DEFAULT_SHARDS, max(1, n_tokens // TOKENS_PER_SHARD)))
+    """The shards of a corpus of ``n_tokens`` tokens when none are asked for (from the corpus
+    only, so that the bytes never depend on the threads): one per 100,000 tokens, at most 4, so
+    that small corpora get the exact sequential sampler; from 5 M tokens on, one per 625,000
+    tokens rounded down to a power of two, at most 64 (8 from 5 M, 16 from 10 M, 32 from 20 M,
+    64 from 40 M). More shards allow more threads but cost more per sweep, since a document is
+    visited once per slice it has tokens in (on 20NG, 4 shards cost 13% (K=100) and 6%
+    (K=1000) over one, 16 shards 78% and 58%: README, "Performance"), and each of a sweep's P
+    rounds has a serial part; a power of two splits each round's P blocks evenly over 8, 16, 32
+    or 64 threads; 625,000 tokens a shard keeps a block (n/P^2 tokens) at about 20,000 tokens
+    or more below 64 shards, where its serial cost stays small (``benchmarks/shard_cost.py``)."""
+    small = min(MAX_DEFAULT_SHARDS, n_tokens // TOKENS_PER_SHARD)
+    large = min(MAX_LARGE_SHARDS, n_tokens // LARGE_TOKENS_PER_SHARD)
+    return int(max(1, small, 1 << (large.bit_length() - 1) if large else 0))
 
 
 def shard_bounds(doc_ptr: np.ndarray, n_shards: int) -> np.ndarray:
@@ -202,15 +214,24 @@ def sample_block(replica: "Replica", shard: dict, words, z, rng, j: int, priors:
 
 def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
     """Per-word packed (topic, count) lists sorted by count (largest first), then topic, from
-    the counts of :func:`word_topic_pairs`."""
-    w, t = codes // K, (codes % K).astype(np.int32)
-    order = np.lexsort((t, -counts, w))
-    w, t, counts = w[order], t[order], counts[order].astype(np.int32)
-    lengths = np.bincount(w, minlength=V).astype(np.int32)
-    first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    slot = layout.word_ptr[w] + (np.arange(w.size) - first[w])
+    the counts of :func:`word_topic_pairs` (sorted by word): a range of words at a time, so
+    that the sort's scratch stays about :data:`ENTRY_CHUNK` entries."""
     wt = np.zeros(layout.word_ptr[-1], layout.dtype)
-    wt[slot] = pack_entries(t, counts, layout)
+    lengths = np.zeros(V, np.int32)
+    lo, n = 0, codes.size
+    while lo < n:
+        hi = min(n, lo + ENTRY_CHUNK)
+        if hi < n:  # to the end of the last word's entries
+            hi = int(np.searchsorted(codes, (int(codes[hi - 1]) // K + 1) * K))
+        w, t, c = codes[lo:hi] // K, (codes[lo:hi] % K).astype(np.int32), counts[lo:hi]
+        order = np.lexsort((t, -c, w))
+        w, t, c = w[order], t[order], c[order].astype(np.int32)
+        starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
+        sizes = np.diff(np.append(starts, w.size))
+        lengths[w[starts]] = sizes
+        within = np.arange(w.size) - np.repeat(starts, sizes)
+        wt[layout.word_ptr[w] + within] = pack_entries(t, c, layout)
+        lo = hi
     return wt, lengths
 
 
@@ -299,8 +320,9 @@ class Replica:
         """(E,) int32: the counts of the cells (``words[i]``, ``topics[i]``)."""
         raise NotImplementedError
 
-    def add_to(self, out: np.ndarray) -> None:
-        """Add the counts to ``out`` (K, V) float64, topic-major, in place."""
+    def add_to(self, out: np.ndarray, first: int = 0) -> None:
+        """Add the counts of topics ``first`` to ``first + len(out)`` to ``out`` (those topics'
+        rows of a (K, V) float64 array, topic-major), in place."""
         raise NotImplementedError
 
 
@@ -349,8 +371,8 @@ class DenseRows(Replica):
     def counts_at(self, words, topics):
         return self.nwk[words, topics]
 
-    def add_to(self, out):
-        out += self.nwk.T
+    def add_to(self, out, first=0):
+        out += self.nwk[:, first:first + out.shape[0]].T
 
 
 class WordLists(Replica):
@@ -412,8 +434,9 @@ class WordLists(Replica):
         rows, idx = self._entries()
         return (rows.astype(np.int32), *unpack_entries(self.wt[idx], self.bits))
 
-    def add_to(self, out):
+    def add_to(self, out, first=0):
         # a range of words at a time, so that the spread entries stay ~ENTRY_CHUNK
+        rows = out.shape[0]
         ends = np.cumsum(self.wt_len, dtype=np.int64)
         cuts = np.unique(np.searchsorted(ends, np.arange(0, int(ends[-1]) if ends.size else 0, ENTRY_CHUNK),
                                          side="right"))
@@ -421,7 +444,11 @@ class WordLists(Replica):
             words = np.arange(lo, hi)
             idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
             topics, counts = unpack_entries(self.wt[idx], self.bits)
-            out[topics, np.repeat(words, lens)] += counts
+            words = np.repeat(words, lens)
+            if first or rows < self.nk.size:
+                inside = (topics >= first) & (topics < first + rows)
+                topics, words, counts = topics[inside] - first, words[inside], counts[inside]
+            out[topics, words] += counts
 
     def counts_at(self, words, topics):
         idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
