@@ -190,7 +190,7 @@ def worker(spec: dict) -> dict:
             model = topica.LDA(k, alpha_sum=alpha * k, beta=beta, optimize_interval=0, seed=1, num_threads=threads,
                                sampler=sampler, use_symmetric_alpha=True)
             t0 = time.perf_counter()
-            model.fit(docs, iters=iters, num_samples=1, progress=False)
+            model.fit(docs, iters=iters, num_samples=1, progress=False, keep_theta_draws=False)
             return time.perf_counter() - t0
 
         seconds = fit(burn + sweeps) - fit(max(burn, 1))

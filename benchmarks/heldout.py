@@ -134,7 +134,7 @@ def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
         model = topica.LDA(args.topics, alpha_sum=args.alpha * args.topics, beta=args.beta, optimize_interval=0,
                            seed=args.seed, num_threads=threads, sampler=sampler, use_symmetric_alpha=True)
         t0 = time.perf_counter()
-        model.fit(corpus, iters=args.iterations, num_samples=samples, progress=False)
+        model.fit(corpus, iters=args.iterations, num_samples=samples, progress=False, keep_theta_draws=False)
         secs, sweeps = time.perf_counter() - t0, args.iterations
         phi = by_vocab(np.asarray(model.topic_word, dtype=np.float64), list(model.vocabulary), train.vocab)
         save_peer(out, phi, args.topics, args, train.vocab, f"topica {sampler} ({samples} snapshots averaged)")
