@@ -122,6 +122,16 @@ class Method:
         """The method's own checkpoint arrays (besides the common ones)."""
         raise NotImplementedError
 
+    def checkpoint_state(self, path: str, iteration: int) -> tuple[list, dict[str, np.ndarray]]:
+        """What a checkpoint of step ``iteration`` to ``path`` holds of the method:
+        :meth:`rng_states` and :meth:`arrays` (a method whose state is elsewhere, a Dask
+        cluster's workers, writes its part there first; a failure is an
+        :class:`~ldacli.errors.OutputError`)."""
+        return self.rng_states(), self.arrays()
+
+    def checkpoint_written(self, path: str, iteration: int) -> None:
+        """The checkpoint :meth:`checkpoint_state` gave the state of is written to ``path``."""
+
     def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
         """The model's ``phi`` (K, V) and ``theta`` (D, K), and params to add, at the end."""
         raise NotImplementedError

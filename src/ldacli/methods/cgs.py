@@ -15,16 +15,18 @@ import numpy as np
 from scipy.special import gammaln
 
 from ldacli import seeds
-from ldacli._cgs import doc_topic_lgamma
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
-from ldacli.methods.base import Method, Start, doc_topic_counts
-from ldacli.methods.sharded import SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
+from ldacli.methods.base import Method, Start
+from ldacli.methods.distributed import DistributedSampler, ShardsRebuilt, SyncPoint
+from ldacli.methods.shard_checkpoints import ARRAY, ShardFiles, read_topics
+from ldacli.methods.sharded import (SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds,
+                                    shard_ranges)
 from ldacli.counts import doc_pointers
 from ldacli.formats.shards import ShardFolder
 from ldacli.settings import FIXED, Choice, Integer, Setting, owned_by
 from ldacli.model import Checkpoint
-from ldacli.priors import optimize_alpha, optimize_beta
+from ldacli.priors import alpha_from_histograms, beta_from_histogram
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -32,28 +34,26 @@ log = logging.getLogger("ldacli")
 
 def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> float:
     """Joint log-likelihood log p(w, z | alpha, beta_kw) with theta and phi integrated out; the
-    topic-word prior ``beta_kw`` is ``beta`` plus the sampler's extra mass (``sampler.prior``)."""
+    topic-word prior ``beta_kw`` is ``beta`` plus the sampler's extra mass (``sampler.prior``).
+    Taken from what the sampler answers (a histogram of the word-topic counts, the K totals, a
+    sum per shard), which a Dask cluster's workers answer with the same numbers: the same
+    bytes on threads and on a cluster."""
     V, K = sampler.V, sampler.K
-    counts = sampler.counts
-    lengths = np.diff(sampler.doc_ptr)
-    D = lengths.size
-    alpha_sum = float(alpha.sum())
     # log p(w | z) = sum_k [lgamma(B_k) - lgamma(n_k + B_k) + sum_w (lgamma(n_kw + beta_kw) - lgamma(beta_kw))],
     # B_k = sum_w beta_kw: first as if every cell's prior were beta (a zero count contributes
     # lgamma(beta) - lgamma(beta) = 0), then the cells and topics with extra mass put right
-    nz = counts.nonzero_word_topic_counts()
+    _, values, times = sampler.word_histogram()
     ll = K * gammaln(V * beta)
-    ll += float(np.sum(gammaln(nz + beta))) - nz.size * gammaln(beta)
+    ll += float(np.sum(times * (gammaln(values + beta) - gammaln(beta))))
     prior = sampler.prior
     if prior is not None:
         ll += float(np.sum(gammaln(prior.topic_sums(beta)) - gammaln(V * beta)))
-        n = counts.counts_at(prior.words, prior.topics)
+        n = sampler.counts_at(prior.words, prior.topics)
         cell = beta + prior.extra
         ll += float(np.sum((gammaln(n + cell) - gammaln(cell)) - (gammaln(n + beta) - gammaln(beta))))
-    ll -= float(np.sum(gammaln(counts.nk + sampler.priors.beta_sum)))
-    # log p(z | alpha), from z without a D x K array
-    ll += D * gammaln(alpha_sum) - float(np.sum(gammaln(lengths + alpha_sum)))
-    ll += doc_topic_lgamma(sampler.doc_ptr, sampler.z, alpha, np.zeros(K, np.int32))
+    ll -= float(np.sum(gammaln(sampler.topic_totals() + sampler.priors.beta_sum)))
+    for part in sampler.doc_log_priors(alpha):  # log p(z | alpha), shard by shard
+        ll += part
     return float(ll)
 
 
@@ -148,41 +148,53 @@ class CollapsedGibbs(Method):
             if client is None:
                 raise SettingError("scheduler", f"{folder.path}: a shard folder opened from its index trains on a "
                                                 f"Dask cluster (give scheduler), or read it whole with read_corpus")
-            words, doc_ptr = None, folder.doc_ptr()
+            words, doc_ptr, ranges = None, None, folder.shard_ranges()
         else:
             words, doc_ptr = corpus.tokens()
             words = np.ascontiguousarray(words, dtype=np.int32)
-        n_tokens = int(doc_ptr[-1])
-        bounds = shard_bounds(doc_ptr, settings["shards"])
-        n_shards = bounds.size - 1
+            bounds = shard_bounds(doc_ptr, settings["shards"])
+            ranges = shard_ranges(bounds, doc_ptr[bounds])
+        n_tokens, n_shards = int(ranges[-1]["hi"]), len(ranges)
         self.rngs = seeds.generators(settings["seed"], n_shards + 1)
+        z, files = None, None
         if start is not None:
             z = np.array(start.z, dtype=np.int32)
             self.alpha, self.beta = np.array(start.alpha, dtype=np.float64), float(start.beta)
         elif checkpoint is None:
-            z = self.rngs[0].integers(0, K, size=n_tokens, dtype=np.int32)
             self.alpha, self.beta = np.full(K, float(settings["alpha"])), float(settings["beta"])
         else:
-            z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
-            if z.size and (z.min() < 0 or z.max() >= K):
-                raise LdacliError(f"{source}: expected topic assignments in [0, {K}), found some outside")
             seeds.restore(self.rngs, checkpoint.rng_states, source)
             self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
+            if ARRAY in checkpoint.arrays:  # written on a cluster: the workers wrote the topics beside the folder
+                files = ShardFiles.from_checkpoint(checkpoint.arrays, source, n_shards, checkpoint.iteration)
+                if folder is None:  # read here
+                    z, _ = read_topics(files, [(r["lo"], r["hi"]) for r in ranges], K, corpus.fingerprint())
+                    files = None
+            else:
+                z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
+                if z.size and (z.min() < 0 or z.max() >= K):
+                    raise LdacliError(f"{source}: expected topic assignments in [0, {K}), found some outside")
         self.interval, self.burn_in = settings["optimize_interval"], settings["optimize_burn_in"]
         self.n_tokens = n_tokens
+        self.done = checkpoint.iteration if checkpoint is not None else 0  # sweeps the sampler's state has had
         self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
         if client is None:
+            if z is None:
+                z = self.rngs[0].integers(0, K, size=n_tokens, dtype=np.int32)
             if threads > n_shards > 1:
                 log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
                          "more, see the README's Performance)", n_shards, n_shards)
+            bounds = np.array([r["d_lo"] for r in ranges] + [ranges[-1]["d_hi"]], np.int64)
             self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
                                           self.beta, bounds, self.rngs[1:], threads, prior=self.prior)
-        else:
-            from ldacli.methods.distributed import DistributedSampler
-
-            self.sampler = DistributedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K,
-                                              self.alpha, self.beta, bounds, self.rngs[1:], client, folder,
-                                              prior=self.prior)
+        else:  # the first topics (without z) are drawn on the workers, from stream 0 as above
+            what = "the start" if checkpoint is None else f"the checkpoint of sweep {checkpoint.iteration}"
+            sync = SyncPoint(self.done, self.alpha.copy(), self.beta, seeds.states(self.rngs[1:]), z=z, files=files,
+                             what=what)
+            freq = folder.word_frequencies() if folder is not None else np.bincount(words, minlength=corpus.n_words)
+            self.sampler = DistributedSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
+                                              self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
+                                              folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior)
 
     def _topic_word_prior(self, given, V: int, K: int, checkpoint: Checkpoint | None, source: str | None
                           ) -> TopicWordPrior | None:
@@ -208,11 +220,22 @@ class CollapsedGibbs(Method):
         return prior
 
     def step(self, iteration: int) -> None:
+        while True:
+            try:
+                for it in range(self.done + 1, iteration + 1):
+                    self._sweep(it)
+                    self.done = it
+                return
+            except ShardsRebuilt as back:  # a lost worker: the state is back at an earlier sweep
+                self.done, self.alpha, self.beta = back.iteration, back.alpha, back.beta
+
+    def _sweep(self, iteration: int) -> None:
+        """Sweep number ``iteration``, then learn the priors when it is their turn."""
         s = self.sampler
         s.sweep()
         if self.interval and iteration > self.burn_in and iteration % self.interval == 0:
-            self.alpha = optimize_alpha(doc_topic_counts(s.doc_ptr, s.z, s.K), np.diff(s.doc_ptr), self.alpha)
-            self.beta = optimize_beta(s.counts.nonzero_word_topic_counts(), s.counts.nk, self.beta, n_words=s.V)
+            self.alpha = alpha_from_histograms(*s.doc_histograms(), self.alpha)
+            self.beta = beta_from_histogram(s.word_histogram(), s.topic_totals(), self.beta, s.V)
             s.set_priors(self.alpha, self.beta)
             log.info("iteration %d: learned sum(alpha) %.4g, beta %.4g", iteration, self.alpha.sum(), self.beta)
 
@@ -233,13 +256,27 @@ class CollapsedGibbs(Method):
     def rng_states(self) -> list:
         return seeds.states(self.rngs)
 
+    def checkpoint_state(self, path: str, iteration: int) -> tuple[list, dict[str, np.ndarray]]:
+        if not isinstance(self.sampler, DistributedSampler):
+            return super().checkpoint_state(path, iteration)
+        states, arrays = self.sampler.checkpoint(path, iteration)
+        return seeds.states(self.rngs[:1]) + states, {**arrays, **(self.prior.arrays() if self.prior else {})}
+
+    def checkpoint_written(self, path: str, iteration: int) -> None:
+        if isinstance(self.sampler, DistributedSampler):
+            self.sampler.committed()
+
     def arrays(self) -> dict[str, np.ndarray]:
         return {"z": self.sampler.z, **(self.prior.arrays() if self.prior is not None else {})}
 
     def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
         s = self.sampler
-        lengths = np.diff(s.doc_ptr)
-        theta = (doc_topic_counts(s.doc_ptr, s.z, s.K) + self.alpha) / (lengths[:, None] + self.alpha.sum())
+        theta = np.empty((s.n_docs, s.K))
+        alpha_sum = self.alpha.sum()
+        for lo, counts in s.doc_topic_blocks():  # (n_dk + alpha_k) / (N_d + sum alpha), a block at a time
+            rows = theta[lo:lo + counts.shape[0]]
+            np.add(counts, self.alpha, out=rows)
+            rows /= counts.sum(axis=1)[:, None] + alpha_sum
         extra = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
         return self.phi(), theta, extra
 

@@ -152,6 +152,14 @@ def merge_pairs(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray,
     return codes, counts.astype(np.int64)
 
 
+def shard_ranges(bounds: np.ndarray, offsets: np.ndarray) -> list[dict]:
+    """Each shard's documents ``d_lo:d_hi`` and tokens ``lo:hi`` (Python ints), from the first
+    document of each shard ``bounds`` (S+1,) and the token each of them starts at ``offsets``
+    (S+1,) (``doc_ptr[bounds]``)."""
+    return [{"lo": int(offsets[s]), "hi": int(offsets[s + 1]), "d_lo": int(bounds[s]), "d_hi": int(bounds[s + 1])}
+            for s in range(len(bounds) - 1)]
+
+
 def shard_layout(doc_ptr: np.ndarray, bounds: np.ndarray) -> list[dict]:
     """The shards of a corpus cut at document ``bounds``: each one's token range ``lo:hi`` and
     its document pointers ``ptr`` (from 0)."""
@@ -213,7 +221,8 @@ def shard_log_prior(ptr: np.ndarray, z: np.ndarray, alpha: np.ndarray) -> float:
                                       np.zeros(alpha.size, np.int32))
 
 
-# Document-topic cells counted at a time for their histograms (whole documents, at least one).
+# Document-topic cells counted at a time for their histograms and the model's theta (whole
+# documents, at least one).
 HISTOGRAM_CHUNK_CELLS = 1 << 20
 
 
@@ -564,6 +573,7 @@ class ShardedSampler(UnderPriors):
             raise LdacliError("the sampler's shards need each document's words in increasing id order")
         self.kind = kind
         self.words, self.doc_ptr, self.z = words, doc_ptr, z
+        self.n_docs = doc_ptr.size - 1
         self.V, self.K = n_words, n_topics
         self._set_prior(alpha, beta, prior)
         self.rngs = rngs
@@ -634,6 +644,14 @@ class ShardedSampler(UnderPriors):
         """:func:`shard_doc_histograms` of the whole corpus (its shards', merged)."""
         parts = [shard_doc_histograms(sh["ptr"], self.z[sh["lo"]:sh["hi"]], self.K) for sh in self.shards]
         return merge_histograms([p[0] for p in parts]), merge_histograms([p[1] for p in parts])
+
+    def doc_topic_blocks(self):
+        """(first document, (d, K) int32 document-topic counts) of a few documents at a time, in
+        order: the model's theta is made from them, with no (D, K) count array."""
+        step = max(1, HISTOGRAM_CHUNK_CELLS // self.K)
+        for lo in range(0, self.n_docs, step):
+            ptr = self.doc_ptr[lo:lo + step + 1]
+            yield lo, doc_topic_counts(ptr - ptr[0], self.z[ptr[0]:ptr[-1]], self.K)
 
     def close(self) -> None:
         if self._pool is not None:
