@@ -12,7 +12,10 @@ loaded, the model built, ``--burn-in`` sweeps run untimed, then ``--sweeps`` swe
 Peak RSS is measured from after the corpus is loaded to the end of training. Collapsed Gibbs
 tools (ldacli, tomotopy, lda) report training tokens per second over the timed sweeps (``lda`` cannot pause, so its whole fit is timed); variational tools (gensim,
 scikit-learn) report tokens per second per pass over the corpus. Peers missing from the
-environment are skipped (``pip install tomotopy lda gensim scikit-learn``). Corpora: ``kos``,
+environment are skipped (``pip install tomotopy lda gensim scikit-learn topica``; ``mallet``: a build by
+``../shared/tools/build-mallet.sh`` in ``$MALLET_HOME``; topica and MALLET cannot pause a fit, so
+their sweeps are timed as the difference of a fit of ``--burn-in`` and one of ``--burn-in`` +
+``--sweeps`` sweeps, the same seed, which takes their start-up out). Corpora: ``kos``,
 ``20ng`` from ``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository, ``synth:N``
 (N tokens, e.g. ``synth:10M``, from the LDA generative process with K=100 true topics and a
 fixed V of 20,000; ``synth:N:L`` with documents of L tokens on average, 200 by default), ``zipf:N`` (text-like: Zipfian word frequencies and a vocabulary growing
@@ -34,7 +37,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
-PEERS = ("tomotopy", "lda", "gensim", "sklearn")
+PEERS = ("tomotopy", "lda", "gensim", "sklearn", "topica", "mallet")
+# a MALLET build by ../shared/tools/build-mallet.sh
+MALLET_HOME = os.environ.get("MALLET_HOME", "/tmp/mallet-build")
 
 
 def _count(text: str) -> int:
@@ -58,6 +63,32 @@ def load(name: str):
         return generate(docs, 100, 20_000, doc_length=(max(1, mean // 2), mean * 3 // 2), alpha=0.1, beta=0.01,
                         seed=1).corpus
     return ldacli.read_corpus(os.path.join(CORPORA, NAMED[name]) if name in NAMED else name)
+
+
+def tomotopy_model(corpus, k: int, alpha: float, beta: float, seed: int = 1):
+    """A tomotopy ``LDAModel`` with the corpus's documents added (each token as its word)."""
+    import tomotopy as tp
+
+    model = tp.LDAModel(k=k, alpha=alpha, eta=beta, seed=seed)
+    c, vocab = corpus.counts, corpus.vocab
+    for d in range(corpus.n_docs):
+        lo, hi = c.indptr[d], c.indptr[d + 1]
+        doc = [vocab[w] for w, m in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(m)]
+        if doc:
+            model.add_doc(doc)
+    return model
+
+
+def token_lists(corpus) -> list[list[str]]:
+    """Each document as its tokens (every word repeated its count times), for peers that take text."""
+    c, vocab = corpus.counts, corpus.vocab
+    return [[vocab[w] for w, m in zip(c.indices[c.indptr[d]:c.indptr[d + 1]], c.data[c.indptr[d]:c.indptr[d + 1]])
+             for _ in range(m)] for d in range(corpus.n_docs)]
+
+
+def mallet(main_class: str, *args: str) -> subprocess.CompletedProcess:
+    classpath = f"{MALLET_HOME}/target/classes:{MALLET_HOME}/target/dependency/*"
+    return subprocess.run(["java", "-Xmx8g", "-cp", classpath, main_class, *args], check=True, capture_output=True)
 
 
 def reset_peak_rss() -> None:
@@ -111,15 +142,7 @@ def worker(spec: dict) -> dict:
         sampler.close()
         work = n * sweeps
     elif tool == "tomotopy":
-        import tomotopy as tp
-
-        model = tp.LDAModel(k=k, alpha=alpha, eta=beta, seed=1)
-        c, vocab = corpus.counts, corpus.vocab
-        for d in range(corpus.n_docs):
-            lo, hi = c.indptr[d], c.indptr[d + 1]
-            doc = [vocab[w] for w, m in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(m)]
-            if doc:
-                model.add_doc(doc)
+        model = tomotopy_model(corpus, k, alpha, beta)
         model.train(burn, workers=threads) if burn else model.train(0, workers=threads)
         t0 = time.perf_counter()
         model.train(sweeps, workers=threads)
@@ -157,6 +180,45 @@ def worker(spec: dict) -> dict:
         model.fit(corpus.counts)
         seconds = time.perf_counter() - t0
         work = n * sweeps
+    elif tool.startswith("topica"):  # fit cannot pause: the sweeps' time is that of two fits' difference
+        import topica
+
+        docs = topica.Corpus.from_documents(token_lists(corpus))
+        sampler = tool.split(":")[1] if ":" in tool else "sparse"
+
+        def fit(iters: int) -> float:
+            model = topica.LDA(k, alpha_sum=alpha * k, beta=beta, optimize_interval=0, seed=1, num_threads=threads,
+                               sampler=sampler, use_symmetric_alpha=True)
+            t0 = time.perf_counter()
+            model.fit(docs, iters=iters, num_samples=1, progress=False)
+            return time.perf_counter() - t0
+
+        seconds = fit(burn + sweeps) - fit(max(burn, 1))
+        work = n * (burn + sweeps - max(burn, 1))
+    elif tool == "mallet":  # MALLET's own timer over the sweeps, from runs of burn and burn + sweeps
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "c.txt"), "w") as text:
+                for d, doc in enumerate(token_lists(corpus)):
+                    text.write(f"d{d}\tx\t{' '.join(doc)}\n")
+            instances = os.path.join(tmp, "c.mallet")
+            mallet("cc.mallet.classify.tui.Csv2Vectors", "--input", os.path.join(tmp, "c.txt"), "--output",
+                   instances, "--keep-sequence", "true", "--preserve-case", "true", "--token-regex", r"\S+",
+                   "--line-regex", r"^(\S*)\t(\S*)\t(.*)$")
+
+            def fit(iters: int) -> float:
+                t0 = time.perf_counter()
+                mallet("cc.mallet.topics.tui.TopicTrainer", "--input", instances, "--num-topics", str(k),
+                       "--num-iterations", str(iters), "--alpha", str(alpha * k), "--beta", str(beta),
+                       "--random-seed", "1", "--num-threads", str(threads), "--optimize-interval", "0",
+                       "--show-topics-interval", "0")
+                return time.perf_counter() - t0
+
+            seconds = fit(burn + sweeps) - fit(max(burn, 1))
+            work = n * (burn + sweeps - max(burn, 1))
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        return {"seconds": seconds, "tokens_per_s": work / seconds, "peak_rss_mb": peak, "n_tokens": n}
     else:
         raise SystemExit(f"unknown tool {tool}")
     return {"seconds": seconds, "tokens_per_s": work / seconds, "peak_rss_mb": peak_rss_mb(), "n_tokens": n}
@@ -176,8 +238,10 @@ def measure(spec: dict) -> dict | None:
 def available(tool: str) -> bool:
     if tool.startswith("ldacli"):
         return True
+    if tool == "mallet":
+        return os.path.isdir(os.path.join(MALLET_HOME, "target", "classes"))
     try:
-        __import__({"sklearn": "sklearn"}.get(tool, tool))
+        __import__(tool.split(":")[0])
         return True
     except ImportError:
         return False

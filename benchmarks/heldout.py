@@ -13,8 +13,13 @@ tool runs first and the ldacli tools then get ``--budget-fraction`` of its wall 
 the model included, fits), which measures "time to reach the peer's perplexity". Every model is then
 scored by the same command, ``ldacli perplexity`` (document completion, same seed): peers'
 topic-word matrices are written into ldacli model files for that. Tools: ``ldacli:SAMPLER[:T[:S]]``
-(T threads, default 1; S shards, default ldacli's), ``lda``, ``tomotopy[:T]``. Corpora folder: ``$LDACLI_CORPORA`` or
-``../shared/corpora`` beside the repository.
+(T threads, default 1; S shards, default ldacli's; ``+--option=value`` appended gives ``train``
+more options, e.g. ``ldacli:sparse+--snapshots=5``), ``lda``, ``tomotopy[:T]``,
+``topica[:SAMPLER[:T[:N]]]`` (topica's ``sparse`` or ``warp`` sampler; N snapshots of the chain
+averaged into phi, topica's default 5; ``:1`` is the last state alone, as every other tool
+gives) and ``mallet[:T]`` (MALLET's ParallelTopicModel, run with java from ``$MALLET_HOME``, a
+build by ``../shared/tools/build-mallet.sh``; its import into MALLET's format is not timed).
+Corpora folder: ``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import time
 import numpy as np
 
 import ldacli
+from bench_train import MALLET_HOME, mallet, token_lists
 from ldacli.corpus import Corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,8 +56,8 @@ def ldacli_cli(*args: str) -> str:
 
 
 def score(model_path: str, held_path: str, seed: int) -> dict:
-    """``ldacli perplexity --json`` of a model file on a held-out corpus file."""
-    return json.loads(ldacli_cli("perplexity", model_path, held_path, "--seed", str(seed), "--json", "-q"))
+    """``ldacli perplexity --format json`` of a model file on a held-out corpus file."""
+    return json.loads(ldacli_cli("perplexity", model_path, held_path, "--seed", str(seed), "--format", "json", "-q"))
 
 
 def save_peer(path, phi, k, args, vocab, method):
@@ -60,11 +66,21 @@ def save_peer(path, phi, k, args, vocab, method):
                  params={"method": method}).save(path)
 
 
+def by_vocab(phi: np.ndarray, words: list[str], vocab: list[str]) -> np.ndarray:
+    """A peer's topic-word matrix over its own ``words`` as columns of ``vocab`` (words the peer
+    dropped get a tiny mass), each row normalised."""
+    index = {w: i for i, w in enumerate(words)}
+    cols = np.array([index.get(w, -1) for w in vocab])
+    phi = np.where(cols >= 0, phi[:, np.maximum(cols, 0)], 0.0) + 1e-12
+    return phi / phi.sum(axis=1, keepdims=True)
+
+
 def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
     parts = tool.split(":")
     name = parts[0]
-    out = f(tool.replace(":", "_") + ".npz")
+    out = f(tool.replace(":", "_").replace("+", "_").replace("=", "_") + ".npz")
     if name == "ldacli":
+        parts[-1], *extra = parts[-1].split("+")  # ldacli:sparse+--snapshots=5: more train options
         sampler = parts[1]
         threads = parts[2] if len(parts) > 2 else "1"
         shards = ["--shards", parts[3]] if len(parts) > 3 else []
@@ -76,7 +92,7 @@ def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
             t0 = time.perf_counter()
             ldacli_cli("train", f("train.ldac"), "-k", str(args.topics), "--iterations", str(args.iterations),
                        "--alpha", str(args.alpha), "--beta", str(args.beta), "--seed", str(args.seed),
-                       "--sampler", sampler, "--threads", threads, "-q", "-o", out, *shards,
+                       "--sampler", sampler, "--threads", threads, "-q", "-o", out, *shards, *extra,
                        *(["--max-seconds", f"{limit:.3f}"] if budget else []))
             secs = time.perf_counter() - t0
             if not budget or secs <= budget:
@@ -97,25 +113,57 @@ def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
         secs, sweeps = time.perf_counter() - t0, args.iterations
         save_peer(out, model.topic_word_, args.topics, args, train.vocab, "lda package (collapsed Gibbs)")
     elif name == "tomotopy":
-        import tomotopy as tp
+        from bench_train import tomotopy_model
 
         workers = int(parts[1]) if len(parts) > 1 else 1
         t0 = time.perf_counter()
-        model = tp.LDAModel(k=args.topics, alpha=args.alpha, eta=args.beta, seed=args.seed)
-        c, vocab = train.counts, train.vocab
-        for d in range(train.n_docs):
-            lo, hi = c.indptr[d], c.indptr[d + 1]
-            doc = [vocab[w] for w, m in zip(c.indices[lo:hi], c.data[lo:hi]) for _ in range(m)]
-            if doc:
-                model.add_doc(doc)
+        model = tomotopy_model(train, args.topics, args.alpha, args.beta, args.seed)
+        vocab = train.vocab
         model.train(args.iterations, workers=workers)
         secs, sweeps = time.perf_counter() - t0, args.iterations
-        index = {w: i for i, w in enumerate(model.used_vocabs)}
-        cols = np.array([index.get(w, -1) for w in vocab])
         tw = np.array([model.get_topic_word_dist(k) for k in range(args.topics)], dtype=np.float64)  # float32 from tomotopy
-        phi = np.where(cols >= 0, tw[:, np.maximum(cols, 0)], 0.0)
-        phi = (phi + 1e-12) / (phi + 1e-12).sum(axis=1, keepdims=True)
+        phi = by_vocab(tw, list(model.used_vocabs), vocab)
         save_peer(out, phi, args.topics, args, vocab, "tomotopy (collapsed Gibbs)")
+    elif name == "topica":
+        import topica
+
+        sampler = parts[1] if len(parts) > 1 else "sparse"
+        threads = int(parts[2]) if len(parts) > 2 else 1
+        samples = int(parts[3]) if len(parts) > 3 else 5
+        corpus = topica.Corpus.from_documents(token_lists(train))
+        model = topica.LDA(args.topics, alpha_sum=args.alpha * args.topics, beta=args.beta, optimize_interval=0,
+                           seed=args.seed, num_threads=threads, sampler=sampler, use_symmetric_alpha=True)
+        t0 = time.perf_counter()
+        model.fit(corpus, iters=args.iterations, num_samples=samples, progress=False)
+        secs, sweeps = time.perf_counter() - t0, args.iterations
+        phi = by_vocab(np.asarray(model.topic_word, dtype=np.float64), list(model.vocabulary), train.vocab)
+        save_peer(out, phi, args.topics, args, train.vocab, f"topica {sampler} ({samples} snapshots averaged)")
+    elif name == "mallet":
+        threads = parts[1] if len(parts) > 1 else "1"
+        instances, counts = f("train.mallet"), f(tool.replace(":", "_") + ".counts")
+        if not os.path.exists(instances):
+            with open(f("train.mallet.txt"), "w") as text:
+                for d, doc in enumerate(token_lists(train)):
+                    text.write(f"d{d}\tx\t{' '.join(doc)}\n")
+            mallet("cc.mallet.classify.tui.Csv2Vectors", "--input", f("train.mallet.txt"), "--output", instances,
+                   "--keep-sequence", "true", "--preserve-case", "true", "--token-regex", r"\S+",
+                   "--line-regex", r"^(\S*)\t(\S*)\t(.*)$")
+        t0 = time.perf_counter()
+        mallet("cc.mallet.topics.tui.TopicTrainer", "--input", instances, "--num-topics", str(args.topics),
+               "--num-iterations", str(args.iterations), "--alpha", str(args.alpha * args.topics),
+               "--beta", str(args.beta), "--random-seed", str(args.seed), "--num-threads", threads,
+               "--optimize-interval", "0", "--word-topic-counts-file", counts)
+        secs, sweeps = time.perf_counter() - t0, args.iterations
+        n_kw = np.zeros((args.topics, len(train.vocab)))
+        column = {w: i for i, w in enumerate(train.vocab)}
+        with open(counts) as lines:  # "index word topic:count topic:count ..."
+            for line in lines:
+                fields = line.split()
+                for pair in fields[2:]:
+                    k, c = pair.split(":")
+                    n_kw[int(k), column[fields[1]]] = int(c)
+        phi = (n_kw + args.beta) / (n_kw.sum(axis=1, keepdims=True) + args.beta * len(train.vocab))
+        save_peer(out, phi, args.topics, args, train.vocab, "MALLET ParallelTopicModel (collapsed Gibbs)")
     else:
         raise SystemExit(f"unknown tool {tool}")
     scored = score(out, f("held.ldac"), args.seed)
@@ -143,7 +191,11 @@ def main(argv=None) -> int:
     tools = [t for t in args.tools.split(",") if t]
     for t in list(tools):
         peer = t.split(":")[0]
-        if peer != "ldacli":
+        if peer == "mallet":
+            if not os.path.isdir(os.path.join(MALLET_HOME, "target", "classes")):
+                print(f"skipping {t}: no MALLET build at {MALLET_HOME} (../shared/tools/build-mallet.sh)", file=sys.stderr)
+                tools.remove(t)
+        elif peer != "ldacli":
             try:
                 __import__(peer)
             except ImportError:

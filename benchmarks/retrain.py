@@ -50,7 +50,7 @@ def cli(*args: str) -> tuple[float, str]:
 
 
 def perplexity(model: str, held: str) -> float:
-    _, out = cli("perplexity", model, held, "--seed", "1", "--json", "-q")
+    _, out = cli("perplexity", model, held, "--seed", "1", "--format", "json", "-q")
     return json.loads(out)["perplexity"]
 
 

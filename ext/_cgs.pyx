@@ -20,8 +20,14 @@ tokens ``runs[j, 0]:runs[j, P]``, and its tokens of slice p are ``runs[j, p]:run
 ``apply_sparse`` replay tokens' moves into another copy of the counts (a Dask client's).
 
 Each sampling kernel's docstring gives the plain NumPy it is equivalent to; those NumPy versions
-live in ``tests/oracle.py`` and the tests check the kernels against them bit for bit (dense) or
-against the exact posterior of a tiny corpus (all samplers).
+live in ``tests/oracle.py`` and the tests check every kernel against them bit for bit, and against
+the exact posterior of a tiny corpus, with and without a non-uniform topic-word prior.
+
+The topic-word prior is ``beta_kw = beta + extra_kw`` (seeded topics: ``ldacli.topic_word_prior``):
+a kernel takes the symmetric ``beta``, each topic's sum ``beta_sum`` (K,) and the extra mass by
+word (``extra_ptr`` (V+1,), ``extra_topics``, ``extra``; all of ``extra_ptr`` zero without it).
+Sweeps are split into named inline steps (take the token out, the bucket masses, the draw, put it
+back), as tomotopy's ``sampleDocument`` reads.
 """
 
 from libc.math cimport lgamma

@@ -9,13 +9,13 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from ldacli import cli, settings
+from ldacli import cli, model_selection, settings
 from ldacli.cli import main
 from ldacli.methods import driver
 
 README = os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md")
 # Commands that print results: they take --format.
-PRINTING = ("topics", "infer", "perplexity", "diff", "info", "export")
+PRINTING = ("topics", "infer", "perplexity", "diff", "info", "export", "select-k")
 
 
 def run(*args, input=None):
@@ -171,6 +171,7 @@ def option_table(declared, roles: bool) -> str:
 TABLES = {
     "train": (lambda: driver.SETTINGS + driver.method_settings(), True),
     "reading": (lambda: cli.READING, True),
+    "select-k": (lambda: model_selection.SETTINGS, False),
     "perplexity": (lambda: tuple(o.setting for o in options(main.commands["perplexity"])
                                  if o.setting not in cli.READING and o.setting.name not in ("quiet", "verbose")), False),
 }

@@ -68,10 +68,10 @@ def same(a, b):
 
 @pytest.mark.parametrize("sampler", ["sparse", "dense", "alias"])
 def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler):
-    local = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, threads=2, sampler=sampler,
-                         optimize_interval=3)
-    remote = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, sampler=sampler, optimize_interval=3,
-                          scheduler=client)
+    given = dict(iterations=6, seed=3, shards=SHARDS, sampler=sampler, optimize_interval=3, snapshot_interval=1)
+    local = ldacli.train(corpus, 25, threads=2, **given)
+    remote = ldacli.train(corpus, 25, scheduler=client, **given)
+    assert remote.params["snapshot_sweeps"] == [4, 5, 6]  # phi and theta averaged over the last three
     same(local, remote)
 
 
@@ -116,7 +116,8 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
                                                                         monkeypatch, ldacli_log):
     from ldacli.methods.distributed import DistributedSampler
 
-    local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1)
+    snapshots = dict(snapshots=3, snapshot_interval=2)
+    local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1, **snapshots)
     address, victim = sorted(client.run(os.getpid).items())[0]  # the first worker: it holds shards 0, 1 and 2
     if source == "shard folder":  # the new worker reads the lost shards' files again
         ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
@@ -124,8 +125,8 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
     if when == "mid-sweep":  # in sweep 4: every shard goes back to the start and sweeps 1-4 are sampled again
         client.run(_die_in_sweep_4_round_3, SHARDS, workers=[address])
 
-    def kill(iteration):
-        if iteration == 3 and when == "between sweeps":
+    def kill(iteration):  # after sweep 6, whose state is one of the averaged snapshots (6 and 8)
+        if iteration == 6 and when == "between sweeps":
             os.kill(victim, signal.SIGKILL)
 
     init, seen = DistributedSampler.__init__, []
@@ -136,15 +137,18 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
 
     monkeypatch.setattr(DistributedSampler, "__init__", keep)
     try:
-        remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill)
+        remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill,
+                              **snapshots)
     finally:
         client.wait_for_workers(2, timeout=120)  # the nanny restarts it, for the other tests
     [rebuild] = seen[0].rebuilds
     assert rebuild["dead"] == [address] and rebuild["lost_shards"] == [0, 1, 2]
-    assert (rebuild["from"], rebuild["at"]) == (0, 3)  # no checkpoint: from the start, in sweep 4
-    same_arrays(local, remote)
+    at = 6 if when == "between sweeps" else 3
+    assert (rebuild["from"], rebuild["at"]) == (0, at)  # no checkpoint: from the start
+    same_arrays(local, remote)  # snapshot 6 of the sweeps sampled again is not counted twice
+    assert remote.params["snapshot_sweeps"] == [6, 8]
     said = [r.getMessage() for r in ldacli_log if "lost" in r.getMessage()]
-    assert len(said) == 1 and f"worker {address} lost" in said[0] and "sweeps 1-4 sampled again" in said[0]
+    assert len(said) == 1 and f"worker {address} lost" in said[0] and f"sweeps 1-{at + 1} sampled again" in said[0]
 
 
 def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, tmp_path, monkeypatch):

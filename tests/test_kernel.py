@@ -175,11 +175,13 @@ def test_sparse_fixed_topics_sweep_visits_assignments_with_the_exact_posterior_p
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), D=st.integers(1, 8), V=st.integers(1, 9), K=st.integers(1, 7),
        sweeps=st.integers(1, 3), shards=st.integers(1, 4), threads=st.integers(1, 3),
-       kind=st.sampled_from(SAMPLERS))
-def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, threads, kind):
+       kind=st.sampled_from(SAMPLERS), strength=st.sampled_from([None, 1e-3, 5.0, 1e4]))
+def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, threads, kind, strength):
     words, doc_ptr, z = tiny_corpus(seed, D=D, V=V, K=K)
+    # with or without extra topic-word prior mass (seeds of topics 0 and K - 1)
+    prior = seed_prior({0: [0, V - 1], K - 1: [V // 2]}, strength, V, K) if strength else None
     sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.05,
-                             shard_bounds(doc_ptr, shards), streams(seed, shards), threads)
+                             shard_bounds(doc_ptr, shards), streams(seed, shards), threads, prior=prior)
     for _ in range(sweeps):
         sampler.sweep()
     sampler.close()

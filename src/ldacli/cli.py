@@ -11,6 +11,8 @@ stopped by SIGINT, 143 by SIGTERM.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import logging
 import os
@@ -27,6 +29,7 @@ from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models
 from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
+from ldacli.fileio import file_sha256
 from ldacli import evaluate, inference
 from ldacli import export as export_module
 from ldacli.evaluate import SETTINGS as PERPLEXITY
@@ -44,11 +47,14 @@ from ldacli.model import TOP_WORDS, Checkpoint, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.formats.stream import stream_corpus
-from ldacli.report import write_report
+from ldacli.report import write_report, write_select_k_page
+from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
 from ldacli.tables import write_table
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
+from ldacli.topic_names import name_topic
+from ldacli import model_selection as choosing
 from ldacli.version import __version__
 
 # --- how convert writes a corpus --------------------------------------------------------------------
@@ -256,6 +262,8 @@ def _spelled(ctx: click.Context, name: str) -> str | None:
 def _continue_with(ctx: click.Context, exc: RunStopped) -> str:
     """The command that continues a stopped training run, exactly: the corpus and the output,
     ``--resume`` and the free options given (the checkpoint holds the rest)."""
+    if ctx.command.name == "select-k":
+        return "; continue with the same command: " + _command_line(ctx)
     if not exc.checkpoint or ctx.command.name != "train":
         return ""
     args = [ctx.params["corpus"], "-o", ctx.params["output"], "--resume", exc.checkpoint]
@@ -270,6 +278,21 @@ def _continue_with(ctx: click.Context, exc: RunStopped) -> str:
             else:
                 args += [s.spellings[-1], str(v)]
     return "; continue with: " + " ".join(shlex.quote(a) for a in [*ctx.command_path.split(), *args])
+
+
+def _command_line(ctx: click.Context) -> str:
+    """The command as it was given: its arguments and the options given."""
+    args = [str(ctx.params[p.name]) for p in ctx.command.params if isinstance(p, click.Argument)]
+    for param in ctx.command.params:
+        s = getattr(param, "setting", None)
+        v = ctx.params.get(param.name)
+        if s is None or v is None or (isinstance(s.type, Flag) and not v and not s.off):
+            continue
+        if isinstance(s.type, Flag):
+            args.append(s.spellings[-1] if v else s.off)
+        else:
+            args += [s.spellings[-1], str(v)]
+    return " ".join(shlex.quote(a) for a in [*ctx.command_path.split(), *args])
 
 
 def _setup_logging(values: dict) -> bool:
@@ -376,6 +399,8 @@ def main():
       ldacli report kos.npz -o kos.html
       ldacli diff yesterday.npz today.npz
       ldacli export kos.npz doc-topics -o theta.csv
+      ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
+      ldacli name kos.npz 3 "iraq war"
     """
 
 
@@ -506,9 +531,11 @@ def topics(ctx, model, **values):
 
 def _topic_lines(path, m, tops, scores, fmt, measure, values):
     learned = bool(m.params.get("optimize_interval")) or not np.all(m.alpha == m.alpha[0])
+    names = m.topic_names
+    named = any(n is not None for n in names)
     if fmt == "json":
         out = {"model": path, "topics": [
-            {"topic": k, "alpha": float(m.alpha[k]),
+            {"topic": k, "name": names[k], "alpha": float(m.alpha[k]),
              **({"coherence": scores["per_topic"][k]} if scores else {}),
              "words": [{"word": w, "probability": p} for w, p in words]}
             for k, words in enumerate(tops)]}
@@ -517,18 +544,23 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
                                 ("measure", "top_words", "epsilon", "mean", "reference", "reference_docs")}
         yield json.dumps(out, indent=2)
     elif fmt == "tsv":
-        yield "topic\trank\tword\tprobability" + (f"\t{measure}" if scores else "")
+        def row(fields):
+            buf = io.StringIO()
+            csv.writer(buf, delimiter="\t", lineterminator="").writerow(fields)
+            return buf.getvalue()
+
+        yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else []))
         for k, words in enumerate(tops):
-            extra = f"\t{scores['per_topic'][k]:.6g}" if scores else ""
+            extra = [f"{scores['per_topic'][k]:.6g}"] if scores else []
             for r, (w, p) in enumerate(words, 1):
-                yield f"{k}\t{r}\t{w}\t{p:.6g}{extra}"
+                yield row([k, r, w, f"{p:.6g}"] + extra + ([names[k] or ""] if named else []))
         if scores:
             _note(values, f"mean {measure} coherence {scores['mean']:.6g} (top {scores['top_words']} words, "
                           f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} reference documents)")
     else:
         width = len(str(len(tops) - 1))
         for k, words in enumerate(tops):
-            label = f"topic {k:>{width}}"
+            label = f"topic {k:>{width}}" + (f" {names[k]}" if names[k] else "")
             if learned:
                 label += f" (alpha {m.alpha[k]:.4g})"
             if scores:
@@ -697,14 +729,14 @@ def diff(ctx, model_a, model_b, **values):
     Examples:
       ldacli diff yesterday.npz today.npz
       ldacli diff yesterday.npz today.npz --format json | jq .max_distance
-      ldacli diff yesterday.npz today.npz --max-drift 0.3 || echo "topics moved" | mail -s ldacli me
+      ldacli diff yesterday.npz today.npz --max-drift 0.6 || echo "topics moved" | mail -s ldacli me
     """
     _setup_logging(values)
     max_drift = values["max_drift"]
     with user_errors(ctx):
         max_drift = MAX_DRIFT.check(max_drift)
         a, b = Model.load(model_a), Model.load(model_b)
-        result = diff_models(a, b, **given_of(values, (TOP_WORDS, THRESHOLD)))
+        result = diff_models(a, b, **given_of(values, (TOP_WORDS, THRESHOLD)), a_sha256=file_sha256(model_a))
     result = {"a": model_a, "b": model_b, **result}
     drifted = [t for t in result["topics"] if t["matched"] and max_drift is not None and t["distance"] > max_drift]
     if value(values, TEXT_OR_JSON) == "json":
@@ -713,21 +745,32 @@ def diff(ctx, model_a, model_b, **values):
         click.echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
         click.echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
                    f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
+        n = result["top_words"]
         for t in result["topics"]:
             mark = "" if t["matched"] else "  (no counterpart)"
-            click.echo(f"A {t['a']:>3} ~ B {t['b']:<3} JS {t['distance']:.3f}  prevalence "
+            click.echo(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
+                       f"{t['distance']:.3f}, {t['overlap']}/{n} top words shared, prevalence "
                        f"{100 * t['prevalence_a']:.1f}% -> {100 * t['prevalence_b']:.1f}%{mark}: "
                        + " ".join(t["top_words_b"][:8]))
             if t["gained"] or t["lost"]:
                 click.echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
-        for side in ("a", "b"):
+        for side, m in (("a", a), ("b", b)):
             if result[f"only_in_{side}"]:
-                click.echo(f"only in {side.upper()}: topics {', '.join(map(str, result[f'only_in_{side}']))}")
+                click.echo(f"only in {side.upper()}: topics "
+                           + ", ".join(m.topic_label(k) for k in result[f"only_in_{side}"]))
+        ws = result["warm_start"]
+        if ws is not None:
+            click.echo(f"B was warm-started from A: added {', '.join(b.topic_label(k) for k in ws['added']) or 'none'}; "
+                       f"removed {', '.join(a.topic_label(k) for k in ws['removed']) or 'none'}")
     if drifted:
         worst = max(drifted, key=lambda t: t["distance"])
         _note(values, f"drift: {len(drifted)} matched topics moved further than {max_drift:g} (worst: A {worst['a']} ~ "
                       f"B {worst['b']}, {worst['distance']:.3f})")
         sys.exit(EXIT_DRIFT)
+
+
+def _named(k: int, name: str | None) -> str:
+    return f"{k} ({name})" if name else str(k)
 
 
 @main.command()
@@ -865,6 +908,102 @@ def export(ctx, model, what, **values):
                     else None
                 write_table(export_module.table(m, what, min_proportion=values["min_proportion"],
                                                 top_topics=values["top_topics"], top_words=n, scores=scores), out, fmt)
+
+
+# --- select-k -----------------------------------------------------------------------------------------
+
+SELECT_K_OUT = Setting("output", Text(path=True), None,
+                       "Folder for every pair's model and scores (k{K}-s{i}.npz, .json), the table (select-k.json, "
+                       "select-k.tsv) and the page (select-k.html); created if missing. A run started again in it "
+                       "trains only the pairs it lacks.", flags=("-o", "--output"), required=True)
+SELECT_K_FORMAT = format_setting(("text", "tsv", "json"), "Output format of the table on stdout: text for people, "
+                                                          "tsv (one row per K) or json (everything).")
+
+
+@main.command("select-k")
+@click.argument("corpus")
+@declared((SELECT_K_OUT, SELECT_K_FORMAT), choosing.SETTINGS, choosing.SETTINGS_OF_TRAIN, READING, (QUIET, VERBOSE))
+@click.pass_context
+def select_k_command(ctx, corpus, **values):
+    """Choose the number of topics: train every K of -k with --seeds seeds each (train's options
+    for every run) on CORPUS less a held-out split, and report for each K, as mean ± standard
+    error over the seeds: held-out perplexity (document completion, as ldacli perplexity), NPMI
+    coherence on the training documents, topic diversity and exclusivity, and stability (how
+    well the topics of different seeds match, as ldacli diff matches them).
+
+    It recommends, among the Ks whose perplexity is within 5% (or one standard error) of the
+    best K's, the one whose topics are most stable across seeds; the rule is printed with the
+    table. Every model is written to -o DIR with the
+    table and a page (DIR/select-k.html). Killed (Ctrl-C, SIGTERM, kill -9, a reboot), the
+    same command started again trains only the pairs it had not finished.
+
+    \b
+    Examples:
+      ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 --iterations 300 -o kos-k
+      ldacli select-k docword.20ng.txt.gz -k 10:200:log8 --seed 1 --threads 2 -o 20ng-k --format tsv
+      ldacli select-k notes.txt -k 10,20,40 --min-df 5 --scheduler tcp://scheduler:8786 -o notes-k
+    """
+    progress = _setup_logging(values)
+    output = values["output"]
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise click.BadParameter(f"expected a folder, found the file {output!r}", param_hint="-o/--output")
+    parent = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"expected an existing folder this user may write in for {output!r}, found "
+                                 f"{parent!r} missing or read-only", param_hint="-o/--output")
+    own, given = given_of(values, choosing.SETTINGS), given_of(values, choosing.SETTINGS_OF_TRAIN)
+    with user_errors(ctx):  # before anything is read
+        checked = settings.resolve(choosing.SETTINGS, own)
+        check_given({**given, "n_topics": (checked["n_topics"] or [1])[0]})
+        for s in READING:
+            s.check(values[s.name])
+    with user_errors(ctx):
+        data = read(corpus, values)
+        _note(values, f"{corpus}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
+        page = os.path.join(output, "select-k.html")
+        try:
+            import vl_convert  # noqa: F401 - the page's charts need it
+            write_page = lambda result: write_select_k_page(result, page)  # noqa: E731
+        except ImportError:
+            write_page = None
+            _note(values, f"{page}: not written: the page's charts need the report extra, {REPORT_EXTRA}")
+        result = choosing.select_k(data, own.pop("n_topics"), output=output, progress=progress, page=write_page,
+                                   **own, **given)
+    fmt = value(values, SELECT_K_FORMAT)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+    else:
+        for line in (choosing.table_tsv(result) if fmt == "tsv" else choosing.table_text(result)):
+            click.echo(line)
+    _note(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv"
+                  + (", select-k.html" if write_page else ""))
+
+
+# --- name ---------------------------------------------------------------------------------------------
+
+@main.command("name")
+@click.argument("model")
+@click.argument("topic", type=int)
+@click.argument("name")
+@declared((settings.by_name(TRAIN)["wait"], QUIET, VERBOSE))
+@click.pass_context
+def name_command(ctx, model, topic, name, **values):
+    """Name topic TOPIC of MODEL (an empty NAME removes its name). The file is rewritten
+    atomically while holding its lock. Names appear wherever topic ids do (topics, diff, info,
+    report), are kept by warm starts (--warm-start) and follow their topics when a model is
+    aligned (--align-to); a topic takes its name from a --seed-words file too.
+
+    \b
+    Examples:
+      ldacli name kos.npz 3 "iraq war"
+      ldacli name kos.npz 3 ""
+      ldacli topics kos.npz
+    """
+    _setup_logging(values)
+    with user_errors(ctx):
+        m = name_topic(model, topic, name, wait=values["wait"])
+    label = m.topic_names[topic]
+    _note(values, f"{model}: topic {topic} " + (f"is named {label!r}" if label else "has no name"))
 
 
 # --- convert ------------------------------------------------------------------------------------------

@@ -21,10 +21,16 @@ import numpy as np
 
 from ldacli.model import TOP_WORDS, Model
 from ldacli.settings import Real, Setting
+from ldacli.topic_names import carried, with_names
 
-THRESHOLD = Setting("threshold", Real(0, 1), 0.5,
+# The default threshold, measured (benchmarks/diff_calibration.py, README): one topic found again
+# by another seed is at most about 0.7 from itself (90% of those sharing 5 of their top 10 words,
+# on 20NG and KOS at K=50), and a topic is further than 0.74 from 90% of the other topics of its
+# model; warm starts move topics at most 0.53.
+THRESHOLD = Setting("threshold", Real(0, 1), 0.7,
                     "Matched topics further apart than this (Jensen-Shannon distance, 0 to 1) are reported as "
-                    "having no counterpart.")
+                    "having no counterpart (measured: one topic found by two seeds is within 0.7 nine times in "
+                    "ten, two different topics further apart nine times in ten).")
 MAX_DRIFT = Setting("max_drift", Real(0, 1), None,
                     "Exit with code 3 when a matched topic moved further than this (the comparison succeeded, "
                     "but something needs a look).")
@@ -97,13 +103,18 @@ def align(model: Model, reference: Model) -> tuple[Model, list[int], Matching]:
     """``model`` with its topics renumbered onto ``reference``'s ids: the topic matched to the
     reference's topic k becomes topic k (topics the reference lacks come last, in their old
     order). Returns the model, ``order`` (new topic i is old topic ``order[i]``) and the
-    matching. phi, theta's columns and alpha move together; nothing else changes."""
+    matching. phi, theta's columns, alpha and the topics' names move together; a topic without a
+    name takes the name of the reference topic it now stands for when they are no further apart
+    than :data:`THRESHOLD`'s default; nothing else changes."""
     matching = match_topics(reference, model)
     by_reference = dict(matching.pairs)  # reference topic -> model topic
     order = [by_reference[k] for k in sorted(by_reference)] + matching.unmatched_b
+    own = model.topic_names
+    names = carried([own[i] for i in order], reference.topic_names,
+                    [(ref, order.index(k)) for ref, k in matching.pairs], matching.distances, THRESHOLD.default)
     moved = dataclasses.replace(
         model, phi=np.ascontiguousarray(model.phi[order]), theta=np.ascontiguousarray(model.theta[:, order]),
-        alpha=np.ascontiguousarray(model.alpha[order]), params=dict(model.params))
+        alpha=np.ascontiguousarray(model.alpha[order]), params=with_names(model.params, names))
     return moved, order, matching
 
 
@@ -115,25 +126,35 @@ def prevalence(model: Model) -> np.ndarray:
 
 
 def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,
-                threshold: float = THRESHOLD.default) -> dict:
-    """A JSON-able comparison of A and B: for each matched pair (A's order), the distance, the
-    words among B's top ``top_words`` that were not among A's (gained) and the reverse (lost),
-    and the prevalence in each; pairs further than ``threshold`` apart, and topics left over,
-    are listed as having no counterpart."""
+                threshold: float = THRESHOLD.default, a_sha256: str | None = None) -> dict:
+    """A JSON-able comparison of A and B: for each matched pair (A's order), the distance, how
+    many of their top ``top_words`` words they share (``overlap``), the words among B's top
+    words that were not among A's (gained) and the reverse (lost), the prevalence in each and
+    each topic's name; pairs further than ``threshold`` apart, and topics left over, are listed
+    as having no counterpart. When B was warm-started from A (``a_sha256``, the SHA-256 of A's
+    file, is the one B's lineage records), ``warm_start`` says which of B's ids were added and
+    which of A's were removed (``train --add-topics/--remove-topics``) and which A topic each of
+    B's continues."""
     top_words, unmatched = TOP_WORDS.check(top_words), THRESHOLD.check(threshold)
     matching = match_topics(a, b)
     tops_a, tops_b = a.top_words(top_words), b.top_words(top_words)
     prev_a, prev_b = prevalence(a), prevalence(b)
+    names_a, names_b = a.topic_names, b.topic_names
     topics = []
     for (ka, kb), d in zip(matching.pairs, matching.distances):
         words_a, words_b = [w for w, _ in tops_a[ka]], [w for w, _ in tops_b[kb]]
         topics.append({
-            "a": ka, "b": kb, "distance": float(d), "matched": bool(d <= unmatched),
+            "a": ka, "b": kb, "name_a": names_a[ka], "name_b": names_b[kb], "distance": float(d),
+            "matched": bool(d <= unmatched), "overlap": len(set(words_a) & set(words_b)),
             "top_words_a": words_a, "top_words_b": words_b,
             "gained": [w for w in words_b if w not in words_a], "lost": [w for w in words_a if w not in words_b],
             "prevalence_a": float(prev_a[ka]), "prevalence_b": float(prev_b[kb]),
         })
     matched = [t for t in topics if t["matched"]]
+    ws = b.params.get("warm_start") or {}
+    lineage = None
+    if a_sha256 is not None and ws.get("sha256") == a_sha256 and "descent" in ws:
+        lineage = {"added": ws["added"], "removed": ws["removed"], "descent": ws["descent"]}
     return {
         "topics": topics,
         "only_in_a": sorted(matching.unmatched_a + [t["a"] for t in topics if not t["matched"]]),
@@ -143,4 +164,5 @@ def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,
         "median_distance": float(np.median([t["distance"] for t in matched])) if matched else 0.0,
         "threshold": unmatched,
         "top_words": top_words,
+        "warm_start": lineage,
     }

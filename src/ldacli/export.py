@@ -79,23 +79,9 @@ def format_for(what: str, output: str, format: str | None) -> str:
 
 
 def topic_names(model: Model) -> list[str]:
-    """The topics' names from ``params["topic_names"]`` (a list, or a mapping from the id, as a
-    number or text, to the name); a topic without one is named by its id."""
-    given = model.params.get("topic_names")
-    names = [str(k) for k in range(model.n_topics)]
-    if isinstance(given, list):
-        for k, name in enumerate(given[:model.n_topics]):
-            if name:
-                names[k] = str(name)
-    elif isinstance(given, dict):
-        for key, name in given.items():
-            try:
-                k = int(key)
-            except (TypeError, ValueError):
-                continue
-            if 0 <= k < model.n_topics and name:
-                names[k] = str(name)
-    return names
+    """The topics' names (``params["topic_names"]``, :attr:`ldacli.model.Model.topic_names`); a
+    topic without one is named by its id."""
+    return [name or str(k) for k, name in enumerate(model.topic_names)]
 
 
 # --- the tables ---------------------------------------------------------------------------------------

@@ -164,7 +164,7 @@ def theta_stream(phi: np.ndarray, alpha: np.ndarray, blocks: Iterable[tuple[np.n
     window = WINDOW_PER_WORKER * (threads if client is None else max(1, len(client.scheduler_info()["workers"])))
     chunks = enumerate(cut_chunks(blocks))
     bar = tqdm(disable=not progress, file=sys.stderr, unit="chunk", leave=False)
-    shared = client.scatter([phi_wk, prior_cum, alpha], broadcast=True) if client is not None else None
+    shared = client.scatter([phi_wk, prior_cum, alpha], broadcast=True, hash=False) if client is not None else None
     with Pool(threads if client is None else 1) as pool:
         while True:
             group = list(itertools.islice(chunks, window))

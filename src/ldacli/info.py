@@ -21,8 +21,8 @@ PROVENANCE = ("ldacli_version", "seed", "corpus_source", "corpus_format", "corpu
 STOPPING = ("stopped_early", "stop_reason", "best_iteration", "best_heldout_perplexity",
             "holdout", "patience", "max_seconds")
 # Shown on lines of their own, not among the other parameters.
-SHOWN = {"method", "iterations", "iterations_done", "stopped", "lineage", "warm_start", "id_stability", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
-         "beta", "loglik_every", "trace", *STOPPING}
+SHOWN = {"topic_names", "seeded", "topic_word_prior", "seed_words", "seed_strength", "method", "iterations", "iterations_done", "stopped", "lineage", "warm_start", "id_stability", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
+         "beta", "loglik_every", "trace", "snapshot_sweeps", *STOPPING}
 
 
 def _kind(path: str) -> str | None:
@@ -72,7 +72,9 @@ def describe(path: str) -> dict:
     (alpha values and summary, beta, where each came from: set, learned or estimated, and the
     initial values); ``provenance`` (ldacli version, seed, corpus source, format and
     fingerprint); ``loglik_trace`` (what it measures, every how many steps, points, first, last,
-    best); for a checkpoint also ``iteration``; ``stopping`` when the run recorded why it stopped.
+    best); ``topic_names`` when the model names topics (K entries, a name or None), ``seeded``
+    when it has seeded topics (``params["seeded"]``); for a
+    checkpoint also ``iteration``; ``stopping`` when the run recorded why it stopped.
     Raises :class:`~ldacli.errors.InputError` for a file that is neither.
     """
     kind = _kind(path)
@@ -109,6 +111,10 @@ def describe(path: str) -> dict:
     if kind == "checkpoint":
         out["iteration"] = ckpt.iteration
         out["iterations"]["done"] = ckpt.iteration
+    if params.get("topic_names"):
+        out["topic_names"] = params["topic_names"]
+    if params.get("seeded"):
+        out["seeded"] = params["seeded"]
     if params.get("lineage"):
         out["lineage"] = params["lineage"]
         out["warm_start"] = params.get("warm_start")
@@ -133,13 +139,16 @@ def format_text(info: dict) -> list[str]:
     m, its = info["method"], info["iterations"]
     unit = its["unit"]
     lines = [f"file:             {info['file']} ({info['kind']})"]
-    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items())
+    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items() if v is not None)
     lines.append(f"method:           {m['name']}, {m['title']}" + (f" ({settings})" if settings else ""))
     if info["kind"] == "checkpoint":
         lines.append(f"iteration:        {info['iteration']} of {its['asked']} {unit}s done")
     else:
         stopped = f" (stopped: {its['stopped']})" if its["stopped"] else ""
         lines.append(f"{unit + 's:':<18}{its['done']} done of {its['asked']} asked{stopped}")
+        if p.get("snapshot_sweeps"):
+            lines.append(f"phi, theta:       the mean of the states of {unit}s "
+                         + ", ".join(map(str, p["snapshot_sweeps"])))
     lines.append(f"sizes:            K={s['topics']} topics, V={s['words']} words, D={s['documents']} documents, "
                  f"N={s['tokens']} tokens")
     for name, text in (("alpha", _alpha_text(pr["alpha"])), ("beta", f"{pr['beta']['value']:.6g}")):
@@ -160,6 +169,16 @@ def format_text(info: dict) -> list[str]:
                      f"best {b['loglik_per_token']:.4f} ({unit} {b['iteration']})")
     else:
         lines.append(f"trace:            {tr['label']}, no point recorded yet (one every {tr['every']} {unit}s)")
+    if info.get("topic_names"):
+        lines.append("topic names:      " + ", ".join(f"{k} {n}" for k, n in enumerate(info["topic_names"])
+                                                      if n is not None))
+    if info.get("seeded"):
+        sd = info["seeded"]
+        lines.append("seeded topics:    " + ", ".join(f"{t['topic']} {t['name']} ({len(t['words'])} words"
+                                                      + (f", {len(t['unknown'])} not in the vocabulary" if t["unknown"]
+                                                         else "") + ")" for t in sd["topics"])
+                     + (f"; strength {sd['strength']:g} of each word's count" if sd.get("strength") else "")
+                     + f"; from {sd['source']}")
     if "stopping" in info:
         lines.append("stopping:         " + ", ".join(f"{k} {v}" for k, v in info["stopping"].items()))
     if info.get("lineage"):
@@ -168,6 +187,9 @@ def format_text(info: dict) -> list[str]:
                      f"{ws.get('gone_words')} gone)" + (f"; {ids['kept']} of {ids['topics']} topics kept their id, "
                                                        f"JS distance to the parent median {ids['median_distance']:.3f}, "
                                                        f"max {ids['max_distance']:.3f}" if ids and ids.get("kept") else ""))
+        if ws.get("added") or ws.get("removed"):
+            lines.append(f"{'':<18}topics added: {', '.join(map(str, ws['added'])) or 'none'}; removed from the "
+                         f"parent: {', '.join(map(str, ws['removed'])) or 'none'}")
         for generation, parent in enumerate(info["lineage"], start=1):
             lines.append(f"{'lineage:' if generation == 1 else '':<18}{'parent' if generation == 1 else f'ancestor {generation}'}: "
                          f"{parent['path']} (sha256 {parent['sha256'][:12]}, {parent.get('method')}, K={parent.get('n_topics')})")

@@ -45,7 +45,8 @@ class Model:
     documents; ``alpha`` (K,) document-topic prior; ``beta`` the symmetric topic-word prior;
     ``vocab`` (V words); ``doc_ids`` (D training document names); ``loglik_iterations`` and
     ``loglik_per_token`` the trace of the joint log-likelihood per token; ``params`` the
-    effective parameters and provenance.
+    effective parameters and provenance; ``params["topic_names"]``, when present, a list of K
+    entries, each a topic's name (a string) or None (:attr:`topic_names`).
     """
 
     phi: np.ndarray
@@ -61,6 +62,24 @@ class Model:
     @property
     def n_topics(self) -> int:
         return self.phi.shape[0]
+
+    @property
+    def topic_names(self) -> list[str | None]:
+        """Each topic's name, or None where it has none (K entries; all None when the model
+        names no topic). ``params["topic_names"]`` is a list of K names (or nulls), as ldacli
+        writes it, or a mapping from topic ids (as text) to names."""
+        names = self.params.get("topic_names")
+        if isinstance(names, dict):
+            out: list[str | None] = [None] * self.n_topics
+            for key, name in names.items():
+                out[int(key)] = name or None
+            return out
+        return [n or None for n in names] if names else [None] * self.n_topics
+
+    def topic_label(self, k: int) -> str:
+        """How outputs show topic ``k``: ``"3 sports"``, or ``"3"`` when it has no name."""
+        name = self.topic_names[k]
+        return f"{k} {name}" if name else str(k)
 
     def __repr__(self) -> str:
         p = self.params
@@ -109,7 +128,7 @@ class Model:
             doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (theta.shape[0],))],
             loglik_iterations=iterations,
             loglik_per_token=array(path, a, "loglik_per_token", "f", iterations.shape),
-            params=params,
+            params=_checked_names(path, params, K),
         )
 
     def top_words(self, n: int) -> list[list[tuple[str, float]]]:
@@ -218,6 +237,19 @@ class Checkpoint:
             state=json_object(path, a, "state", dict),
             vocab=vocab,
         )
+
+
+def _checked_names(path: str, params: dict, n_topics: int) -> dict:
+    """``params`` after checking its ``topic_names``: absent, or K entries, each a string or None."""
+    names = params.get("topic_names")
+    listed = isinstance(names, list) and len(names) == n_topics and all(n is None or isinstance(n, str) for n in names)
+    mapped = isinstance(names, dict) and all(
+        isinstance(k, str) and k.isdigit() and int(k) < n_topics and (n is None or isinstance(n, str))
+        for k, n in names.items())
+    if names is not None and not (listed or mapped):
+        raise InputError(path, None, f"expected 'topic_names' in params as a list of {n_topics} names (strings or "
+                                     f"null) or a mapping of topic ids to names, found {names!r:.80}")
+    return params
 
 
 def _rows_sum_to_one(path: str, name: str, x: np.ndarray) -> None:

@@ -299,7 +299,7 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
 def _glance(data: dict) -> str:
     info = data["info"]
     m, its, s, pr, prov = info["method"], info["iterations"], info["sizes"], info["priors"], info["provenance"]
-    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items())
+    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items() if v is not None)
     rows = [
         ("method", f"{m['name']}, {m['title']}" + (f" ({settings})" if settings else "")),
         ("sizes", f"K = {s['topics']} topics, V = {s['words']} words, D = {s['documents']} documents, "
@@ -365,10 +365,17 @@ def _topic_table(data: dict) -> str:
             f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
+def _label(k: int, name: str | None) -> str:
+    """A topic's id and, when it has one, its name (escaped)."""
+    return f"{k} {text(name)}" if name else str(k)
+
+
 def _diff(data: dict) -> str:
     d = data["diff"]
     rows = "".join(
-        f"<tr><td>{t['a']}</td><td>{t['b']}</td><td class='num{'' if t['matched'] else ' drift'}'>{t['distance']:.3f}</td>"
+        f"<tr><td>{_label(t['a'], t['name_a'])}</td><td>{_label(t['b'], t['name_b'])}</td>"
+        f"<td class='num{'' if t['matched'] else ' drift'}'>{t['distance']:.3f}</td>"
+        f"<td class='num'>{t['overlap']}/{d['top_words']}</td>"
         f"<td class='num'>{100 * t['prevalence_a']:.1f}% → {100 * t['prevalence_b']:.1f}%</td>"
         f"<td>{text(' '.join(t['gained']) or '-')}</td><td>{text(' '.join(t['lost']) or '-')}</td></tr>"
         for t in d["topics"])
@@ -376,6 +383,7 @@ def _diff(data: dict) -> str:
             f"{d['median_distance']:.3f}, max {d['max_distance']:.3f}; no counterpart (distance above "
             f"{d['threshold']}): old {d['only_in_a'] or 'none'}, new {d['only_in_b'] or 'none'}.</p>"
             "<div class='table-wrap'><table><thead><tr><th>old</th><th>new</th><th class='num'>distance</th>"
+            "<th class='num'>top words shared</th>"
             f"<th class='num'>prevalence</th><th>words gained</th><th>words lost</th></tr></thead><tbody>{rows}"
             "</tbody></table></div>")
 
@@ -486,3 +494,93 @@ def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, 
                 f.write(content)
             images.append(path)
     return {"report": output, "images": images, "bytes": len(page.encode("utf-8"))}
+
+
+# --- the page of select-k ------------------------------------------------------------------------------
+
+SELECT_K_CHARTS = (
+    ("perplexity", "Held-out perplexity (document completion; lower is better)"),
+    ("npmi", "NPMI coherence on the training documents (higher is better)"),
+    ("distance", "Stability: JS distance between seeds (lower is better)"),
+    ("matched", "Stability: topics matched across seeds"),
+    ("diversity", "Topic diversity (distinct share of the top 25 words)"),
+    ("exclusivity", "Exclusivity of the top 10 words"),
+)
+# The select-k page's own script (after webpage.COMMON_JS): one chart per measure.
+SELECT_K_SCRIPT = """
+Promise.all(Object.entries(ldacli.data.charts).map(([key, spec]) =>
+  ldacli.embed(document.getElementById("chart-" + key), spec)))
+  .then(() => { ldacli.ready = true; window.ldacliReady = true; });
+"""
+
+
+def _select_k_spec(table: list[dict], key: str, title: str, recommended: int) -> dict:
+    """One measure against K (log scale), its mean and one standard error over seeds as a bar,
+    the recommended K dashed."""
+    values = [{"k": r["k"], "mean": r[key], "lo": r[key] - (r.get(f"{key}_se") or 0.0),
+               "hi": r[key] + (r.get(f"{key}_se") or 0.0), "se": r.get(f"{key}_se")}
+              for r in table if r[key] is not None]
+    x = {"field": "k", "type": "quantitative", "title": "number of topics K",
+         "scale": {"type": "log", "nice": False, "padding": 14}, "axis": {"values": [r["k"] for r in table]}}
+    return _fluid({
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "title": {"text": title, "fontSize": 13}, "height": 200, "data": {"values": values},
+        "layer": [
+            {"mark": {"type": "rule", "color": ORANGE, "strokeDash": [4, 3], "strokeWidth": 2},
+             "data": {"values": [{"k": recommended}]}, "encoding": {"x": x}},
+            {"mark": {"type": "rule", "color": BLUE},
+             "encoding": {"x": x, "y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"}}},
+            {"mark": {"type": "line", "point": True, "color": BLUE},
+             "encoding": {"x": x, "y": {"field": "mean", "type": "quantitative", "title": None,
+                                        "scale": {"zero": False}},
+                          "tooltip": [{"field": "k", "title": "K"}, {"field": "mean", "format": ".4g"},
+                                      {"field": "se", "format": ".3g", "title": "standard error"}]}},
+        ],
+    })
+
+
+def write_select_k_page(result: dict, output: str) -> None:
+    """Write the page of a :func:`ldacli.select_k` result to ``output`` (atomically), in the
+    report's frame (:func:`ldacli.webpage.page`): the recommendation and its rule, the table
+    (sortable), and each measure against K with one-standard-error bars, the recommended K
+    dashed. Needs the report extra (vl-convert's Vega bundle)."""
+    table, k = result["table"], result["recommended"]
+    h, s = result["heldout"], result["settings"]
+
+    def cell(r, key, fmt):
+        mean, se = r[key], r.get(f"{key}_se")
+        if mean is None:
+            return "<td class='num' data-value='nan'>-</td>"
+        return (f"<td class='num' data-value='{mean!r}'>{mean:{fmt}}"
+                + (f" ± {se:{fmt}}" if se is not None else "") + "</td>")
+
+    heads = ("K", "held-out perplexity", "NPMI", "diversity", "exclusivity", "stability: JS", "matched")
+    head = "".join(f"<th scope='col' data-type='num' class='num'><button>{x}</button></th>" for x in heads)
+    rows = "".join(
+        f"<tr class='{'selected' if r['recommended'] else ''}'><td class='num'>{r['k']}</td>"
+        + cell(r, "perplexity", ".1f") + cell(r, "npmi", ".3f") + cell(r, "diversity", ".3f")
+        + cell(r, "exclusivity", ".3f") + cell(r, "distance", ".3f") + cell(r, "matched", ".2f") + "</tr>"
+        for r in table)
+    train = ", ".join(f"{name} {value}" for name, value in sorted(s["train"].items())) or "train's defaults"
+    title = f"ldacli select-k: {os.path.basename(str(result['corpus']['source']))}"
+    header = (f"<h1>{text(title)}</h1><nav class='muted'>{len(table)} numbers of topics, {s['seeds']} seeds each; "
+              f"ldacli {__version__}; works offline. <a href='#table'>Every K</a><a href='#curves'>Against K</a>"
+              f"</nav>")
+    charts = {key: _select_k_spec(table, key, name, k) for key, name in SELECT_K_CHARTS
+              if any(r[key] is not None for r in table)}
+    sections = [
+        f"<section id='recommendation'><h2>Recommended: K = {k}</h2><p>{text(result['reason'])}.</p>"
+        f"<p class='muted'>Rule: {text(result['rule'])}.</p></section>",
+        f"<section id='table'><h2>Every K</h2><p>Mean ± standard error over {s['seeds']} seeds (stability: over "
+        f"pairs of seeds; matched: topics within Jensen-Shannon distance {result['stability_threshold']:g}). "
+        f"Corpus {text(result['corpus']['source'])}: {h['train_docs']:,} training documents, {h['n_docs']:,} held "
+        f"out ({h['n_tokens']:,} tokens), split seed {result['seed']}; every run: {text(train)}.</p>"
+        f"<div class='table-wrap'><table class='sortable'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
+        f"</table></div></section>",
+        "<section id='curves'><h2>Against K</h2><p class='muted'>Bars: ± one standard error over seeds; dashed: "
+        "the recommended K.</p><div class='panels'>"
+        + "".join(f"<div id='chart-{key}' class='chart panel'></div>" for key in charts) + "</div></section>",
+    ]
+    html_page = page(title, header, sections, {"charts": charts}, SELECT_K_SCRIPT, javascript_bundle())
+    with atomic_write(output, "w", what="select-k page") as f:
+        f.write(html_page)

@@ -236,7 +236,7 @@ class Setting:
 
     def comparable(self, value):
         """The value in the form two runs compare it (a path: absolute)."""
-        if value is not None and isinstance(self.type, Text) and self.type.path and value != "-":
+        if isinstance(value, str) and isinstance(self.type, Text) and self.type.path and value != "-":
             return os.path.abspath(value)
         return value
 

@@ -25,6 +25,11 @@ sparse; nothing of size V x V is formed.
 
 The average over topics is the plain mean of the per-topic values (skipped topics, whose every
 pair was skipped, are left out and are ``nan``).
+
+Two measures of how distinct the topics are, from the model alone: :func:`diversity`, the share of
+distinct words among all topics' top words (Dieng, Ruiz & Blei 2020), and :func:`exclusivity`, the
+mean over topics and their top words of ``phi_kw / sum_j phi_jw`` (how much of a word's weight is
+its topic's; the exclusivity half of Roberts et al.'s FREX).
 """
 
 from __future__ import annotations
@@ -120,6 +125,26 @@ def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_wo
         "skipped_pairs": skipped,
         "reference_docs": aligned.n_docs,
     }
+
+
+DIVERSITY_WORDS = 25
+EXCLUSIVITY_WORDS = 10
+
+
+def diversity(phi: np.ndarray, top_words: int = DIVERSITY_WORDS) -> float:
+    """The share of distinct words among the ``top_words`` most probable words of every topic of
+    ``phi`` (K, V): 1 when no two topics share a top word, 1/K when all have the same ones."""
+    top = top_word_ids(phi, top_words)
+    return float(np.unique(top).size / top.size)
+
+
+def exclusivity(phi: np.ndarray, top_words: int = EXCLUSIVITY_WORDS) -> float:
+    """The mean over topics and their ``top_words`` most probable words of ``phi_kw / sum_j
+    phi_jw``: 1 when each top word belongs to its topic alone, 1/K when every topic weighs it
+    alike."""
+    top = top_word_ids(phi, top_words)
+    share = phi / np.maximum(phi.sum(axis=0, keepdims=True), 1e-300)
+    return float(np.mean(np.take_along_axis(share, top, axis=1)))
 
 
 REFERENCE = Setting("corpus", Text(path=True), None,

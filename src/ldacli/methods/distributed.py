@@ -658,8 +658,9 @@ class DistributedSampler(UnderPriors):
             self._counts = replica
         return self._counts
 
-    def doc_topic_blocks(self):
-        """(first document, (d, K) int32 document-topic counts) shard by shard."""
+    def doc_topic_blocks(self, cells: int | None = None):
+        """(first document, (d, K) int32 document-topic counts) shard by shard (``cells`` is the
+        threads' block size: here a shard comes whole from its worker)."""
         for s, shard in enumerate(self.shards):
             yield shard["d_lo"], self.place.hosts[self.place.owner[s]].doc_topic_counts(s).result()
 

@@ -43,7 +43,10 @@ from ldacli.methods.vem import VariationalEM
 from ldacli.model import Checkpoint, Model
 from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED
-from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, Real, Setting, Text
+from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Text
+from ldacli.seed_words import SeededTopic, seed_ids, seeded_topics
+from ldacli.topic_names import with_names
+from ldacli.topic_word_prior import TopicWordPrior
 from ldacli.formats.shards import ShardFolder
 from ldacli.stopping import EarlyStopping
 
@@ -59,6 +62,9 @@ DEFAULT_BETA = 0.01
 # Priors above this are refused: the log-gamma differences of the likelihood lose all precision
 # in double arithmetic well before 1e15, and no prior that large changes a model anyway.
 MAX_PRIOR = 1e6
+
+# The default strength of a seed word's prior in its topic: this share of the word's count.
+DEFAULT_SEED_STRENGTH = 0.25
 
 # Why a run stopped (params["stopped"]).
 STOPPED = ("iterations", "converged", "early stopping", "time limit")
@@ -108,6 +114,13 @@ SETTINGS = (
             "Start from this model (retraining on a grown corpus): its vocabulary order is kept and new words "
             "appended, each token's first topic is drawn from its topics, its priors are the starting values, "
             "and topic k descends from its topic k.", FIXED),
+    Setting("add_topics", Integer(1), None,
+            "With --warm-start: add this many new topics (ids K, K+1, ... after the warm start's K) for themes "
+            "it lacks; its topics keep their ids and names.", FIXED),
+    Setting("remove_topics", IntegerList(0), None,
+            "With --warm-start: drop these of its topics (ids, comma-separated: 3,7), as dead topics are purged; "
+            "the others keep their order and names, renumbered without gaps (diff lists what was removed).",
+            FIXED),
     Setting("align_to", Text(path=True), None,
             "After training, renumber the topics onto this model's ids (Hungarian matching on Jensen-Shannon "
             "distance); the permutation is recorded.", CONTINUED),
@@ -214,6 +227,7 @@ class _Settled:
     checkpoint: Checkpoint | None
     parent: Model | None
     corpus: Corpus
+    seeded: dict | None = None
 
 
 def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
@@ -259,19 +273,89 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
         values = settings.resolve(declared, given)
         if values["warm_start"] is not None:
             parent = Model.load(values["warm_start"])
-            if given.get("n_topics") is not None and values["n_topics"] != parent.n_topics:
+            descent = topic_descent(parent.n_topics, values["add_topics"], values["remove_topics"],
+                                    values["warm_start"])
+            if given.get("n_topics") is not None and values["n_topics"] != len(descent):
                 raise SettingError("n_topics", f"n_topics must be the warm start's {parent.n_topics} topics "
-                                               f"(topic k descends from its topic k), found {values['n_topics']}")
-            values["n_topics"] = parent.n_topics
+                                               + (f"with {values['add_topics'] or 0} added and "
+                                                  f"{len(values['remove_topics'] or [])} removed, {len(descent)}, "
+                                                  if len(descent) != parent.n_topics else "")
+                                               + f"(topic k descends from its topic k), found {values['n_topics']}")
+            values["n_topics"] = len(descent)
             if given.get("alpha") is None:  # the parent's priors are the starting values unless given
-                values["alpha"] = [float(a) for a in parent.alpha]
+                kept = [float(parent.alpha[d]) for d in descent if d is not None]
+                new = kept[0] if len(set(kept)) == 1 else float(np.mean(kept))  # a symmetric alpha stays so
+                values["alpha"] = [float(parent.alpha[d]) if d is not None else new for d in descent]
             if given.get("beta") is None and parent.beta > 0:
                 values["beta"] = float(parent.beta)
+        else:
+            for name in ("add_topics", "remove_topics"):
+                if values[name] is not None:
+                    raise SettingError(name, f"{name} changes the topics of a warm start: give warm_start too")
         values["seed"] = seeds.resolve(values["seed"])
         trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
         cls.resolve(values, given, trained)
     _check_together(cls, values)
-    return _Settled(cls, values, ckpt, parent, trained)
+    seeded = _seeds(cls, values, trained, parent, notes) if ckpt is None else ckpt.params.get("seeded")
+    return _Settled(cls, values, ckpt, parent, trained, seeded)
+
+
+def _seeds(cls: type[Method], values: dict, corpus: Corpus, parent: Model | None, notes: bool) -> dict | None:
+    """The seeded topics of a fresh run, from ``seed_words`` or kept from a seeded warm start
+    (mapped through the topics' descent), as the model records them (``params["seeded"]``);
+    sets ``values["topic_word_prior"]``, the prior the method samples under."""
+    K, spec = values["n_topics"], values.get("seed_words")
+    if spec is None and values.get("seed_strength") is not None:
+        raise SettingError("seed_strength", "seed_strength is the prior of seed words: give seed_words too")
+    if spec is not None:
+        topics = [(k, t.name, list(t.words)) for k, t in enumerate(seeded_topics(spec))]
+        source = os.path.abspath(spec) if isinstance(spec, str) else "seed_words given in Python"
+        if len(topics) > K:
+            raise SettingError("seed_words", f"seed_words names {len(topics)} topics, more than the {K} of the run")
+    elif parent is not None and parent.params.get("seeded"):
+        old = parent.params["seeded"]
+        descent = _descent(parent, values)
+        topics = [(descent.index(t["topic"]), t["name"], list(t["words"])) for t in old["topics"]
+                  if t["topic"] in descent]
+        source = f"kept from the warm start {values['warm_start']}"
+        if values.get("seed_strength") is None:
+            values["seed_strength"] = old["strength"]
+        if "seed_words" not in values:  # a method without a seeded prior keeps the names only
+            log.warning("%s: method %s has no seeded prior: the warm start's seeded topics keep their names only",
+                        values["warm_start"], cls.name)
+            return {"source": source, "strength": None, "topics": [
+                {"topic": k, "name": name, "words": words, "unknown": []} for k, name, words in topics]}
+    else:
+        return None
+    ids, unknown = seed_ids([SeededTopic(name, tuple(words)) for _, name, words in topics], corpus.vocab)
+    if values.get("seed_strength") is None:
+        values["seed_strength"] = DEFAULT_SEED_STRENGTH
+    frequency = corpus.word_frequencies()
+    cells = [(w, k) for (k, _, _), i in zip(topics, ids) for w in i]
+    values["topic_word_prior"] = TopicWordPrior.of_cells(
+        corpus.n_words, K, [w for w, _ in cells], [k for _, k in cells],
+        [values["seed_strength"] * max(1, int(frequency[w])) for w, _ in cells], source="seed_words")
+    total = sum(len(w) for _, _, w in topics)
+    found = sum(len(i) for i in ids)
+    if notes and unknown:
+        log.warning("seed words: %d of %d found in the vocabulary of %s; not found: %s", found, total, corpus.source,
+                    "; ".join(f"{name}: {' '.join(words)}" for name, words in unknown.items()))
+    elif notes:
+        log.info("seed words: all %d found in the vocabulary", total)
+    for (k, name, _), i in zip(topics, ids):
+        if not i and notes:
+            log.warning("seed words: none of topic %d %s's words is in the vocabulary: it is named, not seeded",
+                        k, name)
+    return {"source": source, "strength": values["seed_strength"], "found": found, "given": total, "topics": [
+        {"topic": k, "name": name, "words": [w for w in words if w not in unknown.get(name, ())],
+         "unknown": unknown.get(name, [])} for k, name, words in topics]}
+
+
+def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float:
+    """About how many bytes a run of :func:`train` on ``corpus`` with these settings takes (the
+    estimate its memory check compares with the memory available)."""
+    run = _settle(corpus, {**given, "n_topics": n_topics}, notes=False)
+    return float(run.cls.estimate_bytes(run.corpus, run.values, check_threads(run.values["threads"])))
 
 
 def check_given(given: dict) -> None:
@@ -286,6 +370,8 @@ def check_given(given: dict) -> None:
     values = settings.resolve(declared, given)
     if given.get("resume") is None:  # a resumed run's settings are the checkpoint's and these
         _check_together(METHODS[name], values)
+        if values.get("seed_words") is not None:  # a bad seed-words file is told before the corpus is read
+            seeded_topics(values["seed_words"])
 
 
 def _check_together(cls: type[Method], values: dict) -> None:
@@ -416,7 +502,7 @@ def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress
             finally:
                 prepared.state.close()
     if prepared.parent is not None:
-        model.params["id_stability"] = id_stability(prepared.parent, model)
+        model.params["id_stability"] = id_stability(prepared.parent, model, model.params["warm_start"].get("descent"))
     if prepared.reference is not None:
         model = _aligned(model, prepared.reference, values["align_to"])
     return model
@@ -471,7 +557,7 @@ def _prepare(run: _Settled, client=None) -> _Run:
     check_fits(f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
                f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
                cls.estimate_bytes(fitted, values, threads))
-    start = warm_start_state(run.parent, fitted, values) if run.parent is not None else None
+    start = warm_start_state(run.parent, fitted, values, _descent(run.parent, values)) if run.parent is not None else None
     if client is not None and not cls.DISTRIBUTED:
         raise SettingError("scheduler", f"scheduler applies to method {', '.join(m.name for m in METHODS.values() if m.DISTRIBUTED)} "
                                         f"only, found method {cls.name}")
@@ -481,11 +567,22 @@ def _prepare(run: _Settled, client=None) -> _Run:
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
               "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
     parent = run.parent
+    names = [None] * values["n_topics"]
     if parent is not None:
-        params.update(_lineage(parent, values["warm_start"], corpus))
-    elif ckpt is not None:  # a resumed warm start keeps its lineage, and checks its ids if it can
-        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage") if k in ckpt.params})
+        descent = _descent(parent, values)
+        params.update(_lineage(parent, values["warm_start"], corpus, descent))
+        names = [None if d is None else parent.topic_names[d] for d in descent]
+    elif ckpt is not None:  # a resumed warm start keeps its lineage and names, and checks its ids if it can
+        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names", "seeded")
+                       if k in ckpt.params})
         parent = _parent_if_unchanged(params.get("warm_start"))
+    if run.seeded is not None and ckpt is None:
+        params["seeded"] = run.seeded
+        for t in run.seeded["topics"]:  # a seeded topic's name wins over a kept one of the same name
+            names = [None if n == t["name"] else n for n in names]
+            names[t["topic"]] = t["name"]
+    if ckpt is None:
+        params = with_names(params, names)
     trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
     trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
     return _Run(cls, state, values, params, fitted, ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll,
@@ -649,34 +746,68 @@ def _corpus_as_trained(corpus: Corpus, vocab: list[str], source: str) -> Corpus:
     return aligned
 
 
-def warm_start_state(parent: Model, corpus: Corpus, settings: dict) -> Start:
+def topic_descent(n_parent: int, add: int | None, remove: list[int] | None, source: str) -> list[int | None]:
+    """Which topic of a warm start's parent (of ``n_parent`` topics) each topic of the new model
+    descends from: the parent's topics but those in ``remove``, in their order, then ``add`` new
+    ones (None)."""
+    remove = sorted(set(remove or []))
+    outside = [k for k in remove if k >= n_parent]
+    if outside:
+        raise SettingError("remove_topics", f"remove_topics must be topic ids of the warm start {source} (0 to "
+                                            f"{n_parent - 1}), found {outside[0]}")
+    descent: list[int | None] = [k for k in range(n_parent) if k not in remove] + [None] * (add or 0)
+    if not descent:
+        raise SettingError("remove_topics", f"remove_topics would leave no topic of the {n_parent} of {source}: "
+                                            f"keep one, or add some with add_topics")
+    return descent
+
+
+def _descent(parent: Model, values: dict) -> list[int | None]:
+    return topic_descent(parent.n_topics, values["add_topics"], values["remove_topics"], values["warm_start"])
+
+
+def warm_start_state(parent: Model, corpus: Corpus, settings: dict, descent: list[int | None] | None = None) -> Start:
     """The first state of a run warm-started from ``parent`` on ``corpus`` (whose vocabulary
     begins with the parent's surviving words): every token's topic drawn by
     :data:`FOLD_IN_SWEEPS` Gibbs sweeps under the parent's topics (words the parent never saw
     weigh every topic alike, so their tokens follow their document and the prior), and the
-    starting priors. Deterministic given the run's seed."""
+    starting priors. ``descent`` (:func:`topic_descent`; by default the parent's topics as they
+    are) says which parent topic each new topic is; a new topic (None) weighs the words the
+    parent saw by their frequency in ``corpus``, a background that takes the tokens the
+    parent's topics explain badly, where a new theme begins. Deterministic given the run's seed."""
+    descent = list(range(parent.n_topics)) if descent is None else descent
     index = {w: i for i, w in enumerate(parent.vocab)}
-    phi = np.ones((parent.n_topics, corpus.n_words))
+    phi = np.ones((len(descent), corpus.n_words))
     old = [(j, index[w]) for j, w in enumerate(corpus.vocab) if w in index]
     if old:
-        cols, parent_cols = zip(*old)
-        phi[:, list(cols)] = parent.phi[:, list(parent_cols)]
-    alpha = np.broadcast_to(np.asarray(settings["alpha"], dtype=np.float64), (parent.n_topics,)).copy()
+        cols, parent_cols = (list(c) for c in zip(*old))
+        rows = [i for i, d in enumerate(descent) if d is not None]
+        phi[np.ix_(rows, cols)] = parent.phi[np.ix_([d for d in descent if d is not None], parent_cols)]
+        added = [i for i, d in enumerate(descent) if d is None]
+        if added:
+            frequency = corpus.word_frequencies()[cols].astype(np.float64) + 1.0
+            phi[np.ix_(added, cols)] = frequency / frequency.sum()
+    alpha = np.broadcast_to(np.asarray(settings["alpha"], dtype=np.float64), (len(descent),)).copy()
     words, doc_ptr = corpus.tokens()
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(settings["seed"], spawn_key=(_FOLD_IN_STREAM,))))
     z = fold_in(phi, alpha, words, doc_ptr, sweeps=FOLD_IN_SWEEPS, rng=rng)
     return Start(z, alpha, float(settings["beta"]))
 
 
-def _lineage(parent: Model, path: str, corpus: Corpus) -> dict:
-    """What a warm-started model records about where it comes from."""
+def _lineage(parent: Model, path: str, corpus: Corpus, descent: list[int | None]) -> dict:
+    """What a warm-started model records about where it comes from: the parent, the words new
+    and gone, and the topics' descent (``descent[k]``: the parent topic topic k continues, or
+    None for a topic added; ``added``, ``removed``: the new model's added ids, the parent's
+    removed ones)."""
     grown = len(set(corpus.vocab) - set(parent.vocab))
     this = {"path": os.path.abspath(path), "sha256": file_sha256(path),
             "corpus_fingerprint": parent.params.get("corpus_fingerprint"),
             "method": parent.params.get("method"), "n_topics": parent.n_topics}
     return {"warm_start": {**this, "new_words": grown,
                            "gone_words": len(set(parent.vocab) - set(corpus.vocab)),
-                           "fold_in_sweeps": FOLD_IN_SWEEPS},
+                           "fold_in_sweeps": FOLD_IN_SWEEPS, "descent": list(descent),
+                           "added": [k for k, d in enumerate(descent) if d is None],
+                           "removed": sorted(set(range(parent.n_topics)) - set(descent))},
             "lineage": [this] + list(parent.params.get("lineage", []))[:MAX_LINEAGE - 1]}
 
 
@@ -684,13 +815,17 @@ def _lineage(parent: Model, path: str, corpus: Corpus) -> dict:
 MAX_LINEAGE = 20
 
 
-def id_stability(parent: Model, model: Model) -> dict:
-    """How well a warm-started model kept its parent's topic ids: the Hungarian matching of its
-    topics to the parent's (Jensen-Shannon distance); topics matched to another id are listed
-    (and logged)."""
+def id_stability(parent: Model, model: Model, descent: list[int | None] | None = None) -> dict:
+    """How well a warm-started model kept its parent's topic ids: topic k should still be the
+    parent's topic ``descent[k]`` (by default k; None for a topic added). The Hungarian matching
+    of its topics to the parent's (Jensen-Shannon distance) tells; topics matched better to
+    another parent topic are listed (and logged), with the distance of each kept topic to the
+    one it descends from."""
+    descent = list(range(min(parent.n_topics, model.n_topics))) if descent is None else descent
     matching = match_topics(parent, model)
-    moved = [[a, b] for a, b in matching.pairs if a != b]
-    own = {b: d for (a, b), d in zip(matching.pairs, matching.distances) if a == b}
+    expected = {k: d for k, d in enumerate(descent) if d is not None}
+    moved = [[a, b] for a, b in matching.pairs if b in expected and expected[b] != a]
+    own = {b: d for (a, b), d in zip(matching.pairs, matching.distances) if expected.get(b) == a}
     if moved:
         log.warning("warm start: %d of %d topics match another id of the parent better (new <- parent: %s)",
                     len(moved), model.n_topics, ", ".join(f"{b} <- {a}" for a, b in moved[:10]))

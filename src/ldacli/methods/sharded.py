@@ -35,6 +35,8 @@ SAMPLERS = ("dense", "sparse", "alias")
 MH_STEPS = 2
 MAX_DEFAULT_SHARDS = 4
 TOKENS_PER_SHARD = 100_000
+# Word-list entries spread out at a time when the counts are added to a dense array.
+ENTRY_CHUNK = 1 << 18
 
 
 def default_shards(n_tokens: int) -> int:
@@ -350,8 +352,16 @@ class Replica:
         """The non-zero word-topic counts (int32, in no particular order)."""
         raise NotImplementedError
 
+    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The non-zero word-topic cells: their words, topics and counts (int32 each)."""
+        raise NotImplementedError
+
     def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
         """(E,) int32: the counts of the cells (``words[i]``, ``topics[i]``)."""
+        raise NotImplementedError
+
+    def add_to(self, out: np.ndarray) -> None:
+        """Add the counts to ``out`` (K, V) float64, topic-major, in place."""
         raise NotImplementedError
 
 
@@ -402,8 +412,15 @@ class DenseRows(Replica):
     def nonzero_word_topic_counts(self):
         return self.nwk[self.nwk > 0]
 
+    def cells(self):
+        words, topics = np.nonzero(self.nwk)
+        return words.astype(np.int32), topics.astype(np.int32), self.nwk[words, topics]
+
     def counts_at(self, words, topics):
         return self.nwk[words, topics]
+
+    def add_to(self, out):
+        out += self.nwk.T
 
 
 class WordLists(Replica):
@@ -472,6 +489,21 @@ class WordLists(Replica):
 
     def nonzero_word_topic_counts(self):
         return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
+
+    def cells(self):
+        rows, idx = self._entries()
+        return (rows.astype(np.int32), *unpack_entries(self.wt[idx], self.bits))
+
+    def add_to(self, out):
+        # a range of words at a time, so that the spread entries stay ~ENTRY_CHUNK
+        ends = np.cumsum(self.wt_len, dtype=np.int64)
+        cuts = np.unique(np.searchsorted(ends, np.arange(0, int(ends[-1]) if ends.size else 0, ENTRY_CHUNK),
+                                         side="right"))
+        for lo, hi in zip(cuts, list(cuts[1:]) + [ends.size]):
+            words = np.arange(lo, hi)
+            idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
+            topics, counts = unpack_entries(self.wt[idx], self.bits)
+            out[topics, np.repeat(words, lens)] += counts
 
     def counts_at(self, words, topics):
         idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
@@ -645,10 +677,11 @@ class ShardedSampler(UnderPriors):
         parts = [shard_doc_histograms(sh["ptr"], self.z[sh["lo"]:sh["hi"]], self.K) for sh in self.shards]
         return merge_histograms([p[0] for p in parts]), merge_histograms([p[1] for p in parts])
 
-    def doc_topic_blocks(self):
-        """(first document, (d, K) int32 document-topic counts) of a few documents at a time, in
-        order: the model's theta is made from them, with no (D, K) count array."""
-        step = max(1, HISTOGRAM_CHUNK_CELLS // self.K)
+    def doc_topic_blocks(self, cells: int = HISTOGRAM_CHUNK_CELLS):
+        """(first document, (d, K) int32 document-topic counts) of about ``cells`` cells at a
+        time (whole documents, at least one), in order: the model's theta is made from them,
+        with no (D, K) count array."""
+        step = max(1, cells // self.K)
         for lo in range(0, self.n_docs, step):
             ptr = self.doc_ptr[lo:lo + step + 1]
             yield lo, doc_topic_counts(ptr - ptr[0], self.z[ptr[0]:ptr[-1]], self.K)

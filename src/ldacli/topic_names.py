@@ -1,0 +1,89 @@
+"""Topic names: what a model calls its topics, ``params["topic_names"]``.
+
+A model's params may hold ``topic_names``, a list of K entries, each a topic's name or None
+(JSON null); models without names lack the key. Names come from seed words (``train
+--seed-words``: a seeded topic carries its name) or are set after training (``ldacli name``,
+:func:`name_topic`); warm starts keep the names of the topics they keep, and alignment carries
+them with the topics it renumbers. Every output that shows a topic id shows its name beside it
+(:meth:`ldacli.model.Model.topic_label`).
+
+A name is one line of at most :data:`MAX_LENGTH` characters without tabs or other control
+characters (it goes into tables, TSV and HTML), unique within the model; an empty name removes it.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from ldacli.errors import SettingError
+from ldacli.locking import locked
+from ldacli.model import Model
+
+MAX_LENGTH = 100
+
+
+def check_name(name, setting: str = "name") -> str | None:
+    """``name`` stripped, or None for an empty one; :class:`SettingError` when it cannot be a
+    topic's name."""
+    if not isinstance(name, str):
+        raise SettingError(setting, f"{setting} must be a string, found {name!r}")
+    name = name.strip()
+    if any(unicodedata.category(c).startswith("C") for c in name):
+        raise SettingError(setting, f"{setting} must be one line without tabs or control characters, found {name!r}")
+    if len(name) > MAX_LENGTH:
+        raise SettingError(setting, f"{setting} must be at most {MAX_LENGTH} characters, found {len(name)}")
+    return name or None
+
+
+def with_names(params: dict, names: list[str | None]) -> dict:
+    """``params`` with ``topic_names`` set to ``names``, or without the key when none is named."""
+    params = {k: v for k, v in params.items() if k != "topic_names"}
+    if any(n is not None for n in names):
+        params["topic_names"] = list(names)
+    return params
+
+
+def check_unique(names: list[str | None], setting: str = "name") -> None:
+    """Refuse two topics of one name."""
+    seen: dict[str, int] = {}
+    for k, n in enumerate(names):
+        if n is None:
+            continue
+        if n in seen:
+            raise SettingError(setting, f"{setting} {n!r} names topics {seen[n]} and {k}: a name is one topic's")
+        seen[n] = k
+
+
+def name_topic(path: str, topic: int, name: str | None, *, wait: float | None = None) -> Model:
+    """Name topic ``topic`` of the model at ``path`` (``None`` or ``""`` removes its name),
+    rewriting the file atomically while holding its lock (:mod:`ldacli.locking`; another run
+    writing it raises :class:`~ldacli.errors.LockedError`, or is waited for ``wait`` seconds).
+    Returns the model as written."""
+    name = None if name is None else check_name(name)
+    with locked([path], wait=wait):
+        model = Model.load(path)
+        if isinstance(topic, bool) or not isinstance(topic, int) or not 0 <= topic < model.n_topics:
+            raise SettingError("topic", f"topic must be a topic id from 0 to {model.n_topics - 1} of {path}, "
+                                        f"found {topic!r}")
+        names = model.topic_names
+        names[topic] = name
+        check_unique(names)
+        model.params = with_names(model.params, names)
+        model.save(path)
+    return model
+
+
+def carried(own: list[str | None], reference: list[str | None], pairs: list[tuple[int, int]],
+            distances, threshold: float) -> list[str | None]:
+    """Names after a model was matched to a reference: its ``own`` names, and for its unnamed
+    topics the name of the reference topic it was matched to (``pairs``: (reference topic, own
+    topic), with ``distances``) when they are at most ``threshold`` apart and the name is not
+    taken."""
+    out = list(own)
+    taken = {n for n in out if n is not None}
+    for (ref, k), d in zip(pairs, distances):
+        name = reference[ref]
+        if out[k] is None and name is not None and name not in taken and d <= threshold:
+            out[k] = name
+            taken.add(name)
+    return out
