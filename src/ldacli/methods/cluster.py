@@ -19,6 +19,7 @@ import contextlib
 import errno
 import logging
 import os
+import warnings
 
 from ldacli.errors import LdacliError
 from ldacli.settings import Anything, Setting
@@ -63,8 +64,8 @@ def verbose() -> bool:
 
 @contextlib.contextmanager
 def quiet_dask():
-    """Dask's loggers at CRITICAL for the block (their levels restored after), unless ldacli's
-    log is verbose."""
+    """Dask's loggers at CRITICAL and its Python warnings ignored for the block (as they were
+    after), unless ldacli's log is verbose."""
     if verbose():
         yield
         return
@@ -75,7 +76,10 @@ def quiet_dask():
     for lg in loggers:
         lg.setLevel(logging.CRITICAL)
     try:
-        yield
+        with warnings.catch_warnings():  # e.g. "Port 8787 is already in use" as a local cluster starts
+            for name in DASK_LOGGERS:
+                warnings.filterwarnings("ignore", module=rf"{name}(\.|$)")
+            yield
     finally:
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)

@@ -119,6 +119,21 @@ def _is_loss(exc: BaseException) -> bool:
     return type(exc).__name__ in ("KilledWorker", "FutureCancelledError", "CommClosedError", "StreamClosedError")
 
 
+def _unless_lost(action, on_loss) -> bool:
+    """``action()``, True when it finished; when a worker (or the connection to one) was lost
+    meanwhile, ``on_loss(exc)`` and False. Errors of ours, and others, are raised."""
+    try:
+        action()
+        return True
+    except (LdacliError, ClusterLost):
+        raise
+    except Exception as exc:  # noqa: BLE001 - sorted out by _is_loss
+        if not _is_loss(exc):
+            raise
+        on_loss(exc)
+        return False
+
+
 class ShardHost:
     """One worker's part of the run (a Dask actor): a run of consecutive shards (tokens, topics,
     random streams) and one replica of the counts, of which the word slices on this worker
@@ -485,15 +500,8 @@ class DistributedSampler(UnderPriors):
         fails meanwhile is left out and the placement tried again."""
         for _ in range(MAX_REBUILDS):
             workers = self._workers()[:len(self.shards)]
-            try:
-                self._start(workers)
+            if _unless_lost(lambda: self._start(workers), self._forget_dead):
                 return
-            except (LdacliError, ClusterLost):
-                raise
-            except Exception as exc:  # noqa: BLE001 - sorted out by _is_loss
-                if not _is_loss(exc):
-                    raise
-                self._forget_dead(exc)
         raise ClusterLost("workers keep failing while the shards are placed on them")
 
     def _start(self, workers: list[str]) -> None:
@@ -573,14 +581,7 @@ class DistributedSampler(UnderPriors):
         """One sweep; when a worker is lost, every shard is rebuilt from the sync point and
         :class:`ShardsRebuilt` says which sweep the state is back at."""
         with self._timeouts():
-            try:
-                self._sweep()
-            except (LdacliError, ClusterLost):
-                raise
-            except Exception as exc:  # noqa: BLE001 - sorted out by _is_loss
-                if not _is_loss(exc):
-                    raise
-                self._rebuild(exc)
+            _unless_lost(self._sweep, self._rebuild)
 
     def _sweep(self) -> None:
         """P rounds; ``traffic`` gets the sweep's bytes (the arrays' bytes, not Dask's framing)."""
