@@ -119,9 +119,11 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
     snapshots = dict(snapshots=3, snapshot_interval=2)
     local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1, **snapshots)
     address, victim = sorted(client.run(os.getpid).items())[0]  # the first worker: it holds shards 0, 1 and 2
-    if source == "shard folder":  # the new worker reads the lost shards' files again
+    written = {}
+    if source == "shard folder":  # the workers read the shards' files again, and the topics the workers wrote
         ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
         corpus = ldacli.open_shard_folder(str(tmp_path / "f"))
+        written = dict(checkpoint=str(tmp_path / "c.npz"), checkpoint_every=4)
     if when == "mid-sweep":  # in sweep 4: every shard goes back to the start and sweeps 1-4 are sampled again
         client.run(_die_in_sweep_4_round_3, SHARDS, workers=[address])
 
@@ -138,17 +140,20 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
     monkeypatch.setattr(DistributedSampler, "__init__", keep)
     try:
         remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill,
-                              **snapshots)
+                              **snapshots, **written)
     finally:
         client.wait_for_workers(2, timeout=120)  # the nanny restarts it, for the other tests
     [rebuild] = seen[0].rebuilds
     assert rebuild["dead"] == [address] and rebuild["lost_shards"] == [0, 1, 2]
     at = 6 if when == "between sweeps" else 3
-    assert (rebuild["from"], rebuild["at"]) == (0, at)  # no checkpoint: from the start
+    since = 4 if written else 0  # the checkpoint of sweep 4 (its shard files), or the start
+    assert (rebuild["from"], rebuild["at"]) == (since, at)
     same_arrays(local, remote)  # snapshot 6 of the sweeps sampled again is not counted twice
     assert remote.params["snapshot_sweeps"] == [6, 8]
     said = [r.getMessage() for r in ldacli_log if "lost" in r.getMessage()]
-    assert len(said) == 1 and f"worker {address} lost" in said[0] and f"sweeps 1-{at + 1} sampled again" in said[0]
+    assert len(said) == 1 and f"worker {address} lost" in said[0]
+    assert f"from {'the checkpoint of sweep 4' if written else 'the start'}: sweeps {since + 1}-{at + 1} sampled again" \
+        in said[0]
 
 
 def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, tmp_path, monkeypatch):
