@@ -2,6 +2,7 @@
 loopback): the same bytes as on local threads, a worker killed mid-run, a lost scheduler, and
 checkpoints that resume anywhere."""
 
+import logging
 import os
 import signal
 import subprocess
@@ -38,6 +39,22 @@ def client():
         yield c
 
 
+@pytest.fixture
+def ldacli_log():
+    """The records ldacli's logger emits at WARNING and above during the test (whatever an
+    earlier test's command line set it to)."""
+    records = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logger = logging.getLogger("ldacli")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    yield records
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
 def same_arrays(a, b):
     np.testing.assert_array_equal(a.phi, b.phi)
     np.testing.assert_array_equal(a.theta, b.theta)
@@ -59,7 +76,7 @@ def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler
 
 
 @pytest.mark.parametrize("sampler", ["sparse", "dense", "alias"])
-def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threads(corpus, client, sampler):
+def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threads(corpus, client, sampler, tmp_path):
     from test_topic_word_prior import cgs
 
     from ldacli.topic_word_prior import seed_prior
@@ -70,51 +87,48 @@ def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threa
     for it in range(4):
         local.step(it + 1)
         remote.step(it + 1)
-    np.testing.assert_array_equal(local.sampler.z, remote.sampler.z)
+    _, arrays = remote.checkpoint_state(str(tmp_path / "c.npz"), 4)  # the client gathers the topics
+    np.testing.assert_array_equal(local.sampler.z, arrays["z"])
     assert local.phi().tobytes() == remote.phi().tobytes() and local.loglik() == remote.loglik()
     local.close()
     remote.close()
 
 
-def _die_in_sweep_4_at_shard_2(rounds):
-    """Run in a worker (client.run): its ShardHost dies (the process exits) when asked to sample
-    shard 2 in the first round of the 4th sweep (``rounds`` a sweep), half a second after the
-    results it already has went out."""
-    import time
-
+def _die_in_sweep_4_round_3(rounds):
+    """Run in a worker (client.run): its ShardHost dies (the process exits) in the third round
+    of the 4th sweep (``rounds`` a sweep), while the other worker waits for the slice it sends."""
     from ldacli.methods import distributed as d
 
-    sweep, calls = d.ShardHost.sweep, []
+    round_, calls = d.ShardHost.round, []
 
-    def dying(self, s, *args):
-        if s == 2:
-            calls.append(s)
-            if len(calls) == 3 * rounds + 1:
-                time.sleep(0.5)
-                os._exit(1)
-        return sweep(self, s, *args)
+    async def dying(self, r, *args):
+        calls.append(r)
+        if len(calls) == 3 * rounds + 3:
+            os._exit(1)
+        return await round_(self, r, *args)
 
-    d.ShardHost.sweep = dying
+    d.ShardHost.round = dying
 
 
 @pytest.mark.parametrize("source, when", [("memory", "between sweeps"), ("shard folder", "between sweeps"),
                                           ("memory", "mid-sweep")])
 def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus, client, source, when, tmp_path,
-                                                                        monkeypatch):
+                                                                        monkeypatch, ldacli_log):
     from ldacli.methods.distributed import DistributedSampler
 
-    local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1)
-    address, victim = sorted(client.run(os.getpid).items())[0]  # it holds shards 0, 2 and 4
-    if source == "shard folder":  # the new worker reads the lost shards' files again
+    snapshots = dict(snapshots=3, snapshot_interval=2)
+    local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1, **snapshots)
+    address, victim = sorted(client.run(os.getpid).items())[0]  # the first worker: it holds shards 0, 1 and 2
+    written = {}
+    if source == "shard folder":  # the workers read the shards' files again, and the topics the workers wrote
         ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
         corpus = ldacli.open_shard_folder(str(tmp_path / "f"))
-    if when == "mid-sweep":
-        # in sweep 4 the victim returns shard 0, then dies on shard 2: shard 0 is merged and must
-        # not be sampled twice; shards 2 and 4 are sampled again elsewhere against the same counts
-        client.run(_die_in_sweep_4_at_shard_2, SHARDS, workers=[address])
+        written = dict(checkpoint=str(tmp_path / "c.npz"), checkpoint_every=4)
+    if when == "mid-sweep":  # in sweep 4: every shard goes back to the start and sweeps 1-4 are sampled again
+        client.run(_die_in_sweep_4_round_3, SHARDS, workers=[address])
 
-    def kill(iteration):
-        if iteration == 3 and when == "between sweeps":
+    def kill(iteration):  # after sweep 6, whose state is one of the averaged snapshots (6 and 8)
+        if iteration == 6 and when == "between sweeps":
             os.kill(victim, signal.SIGKILL)
 
     init, seen = DistributedSampler.__init__, []
@@ -124,10 +138,22 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
         init(self, *args, **kwargs)
 
     monkeypatch.setattr(DistributedSampler, "__init__", keep)
-    remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill)
-    assert seen[0].traffic[3]["rebuilt_shards"] == 3  # the victim's shards, rebuilt in sweep 4
-    same_arrays(local, remote)
-    client.wait_for_workers(2, timeout=60)  # the nanny restarted it, for the other tests
+    try:
+        remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill,
+                              **snapshots, **written)
+    finally:
+        client.wait_for_workers(2, timeout=120)  # the nanny restarts it, for the other tests
+    [rebuild] = seen[0].rebuilds
+    assert rebuild["dead"] == [address] and rebuild["lost_shards"] == [0, 1, 2]
+    at = 6 if when == "between sweeps" else 3
+    since = 4 if written else 0  # the checkpoint of sweep 4 (its shard files), or the start
+    assert (rebuild["from"], rebuild["at"]) == (since, at)
+    same_arrays(local, remote)  # snapshot 6 of the sweeps sampled again is not counted twice
+    assert remote.params["snapshot_sweeps"] == [6, 8]
+    said = [r.getMessage() for r in ldacli_log if "lost" in r.getMessage()]
+    assert len(said) == 1 and f"worker {address} lost" in said[0]
+    assert f"from {'the checkpoint of sweep 4' if written else 'the start'}: sweeps {since + 1}-{at + 1} sampled again" \
+        in said[0]
 
 
 def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, tmp_path, monkeypatch):
@@ -170,6 +196,47 @@ def test_a_cluster_run_checkpoints_and_resumes_on_threads(corpus, client, tmp_pa
     same(ldacli.train(corpus, iterations=8, resume=ckpt, threads=1), local)
 
 
+def test_the_workers_checkpoint_beside_the_shard_folder_and_it_resumes_on_a_cluster_or_locally(corpus, client,
+                                                                                                tmp_path):
+    import ldacli.methods.shard_checkpoints as sc
+
+    local = ldacli.train(corpus, 20, iterations=8, seed=5, shards=SHARDS, threads=2)
+    ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+    folder = ldacli.open_shard_folder(str(tmp_path / "f"))
+    ckpt = str(tmp_path / "c.npz")
+
+    def interrupt(iteration):
+        if iteration == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(ldacli.TrainingInterrupted):
+        ldacli.train(folder, 20, iterations=8, seed=5, scheduler=client, checkpoint=ckpt, checkpoint_every=2,
+                     callback=interrupt)
+    arrays = dict(np.load(ckpt, allow_pickle=False))
+    assert "z" not in arrays  # the client's file holds no token's topic: the workers wrote them
+    where = sc.checkpoint_folder(str(tmp_path / "f"), ckpt)
+    assert os.path.dirname(where) == str(tmp_path / "f") + ".checkpoints"
+    # the files of sweep 5 only (those of sweeps 2 and 4 removed once the next checkpoint named its own)
+    assert sorted(n for n in os.listdir(where) if n.endswith(".npz")) == \
+        [n for n in sc.ShardFiles.from_checkpoint(arrays, ckpt, SHARDS, 5).files]
+    assert all("-sweep-000005-" in n for n in os.listdir(where) if n.endswith(".npz"))
+    # a shard file other than the one the checkpoint names is refused, naming it
+    victim = sc.ShardFiles.from_checkpoint(arrays, ckpt, SHARDS, 5).path(SHARDS - 1)
+    kept = open(victim, "rb").read()
+    with open(victim, "ab") as f:
+        f.write(b"x")
+    with pytest.raises(ldacli.LdacliError, match=f"{victim}: expected the shard checkpoint the run's checkpoint names"):
+        ldacli.train(ldacli.read_corpus(str(tmp_path / "f")), iterations=8, resume=ckpt, threads=2)
+    open(victim, "wb").write(kept)
+    # resumed on threads (the client reads every shard's file; its own checkpoint elsewhere), then
+    # on the cluster (each worker reads its shards' files)
+    copy = str(tmp_path / "copy.npz")
+    open(copy, "wb").write(open(ckpt, "rb").read())
+    same_arrays(ldacli.train(ldacli.read_corpus(str(tmp_path / "f")), iterations=8, resume=copy, threads=2,
+                             checkpoint=str(tmp_path / "local.npz")), local)
+    same_arrays(ldacli.train(folder, iterations=8, resume=ckpt, scheduler=client), local)
+
+
 def test_a_lost_scheduler_leaves_a_checkpoint_that_resumes(corpus, tmp_path):
     local = ldacli.train(corpus, 20, iterations=8, seed=6, shards=SHARDS, threads=2)
     scheduler_file = tmp_path / "scheduler.json"
@@ -198,16 +265,17 @@ def test_a_lost_scheduler_leaves_a_checkpoint_that_resumes(corpus, tmp_path):
 
         with dask.config.set({"distributed.comm.timeouts.connect": "3s"}), distributed.Client(address, timeout=30) as c:
             c.wait_for_workers(1, timeout=60)
-            with pytest.raises(ldacli.RunStopped, match=f"checkpoint written to {ckpt}") as stopped:
+            # the state was on the workers, which went with the scheduler: the last checkpoint is what is left
+            with pytest.raises(ldacli.RunStopped, match=f"lost the Dask scheduler.*{ckpt} holds sweep 2") as stopped:
                 ldacli.train(corpus, 20, iterations=8, seed=6, shards=SHARDS, scheduler=c, checkpoint=ckpt,
-                             callback=lose_the_scheduler)
+                             checkpoint_every=2, callback=lose_the_scheduler)
             assert stopped.value.checkpoint == ckpt
     finally:
         for proc in (worker, scheduler):
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    assert ldacli.Checkpoint.load(ckpt).iteration == 3
+    assert ldacli.Checkpoint.load(ckpt).iteration == 2
     same(ldacli.train(corpus, iterations=8, resume=ckpt), local)
 
 
@@ -229,10 +297,14 @@ def test_the_cli_runs_on_a_local_cluster(tmp_path, small_ldac):
         return subprocess.run([sys.executable, "-m", "ldacli", *map(str, args)], capture_output=True, text=True,
                               timeout=300)
 
-    args = ["-k", 5, "--iterations", 6, "--seed", 2, "--shards", 3, "-q"]
-    assert cli("train", small_ldac, *args, "-o", tmp_path / "threads.npz").returncode == 0
+    args = ["-k", 5, "--iterations", 6, "--seed", 2, "--shards", 3]
+    assert cli("train", small_ldac, *args, "-q", "-o", tmp_path / "threads.npz").returncode == 0
     r = cli("train", small_ldac, *args, "--scheduler", "local:2", "-o", tmp_path / "cluster.npz")
     assert r.returncode == 0, r.stderr
+    # without -v, none of Dask's own log lines or warnings (they carry the logger's or the module's name)
+    assert not [line for line in r.stderr.splitlines() if "distributed" in line or "tornado" in line
+                or "Warning" in line], r.stderr
+    args.append("-q")
     same(ldacli.load_model(str(tmp_path / "threads.npz")), ldacli.load_model(str(tmp_path / "cluster.npz")))
     # a shard folder: the workers read the files, with the same result
     assert cli("convert", small_ldac, "--shards", 3, "-o", tmp_path / "f", "-q").returncode == 0
@@ -264,3 +336,55 @@ def test_streamed_infer_and_perplexity_on_the_cluster(corpus, client, tmp_path, 
     assert (tmp_path / "threads.npz").read_bytes() == (tmp_path / "cluster.npz").read_bytes()
     assert perplexity_stream(model, stream(), iterations=12, burn_in=4, seed=3, scheduler=client) == \
         ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, threads=1)
+
+
+def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_totals(tmp_path):
+    """Totals over 2^31 without two billion tokens on this machine: a few documents of large
+    counts on few words. The index, each shard's token offsets and the word frequencies are
+    exact; a worker's blocks sample against 32-bit totals less a base that the prior's sums
+    take instead, so that every denominator n_k + sum_w beta_kw is the 64-bit one."""
+    import scipy.sparse as sp
+
+    from ldacli.formats.shards import write_shard_folder
+    from ldacli.methods.distributed import HEADROOM, INT32_MAX, ShardHost
+
+    big = (1 << 28) + 3  # a shard of two such documents stays under HEADROOM tokens
+    rows = np.array([[big, 5, 0, 1], [0, big, 7, 0], [3, 0, big, 2], [big, 1, 0, 0], [0, 0, 4, big]] * 4)
+    counts = sp.csr_array(rows.astype(np.int32))
+    write_shard_folder(str(tmp_path / "f"), counts, list("abcd"), [f"d{i}" for i in range(20)], 10,
+                       fingerprint="x", source="made here", format="npz")
+    folder = ldacli.open_shard_folder(str(tmp_path / "f"))
+    exact = [sum(int(v) for v in row) for row in rows.tolist()]  # Python integers: no overflow
+    assert folder.n_tokens == sum(exact) > INT32_MAX and folder.n_tokens > 2 ** 32
+    assert folder.doc_lengths.tolist() == exact
+    assert folder.word_frequencies().tolist() == [sum(int(r[w]) for r in rows.tolist()) for w in range(4)]
+    ranges = folder.shard_ranges()
+    assert [r["hi"] - r["lo"] for r in ranges] == [sum(exact[r["d_lo"]:r["d_hi"]]) for r in ranges]
+    assert ranges[-1]["hi"] == folder.n_tokens and all(r["hi"] - r["lo"] <= HEADROOM for r in ranges)
+    # a worker's totals: (n_k - base) as int32 plus (sum_w beta_kw + base) is n_k + sum_w beta_kw
+    K, beta = 3, 0.01
+    host = ShardHost("sparse", 4, K, None, np.array([0, 2, 4]), (np.zeros(5, np.int64), np.zeros(0, np.int32),
+                                                                 np.zeros(0)), True)
+    host.set_priors(np.full(K, 0.1), beta, np.full(K, 4 * beta))
+    start = np.array([folder.n_tokens - 2 * big, big + 1, big - 1], np.int64)
+    nk, priors = host._block_totals(start)
+    assert nk.dtype == np.int32 and int(nk.max()) <= HEADROOM
+    assert nk.astype(np.int64).tolist() == [min(int(n), HEADROOM) for n in start]
+    np.testing.assert_allclose(nk + priors.beta_sum, start + 4 * beta, rtol=1e-15)
+    assert priors.beta_sum.tolist() == [4 * beta + (int(n) - min(int(n), HEADROOM)) for n in start]
+
+
+def test_a_local_cluster_that_cannot_start_says_why_in_one_line(tmp_path, small_ldac):
+    import resource
+
+    def few_files():  # in the child: an open-file limit far below what two local workers need
+        resource.setrlimit(resource.RLIMIT_NOFILE, (120, 120))
+
+    r = subprocess.run([sys.executable, "-m", "ldacli", "train", str(small_ldac), "-k", "5", "--iterations", "2",
+                        "--scheduler", "local:2", "-q", "-o", str(tmp_path / "m.npz")], capture_output=True, text=True,
+                       timeout=300, preexec_fn=few_files)
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        "Error: scheduler: cannot start a local cluster of 2 workers: it needs about 384 open files, and the "
+        "open-file limit is 120 (hard limit 120; raise it with ulimit -n 384)"]
+    assert not (tmp_path / "m.npz").exists()

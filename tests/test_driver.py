@@ -64,6 +64,13 @@ def test_format_1_checkpoints_resume_exactly_and_format_1_models_load(method, to
         for name in ("phi", "theta", "alpha", "loglik_per_token"):
             np.testing.assert_allclose(getattr(resumed, name), getattr(expected, name), rtol=1e-12, err_msg=name)
         np.testing.assert_array_equal(resumed.loglik_iterations, expected.loglik_iterations)
+    elif method == "cgs":
+        # the same chain exactly; the log-likelihood is now summed from histograms of the
+        # counts (the same on threads and on a Dask cluster's workers, whatever the layout),
+        # which may round the sum in the last bit differently from 0.1.0's sum over the cells
+        for name in ("phi", "theta", "alpha", "loglik_iterations"):
+            np.testing.assert_array_equal(getattr(resumed, name), getattr(expected, name), err_msg=name)
+        np.testing.assert_allclose(resumed.loglik_per_token, expected.loglik_per_token, rtol=1e-14, atol=0)
     else:
         # the uninterrupted run of 0.1.0 and the run resumed by this version agree exactly,
         # the trace included (0.1.0 itself lost gibbs's --loglik-every on resume)

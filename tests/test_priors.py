@@ -5,7 +5,8 @@ import pytest
 from scipy.special import digamma, gammaln
 
 from ldacli.errors import LdacliError
-from ldacli.priors import count_histograms, optimize_alpha, optimize_beta
+from ldacli.counts import histogram, merge_histograms
+from ldacli.priors import optimize_alpha, optimize_beta
 
 
 def dm_loglik_alpha(ndk, alpha):
@@ -64,9 +65,13 @@ def draw_doc_topics(alpha, n_docs, lengths, seed):
     return rng.multinomial(N, theta).astype(np.int32)
 
 
-def test_count_histograms_counts_rows_per_column():
-    counts = np.array([[0, 2], [1, 2], [0, 0]], dtype=np.int32)
-    np.testing.assert_array_equal(count_histograms(counts), [[2, 1, 0], [1, 0, 2]])
+def test_histograms_count_rows_per_column_and_parts_add_up_to_the_whole():
+    counts = np.array([[0, 2], [1, 2], [0, 0], [7, 1]], dtype=np.int32)
+    # (column, value, rows): column 0 holds 1 once and 7 once, column 1 holds 1 once and 2 twice
+    np.testing.assert_array_equal(np.array(histogram(counts)), [[0, 0, 1, 1], [1, 7, 1, 2], [1, 1, 1, 2]])
+    parts = [histogram(counts[:1]), histogram(counts[1:3]), histogram(counts[3:])]
+    for merged, whole in zip(merge_histograms(parts[::-1]), histogram(counts)):
+        np.testing.assert_array_equal(merged, whole)
 
 
 def test_alpha_is_recovered_from_dirichlet_multinomial_counts():

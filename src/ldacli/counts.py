@@ -1,6 +1,7 @@
 """Document-term count matrices (SciPy CSR, int32 counts, sorted column indices): building one
 from entries, the tokens of each document and of each word, the tokens one by one, and keeping
-or emptying columns.
+or emptying columns; document-topic counts from tokens' topics, and histograms of counts, which
+parts of a corpus add up exactly.
 """
 
 from __future__ import annotations
@@ -58,6 +59,53 @@ def tokens_of(counts: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     words in increasing id order; ``doc_ptr`` (:func:`doc_pointers`)."""
     words = np.repeat(counts.indices.astype(np.int32), counts.data.astype(np.int64))
     return words, doc_pointers(doc_lengths(counts))
+
+
+# Tokens counted at a time by doc_topic_counts: its scratch stays ~16 bytes x this, whatever N.
+COUNT_CHUNK_TOKENS = 1 << 20
+
+
+def doc_topic_counts(doc_ptr, z, n_topics: int) -> np.ndarray:
+    """Dense (D, K) int32 counts of tokens per document and topic, counted a chunk of documents
+    at a time."""
+    D = doc_ptr.size - 1
+    out = np.zeros((D, n_topics), np.int32)
+    cuts = np.unique(np.searchsorted(doc_ptr, np.arange(0, int(doc_ptr[-1]), COUNT_CHUNK_TOKENS), side="right") - 1)
+    for lo, hi in zip(cuts, list(cuts[1:]) + [D]):
+        if hi <= lo:
+            continue
+        docs = np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(doc_ptr[lo:hi + 1]))
+        codes = docs * n_topics + z[doc_ptr[lo]:doc_ptr[hi]]
+        out[lo:hi] = np.bincount(codes, minlength=(hi - lo) * n_topics).reshape(hi - lo, n_topics)
+    return out
+
+
+def histogram(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The histogram of each column of a (R, C) non-negative integer array, its non-zero values
+    only: ``(columns, values, times)``, (H,) int64 each, sorted by column then value, ``times[h]``
+    being the rows whose column ``columns[h]`` holds ``values[h]``. Histograms of parts of the
+    rows add up to the whole one's exactly (:func:`merge_histograms`), in any order."""
+    counts = np.asarray(counts)
+    R, C = counts.shape
+    if counts.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    span = int(counts.max()) + 1
+    codes = np.arange(C, dtype=np.int64) * span + counts.astype(np.int64, copy=False)
+    codes, times = np.unique(codes[counts > 0], return_counts=True)
+    return codes // span, codes % span, times.astype(np.int64)
+
+
+def merge_histograms(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray,
+                                                                                     np.ndarray]:
+    """The histogram of the rows of all ``parts`` (each of :func:`histogram`), in its form."""
+    columns, values, times = (np.concatenate([np.asarray(p[i], np.int64) for p in parts] or [np.zeros(0, np.int64)])
+                              for i in range(3))
+    if columns.size == 0:
+        return columns, values, times
+    span = int(values.max()) + 1
+    codes, inverse = np.unique(columns * span + values, return_inverse=True)
+    summed = np.bincount(inverse, weights=times, minlength=codes.size)  # exact below 2**53
+    return codes // span, codes % span, summed.astype(np.int64)
 
 
 def keep_columns(counts: sp.csr_array, keep: np.ndarray) -> sp.csr_array:

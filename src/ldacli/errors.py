@@ -52,6 +52,9 @@ class OutputError(LdacliError):
         self.reason = exc if isinstance(exc, str) else (exc.strerror or str(exc))
         super().__init__(f"{self.path}: cannot write the {what}: {self.reason}")
 
+    def __reduce__(self):
+        return type(self), (self.path, self.what, self.reason)
+
 
 class LockedError(LdacliError):
     """Another run holds the lock on an output (exit code 75, EX_TEMPFAIL, for cron)."""

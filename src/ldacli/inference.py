@@ -25,7 +25,7 @@ from ldacli.errors import SettingError
 from ldacli.counts import tokens_of
 from ldacli.fileio import atomic_write
 from ldacli.heldout import BURN_IN, ITERATIONS, theta_stream
-from ldacli.methods.distributed import SCHEDULER, cluster
+from ldacli.methods.cluster import SCHEDULER, cluster
 from ldacli.model import Inference, Model, file_header
 from ldacli.npz import StreamedArray, write_npz_members
 from ldacli.parallel import THREADS, check_threads
@@ -102,7 +102,7 @@ def infer(model: Model, corpus: Corpus, *, iterations: int | None = None, burn_i
     of tokens dropped because the model does not know their word (those the reader dropped,
     ``corpus.dropped_tokens``, included). Without ``seed``, fresh entropy is drawn and recorded
     in the inference's params. The documents run on ``threads`` threads (all cores) or on the
-    workers of a Dask ``scheduler`` (see :data:`~ldacli.methods.distributed.SCHEDULER`); the
+    workers of a Dask ``scheduler`` (see :data:`~ldacli.methods.cluster.SCHEDULER`); the
     result is the same.
     """
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))

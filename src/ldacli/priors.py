@@ -5,8 +5,9 @@ evidence ``p(z | alpha)`` and ``p(w | z, beta)`` are found by Minka's (2000) fix
 iteration. Each step needs sums like ``sum_d [psi(n_dk + a_k) - psi(a_k)]`` over all
 documents; as in Wallach's thesis (2008, ch. 2), they are taken over a *histogram* of the
 counts instead -- how many documents have ``n_dk = n`` for each ``n`` -- built once per call
-with ``np.bincount``, so each fixed-point step costs O(number of distinct count values) instead
-of O(D) or O(V K). Pure functions, no state, no randomness: the same counts and starting
+(:func:`~ldacli.counts.histogram`), so each fixed-point step costs O(number of distinct count
+values) instead of O(D) or O(V K). Histograms of parts of the counts add up exactly, so a
+cluster's workers send theirs (:func:`alpha_from_histograms`, :func:`beta_from_histogram`). Pure functions, no state, no randomness: the same counts and starting
 values always give the same result, which is what an exactly resumable run needs.
 
 The trainer calls them every ``optimize_interval`` sweeps after ``optimize_burn_in``::
@@ -21,9 +22,10 @@ import numpy as np
 from scipy.special import digamma
 
 from ldacli import checks
+from ldacli.counts import histogram
 from ldacli.errors import LdacliError
 
-__all__ = ["optimize_alpha", "optimize_beta", "count_histograms"]
+__all__ = ["optimize_alpha", "optimize_beta", "alpha_from_histograms", "beta_from_histogram"]
 
 DEFAULT_ITERATIONS = 200
 DEFAULT_TOL = 1e-6
@@ -32,28 +34,12 @@ DEFAULT_TOL = 1e-6
 MIN_VALUE = 1e-5
 
 
-def count_histograms(counts: np.ndarray) -> np.ndarray:
-    """Per-column histograms of a non-negative integer matrix.
-
-    ``counts`` (R, C) integer; returns ``hist`` (C, M+1) int64 with ``M = counts.max()`` and
-    ``hist[c, n]`` the number of rows r with ``counts[r, c] == n``. One ``np.bincount``.
-    """
-    counts = np.asarray(counts)
-    R, C = counts.shape
-    M = int(counts.max()) if counts.size else 0
-    keys = np.arange(C, dtype=np.int64) * (M + 1) + counts.astype(np.int64, copy=False)
-    return np.bincount(keys.ravel(), minlength=C * (M + 1)).reshape(C, M + 1)
-
-
-def _digamma_sums(hist: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """``sum_n hist[c, n] * (psi(n + a_c) - psi(a_c))`` for every row c of ``hist`` (C, M+1).
-
-    Only the non-zero entries with n >= 1 are visited (the n = 0 term is zero).
-    """
-    rows, ns = np.nonzero(hist[:, 1:])
-    ns = ns + 1
-    terms = hist[rows, ns] * (digamma(ns + a[rows]) - digamma(a[rows]))
-    return np.bincount(rows, weights=terms, minlength=hist.shape[0])
+def _digamma_sums(hist: tuple[np.ndarray, np.ndarray, np.ndarray], a: np.ndarray) -> np.ndarray:
+    """``sum_n times * (psi(n + a_c) - psi(a_c))`` for every column c of ``hist``
+    (:func:`~ldacli.counts.histogram`: non-zero values only, so the n = 0 term is left out)."""
+    columns, values, times = hist
+    terms = times * (digamma(values + a[columns]) - digamma(a[columns]))
+    return np.bincount(columns, weights=terms, minlength=a.size)
 
 
 def optimize_alpha(ndk: np.ndarray, doc_lengths: np.ndarray, alpha: np.ndarray, *,
@@ -85,9 +71,18 @@ def optimize_alpha(ndk: np.ndarray, doc_lengths: np.ndarray, alpha: np.ndarray, 
     if ndk.ndim != 2 or a.shape != (ndk.shape[1],) or lengths.shape[1] != ndk.shape[0]:
         raise LdacliError(f"expected ndk (D, K), doc_lengths (D,) and alpha (K,), found shapes "
                          f"{ndk.shape}, {np.shape(doc_lengths)} and {np.shape(alpha)}")
-    topic_hist = count_histograms(ndk)  # (K, max n_dk + 1)
-    length_hist = count_histograms(lengths.T)  # (1, max N_d + 1)
-    if length_hist.shape[1] <= 1:  # no tokens at all: nothing to learn from
+    return alpha_from_histograms(histogram(ndk), histogram(lengths.T), a, iterations=iterations, tol=tol,
+                                 min_value=min_value)
+
+
+def alpha_from_histograms(topic_hist, length_hist, alpha: np.ndarray, *, iterations: int = DEFAULT_ITERATIONS,
+                          tol: float = DEFAULT_TOL, min_value: float = MIN_VALUE) -> np.ndarray:
+    """:func:`optimize_alpha` from the histograms of the counts (:func:`~ldacli.counts.histogram`):
+    ``topic_hist`` of the (D, K) document-topic counts, ``length_hist`` of the (D, 1) document
+    lengths; the histograms of the shards of a corpus, merged, give the same result as the whole
+    corpus's counts."""
+    a = np.array(alpha, dtype=np.float64)
+    if length_hist[0].size == 0:  # no tokens at all: nothing to learn from
         return a
     for _ in range(iterations):
         numerator = _digamma_sums(topic_hist, a)
@@ -127,7 +122,17 @@ def optimize_beta(nwk: np.ndarray, nk: np.ndarray, beta: float, *,
     if n_words is None and (nwk.ndim != 2 or nk.shape != (nwk.shape[1],)):
         raise LdacliError(f"expected nwk (V, K) and nk (K,), found shapes {nwk.shape} and {nk.shape}")
     V = nwk.shape[0] if n_words is None else int(n_words)
-    word_hist = count_histograms(nwk.reshape(-1, 1))  # (1, max n_kw + 1)
+    return beta_from_histogram(histogram(nwk.reshape(-1, 1)), nk, beta, V, iterations=iterations, tol=tol,
+                               min_value=min_value)
+
+
+def beta_from_histogram(word_hist, nk: np.ndarray, beta: float, n_words: int, *,
+                        iterations: int = DEFAULT_ITERATIONS, tol: float = DEFAULT_TOL,
+                        min_value: float = MIN_VALUE) -> float:
+    """:func:`optimize_beta` from the histogram of the word-topic counts (one column,
+    :func:`~ldacli.counts.histogram`), the K totals ``nk`` and V = ``n_words``."""
+    nk = np.asarray(nk, dtype=np.int64)
+    V = int(n_words)
     totals = nk[nk > 0]
     b = float(beta)
     if totals.size == 0:

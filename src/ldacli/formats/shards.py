@@ -39,7 +39,7 @@ from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import atomic_folder
 from ldacli.formats.matrix import read_scipy_npz, write_scipy_npz
 from ldacli.formats.vocab import vocab_text
-from ldacli.methods.sharded import shard_bounds
+from ldacli.methods.sharded import shard_bounds, shard_ranges
 from ldacli.npz import array, read_file, write_npz
 
 INDEX = "index.npz"
@@ -142,6 +142,13 @@ class ShardFolder:
 
     def doc_ptr(self) -> np.ndarray:
         return doc_pointers(self.doc_lengths)
+
+    def shard_ranges(self) -> list[dict]:
+        """Each shard's documents and tokens in the corpus
+        (:func:`~ldacli.methods.sharded.shard_ranges`), 64-bit sums of the index's lengths."""
+        offsets = np.concatenate([[0], np.cumsum([int(self.doc_lengths[a:b].sum(dtype=np.int64))
+                                                  for a, b in zip(self.bounds[:-1], self.bounds[1:])])])
+        return shard_ranges(self.bounds, offsets)
 
     def without_unused_words(self) -> tuple["ShardFolder", int]:
         """This folder (a model gives unused words no row: a folder written by ``convert`` has

@@ -14,6 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldacli.corpus import Corpus
+from ldacli.counts import doc_topic_counts  # noqa: F401 - where the methods find it
 from ldacli.errors import LdacliError
 from ldacli.model import Checkpoint
 from ldacli.settings import Setting
@@ -23,25 +24,6 @@ def word_topic_counts(words, z, n_words: int, n_topics: int) -> np.ndarray:
     """Dense (V, K) int32 counts of tokens per word and topic."""
     codes = words.astype(np.int64) * n_topics + z
     return np.bincount(codes, minlength=n_words * n_topics).astype(np.int32).reshape(n_words, n_topics)
-
-
-# Tokens counted at a time by doc_topic_counts: its scratch stays ~16 bytes x this, whatever N.
-COUNT_CHUNK_TOKENS = 1 << 20
-
-
-def doc_topic_counts(doc_ptr, z, n_topics: int) -> np.ndarray:
-    """Dense (D, K) int32 counts of tokens per document and topic, counted a chunk of documents
-    at a time."""
-    D = doc_ptr.size - 1
-    out = np.zeros((D, n_topics), np.int32)
-    cuts = np.unique(np.searchsorted(doc_ptr, np.arange(0, int(doc_ptr[-1]), COUNT_CHUNK_TOKENS), side="right") - 1)
-    for lo, hi in zip(cuts, list(cuts[1:]) + [D]):
-        if hi <= lo:
-            continue
-        docs = np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(doc_ptr[lo:hi + 1]))
-        codes = docs * n_topics + z[doc_ptr[lo]:doc_ptr[hi]]
-        out[lo:hi] = np.bincount(codes, minlength=(hi - lo) * n_topics).reshape(hi - lo, n_topics)
-    return out
 
 
 @dataclass
@@ -139,6 +121,16 @@ class Method:
     def arrays(self) -> dict[str, np.ndarray]:
         """The method's own checkpoint arrays (besides the common ones)."""
         raise NotImplementedError
+
+    def checkpoint_state(self, path: str, iteration: int) -> tuple[list, dict[str, np.ndarray]]:
+        """What a checkpoint of step ``iteration`` to ``path`` holds of the method:
+        :meth:`rng_states` and :meth:`arrays` (a method whose state is elsewhere, a Dask
+        cluster's workers, writes its part there first; a failure is an
+        :class:`~ldacli.errors.OutputError`)."""
+        return self.rng_states(), self.arrays()
+
+    def checkpoint_written(self, path: str, iteration: int) -> None:
+        """The checkpoint :meth:`checkpoint_state` gave the state of is written to ``path``."""
 
     def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
         """The model's ``phi`` (K, V) and ``theta`` (D, K), and params to add, at the end."""

@@ -15,18 +15,20 @@ import numpy as np
 from scipy.special import gammaln
 
 from ldacli import seeds
-from ldacli._cgs import doc_topic_lgamma
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
-from ldacli.methods.base import Method, Start, doc_topic_counts
-from ldacli.methods.sharded import ENTRY_CHUNK, SAMPLERS, ShardedSampler, choose_sampler, default_shards, shard_bounds
+from ldacli.methods.base import Method, Start
+from ldacli.methods.distributed import DistributedSampler, ShardsRebuilt, SyncPoint
+from ldacli.methods.shard_checkpoints import ARRAY, ShardFiles, read_topics
+from ldacli.methods.sharded import (ENTRY_CHUNK, SAMPLERS, ShardedSampler, choose_sampler, default_shards,
+                                    shard_bounds, shard_ranges)
 from ldacli.counts import doc_pointers
 from ldacli.formats.shards import ShardFolder
 from ldacli.seed_words import SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
 from ldacli.npz import StreamedArray
-from ldacli.priors import optimize_alpha, optimize_beta
+from ldacli.priors import alpha_from_histograms, beta_from_histogram
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -38,28 +40,26 @@ THETA_CHUNK_CELLS = 1 << 16
 
 def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> float:
     """Joint log-likelihood log p(w, z | alpha, beta_kw) with theta and phi integrated out; the
-    topic-word prior ``beta_kw`` is ``beta`` plus the sampler's extra mass (``sampler.prior``)."""
+    topic-word prior ``beta_kw`` is ``beta`` plus the sampler's extra mass (``sampler.prior``).
+    Taken from what the sampler answers (a histogram of the word-topic counts, the K totals, a
+    sum per shard), which a Dask cluster's workers answer with the same numbers: the same
+    bytes on threads and on a cluster."""
     V, K = sampler.V, sampler.K
-    counts = sampler.counts
-    lengths = np.diff(sampler.doc_ptr)
-    D = lengths.size
-    alpha_sum = float(alpha.sum())
     # log p(w | z) = sum_k [lgamma(B_k) - lgamma(n_k + B_k) + sum_w (lgamma(n_kw + beta_kw) - lgamma(beta_kw))],
     # B_k = sum_w beta_kw: first as if every cell's prior were beta (a zero count contributes
     # lgamma(beta) - lgamma(beta) = 0), then the cells and topics with extra mass put right
-    nz = counts.nonzero_word_topic_counts()
+    _, values, times = sampler.word_histogram()
     ll = K * gammaln(V * beta)
-    ll += float(np.sum(gammaln(nz + beta))) - nz.size * gammaln(beta)
+    ll += float(np.sum(times * (gammaln(values + beta) - gammaln(beta))))
     prior = sampler.prior
     if prior is not None:
         ll += float(np.sum(gammaln(prior.topic_sums(beta)) - gammaln(V * beta)))
-        n = counts.counts_at(prior.words, prior.topics)
+        n = sampler.counts_at(prior.words, prior.topics)
         cell = beta + prior.extra
         ll += float(np.sum((gammaln(n + cell) - gammaln(cell)) - (gammaln(n + beta) - gammaln(beta))))
-    ll -= float(np.sum(gammaln(counts.nk + sampler.priors.beta_sum)))
-    # log p(z | alpha), from z without a D x K array
-    ll += D * gammaln(alpha_sum) - float(np.sum(gammaln(lengths + alpha_sum)))
-    ll += doc_topic_lgamma(sampler.doc_ptr, sampler.z, alpha, np.zeros(K, np.int32))
+    ll -= float(np.sum(gammaln(sampler.topic_totals() + sampler.priors.beta_sum)))
+    for part in sampler.doc_log_priors(alpha):  # log p(z | alpha), shard by shard
+        ll += part
     return float(ll)
 
 
@@ -115,6 +115,14 @@ class Snapshots:
         self.cells = _summed(None, topics.astype(np.int64) * V + words, stored["snapshot_cell_sums"])
         self.doc_cells = _summed(None, docs.astype(np.int64) * K + doc_topics, stored["snapshot_doc_sums"])
 
+    def state(self) -> tuple:
+        """The sums as they are (to go back to: :meth:`restore`)."""
+        return list(self.taken), self.cells, self.doc_cells, self.topic.copy()
+
+    def restore(self, state: tuple) -> None:
+        taken, self.cells, self.doc_cells, topic = state
+        self.taken, self.topic = list(taken), topic.copy()
+
     def take(self, sweep: int, sampler) -> None:
         """Add the sampler's current counts to the sums."""
         K, V = self.K, self.V
@@ -122,11 +130,8 @@ class Snapshots:
         words, topics, n = counts.cells()
         self.cells = _summed(self.cells, topics.astype(np.int64) * V + words, n)
         self.topic += counts.nk
-        step = max(1, THETA_CHUNK_CELLS // K)
         parts = []
-        for lo in range(0, self.lengths.size, step):
-            ptr = sampler.doc_ptr[lo:lo + step + 1]
-            block = doc_topic_counts(ptr - ptr[0], sampler.z[ptr[0]:ptr[-1]], K)
+        for lo, block in sampler.doc_topic_blocks(THETA_CHUNK_CELLS):
             d, k = np.nonzero(block)
             parts.append(((d + lo) * np.int64(K) + k, block[d, k]))
         self.doc_cells = _summed(self.doc_cells, np.concatenate([c for c, _ in parts]),
@@ -178,6 +183,27 @@ def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, va
         codes, values = np.concatenate([running[0], codes]), np.concatenate([running[1], values])
     unique, inverse = np.unique(codes, return_inverse=True)
     return unique, np.bincount(inverse, weights=values, minlength=unique.size)
+
+
+def rows_from_blocks(blocks):
+    """``fill(out, first)`` that copies rows ``first`` to ``first + len(out)`` out of
+    ``blocks``, an iterator of ``(first row, block)`` covering the rows in order, for
+    consecutive calls (each block is read once, whatever sizes the calls ask for)."""
+    blocks = iter(blocks)
+    pending = [0, np.zeros((0, 0))]
+
+    def fill(out: np.ndarray, first: int) -> None:
+        done = 0
+        while done < out.shape[0]:
+            lo, block = pending
+            at = first + done - lo
+            if at >= block.shape[0]:
+                pending[:] = next(blocks)
+                continue
+            take = min(block.shape[0] - at, out.shape[0] - done)
+            out[done:done + take] = block[at:at + take]
+            done += take
+    return fill
 
 
 class CollapsedGibbs(Method):
@@ -290,44 +316,60 @@ class CollapsedGibbs(Method):
             if client is None:
                 raise SettingError("scheduler", f"{folder.path}: a shard folder opened from its index trains on a "
                                                 f"Dask cluster (give scheduler), or read it whole with read_corpus")
-            words, doc_ptr = None, folder.doc_ptr()
+            words, doc_ptr, ranges = None, None, folder.shard_ranges()
         else:
             words, doc_ptr = corpus.tokens()
             words = np.ascontiguousarray(words, dtype=np.int32)
-        n_tokens = int(doc_ptr[-1])
-        bounds = shard_bounds(doc_ptr, settings["shards"])
-        n_shards = bounds.size - 1
+            bounds = shard_bounds(doc_ptr, settings["shards"])
+            ranges = shard_ranges(bounds, doc_ptr[bounds])
+        n_tokens, n_shards = int(ranges[-1]["hi"]), len(ranges)
         self.rngs = seeds.generators(settings["seed"], n_shards + 1)
+        z, files = None, None
         if start is not None:
             z = np.array(start.z, dtype=np.int32)
             self.alpha, self.beta = np.array(start.alpha, dtype=np.float64), float(start.beta)
         elif checkpoint is None:
-            z = self.rngs[0].integers(0, K, size=n_tokens, dtype=np.int32)
             self.alpha, self.beta = np.full(K, float(settings["alpha"])), float(settings["beta"])
         else:
-            z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
-            if z.size and (z.min() < 0 or z.max() >= K):
-                raise LdacliError(f"{source}: expected topic assignments in [0, {K}), found some outside")
             seeds.restore(self.rngs, checkpoint.rng_states, source)
             self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
+            if ARRAY in checkpoint.arrays:  # written on a cluster: the workers wrote the topics beside the folder
+                files = ShardFiles.from_checkpoint(checkpoint.arrays, source, n_shards, checkpoint.iteration)
+                if folder is None:  # read here
+                    z, _ = read_topics(files, [(r["lo"], r["hi"]) for r in ranges], K, corpus.fingerprint())
+                    files = None
+            else:
+                z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
+                if z.size and (z.min() < 0 or z.max() >= K):
+                    raise LdacliError(f"{source}: expected topic assignments in [0, {K}), found some outside")
         self.interval, self.burn_in = settings["optimize_interval"], settings["optimize_burn_in"]
         self.n_tokens = n_tokens
+        self.done = checkpoint.iteration if checkpoint is not None else 0  # sweeps the sampler's state has had
         self.snapshots = Snapshots(snapshot_sweeps(settings["iterations"], settings["snapshots"],
                                                    settings["snapshot_interval"]),
-                                   K, corpus.n_words, doc_ptr, checkpoint, source)
+                                   K, corpus.n_words, doc_ptr if doc_ptr is not None else folder.doc_ptr(), checkpoint,
+                                   source)
+        # the sums as of the sync point a cluster's run goes back to when a worker is lost, and as
+        # of the checkpoint being written (which becomes the sync point once written)
+        self._snapshots_at = [self.snapshots.state(), None]
         self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
         if client is None:
+            if z is None:
+                z = self.rngs[0].integers(0, K, size=n_tokens, dtype=np.int32)
             if threads > n_shards > 1:
                 log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
                          "more, see the README's Performance)", n_shards, n_shards)
+            bounds = np.array([r["d_lo"] for r in ranges] + [ranges[-1]["d_hi"]], np.int64)
             self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
                                           self.beta, bounds, self.rngs[1:], threads, prior=self.prior)
-        else:
-            from ldacli.methods.distributed import DistributedSampler
-
-            self.sampler = DistributedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K,
-                                              self.alpha, self.beta, bounds, self.rngs[1:], client, folder,
-                                              prior=self.prior)
+        else:  # the first topics (without z) are drawn on the workers, from stream 0 as above
+            what = "the start" if checkpoint is None else f"the checkpoint of sweep {checkpoint.iteration}"
+            sync = SyncPoint(self.done, self.alpha.copy(), self.beta, seeds.states(self.rngs[1:]), z=z, files=files,
+                             what=what)
+            freq = folder.word_frequencies() if folder is not None else np.bincount(words, minlength=corpus.n_words)
+            self.sampler = DistributedSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
+                                              self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
+                                              folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior)
 
     def _topic_word_prior(self, given, V: int, K: int, checkpoint: Checkpoint | None, source: str | None
                           ) -> TopicWordPrior | None:
@@ -353,11 +395,23 @@ class CollapsedGibbs(Method):
         return prior
 
     def step(self, iteration: int) -> None:
+        while True:
+            try:
+                for it in range(self.done + 1, iteration + 1):
+                    self._sweep(it)
+                    self.done = it
+                return
+            except ShardsRebuilt as back:  # a lost worker: the state is back at an earlier sweep
+                self.done, self.alpha, self.beta = back.iteration, back.alpha, back.beta
+                self.snapshots.restore(self._snapshots_at[0])  # those since are taken again
+
+    def _sweep(self, iteration: int) -> None:
+        """Sweep number ``iteration``, then learn the priors when it is their turn."""
         s = self.sampler
         s.sweep()
         if self.interval and iteration > self.burn_in and iteration % self.interval == 0:
-            self.alpha = optimize_alpha(doc_topic_counts(s.doc_ptr, s.z, s.K), np.diff(s.doc_ptr), self.alpha)
-            self.beta = optimize_beta(s.counts.nonzero_word_topic_counts(), s.counts.nk, self.beta, n_words=s.V)
+            self.alpha = alpha_from_histograms(*s.doc_histograms(), self.alpha)
+            self.beta = beta_from_histogram(s.word_histogram(), s.topic_totals(), self.beta, s.V)
             s.set_priors(self.alpha, self.beta)
             log.info("iteration %d: learned sum(alpha) %.4g, beta %.4g", iteration, self.alpha.sum(), self.beta)
         if iteration in self.snapshots.sweeps:
@@ -389,34 +443,51 @@ class CollapsedGibbs(Method):
     def rng_states(self) -> list:
         return seeds.states(self.rngs)
 
+    def checkpoint_state(self, path: str, iteration: int) -> tuple[list, dict[str, np.ndarray]]:
+        if not isinstance(self.sampler, DistributedSampler):
+            return super().checkpoint_state(path, iteration)
+        states, arrays = self.sampler.checkpoint(path, iteration)
+        self._snapshots_at[1] = self.snapshots.state()
+        return seeds.states(self.rngs[:1]) + states, {**arrays, **(self.prior.arrays() if self.prior else {}),
+                                                      **self.snapshots.arrays()}
+
+    def checkpoint_written(self, path: str, iteration: int) -> None:
+        if isinstance(self.sampler, DistributedSampler):
+            self.sampler.committed()
+            if self._snapshots_at[1] is not None:
+                self._snapshots_at = [self._snapshots_at[1], None]
+
     def arrays(self) -> dict[str, np.ndarray]:
         return {"z": self.sampler.z, **(self.prior.arrays() if self.prior is not None else {}),
                 **self.snapshots.arrays()}
 
     def theta(self) -> np.ndarray:
         """(D, K) float64: ``(n_dk + alpha_k) / (N_d + sum alpha)``, assembled a few documents
-        at a time (:data:`THETA_CHUNK_CELLS`; no dense count array of all documents)."""
-        theta = np.empty((self.sampler.doc_ptr.size - 1, self.sampler.K))
-        self._theta_rows(theta, 0)
+        at a time (:data:`THETA_CHUNK_CELLS`; no dense count array of all documents; on a
+        cluster, shard by shard from the workers)."""
+        theta = np.empty((self.sampler.n_docs, self.sampler.K))
+        self._theta_rows()(theta, 0)
         return theta
 
-    def _theta_rows(self, out: np.ndarray, first: int) -> None:
-        """Rows (documents) ``first`` to ``first + len(out)`` of :meth:`theta` into ``out``."""
-        s = self.sampler
-        alpha_sum = self.alpha.sum()
-        step = max(1, THETA_CHUNK_CELLS // s.K)
-        for lo in range(0, out.shape[0], step):
-            ptr = s.doc_ptr[first + lo:first + min(lo + step, out.shape[0]) + 1]
-            rows = out[lo:lo + ptr.size - 1]
-            np.add(doc_topic_counts(ptr - ptr[0], s.z[ptr[0]:ptr[-1]], s.K), self.alpha, out=rows)
-            rows /= np.diff(ptr)[:, None] + alpha_sum
+    def _theta_rows(self):
+        """``fill(out, first)`` for consecutive blocks of rows (documents) of :meth:`theta`, from
+        the sampler's document-topic blocks as they come."""
+        alpha, alpha_sum = self.alpha, self.alpha.sum()
+        counts = rows_from_blocks(self.sampler.doc_topic_blocks(THETA_CHUNK_CELLS))
+
+        def fill(out: np.ndarray, first: int) -> None:
+            counts(out, first)
+            lengths = out.sum(axis=1)  # whole numbers: exact
+            out += alpha
+            out /= (lengths + alpha_sum)[:, None]
+        return fill
 
     def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
         # the model's two dense arrays, each built in place: at its largest, the process holds
         # them and the sampler's state, nothing (K, V) or (D, K) besides
         phi_rows, theta_rows, params = self._final(iterations_done)
         s = self.sampler
-        phi, theta = np.empty((s.K, s.V)), np.empty((s.doc_ptr.size - 1, s.K))
+        phi, theta = np.empty((s.K, s.V)), np.empty((s.n_docs, s.K))
         phi_rows(phi, 0)
         theta_rows(theta, 0)
         return phi, theta, params
@@ -425,7 +496,7 @@ class CollapsedGibbs(Method):
         # a block of rows of each at a time, filled as they are written
         phi_rows, theta_rows, params = self._final(iterations_done)
         s = self.sampler
-        return (StreamedArray.by_rows((s.K, s.V), phi_rows), StreamedArray.by_rows((s.doc_ptr.size - 1, s.K), theta_rows),
+        return (StreamedArray.by_rows((s.K, s.V), phi_rows), StreamedArray.by_rows((s.n_docs, s.K), theta_rows),
                 params)
 
     def _final(self, done: int) -> tuple:
@@ -435,7 +506,7 @@ class CollapsedGibbs(Method):
         params = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
         snaps, s = self.snapshots, self.sampler
         if not snaps.sweeps:  # the final state alone
-            return self._phi_rows, self._theta_rows, params
+            return self._phi_rows, self._theta_rows(), params
         if not snaps.taken or snaps.taken[-1] != done:
             snaps.take(done, s)
         params["snapshot_sweeps"] = list(snaps.taken)

@@ -1,242 +1,467 @@
-"""The collapsed Gibbs sampler's shards on a Dask cluster, with the same bytes as local threads.
+"""The collapsed Gibbs sampler on a Dask cluster: the shards stay on their workers, the word
+slices of the counts travel from worker to worker, and the client only schedules the rounds.
+The same bytes as local threads.
 
-The sweep is the one of :class:`~ldacli.methods.sharded.ShardedSampler` (the partition
-scheme): P rounds, and in round r shard s samples its tokens of word slice (s + r) mod P, with
-its own random stream, against the counts of those words as the earlier rounds left them and
-the topic totals as they were at the round's start. Here the shards live on the workers: a
-:class:`ShardHost` actor per worker keeps its shards' tokens, topics and random streams across
-sweeps. Per round and shard, the client sends the counts of the block's words (the word lists,
-or dense rows) and the topic totals; the worker samples and sends back the tokens that moved
-(position, word, old and new topic) and its stream's state. The client merges each block's moves
-into its counts and its copy of the topics as soon as the block is back, while the others
-sample: the blocks of a round have disjoint words, and every block of the round was sent its
-counts before any was merged. So the same seed and shards give the same bytes on any number of
-workers as on any number of threads.
+The sweep is the one of :class:`~ldacli.methods.sharded.ShardedSampler` (the partition scheme):
+P rounds, and in round r shard s samples its tokens of word slice (s + r) mod P, with its own
+random stream, against the counts of those words as the earlier rounds left them and the topic
+totals as they were at the round's start. Here a :class:`ShardHost` actor per worker keeps, for
+the whole run, a run of consecutive shards (their tokens, topics, random streams) and the word
+slices of the counts that are on that worker. In round r, worker i samples its blocks one after
+another; the slice its first shard used then goes to worker i - 1 (cyclically), whose last shard
+needs it in round r + 1: straight from worker to worker (an actor calling the other), while the
+worker samples its other blocks. Every other slice stays where it is, because the next shard
+that needs it is on the same worker. The client sends each worker the K topic totals at the
+start of a round and gets back the change its blocks made, which it adds up (64-bit integers):
+per round it sends and receives 2 W vectors of K integers, nothing that grows with the corpus.
 
-Faults: the client keeps every shard's state (its topics and stream) as of its last merged
-block, and the counts each block was sent until it is back. When a worker dies, its shards are
-rebuilt on another worker from that state; those not yet back are sampled again against the
-counts they were sent, which draws the same numbers. When the scheduler is lost, :class:`ClusterLost` is raised; the driver
-writes the checkpoint of the last merged sweep and the run resumes from it, locally or on
-another cluster.
+So per sweep, W slices cross between workers in each of the P rounds, each slice W times: the
+counts (the sorted word lists, or dense rows) cross W times in all. At the start, every worker
+sends each slice's initial holder its shards' counts of that slice's words (word-topic pairs);
+at the end, the model's counts and document-topic counts come to the client shard by shard and
+slice by slice.
 
-Shard folders (:mod:`ldacli.formats.shards`): given one, each worker reads its shards' files
-from the folder's path (which every worker must see), and the client, which reads only the
-index, keeps the topics of the tokens (4 bytes each) and the counts, never the corpus; a
-rebuilt shard is read again from its file. Dask is the optional ``dask`` extra
-(``pip install 'ldacli[dask]'``).
+Faults: the state lives on the workers, so a worker that dies takes its shards and the slices it
+held with it. The run then goes back to its last *sync point*, the last checkpoint written (or
+the start: every shard's first topics and streams follow from the seed), rebuilds every shard
+and slice from it on the workers alive, and samples the sweeps since again: the numbers drawn are
+the same, so the result is unchanged; the cost is the sweeps since the last checkpoint
+(``--checkpoint-every`` bounds it). When the scheduler is lost, :class:`ClusterLost` is raised
+and the last checkpoint written is what the run resumes from.
+
+The corpus: either the client holds it and sends each worker its shards' tokens once, or (a
+shard folder, :mod:`ldacli.formats.shards`) every worker reads its shards' files from the
+folder's path, which every worker must see, and the client reads only the index. Then the
+workers also write the checkpoint's topics and streams beside the folder
+(:mod:`~ldacli.methods.shard_checkpoints`). A fresh run's first topics are drawn from one stream
+(stream 0) on every machine alike: each worker replays it up to its shards.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldacli.errors import LdacliError
-from ldacli.settings import Anything, Setting
-from ldacli.methods.sharded import (SAMPLERS, ListLayout, Priors, Replica, UnderPriors, merge_pairs, replica_class,
-                                    sample_block, shard_layout, word_slices, word_topic_pairs)
-from ldacli.topic_word_prior import TopicWordPrior
-from ldacli.counts import tokens_of
+from ldacli.counts import doc_topic_counts, histogram, merge_histograms, tokens_of
+from ldacli.errors import InputError, LdacliError, OutputError
 from ldacli.formats.shards import ShardFolder, open_shard_folder
+from ldacli.locking import locked
+from ldacli.memory import available_bytes
+from ldacli.methods.cluster import ClusterLost
+from ldacli.methods.shard_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
+                                              shard_file, write_shard_checkpoint)
+from ldacli.methods.sharded import (SAMPLERS, Priors, Replica, UnderPriors, merge_pairs, replica_class, sample_block,
+                                    shard_doc_histograms, shard_log_prior, word_slices, word_topic_pairs)
+from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
-EXTRA = "pip install 'ldacli[dask]'"
 
-SCHEDULER = Setting("scheduler", Anything("a scheduler's address, local:N or a distributed.Client"), None,
-                    "Run on a Dask cluster: a scheduler's address (tcp://host:8786) or local:N for N local worker "
-                    f"processes; the result is the same as on threads. Needs the dask extra: {EXTRA}.")
 # How long to wait for a worker to replace a dead one before giving up.
 WORKER_WAIT_SECONDS = 60
 # How long a call may try to reach a worker before the worker is taken for dead.
 CONNECT_TIMEOUT = "5s"
+# How long a worker may take to answer a ping after a failure before it is taken for dead.
+PING_SECONDS = 5
 # How long the client may be reconnecting to the scheduler before the cluster is taken for lost
 # (Dask itself waits 30 s).
 SCHEDULER_WAIT_SECONDS = 10
+# Rebuilds in a row, without a sweep finished between them, before the run gives up.
+MAX_REBUILDS = 5
+# Topics a worker draws at a time when it replays stream 0 up to its shards.
+REPLAY_CHUNK = 1 << 22
+# The kernels count topic totals in 32 bits. When the corpus has more tokens than that, a block
+# is given its totals less a base (and the base added to the prior's sums, which the kernels add
+# them to): ``min(n_k, HEADROOM)``, which a block of at most HEADROOM tokens cannot overflow.
+INT32_MAX = int(np.iinfo(np.int32).max)
+HEADROOM = 1 << 30
 
 
-class ClusterLost(LdacliError):
-    """The scheduler (or every worker) went away; the run can resume from its checkpoint."""
+class ShardsRebuilt(LdacliError):
+    """Not an error: a worker was lost and the sampler went back to its sync point, sweep
+    ``iteration`` with priors ``alpha`` and ``beta``; the sweeps since are to be sampled again."""
+
+    def __init__(self, iteration: int, alpha: np.ndarray, beta: float):
+        self.iteration, self.alpha, self.beta = iteration, alpha, beta
+        super().__init__(f"rebuilt from sweep {iteration}")
 
 
-def _distributed():
+@dataclass
+class SyncPoint:
+    """A state of the run every shard can be rebuilt from: after sweep ``iteration``, priors
+    ``alpha`` and ``beta``, and each shard's topics and stream: ``z`` (every token's, on the
+    client) with ``rng_states``, or ``files`` (the shard files of a checkpoint, which hold
+    both), or neither: the start, each shard's first topics drawn from stream 0, whose state
+    the sampler keeps, and ``rng_states`` the streams as seeded. ``what`` names it for people."""
+
+    iteration: int
+    alpha: np.ndarray
+    beta: float
+    rng_states: list[dict] | None = None
+    z: np.ndarray | None = None
+    files: ShardFiles | None = None
+    what: str = "the start"
+
+
+def _is_loss(exc: BaseException) -> bool:
+    """Whether ``exc`` (raised by a call to a worker) means a worker, or the connection to one,
+    was lost (rather than an error of the call itself)."""
+    if isinstance(exc, (OSError, TimeoutError, asyncio.CancelledError, concurrent.futures.CancelledError)):
+        return True
+    if isinstance(exc, RuntimeError) and "lost" in str(exc).lower():
+        return True
+    return type(exc).__name__ in ("KilledWorker", "FutureCancelledError", "CommClosedError", "StreamClosedError")
+
+
+def _unless_lost(action, on_loss) -> bool:
+    """``action()``, True when it finished; when a worker (or the connection to one) was lost
+    meanwhile, ``on_loss(exc)`` and False. Errors of ours, and others, are raised."""
     try:
-        import distributed
-    except ImportError:
-        raise LdacliError(f"--scheduler needs Dask, which the dask extra installs: {EXTRA}") from None
-    return distributed
-
-
-def connect(scheduler: str):
-    """A Dask client: ``local:N`` starts a local cluster of N worker processes (one thread
-    each, loopback only); anything else is a scheduler's address (``tcp://host:8786``)."""
-    distributed = _distributed()
-    if scheduler.startswith("local:"):
-        try:
-            n = int(scheduler.split(":", 1)[1])
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise LdacliError(f"scheduler: expected local:N with N >= 1 workers, found {scheduler!r}")
-        try:
-            local = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                             host="127.0.0.1", dashboard_address=None)
-        except Exception as exc:  # noqa: BLE001 - LocalCluster raises RuntimeError and others
-            raise LdacliError(f"scheduler: cannot start a local cluster of {n} workers ({exc})") from None
-        return distributed.Client(local)
-    try:
-        return distributed.Client(scheduler, timeout=30)
-    except (OSError, TimeoutError) as exc:
-        raise LdacliError(f"scheduler: cannot reach {scheduler} ({exc})") from None
-
-
-@contextlib.contextmanager
-def cluster(scheduler):
-    """A Dask client for ``scheduler`` for the block: None for None, a ``distributed.Client``
-    as given (its owner closes it), else :func:`connect`'s, closed (with its local cluster)
-    afterwards."""
-    if scheduler is None or not isinstance(scheduler, str):
-        yield scheduler
-        return
-    client = connect(scheduler)
-    try:
-        yield client
-    finally:
-        local = getattr(client, "cluster", None)
-        with contextlib.suppress(Exception):
-            client.close()
-        if local is not None:
-            with contextlib.suppress(Exception):
-                local.close()
+        action()
+        return True
+    except (LdacliError, ClusterLost):
+        raise
+    except Exception as exc:  # noqa: BLE001 - sorted out by _is_loss
+        if not _is_loss(exc):
+            raise
+        on_loss(exc)
+        return False
 
 
 class ShardHost:
-    """Shards resident on one worker (a Dask actor): their tokens, topics and random streams,
-    one replica of the counts to sample them against, and the topic-word prior's extra mass by
-    word (``extra``: :func:`~ldacli.topic_word_prior.extra_by_word`), sent once."""
+    """One worker's part of the run (a Dask actor): a run of consecutive shards (tokens, topics,
+    random streams) and one replica of the counts, of which the word slices on this worker
+    (``resident``) are current. Methods run one at a time in the actor's thread, except the
+    ``async`` ones (:meth:`receive_pairs`, :meth:`receive_slice`), which other workers call and
+    which run at once on the worker's event loop."""
 
-    def __init__(self, kind: str, n_words: int, n_topics: int, layout: ListLayout | None, slices: np.ndarray,
-                 extra: tuple[np.ndarray, np.ndarray, np.ndarray]):
-        self.replica = replica_class(kind).empty(n_words, n_topics, layout)
-        self.extra = extra
-        self.n_topics = n_topics
-        self.slices = slices
+    def __init__(self, kind: str, n_words: int, n_topics: int, layout, slices: np.ndarray,
+                 extra: tuple[np.ndarray, np.ndarray, np.ndarray], wide: bool):
+        self.cls = replica_class(kind)
+        self.V, self.K, self.layout = n_words, n_topics, layout
+        self.slices, self.P = slices, slices.size - 1
+        self.extra, self.wide = extra, wide
+        self.replica: Replica | None = None
         self.shards: dict[int, dict] = {}
-        self.folders: dict[str, ShardFolder] = {}
+        self.mine: list[int] = []
+        self.resident: set[int] = set()
+        self.incoming: dict[int, dict] = {}
+        self.parts: dict[int, list] = {}
+        self.index, self.peers, self.prev = 0, [], None
+        self.priors: Priors | None = None
+        self.pool: concurrent.futures.ThreadPoolExecutor | None = None
 
-    def add(self, s: int, words: np.ndarray, ptr: np.ndarray, z: np.ndarray, rng_state: dict) -> int:
+    # --- start-up ---------------------------------------------------------------------------------
+
+    def connect(self, index: int, peers: list) -> int:
+        """This worker is number ``index`` of ``peers`` (the actors of every worker of the run)."""
+        self.index, self.peers = index, peers
+        self.prev = peers[index - 1] if len(peers) > 1 else None
+        return os.getpid()
+
+    def load(self, specs: list[dict], source: dict) -> None:
+        """Take the shards ``specs`` (each: ``s``, its tokens ``lo:hi`` in the corpus, documents
+        ``d_lo:d_hi``; ``words`` and ``ptr`` when the client sends them, else read from
+        ``source["folder"]``), their topics and streams from ``source``: ``"seed"`` (drawn from
+        stream 0, whose state is ``source["state"]``; streams in the specs), ``"z"`` (topics and
+        streams in the specs) or ``"files"`` (a checkpoint's shard files, ``source["files"]``)."""
+        need = sum(self._bytes_for(spec) for spec in specs)
+        self._check_memory(need, specs)
+        folder = open_shard_folder(source["folder"]) if source.get("folder") else None
+        for spec in sorted(specs, key=lambda sp: sp["lo"]):
+            s = spec["s"]
+            if "words" in spec:
+                words, ptr = np.ascontiguousarray(spec["words"], dtype=np.int32), np.asarray(spec["ptr"], np.int64)
+            else:
+                words, ptr = tokens_of(folder.shard_counts(s))
+                if words.size != spec["hi"] - spec["lo"]:
+                    raise InputError(os.path.join(folder.path, folder.files[s]), None,
+                                     f"expected {spec['hi'] - spec['lo']} tokens in shard {s}, found {words.size}")
+            shard = {"words": words, "ptr": ptr, "lo": spec["lo"]}
+            if source["kind"] == "files":
+                files: ShardFiles = source["files"]
+                z, state = read_shard_checkpoint(files.path(s), files.sha256[s], s, words.size, self.K,
+                                                 source["fingerprint"])
+            else:
+                z, state = (spec.get("z"), spec["rng_state"])
+            shard["z"] = None if z is None else np.array(z, dtype=np.int32)
+            shard["rng"] = np.random.Generator(np.random.PCG64())
+            shard["rng"].bit_generator.state = state
+            shard.update(self.cls.shard_arrays(words, ptr, self.slices))
+            self.shards[s] = shard
+        if source["kind"] == "seed":
+            self._replay(source["state"])
+        self.mine = sorted(self.shards)
+
+    def _bytes_for(self, spec: dict) -> float:
+        """About the memory a shard takes here: tokens and topics, where each document's slices
+        start, and the alias sampler's orders."""
+        n, d = spec["hi"] - spec["lo"], spec["d_hi"] - spec["d_lo"]
+        return n * (16.0 if self.cls.kind == "alias" else 8.0) + 8.0 * d * (self.P + 2)
+
+    def _check_memory(self, need: float, specs: list[dict]) -> None:
+        """Refuse shards that cannot fit in this worker's memory (the machine's available memory,
+        and the Dask worker's memory limit), before reading them."""
+        from distributed import get_worker
+
+        limit = getattr(getattr(get_worker(), "memory_manager", None), "memory_limit", None) or None
+        room = [x for x in (available_bytes(), limit) if x]
+        if room and need > min(room):
+            names = ", ".join(str(sp["s"]) for sp in specs)
+            tokens = sum(sp["hi"] - sp["lo"] for sp in specs)
+            raise LdacliError(f"shards {names} ({tokens:,} tokens) need about {need / 2**30:.1f} GiB of memory, and "
+                              f"this worker has {min(room) / 2**30:.1f} GiB (its memory limit or the machine's "
+                              f"available memory): use more workers or more shards")
+
+    def _replay(self, state: dict) -> None:
+        """Each shard's first topics, drawn from stream 0 (state ``state``) as a run on threads
+        draws them: all the corpus's, in order, so every draw before a shard's is drawn again."""
         rng = np.random.Generator(np.random.PCG64())
-        rng.bit_generator.state = rng_state
-        shard = {"words": words, "ptr": ptr, "z": np.array(z, dtype=np.int32), "rng": rng}
-        shard.update(self.replica.shard_arrays(words, ptr, self.slices))
-        self.shards[s] = shard
+        rng.bit_generator.state = state
+        at = 0
+        for s in sorted(self.shards, key=lambda t: self.shards[t]["lo"]):
+            shard = self.shards[s]
+            while at < shard["lo"]:
+                step = min(REPLAY_CHUNK, shard["lo"] - at)
+                rng.integers(0, self.K, size=step, dtype=np.int32)
+                at += step
+            shard["z"] = rng.integers(0, self.K, size=shard["words"].size, dtype=np.int32)
+            at += shard["words"].size
+
+    async def contribute(self, holders: list[int]) -> np.ndarray:
+        """Send each slice's first holder (worker ``holders[j]`` has slice j at round 0) this
+        worker's counts of the slice's words, one message per worker; returns the topic totals
+        of this worker's shards (K,) int64."""
+        totals, out = await self._in_thread(self._pairs, holders)
+        calls = []
+        for i, parts in out.items():
+            if i == self.index:
+                self._keep_pairs(parts)
+            else:
+                calls.append(self.peers[i].receive_pairs(parts))
+        await asyncio.gather(*calls)
+        return totals
+
+    def _pairs(self, holders: list[int]) -> tuple[np.ndarray, dict[int, dict]]:
+        """The topic totals of this worker's shards, and their word-topic pairs by the worker
+        that holds each slice first."""
+        totals = np.zeros(self.K, np.int64)
+        out: dict[int, dict] = {}
+        for s in self.mine:
+            shard = self.shards[s]
+            totals += np.bincount(shard["z"], minlength=self.K)
+            codes, counts = word_topic_pairs(shard["words"], shard["z"], self.K)
+            cuts = np.searchsorted(codes, self.slices * self.K)
+            for j in range(self.P):
+                if cuts[j] < cuts[j + 1]:
+                    out.setdefault(holders[j], {}).setdefault(j, []).append((codes[cuts[j]:cuts[j + 1]],
+                                                                            counts[cuts[j]:cuts[j + 1]]))
+        return totals, out
+
+    async def _in_thread(self, fn, *args):
+        """``fn(*args)`` on this actor's own thread, awaited on the worker's event loop: the
+        sampling runs there, so that waiting on a peer (which may have died) never holds the
+        thread the worker runs every actor's plain methods on."""
+        if self.pool is None:
+            self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ldacli-shards")
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    async def receive_pairs(self, parts: dict) -> None:
+        """Another worker's counts of slices this worker holds first."""
+        self._keep_pairs(parts)
+
+    def _keep_pairs(self, parts: dict) -> None:
+        for j, pairs in parts.items():
+            self.parts.setdefault(j, []).extend(pairs)
+
+    def build(self, holders: list[int]) -> None:
+        """The counts of the slices this worker holds first, from every worker's pairs (their
+        sum does not depend on the order they came in)."""
+        mine = [j for j in range(self.P) if holders[j] == self.index]
+        pairs = [p for j in mine for p in self.parts.get(j, [])]
+        merged = merge_pairs(pairs) if pairs else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self.parts.clear()
+        self.replica = self.cls(self.V, self.K, merged, self.layout)
+        self.resident = set(mine)
+
+    def set_priors(self, alpha: np.ndarray, beta: float, beta_sum: np.ndarray) -> None:
+        self.priors = Priors.of(alpha, beta, beta_sum, self.extra)
+
+    # --- the rounds ---------------------------------------------------------------------------------
+
+    async def round(self, r: int, start: np.ndarray) -> dict:
+        """Round ``r``: sample this worker's blocks from the topic totals ``start`` (K,) int64,
+        send the slice the first shard used on to the previous worker (while the other blocks
+        are sampled); returns the change of the totals (``delta``, int64) and the bytes sent."""
+        loop = asyncio.get_running_loop()
+        delta, sent, sending = await self._in_thread(self._sample_round, r, start, loop)
+        if sending is not None:
+            await sending
+        return {"delta": delta, "sent": sent}
+
+    def _sample_round(self, r: int, start: np.ndarray, loop) -> tuple:
+        """Round ``r``'s blocks, one after another (on :meth:`_in_thread`'s thread); the first
+        block's slice is sent on (from the event loop ``loop``) as soon as it is sampled."""
+        self._take_incoming()
+        nk, priors = self._block_totals(start)
+        delta = np.zeros(self.K, np.int64)
+        sending, sent = None, 0
+        for i, s in enumerate(self.mine):
+            j = (s + r) % self.P
+            if j not in self.resident:
+                raise LdacliError(f"worker {self.index}: word slice {j} is not here for shard {s} in round {r}")
+            shard = self.shards[s]
+            np.copyto(self.replica.nk, nk)
+            sample_block(self.replica, shard, shard["words"], shard["z"], shard["rng"], j, priors)
+            delta += self.replica.nk
+            delta -= nk
+            if i == 0 and self.prev is not None:
+                arrays = self._slice(j).count_arrays()
+                sent = sum(a.nbytes for a in arrays.values())
+                sending = asyncio.run_coroutine_threadsafe(self._send(j, arrays), loop)
+                self.resident.discard(j)
+        return delta, sent, None if sending is None else asyncio.wrap_future(sending, loop=loop)
+
+    async def _send(self, j: int, arrays: dict) -> None:
+        await self.prev.receive_slice(j, arrays)
+
+    async def receive_slice(self, j: int, arrays: dict) -> None:
+        """Slice ``j``'s counts from the next worker, for this worker's last shard's next block."""
+        self.incoming[j] = arrays
+
+    def _take_incoming(self) -> None:
+        for j in list(self.incoming):
+            self._slice(j).set_count_arrays(self.incoming.pop(j))
+            self.resident.add(j)
+
+    def _slice(self, j: int) -> Replica:
+        return self.replica.range(int(self.slices[j]), int(self.slices[j + 1]))
+
+    def _block_totals(self, start: np.ndarray) -> tuple[np.ndarray, Priors]:
+        """The totals a block starts from as the kernels take them (int32) and the priors to go
+        with them: ``start`` itself while the corpus fits in 32 bits; else less a base that the
+        prior's sums take instead (see :data:`HEADROOM`)."""
+        if not self.wide:
+            return start.astype(np.int32), self.priors
+        base = np.maximum(start - HEADROOM, 0)
+        p = self.priors
+        return (start - base).astype(np.int32), Priors.of(p.alpha, p.beta, p.beta_sum + base, self.extra)
+
+    # --- what the method reads --------------------------------------------------------------------------
+
+    def word_histogram(self) -> tuple:
+        """The histogram of the non-zero counts of the slices on this worker."""
+        self._take_incoming()
+        return merge_histograms([histogram(self._slice(j).nonzero_word_topic_counts().reshape(-1, 1))
+                                 for j in sorted(self.resident)])
+
+    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The counts of those cells (``words[i]``, ``topics[i]``) whose word's slice is here:
+        their positions and counts."""
+        self._take_incoming()
+        here = np.isin(np.searchsorted(self.slices, words, side="right") - 1, sorted(self.resident))
+        return np.flatnonzero(here), self.replica.counts_at(words[here], topics[here]).astype(np.int64)
+
+    def doc_log_priors(self, alpha: np.ndarray) -> dict[int, float]:
+        return {s: shard_log_prior(self.shards[s]["ptr"], self.shards[s]["z"], alpha) for s in self.mine}
+
+    def doc_histograms(self) -> tuple[tuple, tuple]:
+        parts = [shard_doc_histograms(self.shards[s]["ptr"], self.shards[s]["z"], self.K) for s in self.mine]
+        return merge_histograms([p[0] for p in parts]), merge_histograms([p[1] for p in parts])
+
+    def slice_counts(self, j: int) -> dict:
+        self._take_incoming()
+        return self._slice(j).count_arrays()
+
+    def doc_topic_counts(self, s: int) -> np.ndarray:
+        return doc_topic_counts(self.shards[s]["ptr"], self.shards[s]["z"], self.K)
+
+    def rng_states(self) -> dict[int, dict]:
+        return {s: self.shards[s]["rng"].bit_generator.state for s in self.mine}
+
+    def topics(self, s: int) -> np.ndarray:
+        return self.shards[s]["z"]
+
+    def write_checkpoint(self, folder: str, names: dict[int, str], params: dict) -> dict[int, str]:
+        """Write each of this worker's shards' topics and stream to ``folder/names[s]``
+        (:func:`~ldacli.methods.shard_checkpoints.write_shard_checkpoint`); their SHA-256s."""
+        out = {}
+        for s in self.mine:
+            shard = self.shards[s]
+            out[s] = write_shard_checkpoint(os.path.join(folder, names[s]), shard["z"], shard["rng"].bit_generator.state,
+                                            {**params, "shard": s, "n_tokens": int(shard["z"].size)})
+        return out
+
+    async def pid(self) -> int:
+        """This worker's process id, answered on its event loop (at once, even while a round
+        waits on a peer that died): the ping that tells a live worker from a dead one."""
         return os.getpid()
 
-    def load(self, s: int, folder: str, z: np.ndarray, rng_state: dict) -> np.ndarray:
-        """:meth:`add` shard ``s`` of the shard folder at ``folder`` (a path this worker sees),
-        read here; returns the shard's distinct words."""
-        if folder not in self.folders:
-            self.folders[folder] = open_shard_folder(folder)
-        words, ptr = tokens_of(self.folders[folder].shard_counts(s))
-        if words.size != len(z):
-            raise LdacliError(f"{folder}: shard {s} holds {words.size} tokens, the client expected {len(z)}")
-        self.add(s, words, ptr, z, rng_state)
-        return np.unique(words).astype(np.int32)
 
-    def counts(self, s: int) -> dict:
-        """Shard ``s``'s word-topic counts (:func:`~ldacli.methods.sharded.word_topic_pairs`) as
-        ``codes`` and ``counts``."""
-        codes, counts = word_topic_pairs(self.shards[s]["words"], self.shards[s]["z"], self.n_topics)
-        return {"codes": codes, "counts": counts}
+@dataclass
+class _Placement:
+    """Where the shards are: the workers' addresses and actors (in order), and which worker
+    holds each shard (consecutive runs of shards)."""
 
-    def sweep(self, s: int, j: int, word_ids: np.ndarray, packed: dict, alpha: np.ndarray, beta: float,
-              beta_sum: np.ndarray):
-        """Sample shard ``s``'s tokens of word slice ``j`` against the counts ``packed`` (see
-        :meth:`Replica.pack`) of its words ``word_ids``, under the priors ``alpha``, ``beta``,
-        ``beta_sum`` (:class:`~ldacli.methods.sharded.Priors`) and the prior's extra mass;
-        returns the moved tokens (``moved`` their positions, ``words``, ``old`` and ``new``
-        topics) and the stream's ``state``."""
-        shard = self.shards[s]
-        self.replica.unpack(word_ids, packed)
-        before = shard["z"].copy()
-        sample_block(self.replica, shard, shard["words"], shard["z"], shard["rng"], j,
-                     Priors.of(alpha, beta, beta_sum, self.extra))
-        moved = np.flatnonzero(before != shard["z"]).astype(np.int32)
-        return {"moved": moved, "words": shard["words"][moved], "old": before[moved], "new": shard["z"][moved],
-                "state": shard["rng"].bit_generator.state}
-
-    def pid(self) -> int:
-        return os.getpid()
+    addresses: list[str] = field(default_factory=list)
+    hosts: list = field(default_factory=list)
+    owner: list[int] = field(default_factory=list)
 
 
 class DistributedSampler(UnderPriors):
-    """:class:`~ldacli.methods.sharded.ShardedSampler`'s surface and results, its shards on the
-    workers of ``client``. ``z`` (the client's copy, as of the last merged blocks) and the
-    counts are kept here; ``traffic`` has, per sweep, the array bytes sent and received, the
-    tokens moved, the shards rebuilt, and the seconds spent waiting for shards and merging.
+    """:class:`~ldacli.methods.sharded.ShardedSampler`'s surface and numbers, the shards and the
+    counts on the workers of ``client``: the client keeps the K topic totals (int64), each shard's
+    place, and the sync point, nothing per token or per word.
 
-    With ``folder`` (a :class:`~ldacli.formats.shards.ShardFolder` whose shards are ``bounds``)
-    and ``words`` None, every worker reads its shards' files itself and the client never holds
-    the corpus: the counts are built from the counts the workers send back."""
+    ``shards``: each shard's tokens ``lo:hi`` and documents ``d_lo:d_hi`` in the corpus;
+    ``freq`` (V,) int64 the tokens of each word; ``sync`` where the run starts (a
+    :class:`SyncPoint`), ``stream0`` the state of stream 0 (the first topics' stream). The
+    tokens: ``words`` and ``doc_ptr`` (the client holds the corpus and sends each worker its
+    shards), or ``folder``, a :class:`~ldacli.formats.shards.ShardFolder` whose files the workers
+    read (``fingerprint`` its corpus's). ``traffic`` has, per sweep, the bytes the client sent
+    and received and that crossed between workers, and ``rebuilds`` every rebuild."""
 
-    def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,
-                 bounds: np.ndarray, rngs: list, client, folder: ShardFolder | None = None,
+    def __init__(self, kind: str, n_words: int, n_topics: int, shards: list[dict], freq: np.ndarray, client,
+                 sync: SyncPoint, stream0: dict, *, words: np.ndarray | None = None,
+                 doc_ptr: np.ndarray | None = None, folder: ShardFolder | None = None, fingerprint: str = "",
                  prior: TopicWordPrior | None = None):
         if kind not in SAMPLERS:
             raise LdacliError(f"sampler must be one of {', '.join(SAMPLERS)}, found {kind!r}")
-        self.kind, self.client, self.folder = kind, client, folder
-        self.words, self.doc_ptr, self.z = words, doc_ptr, z
+        self.kind, self.client, self.folder, self.fingerprint = kind, client, folder, fingerprint
+        self.words, self.doc_ptr = words, doc_ptr
         self.V, self.K = n_words, n_topics
-        self._set_prior(alpha, beta, prior)
-        self.rng_states = [r.bit_generator.state for r in rngs]
-        self.rngs = rngs
-        self.shards = shard_layout(doc_ptr, bounds)  # the workers keep the rest of each shard
-        if folder is None:
-            freq = np.bincount(words, minlength=n_words)
-            for shard in self.shards:
-                shard["word_ids"] = np.unique(words[shard["lo"]:shard["hi"]]).astype(np.int32)
-        else:  # each shard's distinct words come back from its worker
-            freq = folder.word_frequencies()
-        self.slices = word_slices(freq, len(bounds) - 1)
+        self.shards = shards
+        self.n_tokens, self.n_docs = int(shards[-1]["hi"]), int(shards[-1]["d_hi"])
+        self.wide = self.n_tokens > INT32_MAX
+        if self.wide and kind == "dense" and int(freq.max()) > INT32_MAX:
+            raise LdacliError(f"the dense sampler counts a word's tokens in 32 bits, and a word has {int(freq.max()):,} "
+                              f"tokens: use --sampler sparse")
+        if self.wide and max(sh["hi"] - sh["lo"] for sh in shards) > HEADROOM:
+            raise LdacliError(f"a shard of more than {HEADROOM:,} tokens in a corpus of more than {INT32_MAX:,}: "
+                              f"cut the corpus into more shards")
+        self.slices = word_slices(freq, len(shards))
         self.layout = replica_class(kind).layout_for(freq, n_topics)
-        self.traffic: list[dict] = []
-        self.hosts: dict[str, object] = {}  # worker address -> actor
-        self.placement: dict[int, str] = {}  # shard -> worker address
+        self._set_prior(sync.alpha, sync.beta, prior)
+        self.sync, self.stream0 = sync, stream0
+        self.done = sync.iteration  # sweeps the workers' state has had
+        self.nk = np.zeros(n_topics, np.int64)
+        self.place = _Placement()
         self.dead: set[str] = set()
+        self.traffic: list[dict] = []
+        self.rebuilds: list[dict] = []
+        self._counts: Replica | None = None
+        self._pending: SyncPoint | None = None
+        self._locks = contextlib.ExitStack()
+        self._locked: set[str] = set()
+        self._run = os.urandom(4).hex()
         with self._timeouts():
-            placed = self._place(range(len(self.shards)))
-            if folder is None:
-                pairs = word_topic_pairs(words, z, n_topics)
-            else:
-                for s, word_ids in placed.items():
-                    self.shards[s]["word_ids"] = word_ids
-                pairs = self._gather_counts()
-        self.shared = replica_class(kind)(n_words, n_topics, pairs, self.layout)
-
-    def _gather_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """The word-topic counts of every shard, from their workers one shard at a time, so that
-        the client holds at most the sum so far and one shard's."""
-        total = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-        for s in range(len(self.shards)):
-            for _ in range(10):
-                try:
-                    part = self.hosts[self.placement[s]].counts(s).result()
-                    break
-                except ClusterLost:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - the worker died: place its shards again
-                    dead = self.placement[s]
-                    self._lost({dead}, exc)
-                    self._place([t for t, a in self.placement.items() if a == dead])
-            else:
-                raise ClusterLost("workers keep failing while the shards' counts are gathered")
-            total = merge_pairs([total, (part["codes"], part["counts"])])
-            part.clear()  # see _sweep: free the arrays now, not at the next garbage collection
-        return total
+            self._place()
 
     @staticmethod
     def _timeouts():
@@ -256,6 +481,7 @@ class DistributedSampler(UnderPriors):
             time.sleep(0.2)
 
     def _workers(self) -> list[str]:
+        """The live workers' addresses, sorted (at least one: waits for one to come)."""
         deadline = time.monotonic() + WORKER_WAIT_SECONDS
         while True:
             self._scheduler()
@@ -269,159 +495,262 @@ class DistributedSampler(UnderPriors):
                 raise ClusterLost(f"no Dask worker left after waiting {WORKER_WAIT_SECONDS} s")
             time.sleep(0.5)
 
-    def _host(self, address: str):
-        if address not in self.hosts:
-            future = self.client.submit(ShardHost, self.kind, self.V, self.K, self.layout, self.slices, self.extra,
-                                        actor=True, workers=[address], allow_other_workers=False, pure=False)
-            self.hosts[address] = future.result()
-        return self.hosts[address]
+    def _place(self) -> None:
+        """Put every shard and slice on the live workers as of the sync point; a worker that
+        fails meanwhile is left out and the placement tried again."""
+        for _ in range(MAX_REBUILDS):
+            workers = self._workers()[:len(self.shards)]
+            if _unless_lost(lambda: self._start(workers), self._forget_dead):
+                return
+        raise ClusterLost("workers keep failing while the shards are placed on them")
 
-    def _place(self, shards) -> dict:
-        """Put ``shards`` on the live workers (shard s on worker s mod W, sorted by address) with
-        their state as of the last merged sweep: sent, or read by the worker from the shard
-        folder. A worker that fails meanwhile is left out and its shards placed again. Returns
-        what each shard's placement returned (:meth:`ShardHost.load`'s words)."""
-        shards, results = list(shards), {}
-        for _ in range(10):
-            workers = self._workers()
-            calls, failed, error = {}, set(), None
-            for s in shards:
-                address = self.placement[s] = workers[s % len(workers)]
-                lo, hi = self.shards[s]["lo"], self.shards[s]["hi"]
-                try:
-                    host = self._host(address)
-                    if self.folder is None:
-                        calls[s] = host.add(s, self.words[lo:hi], self.shards[s]["ptr"], self.z[lo:hi],
-                                            self.rng_states[s])
-                    else:
-                        calls[s] = host.load(s, os.path.abspath(self.folder.path), self.z[lo:hi],
-                                             self.rng_states[s])
-                except ClusterLost:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - the worker is gone
-                    failed.add(address)
-                    error = exc
-            for s, call in calls.items():
-                try:
-                    results[s] = call.result()
-                except LdacliError as exc:  # the worker is alive but cannot read its shard
-                    raise LdacliError(f"worker {self.placement[s]}: {exc}") from None
-                except Exception as exc:  # noqa: BLE001 - a worker died while its shards were placed
-                    failed.add(self.placement[s])
-                    error = exc
-            shards = [s for s in shards if s not in results]
-            if not shards:
-                return results
-            self._lost(failed, error)
-        raise ClusterLost("workers keep failing while shards are placed on them")
+    def _start(self, workers: list[str]) -> None:
+        P, W, sync = len(self.shards), len(workers), self.sync
+        futures = [self.client.submit(ShardHost, self.kind, self.V, self.K, self.layout, self.slices, self.extra,
+                                      self.wide, actor=True, workers=[a], allow_other_workers=False, pure=False)
+                   for a in workers]
+        hosts = [f.result() for f in futures]
+        self.place = _Placement(list(workers), hosts, [s * W // P for s in range(P)])
+        self._counts = None
+        self.client.sync(_gather, [h.connect(i, hosts) for i, h in enumerate(hosts)], workers)
+        if sync.files is not None:
+            source = {"kind": "files", "files": sync.files, "fingerprint": self.fingerprint}
+        elif sync.z is not None:
+            source = {"kind": "z"}
+        else:
+            source = {"kind": "seed", "state": self.stream0}
+        if self.folder is not None:
+            source["folder"] = os.path.abspath(self.folder.path)
+        specs: list[list[dict]] = [[] for _ in workers]
+        for s, shard in enumerate(self.shards):
+            spec = dict(shard, s=s)
+            if sync.files is None:
+                spec["rng_state"] = sync.rng_states[s]
+            if sync.z is not None:
+                spec["z"] = sync.z[shard["lo"]:shard["hi"]]
+            if self.words is not None:
+                spec["words"] = self.words[shard["lo"]:shard["hi"]]
+                spec["ptr"] = self.doc_ptr[shard["d_lo"]:shard["d_hi"] + 1] - shard["lo"]
+            specs[self.place.owner[s]].append(spec)
+        self._each("load", [(specs[i], source) for i in range(W)])
+        holders = self.place.owner
+        self.nk = np.sum(self._each("contribute", [(holders,)] * W), axis=0, dtype=np.int64)
+        self._each("build", [(holders,)] * W)
+        self._push_priors()
 
-    def _lost(self, addresses: set[str], exc: BaseException) -> None:
-        """Forget the workers at ``addresses`` (dead, or the scheduler is: then raise)."""
+    def _each(self, method: str, args: list[tuple]) -> list:
+        """Call ``method`` on every worker's actor with its ``args``, all at once; their results,
+        or the first failure as soon as it happens (not after the other workers answered). An
+        error the worker raised about the data names the worker."""
+        return self.client.sync(_gather, [getattr(h, method)(*a) for h, a in zip(self.place.hosts, args)],
+                                self.place.addresses)
+
+    def _forget_dead(self, exc: BaseException) -> list[str]:
+        """After a failed call: the workers that do not answer a ping (dead), forgotten; raises
+        :class:`ClusterLost` when the scheduler is gone."""
         time.sleep(0.5)  # let the client notice a scheduler that went away
         self._scheduler()
         try:
-            self.client.nthreads()
+            alive = set(self.client.nthreads())
         except Exception:  # noqa: BLE001
             raise ClusterLost(f"lost the Dask scheduler ({type(exc).__name__}: {exc})") from None
-        self.dead |= addresses
-        for address in addresses:
-            self.hosts.pop(address, None)
+        dead = []
+        for address, host in zip(self.place.addresses, self.place.hosts):
+            if address not in alive:
+                dead.append(address)
+                continue
+            try:
+                host.pid().result(timeout=PING_SECONDS)
+            except Exception:  # noqa: BLE001 - whatever the reason, it cannot be used
+                dead.append(address)
+        self.dead |= set(dead)
+        return dead
 
     # --- the sweep --------------------------------------------------------------------------------
 
-    @property
-    def counts(self) -> Replica:
-        return self.shared
+    def set_priors(self, alpha, beta: float) -> None:
+        super().set_priors(alpha, beta)
+        if getattr(self, "place", None) is not None and self.place.hosts:
+            self._push_priors()
+
+    def _push_priors(self) -> None:
+        p = self.priors
+        self._each("set_priors", [(p.alpha, p.beta, p.beta_sum)] * len(self.place.hosts))
 
     def sweep(self) -> None:
+        """One sweep; when a worker is lost, every shard is rebuilt from the sync point and
+        :class:`ShardsRebuilt` says which sweep the state is back at."""
         with self._timeouts():
-            self._sweep()
+            _unless_lost(self._sweep, self._rebuild)
 
     def _sweep(self) -> None:
-        """One sweep: P rounds of :meth:`_round`; ``traffic`` gets the sweep's sums."""
-        totals = dict.fromkeys(("sent", "received", "rebuilt_shards", "moved", "sample_seconds", "merge_seconds"), 0)
-        for r in range(len(self.shards)):
-            for key, value in self._round(r).items():
-                totals[key] += value
-        self.traffic.append(totals)
+        """P rounds; ``traffic`` gets the sweep's bytes (the arrays' bytes, not Dask's framing)."""
+        P, W = len(self.shards), len(self.place.hosts)
+        self._counts = None
+        between = 0
+        t0 = time.perf_counter()
+        for r in range(P):
+            results = self._each("round", [(r, self.nk)] * W)
+            for result in results:
+                self.nk += result["delta"]
+                between += result["sent"]
+        self.done += 1
+        self.traffic.append({"client_sent": P * W * self.nk.nbytes, "client_received": P * W * self.nk.nbytes,
+                             "between_workers": between, "seconds": time.perf_counter() - t0})
+        if self.rebuilds:
+            self.rebuilds[-1]["in_a_row"] = 0
 
-    def _block_words(self, s: int, j: int) -> np.ndarray:
-        """Shard ``s``'s distinct words in word slice ``j``."""
-        word_ids = self.shards[s]["word_ids"]
-        a, b = np.searchsorted(word_ids, self.slices[j:j + 2])
-        return word_ids[a:b]
+    def _rebuild(self, exc: BaseException) -> None:
+        """Rebuild every shard and slice from the sync point on the workers alive; raises
+        :class:`ShardsRebuilt`."""
+        in_a_row = self.rebuilds[-1]["in_a_row"] + 1 if self.rebuilds else 1
+        if in_a_row > MAX_REBUILDS:
+            raise ClusterLost(f"workers keep failing ({type(exc).__name__}: {exc})")
+        dead = self._forget_dead(exc)
+        lost = [s for s, i in enumerate(self.place.owner) if self.place.addresses[i] in dead]
+        at, sync = self.done, self.sync
+        super().set_priors(sync.alpha, sync.beta)
+        self.place = _Placement()
+        self._place()
+        self.done = sync.iteration
+        again = f"sweeps {sync.iteration + 1}-{at + 1}" if at > sync.iteration else f"sweep {at + 1}"
+        log.warning("worker %s lost (%s); its shards %s and every other rebuilt on %d workers from %s: %s sampled "
+                    "again", ", ".join(dead) or "(unknown)", type(exc).__name__, _listed(lost),
+                    len(self.place.hosts), sync.what, again)
+        self.rebuilds.append({"dead": dead, "lost_shards": lost, "from": sync.iteration, "at": at,
+                              "in_a_row": in_a_row})
+        raise ShardsRebuilt(sync.iteration, sync.alpha.copy(), sync.beta)
 
-    def _round(self, r: int) -> dict:
-        """Round ``r``: every block sent the counts of its words and the totals before any block
-        is merged, and each block's moves merged as soon as it is back (while the others are
-        still sampling). A shard of a worker that dies is placed elsewhere with its state as the
-        client has it: sampled this round if its moves were merged, else as the round began, and
-        then sampled again against the same counts as before, so the numbers drawn and the result
-        are the same."""
+    # --- what the method reads of the state (ShardedSampler's questions) ----------------------------
+
+    def topic_totals(self) -> np.ndarray:
+        return self.nk.copy()
+
+    def word_histogram(self) -> tuple:
+        return merge_histograms(self._each("word_histogram", [()] * len(self.place.hosts)))
+
+    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
+        out = np.zeros(np.size(words), np.int64)
+        args = (np.asarray(words, np.int64), np.asarray(topics, np.int64))
+        for where, counts in self._each("counts_at", [args] * len(self.place.hosts)):
+            out[where] = counts
+        return out
+
+    def doc_log_priors(self, alpha: np.ndarray) -> list[float]:
+        parts: dict[int, float] = {}
+        for found in self._each("doc_log_priors", [(np.asarray(alpha, np.float64),)] * len(self.place.hosts)):
+            parts.update(found)
+        return [parts[s] for s in range(len(self.shards))]
+
+    def doc_histograms(self) -> tuple[tuple, tuple]:
+        parts = self._each("doc_histograms", [()] * len(self.place.hosts))
+        return merge_histograms([p[0] for p in parts]), merge_histograms([p[1] for p in parts])
+
+    @property
+    def counts(self) -> Replica:
+        """The word-topic counts, gathered slice by slice (for the model's phi)."""
+        if self._counts is None:
+            replica = replica_class(self.kind).empty(self.V, self.K, self.layout)
+            for j in range(len(self.shards)):
+                host = self.place.hosts[self.place.owner[j]]  # slice j is back at shard j after a sweep
+                arrays = host.slice_counts(j).result()
+                replica.range(int(self.slices[j]), int(self.slices[j + 1])).set_count_arrays(arrays)
+            replica.nk = self.nk.copy()  # int64: the client's totals
+            self._counts = replica
+        return self._counts
+
+    def doc_topic_blocks(self, cells: int | None = None):
+        """(first document, (d, K) int32 document-topic counts) shard by shard (``cells`` is the
+        threads' block size: here a shard comes whole from its worker)."""
+        for s, shard in enumerate(self.shards):
+            yield shard["d_lo"], self.place.hosts[self.place.owner[s]].doc_topic_counts(s).result()
+
+    def rng_states(self) -> list[dict]:
+        """Every shard's stream's state, in shard order."""
+        states: dict[int, dict] = {}
+        for found in self._each("rng_states", [()] * len(self.place.hosts)):
+            states.update(found)
+        return [states[s] for s in range(len(self.shards))]
+
+    # --- checkpoints --------------------------------------------------------------------------------
+
+    def checkpoint(self, path: str, iteration: int) -> tuple[list[dict], dict[str, np.ndarray]]:
+        """The shards' part of a checkpoint of sweep ``iteration`` to ``path``: the streams'
+        states and the arrays for the client's file: ``z``, gathered shard by shard when the
+        client holds the corpus; else :data:`~ldacli.methods.shard_checkpoints.ARRAY`, naming
+        the files the workers wrote beside the shard folder. Becomes the sync point when
+        :meth:`committed`. A failure is an :class:`~ldacli.errors.OutputError` (the run goes
+        on; a lost worker is rebuilt at the next sweep)."""
+        try:
+            with self._timeouts():
+                states = self.rng_states()
+                if self.folder is None:
+                    z = np.empty(self.n_tokens, np.int32)
+                    for s, shard in enumerate(self.shards):
+                        z[shard["lo"]:shard["hi"]] = self.place.hosts[self.place.owner[s]].topics(s).result()
+                    self._pending = SyncPoint(iteration, self.alpha.copy(), self.beta, states, z=z,
+                                              what=f"the checkpoint of sweep {iteration}")
+                    return states, {"z": z}
+                files = self._write_shard_files(path, iteration)
+                self._pending = SyncPoint(iteration, self.alpha.copy(), self.beta, states, files=files,
+                                          what=f"the checkpoint of sweep {iteration}")
+                return states, {ARRAY: files.array()}
+        except OutputError:
+            raise
+        except LdacliError as exc:
+            raise OutputError(path, "checkpoint", str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - a worker lost: the next sweep rebuilds
+            raise OutputError(path, "checkpoint", f"a worker was lost while it was written ({type(exc).__name__}: "
+                                                  f"{exc})") from None
+
+    def _write_shard_files(self, path: str, iteration: int) -> ShardFiles:
+        """Every worker writes its shards' files of sweep ``iteration`` (under the run's lock on
+        the folder they go to, taken here once)."""
+        folder = checkpoint_folder(self.folder.path, path)
+        if folder not in self._locked:
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as exc:
+                raise OutputError(path, "checkpoint", f"cannot make {folder} for the shards' checkpoints: "
+                                                      f"{exc.strerror or exc}") from None
+            self._locks.enter_context(locked([folder]))
+            self._locked.add(folder)
+        names = {s: shard_file(s, iteration, self._run) for s in range(len(self.shards))}
+        params = {"sweep": iteration, "n_topics": self.K, "run": self._run, "corpus_fingerprint": self.fingerprint}
+        digests: dict[int, str] = {}
+        for found in self._each("write_checkpoint", [(folder, names, params)] * len(self.place.hosts)):
+            digests.update(found)
         P = len(self.shards)
-        packs: dict[int, dict] = {}  # shard -> the counts sent at the round's start, until it is back
-        todo, done = list(range(P)), set()
-        sent = received = rebuilt = moved = 0
-        waited = merged = 0.0
-        while todo:
-            calls, failed = {}, []
-            for s in todo:
-                j = (s + r) % P
-                word_ids = self._block_words(s, j)
-                if s not in packs:
-                    packs[s] = self.shared.pack(word_ids)
-                try:
-                    p = self.priors
-                    calls[s] = self.hosts[self.placement[s]].sweep(s, j, word_ids, packs[s], p.alpha, p.beta,
-                                                                   p.beta_sum)
-                    sent += (sum(a.nbytes for a in packs[s].values()) + word_ids.nbytes + p.alpha.nbytes
-                             + p.beta_sum.nbytes)
-                except ClusterLost:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - the actor's worker is gone
-                    failed.append((s, exc))
-            for s, call in calls.items():
-                t0 = time.perf_counter()
-                try:
-                    result = call.result()
-                except Exception as exc:  # noqa: BLE001 - a dead worker shows up as many kinds of error
-                    failed.append((s, exc))
-                    continue
-                finally:
-                    waited += time.perf_counter() - t0
-                t0 = time.perf_counter()
-                received += self._merge(s, result)
-                moved += result["moved"].size
-                # Dask keeps an actor call's arguments and result in reference cycles that only
-                # the cyclic garbage collector frees, late: empty them now so their arrays go
-                result.clear()
-                packs.pop(s).clear()
-                done.add(s)
-                merged += time.perf_counter() - t0
-            todo = []
-            if failed:
-                dead = {self.placement[s] for s, _ in failed}
-                log.warning("worker %s failed (%s: %s); rebuilding its shards elsewhere", ", ".join(sorted(dead)),
-                            type(failed[0][1]).__name__, failed[0][1])
-                self._lost(dead, failed[0][1])
-                lost = [s for s, a in self.placement.items() if a in dead]
-                self._place(lost)
-                rebuilt += len(lost)
-                todo = [s for s in lost if s not in done]
-        return {"sent": sent, "received": received, "rebuilt_shards": rebuilt, "moved": moved,
-                "sample_seconds": waited, "merge_seconds": merged}
+        return ShardFiles(folder, [names[s] for s in range(P)], [digests[s] for s in range(P)], iteration)
 
-    def _merge(self, s: int, result: dict) -> int:
-        """Merge shard ``s``'s moves into the counts and ``z``, take its stream's state; returns
-        the bytes received."""
-        moved, words, old, new = result["moved"], result["words"], result["old"], result["new"]
-        self.z[self.shards[s]["lo"] + moved] = new
-        self.rng_states[s] = result["state"]
-        self.rngs[s].bit_generator.state = result["state"]
-        if moved.size:
-            order = np.argsort(words, kind="stable").astype(np.int32)
-            self.shared.move(np.ascontiguousarray(words), order, np.ascontiguousarray(old), np.ascontiguousarray(new))
-        return moved.nbytes + words.nbytes + old.nbytes + new.nbytes
+    def committed(self) -> None:
+        """The checkpoint :meth:`checkpoint` returned the arrays of is written: it is the sync
+        point now, and the shard files of earlier ones are removed."""
+        if self._pending is None:
+            return
+        self.sync, self._pending = self._pending, None
+        if self.sync.files is not None:
+            prune(self.sync.files.folder, self.sync.files.files)
 
     def close(self) -> None:
-        self.hosts.clear()
+        self.place = _Placement()
+        self._counts = None
+        self._locks.close()
+
+
+async def _gather(calls: list, addresses: list[str]) -> list:
+    """The results of actor calls (one per worker of ``addresses``); the first failure raised
+    as soon as it comes, an error about the data naming its worker."""
+    async def named(call, address):
+        try:
+            return await call
+        except ClusterLost:
+            raise
+        except LdacliError as exc:  # the worker is alive and says what is wrong
+            raise LdacliError(f"worker {address}: {exc}") from None
+
+    return list(await asyncio.gather(*[named(c, a) for c, a in zip(calls, addresses)]))
+
+
+def _listed(items: list) -> str:
+    return ", ".join(map(str, items)) if items else "none"

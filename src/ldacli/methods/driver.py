@@ -37,7 +37,7 @@ from ldacli.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods.base import Method, Start
 from ldacli.methods.cgs import CollapsedGibbs
-from ldacli.methods.distributed import SCHEDULER, ClusterLost, cluster
+from ldacli.methods.cluster import SCHEDULER, ClusterLost, cluster
 from ldacli.methods.ugibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
 from ldacli.model import Checkpoint, Model
@@ -611,26 +611,35 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Mod
     every, unit, iterations = values["loglik_every"], cls.unit, values["iterations"]
     checkpoint, checkpoint_every, max_seconds = values["checkpoint"], values["checkpoint_every"], values["max_seconds"]
 
+    written = {"at": run.start if run.values["resume"] is not None and checkpoint
+               and os.path.abspath(run.values["resume"]) == os.path.abspath(checkpoint) else None}
+
     def save_checkpoint(it: int) -> bool:
         """Write the checkpoint; a failure (a full disk, say) is reported and training goes on:
         a checkpoint is insurance, the model is the product. Returns whether it was written."""
         if not checkpoint:
             return False
         try:
-            Checkpoint(run.checkpoint_params(), it, state.rng_states(), np.array(trace_it, dtype=np.int64),
-                       np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, state.arrays(),
+            rng_states, arrays = state.checkpoint_state(checkpoint, it)
+            Checkpoint(run.checkpoint_params(), it, rng_states, np.array(trace_it, dtype=np.int64),
+                       np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, arrays,
                        {"early_stopping": stopper.state() if stopper is not None else None},
                        vocab=list(run.fitted.vocab)).save(checkpoint)
-            return True
         except OutputError as exc:
             log.warning("%s (at %s %d; training goes on, the previous checkpoint is intact)", exc, unit, it)
             return False
+        state.checkpoint_written(checkpoint, it)
+        written["at"] = it
+        return True
 
     def stopped_at(it: int, why: str) -> tuple[str, str | None]:
         """Write the checkpoint of step ``it`` for a run that stops there: what to tell, and the
         checkpoint that continues it."""
         if save_checkpoint(it):
             return f"{why} after {unit} {it} of {iterations}; checkpoint written to {checkpoint}", checkpoint
+        if checkpoint and written["at"] is not None:
+            return (f"{why} after {unit} {it} of {iterations}; the checkpoint could not be written, {checkpoint} "
+                    f"holds {unit} {written['at']} (progress since then is lost)"), checkpoint
         if checkpoint:
             return (f"{why} after {unit} {it} of {iterations}; the checkpoint could not be written, progress since "
                     f"the last one in {checkpoint} is lost"), None

@@ -24,8 +24,10 @@ from typing import ClassVar
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from scipy.special import gammaln
 
 from ldacli import _cgs
+from ldacli.counts import doc_topic_counts, histogram, merge_histograms
 from ldacli.errors import LdacliError
 from ldacli.topic_word_prior import TopicWordPrior, extra_by_word, topic_sums
 
@@ -164,6 +166,14 @@ def merge_pairs(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray,
     return codes, counts.astype(np.int64)
 
 
+def shard_ranges(bounds: np.ndarray, offsets: np.ndarray) -> list[dict]:
+    """Each shard's documents ``d_lo:d_hi`` and tokens ``lo:hi`` (Python ints), from the first
+    document of each shard ``bounds`` (S+1,) and the token each of them starts at ``offsets``
+    (S+1,) (``doc_ptr[bounds]``)."""
+    return [{"lo": int(offsets[s]), "hi": int(offsets[s + 1]), "d_lo": int(bounds[s]), "d_hi": int(bounds[s + 1])}
+            for s in range(len(bounds) - 1)]
+
+
 def shard_layout(doc_ptr: np.ndarray, bounds: np.ndarray) -> list[dict]:
     """The shards of a corpus cut at document ``bounds``: each one's token range ``lo:hi`` and
     its document pointers ``ptr`` (from 0)."""
@@ -210,6 +220,36 @@ def sample_block(replica: "Replica", shard: dict, words, z, rng, j: int, priors:
     """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``j`` against
     ``replica``: the one call of a block, for threads and Dask workers alike."""
     replica.sweep(shard, words, z, rng, j, priors)
+
+
+def shard_log_prior(ptr: np.ndarray, z: np.ndarray, alpha: np.ndarray) -> float:
+    """``log p(z | alpha)`` of one shard's documents (``ptr`` their pointers from 0, ``z`` their
+    topics), theta integrated out: ``sum_d [lgamma(A) - lgamma(N_d + A) + sum_k (lgamma(n_dk +
+    alpha_k) - lgamma(alpha_k))]`` with ``A = sum(alpha)``, in O(tokens). A run's is the sum of
+    its shards', in shard order, wherever they are (threads or Dask workers)."""
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    A = float(alpha.sum())
+    lengths = np.diff(ptr)
+    ll = lengths.size * gammaln(A) - float(np.sum(gammaln(lengths + A)))
+    return ll + _cgs.doc_topic_lgamma(np.ascontiguousarray(ptr, dtype=np.int64), z, alpha,
+                                      np.zeros(alpha.size, np.int32))
+
+
+# Document-topic cells counted at a time for their histograms and the model's theta (whole
+# documents, at least one).
+HISTOGRAM_CHUNK_CELLS = 1 << 20
+
+
+def shard_doc_histograms(ptr: np.ndarray, z: np.ndarray, n_topics: int) -> tuple[tuple, tuple]:
+    """The histograms (:func:`~ldacli.counts.histogram`) of one shard's document-topic counts
+    (D, K) and of its document lengths (D, 1), counted a few documents at a time: what learning
+    alpha needs of the shard (:func:`~ldacli.priors.alpha_from_histograms`)."""
+    D, step = ptr.size - 1, max(1, HISTOGRAM_CHUNK_CELLS // n_topics)
+    parts = []
+    for lo in range(0, D, step):
+        p = ptr[lo:lo + step + 1]
+        parts.append(histogram(doc_topic_counts(p - p[0], z[p[0]:p[-1]], n_topics)))
+    return merge_histograms(parts), histogram(np.diff(ptr)[:, None])
 
 
 def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
@@ -304,6 +344,27 @@ class Replica:
         """Take the counts :meth:`pack` sent for ``word_ids``, and the topic totals."""
         raise NotImplementedError
 
+    def range(self, lo: int, hi: int) -> "Replica":
+        """The counts of the words ``lo <= w < hi`` as a replica of their own (word ``lo`` is its
+        word 0), sharing this one's memory: a word slice, to query or to move (a Dask worker's
+        slice as it travels to the next worker)."""
+        part = type(self).__new__(type(self))
+        part.nk = np.zeros_like(self.nk)
+        part._range_of(self, lo, hi)
+        return part
+
+    def _range_of(self, source: "Replica", lo: int, hi: int) -> None:
+        raise NotImplementedError
+
+    def count_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays that hold the word-topic counts (not the totals), as they are: what
+        :meth:`set_count_arrays` of a replica of the same words and layout takes."""
+        raise NotImplementedError
+
+    def set_count_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Copy :meth:`count_arrays` of another replica (of the same words) into this one."""
+        raise NotImplementedError
+
     def word_topic_counts(self) -> np.ndarray:
         """Dense (V, K) int32 counts."""
         raise NotImplementedError
@@ -357,6 +418,15 @@ class DenseRows(Replica):
     def unpack(self, word_ids, packed):
         np.copyto(self.nk, packed["nk"])
         self.nwk[word_ids] = packed["rows"]
+
+    def _range_of(self, source, lo, hi):
+        self.nwk = source.nwk[lo:hi]
+
+    def count_arrays(self):
+        return {"rows": self.nwk}
+
+    def set_count_arrays(self, arrays):
+        np.copyto(self.nwk, arrays["rows"])
 
     def word_topic_counts(self):
         return self.nwk.copy()
@@ -418,6 +488,18 @@ class WordLists(Replica):
         self.wt_len[word_ids] = packed["lens"]
         idx, _ = _list_slots(self.word_ptr, self.wt_len, word_ids)
         self.wt[idx] = packed["entries"]
+
+    def _range_of(self, source, lo, hi):
+        start, end = source.word_ptr[lo], source.word_ptr[hi]
+        self.word_ptr, self.bits = source.word_ptr[lo:hi + 1] - start, source.bits
+        self.wt, self.wt_len = source.wt[start:end], source.wt_len[lo:hi]
+
+    def count_arrays(self):
+        return {"lens": self.wt_len, "entries": self.wt}
+
+    def set_count_arrays(self, arrays):
+        np.copyto(self.wt_len, arrays["lens"])
+        np.copyto(self.wt, arrays["entries"])
 
     def word_topic_counts(self):
         V, K = self.wt_len.size, self.nk.size
@@ -550,6 +632,7 @@ class ShardedSampler(UnderPriors):
             raise LdacliError("the sampler's shards need each document's words in increasing id order")
         self.kind = kind
         self.words, self.doc_ptr, self.z = words, doc_ptr, z
+        self.n_docs = doc_ptr.size - 1
         self.V, self.K = n_words, n_topics
         self._set_prior(alpha, beta, prior)
         self.rngs = rngs
@@ -596,6 +679,39 @@ class ShardedSampler(UnderPriors):
             else:
                 deltas = list(self._pool.map(lambda b: self._run_block(*b), blocks))
             self.shared.nk += np.sum(deltas, axis=0, dtype=np.int32)
+
+    # What the method reads of the state (a Dask sampler answers the same questions, with the
+    # same numbers, from its workers): histograms and sums that its parts add up to exactly.
+
+    def topic_totals(self) -> np.ndarray:
+        """(K,) int64: the tokens of each topic."""
+        return self.shared.nk.astype(np.int64)
+
+    def word_histogram(self) -> tuple:
+        """The histogram of the non-zero word-topic counts (one column)."""
+        return histogram(self.shared.nonzero_word_topic_counts().reshape(-1, 1))
+
+    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
+        """The word-topic counts of the cells (``words[i]``, ``topics[i]``)."""
+        return self.shared.counts_at(words, topics)
+
+    def doc_log_priors(self, alpha: np.ndarray) -> list[float]:
+        """:func:`shard_log_prior` of every shard, in shard order."""
+        return [shard_log_prior(sh["ptr"], self.z[sh["lo"]:sh["hi"]], alpha) for sh in self.shards]
+
+    def doc_histograms(self) -> tuple[tuple, tuple]:
+        """:func:`shard_doc_histograms` of the whole corpus (its shards', merged)."""
+        parts = [shard_doc_histograms(sh["ptr"], self.z[sh["lo"]:sh["hi"]], self.K) for sh in self.shards]
+        return merge_histograms([p[0] for p in parts]), merge_histograms([p[1] for p in parts])
+
+    def doc_topic_blocks(self, cells: int = HISTOGRAM_CHUNK_CELLS):
+        """(first document, (d, K) int32 document-topic counts) of about ``cells`` cells at a
+        time (whole documents, at least one), in order: the model's theta is made from them,
+        with no (D, K) count array."""
+        step = max(1, cells // self.K)
+        for lo in range(0, self.n_docs, step):
+            ptr = self.doc_ptr[lo:lo + step + 1]
+            yield lo, doc_topic_counts(ptr - ptr[0], self.z[ptr[0]:ptr[-1]], self.K)
 
     def close(self) -> None:
         if self._pool is not None:
