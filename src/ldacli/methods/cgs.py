@@ -152,11 +152,8 @@ class Snapshots:
                  prior: TopicWordPrior | None) -> None:
         """Rows ``first`` to ``first + len(out)`` of ``(mean n_kw + beta_kw) / (mean n_k + sum_w
         beta_kw)`` into ``out``."""
-        n, V, last = len(self.taken), self.V, first + out.shape[0]
-        codes, sums = self.cells
-        lo, hi = np.searchsorted(codes, [first * V, last * V])
-        out.fill(0.0)
-        out.reshape(-1)[codes[lo:hi] - first * V] = sums[lo:hi] / n
+        n, last = len(self.taken), first + out.shape[0]
+        _mean_rows(out, first, self.cells, n)
         out += beta
         if prior is not None:
             inside = (prior.topics >= first) & (prior.topics < last)
@@ -166,13 +163,20 @@ class Snapshots:
     def theta_rows(self, out: np.ndarray, first: int, alpha: np.ndarray) -> None:
         """Rows (documents) ``first`` to ``first + len(out)`` of ``(mean n_dk + alpha_k) / (N_d +
         sum alpha)`` into ``out``."""
-        n, K, last = len(self.taken), self.K, first + out.shape[0]
-        codes, sums = self.doc_cells
-        lo, hi = np.searchsorted(codes, [first * K, last * K])
-        out.fill(0.0)
-        out.reshape(-1)[codes[lo:hi] - first * K] = sums[lo:hi] / n
+        last = first + out.shape[0]
+        _mean_rows(out, first, self.doc_cells, len(self.taken))
         out += alpha
         out /= (self.lengths[first:last] + alpha.sum())[:, None]
+
+
+def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray], n: int) -> None:
+    """Rows ``first`` to ``first + len(out)`` of the dense array whose sparse sums are ``cells``
+    (sorted codes ``row * columns + column``, sums), divided by ``n``, into ``out``."""
+    codes, sums = cells
+    columns = out.shape[1]
+    lo, hi = np.searchsorted(codes, [first * columns, (first + out.shape[0]) * columns])
+    out.fill(0.0)
+    out.reshape(-1)[codes[lo:hi] - first * columns] = sums[lo:hi] / n
 
 
 def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, values: np.ndarray
