@@ -45,15 +45,22 @@ CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "share
 ALPHA, BETA = 0.1, 0.01
 
 
-def threads_sampler(corpus, K: int, threads: int, shards: int):
-    """``ldacli train``'s sampler on local threads (seed 1)."""
+def build(corpus, K: int, seed: int = 1, shards: int | None = None):
+    """What the sampler of ``ldacli train`` starts from: ``(words, doc_ptr, z, bounds, rngs)``,
+    the topics drawn at random from ``seed``; ``shards`` by default as ``train`` cuts them
+    (the other benchmarks' samplers start here too)."""
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)
-    bounds = shard_bounds(doc_ptr, shards)
-    rngs = seeds.generators(1, bounds.size)
+    bounds = shard_bounds(doc_ptr, shards or default_shards(corpus.n_tokens))
+    rngs = seeds.generators(seed, bounds.size)
     z = rngs[0].integers(0, K, size=words.size, dtype=np.int32)
-    return ShardedSampler("sparse", words, doc_ptr, z, corpus.n_words, K, np.full(K, ALPHA), BETA, bounds, rngs[1:],
-                          threads)
+    return words, doc_ptr, z, bounds, rngs[1:]
+
+
+def threads_sampler(corpus, K: int, threads: int, shards: int):
+    """``ldacli train``'s sampler on local threads (seed 1)."""
+    words, doc_ptr, z, bounds, rngs = build(corpus, K, 1, shards)
+    return ShardedSampler("sparse", words, doc_ptr, z, corpus.n_words, K, np.full(K, ALPHA), BETA, bounds, rngs, threads)
 
 
 def cluster_sampler(corpus, K: int, client, shards: int):
