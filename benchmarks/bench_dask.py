@@ -116,13 +116,29 @@ def speed(args) -> None:
                 s.close()
 
 
+# Runs ldacli's command line and reports the process's own peak RSS (VmHWM) on stderr: the
+# rusage of a child counts the pages it shared with this process, which holds a generated corpus,
+# before it became ldacli.
+_PEAK = ("import atexit, sys\n"
+         "def peak():\n"
+         "    status = open('/proc/self/status').read()\n"
+         "    print('VmHWM', status.split('VmHWM:')[1].split()[0], file=sys.stderr)\n"
+         "atexit.register(peak)\n"
+         "from ldacli.cli import main\n"
+         "sys.argv[0] = 'ldacli'\n"
+         "main()\n")
+
+
 def ldacli_process(*args) -> tuple[float, float]:
     """(peak RSS in MB, CPU seconds) of one ldacli process (not of the cluster's)."""
-    proc = subprocess.Popen([sys.executable, "-m", "ldacli", *map(str, args)], stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-c", _PEAK, *map(str, args)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(proc.pid, 0)
+    err = proc.stderr.read()
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"ldacli {' '.join(map(str, args))} failed ({os.waitstatus_to_exitcode(status)})")
-    return usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+        raise SystemExit(f"ldacli {' '.join(map(str, args))} failed ({os.waitstatus_to_exitcode(status)}): {err[-500:]}")
+    peak_kb = int(err.rsplit("VmHWM", 1)[1].split()[0])
+    return peak_kb / 1024, usage.ru_utime + usage.ru_stime
 
 
 def client_scaling(args) -> None:
