@@ -34,7 +34,6 @@ import numpy as np
 from scipy.special import psi
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
 import ldacli  # noqa: E402
 from ldacli.model import Model  # noqa: E402

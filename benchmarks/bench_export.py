@@ -21,10 +21,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(HERE, "..", "src")
-sys.path.insert(0, SRC)
-
 import ldacli  # noqa: E402
+
+# the package this script imported (an install, or a checkout's src), for the processes it starts
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(ldacli.__file__)))
 
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 RUNS = [(what, fmt) for what in ("doc-topics", "topic-words", "topic-keys")

@@ -36,10 +36,10 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(HERE, "..", "src")
-sys.path.insert(0, SRC)
-
 import ldacli  # noqa: E402
+
+# the package this script imported (an install, or a checkout's src), for the processes it starts
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(ldacli.__file__)))
 from ldacli.formats.ldac import ldac_lines  # noqa: E402
 from ldacli.synthetic import generate  # noqa: E402
 

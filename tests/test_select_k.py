@@ -16,6 +16,8 @@ from ldacli.cli import main
 from ldacli.model_selection import Grid, recommend
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# where the ldacli under test is (a checkout's src or an install), for the processes a test starts
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(ldacli.__file__)))
 
 
 def run(*args):
@@ -110,7 +112,7 @@ def test_the_python_api_is_the_command(small_ldac, tmp_path):
 
 def _start(args, env=None):
     return subprocess.Popen([sys.executable, "-m", "ldacli", "select-k", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": PACKAGE_ROOT})
 
 
 def _wait_for_pairs(folder, n, proc, timeout=120):

@@ -24,6 +24,8 @@ from ldacli.formats.write import write_corpus, write_shards
 from ldacli.inference import infer_chunks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# where the ldacli under test is (a checkout's src or an install), for the processes a test starts
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(ldacli.__file__)))
 WORDS = "apple banana cherry dates elder figs grape honey kiwi lemon mango nectar olive".split()
 
 
@@ -184,7 +186,7 @@ def test_infer_in_a_pipe_end_to_end(setup, tmp_path):
     import pyarrow.parquet as pq
 
     folder, model = setup
-    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
+    env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT}
     with open(folder / "docs.txt.gz", "rb") as f:
         p = subprocess.run([sys.executable, "-m", "ldacli", "infer", str(folder / "m.npz"), "-", "--seed", "1", "-q",
                             "-o", str(tmp_path / "t.parquet")], stdin=f, env=env, capture_output=True)
