@@ -91,6 +91,17 @@ def mallet(main_class: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["java", "-Xmx8g", "-cp", classpath, main_class, *args], check=True, capture_output=True)
 
 
+def mallet_import(corpus, path: str) -> str:
+    """``corpus`` in MALLET's instance format at ``path`` (each token its word, kept in order and
+    case), through a text file beside it; returns ``path``."""
+    with open(path + ".txt", "w") as text:
+        for d, doc in enumerate(token_lists(corpus)):
+            text.write(f"d{d}\tx\t{' '.join(doc)}\n")
+    mallet("cc.mallet.classify.tui.Csv2Vectors", "--input", path + ".txt", "--output", path, "--keep-sequence", "true",
+           "--preserve-case", "true", "--token-regex", r"\S+", "--line-regex", r"^(\S*)\t(\S*)\t(.*)$")
+    return path
+
+
 def reset_peak_rss() -> None:
     """Start a new peak-RSS measurement (Linux: VmHWM is reset by writing 5 to clear_refs)."""
     try:
@@ -195,17 +206,11 @@ def worker(spec: dict) -> dict:
 
         seconds = fit(burn + sweeps) - fit(max(burn, 1))
         work = n * (burn + sweeps - max(burn, 1))
-    elif tool == "mallet":  # MALLET's own timer over the sweeps, from runs of burn and burn + sweeps
+    elif tool == "mallet":  # the wall time of a run of burn + sweeps less that of one of burn
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
-            with open(os.path.join(tmp, "c.txt"), "w") as text:
-                for d, doc in enumerate(token_lists(corpus)):
-                    text.write(f"d{d}\tx\t{' '.join(doc)}\n")
-            instances = os.path.join(tmp, "c.mallet")
-            mallet("cc.mallet.classify.tui.Csv2Vectors", "--input", os.path.join(tmp, "c.txt"), "--output",
-                   instances, "--keep-sequence", "true", "--preserve-case", "true", "--token-regex", r"\S+",
-                   "--line-regex", r"^(\S*)\t(\S*)\t(.*)$")
+            instances = mallet_import(corpus, os.path.join(tmp, "c.mallet"))
 
             def fit(iters: int) -> float:
                 t0 = time.perf_counter()

@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 import ldacli
-from bench_train import MALLET_HOME, mallet, token_lists
+from bench_train import MALLET_HOME, mallet, mallet_import, token_lists
 from ldacli.corpus import Corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -142,12 +142,7 @@ def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
         threads = parts[1] if len(parts) > 1 else "1"
         instances, counts = f("train.mallet"), f(tool.replace(":", "_") + ".counts")
         if not os.path.exists(instances):
-            with open(f("train.mallet.txt"), "w") as text:
-                for d, doc in enumerate(token_lists(train)):
-                    text.write(f"d{d}\tx\t{' '.join(doc)}\n")
-            mallet("cc.mallet.classify.tui.Csv2Vectors", "--input", f("train.mallet.txt"), "--output", instances,
-                   "--keep-sequence", "true", "--preserve-case", "true", "--token-regex", r"\S+",
-                   "--line-regex", r"^(\S*)\t(\S*)\t(.*)$")
+            mallet_import(train, instances)
         t0 = time.perf_counter()
         mallet("cc.mallet.topics.tui.TopicTrainer", "--input", instances, "--num-topics", str(args.topics),
                "--num-iterations", str(args.iterations), "--alpha", str(args.alpha * args.topics),
