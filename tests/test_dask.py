@@ -156,6 +156,18 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
         in said[0]
 
 
+def test_the_restricted_start_of_many_topics_is_drawn_alike_by_the_workers(corpus, client, tmp_path):
+    # from RESTRICTED_START_FROM topics each word starts on a few topics; a worker draws them
+    # for its shards whether the client sent it the tokens or it read them from a shard folder
+    from ldacli.methods.sharded import RESTRICTED_START_FROM as K
+
+    given = dict(iterations=2, seed=3, sampler="sparse")
+    local = ldacli.train(corpus, K, shards=SHARDS, threads=2, **given)
+    same_arrays(local, ldacli.train(corpus, K, shards=SHARDS, scheduler=client, **given))
+    ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+    same_arrays(local, ldacli.train(ldacli.open_shard_folder(str(tmp_path / "f")), K, scheduler=client, **given))
+
+
 def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, tmp_path, monkeypatch):
     import ldacli.formats.shards
 

@@ -315,3 +315,25 @@ def test_default_shards_keep_small_corpora_as_they_were_and_let_32_threads_work_
         assert default_shards(n) == min(4, max(1, n // 100_000))
     assert [default_shards(n) for n in (5_000_000, 10_000_000, 20_000_000, 40_000_000, 10**10)] == [8, 16, 32, 64, 64]
     assert all(default_shards(n) <= default_shards(n + 1_000_003) for n in range(0, 60_000_000, 1_000_003))
+
+
+def test_first_topics_put_each_word_on_few_topics_and_a_worker_draws_the_threads_topics():
+    # from RESTRICTED_START_FROM topics, a word's tokens start on at most START_TOPICS topics
+    # (so the sparse sampler's first sweeps cost what later ones do); below, every token on any
+    # topic, as always (those runs keep their bytes); a cluster's worker skips the draws before
+    # its shard and draws that shard's topics alike
+    from ldacli.methods.sharded import RESTRICTED_START_FROM, START_TOPICS, FirstTopics
+
+    rng = np.random.default_rng(4)
+    words = rng.integers(0, 300, size=50_000).astype(np.int32)
+    for K in (3, START_TOPICS, RESTRICTED_START_FROM - 1):
+        assert np.array_equal(FirstTopics(np.random.default_rng(9), 300, K).draw(words),
+                              np.random.default_rng(9).integers(0, K, size=words.size, dtype=np.int32))
+    K = RESTRICTED_START_FROM
+    z = FirstTopics(np.random.default_rng(9), 300, K).draw(words)
+    per_word = np.bincount(np.unique(words.astype(np.int64) * K + z) // K, minlength=300)
+    assert per_word.max() <= START_TOPICS and per_word.min() >= 10  # ~166 tokens a word
+    assert np.unique(z).size > 0.95 * K
+    worker = FirstTopics(np.random.default_rng(9), 300, K)
+    worker.skip(31_337)
+    assert np.array_equal(worker.draw(words[31_337:40_000]), z[31_337:40_000])

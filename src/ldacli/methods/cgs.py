@@ -20,7 +20,7 @@ from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start
 from ldacli.methods.distributed import DistributedSampler, ShardsRebuilt, SyncPoint
 from ldacli.methods.shard_checkpoints import ARRAY, ShardFiles, read_topics
-from ldacli.methods.sharded import (ENTRY_CHUNK, SAMPLERS, ShardedSampler, choose_sampler, default_shards,
+from ldacli.methods.sharded import (ENTRY_CHUNK, SAMPLERS, FirstTopics, ShardedSampler, choose_sampler, default_shards,
                                     shard_bounds, shard_ranges)
 from ldacli.counts import doc_pointers
 from ldacli.formats.shards import ShardFolder
@@ -217,7 +217,7 @@ class CollapsedGibbs(Method):
     (document shards and word slices, default :func:`~ldacli.methods.sharded.default_shards`, or the files of the shard
     folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
     and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
-    initial topics, stream 1 + s samples shard s.
+    first topics (:class:`~ldacli.methods.sharded.FirstTopics`), stream 1 + s samples shard s.
 
     ``settings["topic_word_prior"]`` (not a command-line setting: built by the caller, e.g. by
     :func:`~ldacli.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric
@@ -359,7 +359,7 @@ class CollapsedGibbs(Method):
         self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
         if client is None:
             if z is None:
-                z = self.rngs[0].integers(0, K, size=n_tokens, dtype=np.int32)
+                z = FirstTopics(self.rngs[0], corpus.n_words, K).draw(words)
             if threads > n_shards > 1:
                 log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
                          "more, see the README's Performance)", n_shards, n_shards)

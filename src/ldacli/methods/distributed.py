@@ -57,7 +57,7 @@ from ldacli.memory import available_bytes
 from ldacli.methods.cluster import ClusterLost
 from ldacli.methods.shard_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
                                               shard_file, write_shard_checkpoint)
-from ldacli.methods.sharded import (SAMPLERS, Priors, Replica, UnderPriors, merge_pairs, replica_class, sample_block,
+from ldacli.methods.sharded import (SAMPLERS, FirstTopics, Priors, Replica, UnderPriors, merge_pairs, replica_class, sample_block,
                                     shard_doc_histograms, shard_log_prior, word_slices, word_topic_pairs)
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -74,8 +74,6 @@ PING_SECONDS = 5
 SCHEDULER_WAIT_SECONDS = 10
 # Rebuilds in a row, without a sweep finished between them, before the run gives up.
 MAX_REBUILDS = 5
-# Topics a worker draws at a time when it replays stream 0 up to its shards.
-REPLAY_CHUNK = 1 << 22
 # The kernels count topic totals in 32 bits. When the corpus has more tokens than that, a block
 # is given its totals less a base (and the base added to the prior's sums, which the kernels add
 # them to): ``min(n_k, HEADROOM)``, which a block of at most HEADROOM tokens cannot overflow.
@@ -221,18 +219,15 @@ class ShardHost:
 
     def _replay(self, state: dict) -> None:
         """Each shard's first topics, drawn from stream 0 (state ``state``) as a run on threads
-        draws them: all the corpus's, in order, so every draw before a shard's is drawn again."""
+        draws them: all the corpus's, in order, so the draws before a shard's are drawn again."""
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = state
-        at = 0
+        first, at = FirstTopics(rng, self.V, self.K), 0
         for s in sorted(self.shards, key=lambda t: self.shards[t]["lo"]):
             shard = self.shards[s]
-            while at < shard["lo"]:
-                step = min(REPLAY_CHUNK, shard["lo"] - at)
-                rng.integers(0, self.K, size=step, dtype=np.int32)
-                at += step
-            shard["z"] = rng.integers(0, self.K, size=shard["words"].size, dtype=np.int32)
-            at += shard["words"].size
+            first.skip(shard["lo"] - at)
+            shard["z"] = first.draw(shard["words"])
+            at = shard["lo"] + shard["words"].size
 
     async def contribute(self, holders: list[int]) -> np.ndarray:
         """Send each slice's first holder (worker ``holders[j]`` has slice j at round 0) this
