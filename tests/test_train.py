@@ -217,6 +217,22 @@ def _counts_of(checkpoint_path: str, corpus, K: int) -> tuple[np.ndarray, np.nda
     return nkw, ndk
 
 
+def test_snapshot_sums_merge_cells_as_a_dense_sum_would():
+    # the sparse sums of snapshots (cells in any order, merged into sorted running sums) equal
+    # the dense sum of the same states
+    from ldacli.methods.cgs import _summed
+
+    rng = np.random.default_rng(2)
+    dense, running = np.zeros(5000), None
+    for _ in range(4):
+        codes = rng.choice(5000, size=rng.integers(1, 3000), replace=False)
+        values = rng.integers(1, 50, size=codes.size)
+        dense[codes] += values
+        running = _summed(running, codes, values)
+    assert np.all(np.diff(running[0]) > 0)
+    assert np.array_equal(running[0], np.flatnonzero(dense)) and np.array_equal(running[1], dense[dense > 0])
+
+
 def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted, tmp_path):
     # phi and theta of --snapshots 3 --snapshot-interval 2 over 20 sweeps are those of the mean
     # counts of sweeps 16, 18 and 20 (each the final state of a run that long: the chain does not

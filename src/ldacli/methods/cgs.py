@@ -114,6 +114,8 @@ class Snapshots:
         self.taken, self.topic = taken, stored["snapshot_topic"]
         self.cells = _summed(None, topics.astype(np.int64) * V + words, stored["snapshot_cell_sums"])
         self.doc_cells = _summed(None, docs.astype(np.int64) * K + doc_topics, stored["snapshot_doc_sums"])
+        if any(np.any(c[1:] == c[:-1]) for c, _ in (self.cells, self.doc_cells)):
+            raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
 
     def state(self) -> tuple:
         """The sums as they are (to go back to: :meth:`restore`)."""
@@ -131,9 +133,10 @@ class Snapshots:
         self.cells = _summed(self.cells, topics.astype(np.int64) * V + words, n)
         self.topic += counts.nk
         parts = []
-        for lo, block in sampler.doc_topic_blocks(THETA_CHUNK_CELLS):
-            d, k = np.nonzero(block)
-            parts.append(((d + lo) * np.int64(K) + k, block[d, k]))
+        for lo, block in sampler.doc_topic_blocks():
+            flat = block.reshape(-1)  # (documents, K) in C order: cell d, k is lo * K + d * K + k
+            at = np.flatnonzero(flat)
+            parts.append((at + lo * np.int64(K), flat[at]))
         self.doc_cells = _summed(self.doc_cells, np.concatenate([c for c, _ in parts]),
                                  np.concatenate([v for _, v in parts]))
         self.taken.append(sweep)
@@ -181,12 +184,22 @@ def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray]
 
 def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, values: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
-    """``running`` (sorted codes and their sums) plus the cells ``codes`` with ``values``."""
+    """``running`` (sorted codes and their sums) plus the cells ``codes`` (each once) with
+    ``values``: the new cells sorted (unless they are), then merged into the running ones."""
     values = np.asarray(values, dtype=np.float64)
-    if running is not None:
-        codes, values = np.concatenate([running[0], codes]), np.concatenate([running[1], values])
-    unique, inverse = np.unique(codes, return_inverse=True)
-    return unique, np.bincount(inverse, weights=values, minlength=unique.size)
+    if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
+        order = np.argsort(codes, kind="stable")
+        codes, values = codes[order], values[order]
+    if running is None:
+        return codes, values
+    old, sums = running
+    at = np.searchsorted(old, codes)
+    found = at < old.size
+    found[found] = old[at[found]] == codes[found]
+    sums = sums.copy()
+    sums[at[found]] += values[found]
+    new = ~found
+    return np.insert(old, at[new], codes[new]), np.insert(sums, at[new], values[new])
 
 
 def rows_from_blocks(blocks):
