@@ -260,7 +260,7 @@ class CollapsedGibbs(Method):
                 "that help; each sweep is N rounds of disjoint blocks. The output depends on the seed and the "
                 "shards, never on --threads; 1 is the exact sequential sampler.", FIXED,
                 default_help="one per 100,000 tokens, at most 4; from 5 M tokens one per 625,000 rounded down to a "
-                             "power of two, at most 64 (32 from 20 M tokens); a shard folder's files"),
+                             "power of two, at most 32 (from 20 M tokens); a shard folder's files"),
         Setting("optimize_interval", Integer(0), 0,
                 "Learn an asymmetric alpha and a symmetric beta from the counts every N sweeps (Minka's fixed "
                 "point); --alpha/--beta are then starting values; 0: off.", FIXED),

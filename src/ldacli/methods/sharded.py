@@ -34,11 +34,11 @@ from ldacli.topic_word_prior import TopicWordPrior, extra_by_word, topic_sums
 SAMPLERS = ("dense", "sparse", "alias")
 MH_STEPS = 2
 # Default shards (default_shards): one per 100,000 tokens up to 4; from 5 M tokens, one per
-# 625,000 tokens rounded down to a power of two, up to 64.
+# 625,000 tokens rounded down to a power of two, up to 32.
 MAX_DEFAULT_SHARDS = 4
 TOKENS_PER_SHARD = 100_000
 LARGE_TOKENS_PER_SHARD = 625_000
-MAX_LARGE_SHARDS = 64
+MAX_LARGE_SHARDS = 32
 # Word-list entries spread out at a time when the counts are added to a dense array.
 ENTRY_CHUNK = 1 << 18
 
@@ -47,13 +47,15 @@ def default_shards(n_tokens: int) -> int:
     """The shards of a corpus of ``n_tokens`` tokens when none are asked for (from the corpus
     only, so that the bytes never depend on the threads): one per 100,000 tokens, at most 4, so
     that small corpora get the exact sequential sampler; from 5 M tokens on, one per 625,000
-    tokens rounded down to a power of two, at most 64 (8 from 5 M, 16 from 10 M, 32 from 20 M,
-    64 from 40 M). More shards allow more threads but cost more per sweep, since a document is
-    visited once per slice it has tokens in (on 20NG, 4 shards cost 13% (K=100) and 6%
-    (K=1000) over one, 16 shards 78% and 58%: README, "Performance"), and each of a sweep's P
-    rounds has a serial part; a power of two splits each round's P blocks evenly over 8, 16, 32
-    or 64 threads; 625,000 tokens a shard keeps a block (n/P^2 tokens) at about 20,000 tokens
-    or more below 64 shards, where its serial cost stays small (``benchmarks/shard_cost.py``)."""
+    tokens rounded down to a power of two, at most 32 (8 from 5 M, 16 from 10 M, 32 from 20 M).
+    More shards allow more threads but cost more per sweep, since a document is visited once
+    per slice it has tokens in (on 20NG, 4 shards cost 13% (K=100) and 6% (K=1000) over one, 16
+    shards 78% and 58%: README, "Performance"), and each of a sweep's P rounds has a serial part;
+    a power of two splits each round's P blocks evenly over 8, 16 or 32 threads; 625,000 tokens
+    a shard keeps a block (n/P^2 tokens) at about 20,000 tokens or more, where its serial cost
+    stays small. Not 64: on documents of 200 tokens, 64 shards cost 3.3 times one shard's work,
+    against 2.0 for 32, which leaves 64 shards behind 32 below about 50 cores, whatever the
+    corpus's size (``benchmarks/shard_cost.py``)."""
     small = min(MAX_DEFAULT_SHARDS, n_tokens // TOKENS_PER_SHARD)
     large = min(MAX_LARGE_SHARDS, n_tokens // LARGE_TOKENS_PER_SHARD)
     return int(max(1, small, 1 << (large.bit_length() - 1) if large else 0))
