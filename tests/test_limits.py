@@ -15,10 +15,29 @@ def run(*args):
 
 
 def test_training_that_cannot_fit_in_memory_is_refused_before_allocating(small_ldac, tmp_path):
-    r = run("train", small_ldac, "-k", 10**8, "--iterations", 1, "-o", tmp_path / "m.npz")
+    r = run("train", small_ldac, "-k", 10**9, "--iterations", 1, "-o", tmp_path / "m.npz")
     assert r.exit_code == 1 and "Traceback" not in r.stderr
-    assert "training cgs with 100000000 topics on 50 words" in r.stderr and "of memory, and" in r.stderr
+    assert "training cgs with 1000000000 topics on 50 words" in r.stderr and "of memory, and" in r.stderr
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_a_model_written_as_it_is_assembled_is_not_counted_whole(tmp_path, monkeypatch):
+    # `train -o` writes phi and theta a block of rows at a time, so a machine with room for the
+    # sampler but not for a whole (K, V) phi trains it; a run that returns the whole model
+    # (the Python API without output) is refused there
+    import ldacli.memory
+    from ldacli.synthetic import generate
+
+    corpus, _ = generate(2000, 50, 20000, doc_length=(80, 120), seed=1).corpus.without_unused_words()
+    ldacli.write_corpus(corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"))
+    K = 2000
+    whole = 8.0 * K * (corpus.n_words + corpus.n_docs)
+    monkeypatch.setattr(ldacli.memory, "available_bytes", lambda: int(0.75 * whole))
+    r = run("train", tmp_path / "c.ldac", "-k", K, "--iterations", 2, "-o", tmp_path / "m.npz")
+    assert r.exit_code == 0, r.stderr
+    assert ldacli.Model.load(str(tmp_path / "m.npz")).phi.shape == (K, corpus.n_words)
+    with pytest.raises(ldacli.LdacliError, match="of memory, and"):
+        ldacli.train(corpus, K, iterations=2)
 
 
 def test_a_uci_header_declaring_billions_of_documents_is_refused_before_allocating(tmp_path):

@@ -89,9 +89,10 @@ class Method:
         :class:`~ldacli.errors.SettingError`)."""
 
     @classmethod
-    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False) -> float:
         """About how much memory the state and the model take for ``corpus`` (the driver refuses
-        a run that cannot fit before anything is allocated)."""
+        a run that cannot fit before anything is allocated); ``streamed``: the model is written
+        as it is assembled (:meth:`streamed_result`), so its phi and theta need not be whole."""
         raise NotImplementedError
 
     def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,

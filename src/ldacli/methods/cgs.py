@@ -27,7 +27,7 @@ from ldacli.formats.shards import ShardFolder
 from ldacli.seed_words import SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
-from ldacli.npz import StreamedArray
+from ldacli.npz import ROW_BLOCK_BYTES, StreamedArray
 from ldacli.priors import alpha_from_histograms, beta_from_histogram
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -307,23 +307,32 @@ class CollapsedGibbs(Method):
         values["shards"] = shard_bounds(doc_pointers(corpus.doc_lengths), wanted).size - 1
 
     @classmethod
-    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False) -> float:
         K, V, D, N = int(settings["n_topics"]), corpus.n_words, corpus.n_docs, corpus.n_tokens
+        cells = float(np.minimum(corpus.word_frequencies(), K).sum())  # at most, word-topic cells
         if settings["sampler"] == "dense":
             counts = 4.0 * V * K
         else:  # a sorted list of min(K, frequency) packed (count, topic) entries per word
-            counts = 8.0 * float(np.minimum(corpus.word_frequencies(), K).sum()) + 12.0 * V
+            counts = 8.0 * cells + 12.0 * V
         prior = settings.get("topic_word_prior")
         if prior is not None:  # its cells, by word for the kernels too
             counts += 32.0 * prior.n_cells + 8.0 * V
         # tokens (words and z; the alias sampler's orders too; the client of a shard folder: z
         # and the moves of a block); where each document's slices start; one copy of the counts,
-        # which every thread samples; the model: phi and theta, each assembled in place (the
-        # scratch: a chunk of theta's counts, the word lists' entries spread out)
+        # which every thread samples; vectors of K (the totals, each block's copy of them, the
+        # priors, the snapshots' and the histograms'); the snapshots' sums (code and sum of each
+        # word-topic and document-topic cell); the model: phi and theta, each assembled in place,
+        # or written a block of rows at a time (the scratch: a chunk of theta's counts, the
+        # word lists' entries spread out)
         tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
         runs = 8.0 * D * (int(settings.get("shards") or 1) + 1)
+        vectors = 8.0 * K * (8 + int(settings.get("shards") or 1))
+        snapshots = 16.0 * (cells + min(N, K * D)) if settings.get("snapshots", 1) > 1 else 0.0
+        model = 8.0 * K * V + 8.0 * D * K
+        if streamed:  # a block of rows (at least one) of each, no more than the whole
+            model = min(model, max(ROW_BLOCK_BYTES, 8.0 * V) + max(ROW_BLOCK_BYTES, 8.0 * K))
         scratch = 12.0 * max(THETA_CHUNK_CELLS, K) + 48.0 * ENTRY_CHUNK
-        return tokens + runs + counts + 8.0 * K * V + 8.0 * D * K + scratch
+        return tokens + runs + counts + vectors + snapshots + model + scratch
 
     def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
                  source: str | None = None, start: Start | None = None, client=None):

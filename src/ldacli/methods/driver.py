@@ -500,9 +500,9 @@ def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress
         for path in removed:
             log.warning("%s: removed, a temporary file left by a run that was killed", path)
         with cluster(values["scheduler"]) as client:
-            prepared = _prepare(run, client)
             # a warm start's id stability and an alignment need the whole phi and theta
-            streamed = output is not None and prepared.parent is None and prepared.reference is None
+            streamed = output is not None and run.parent is None and values["align_to"] is None
+            prepared = _prepare(run, client, streamed)
             try:
                 model = _loop(prepared, progress=progress, callback=callback, streamed=streamed)
                 if streamed:
@@ -555,9 +555,10 @@ class _Run:
         return {**settings.recorded(settings_of(self.cls), self.values), **self.params}
 
 
-def _prepare(run: _Settled, client=None) -> _Run:
-    """Everything before the first step: the held-out slice, the memory check, the state, the
-    params the model will record."""
+def _prepare(run: _Settled, client=None, streamed: bool = False) -> _Run:
+    """Everything before the first step: the held-out slice, the memory check (``streamed``:
+    the model will be written as it is assembled, never whole), the state, the params the model
+    will record."""
     cls, values, ckpt, corpus = run.cls, run.values, run.checkpoint, run.corpus
     threads = check_threads(values["threads"])
     reference = Model.load(values["align_to"]) if values["align_to"] is not None else None
@@ -569,7 +570,7 @@ def _prepare(run: _Settled, client=None) -> _Run:
         stopper = EarlyStopping.from_state(stored, values["patience"]) if stored else EarlyStopping(values["patience"])
     check_fits(f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
                f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
-               cls.estimate_bytes(fitted, values, threads))
+               cls.estimate_bytes(fitted, values, threads, streamed))
     start = warm_start_state(run.parent, fitted, values, _descent(run.parent, values)) if run.parent is not None else None
     if client is not None and not cls.DISTRIBUTED:
         raise SettingError("scheduler", f"scheduler applies to method {', '.join(m.name for m in METHODS.values() if m.DISTRIBUTED)} "

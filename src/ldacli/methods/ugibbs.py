@@ -52,7 +52,7 @@ class UncollapsedGibbs(Method):
         checks.smaller("burn_in", values["burn_in"], "iterations", values["iterations"])
 
     @classmethod
-    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False) -> float:
         K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs
         # phi, its sum, its draw and the model's; one count buffer per thread; theta, its sum
         # and the model's

@@ -230,7 +230,7 @@ class VariationalEM(Method):
                                                "prior to estimate), found it with smoothed False")
 
     @classmethod
-    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int) -> float:
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False) -> float:
         K, V, D = int(settings["n_topics"]), corpus.n_words, corpus.n_docs
         # topics, statistics, E[log beta] and its exponential, the model's phi; gamma, its
         # expectation and theta; the corpus in both orientations
