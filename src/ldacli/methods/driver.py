@@ -500,9 +500,8 @@ def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress
         for path in removed:
             log.warning("%s: removed, a temporary file left by a run that was killed", path)
         with cluster(values["scheduler"]) as client:
-            # a warm start's id stability and an alignment need the whole phi and theta
-            streamed = output is not None and run.parent is None and values["align_to"] is None
-            prepared = _prepare(run, client, streamed)
+            prepared = _prepare(run, client, writing=output is not None)
+            streamed = prepared.streamed
             try:
                 model = _loop(prepared, progress=progress, callback=callback, streamed=streamed)
                 if streamed:
@@ -549,16 +548,18 @@ class _Run:
     stopper: EarlyStopping | None
     parent: Model | None
     reference: Model | None
+    streamed: bool  # the model is written as it is assembled
 
     def checkpoint_params(self) -> dict:
         """What a checkpoint records: the model's params, and how the run writes checkpoints."""
         return {**settings.recorded(settings_of(self.cls), self.values), **self.params}
 
 
-def _prepare(run: _Settled, client=None, streamed: bool = False) -> _Run:
-    """Everything before the first step: the held-out slice, the memory check (``streamed``:
-    the model will be written as it is assembled, never whole), the state, the params the model
-    will record."""
+def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
+    """Everything before the first step: the held-out slice, the params the model will record,
+    the memory check (``writing``: the model goes to a file, so it is written as it is
+    assembled, never whole, unless a warm start's id stability or an alignment needs it whole),
+    the state."""
     cls, values, ckpt, corpus = run.cls, run.values, run.checkpoint, run.corpus
     threads = check_threads(values["threads"])
     reference = Model.load(values["align_to"]) if values["align_to"] is not None else None
@@ -568,16 +569,6 @@ def _prepare(run: _Settled, client=None, streamed: bool = False) -> _Run:
         evaluator = HeldOutEvaluator(held, seed=values["seed"])
         stored = ckpt.state.get("early_stopping") if ckpt is not None else None
         stopper = EarlyStopping.from_state(stored, values["patience"]) if stored else EarlyStopping(values["patience"])
-    check_fits(f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
-               f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
-               cls.estimate_bytes(fitted, values, threads, streamed))
-    start = warm_start_state(run.parent, fitted, values, _descent(run.parent, values)) if run.parent is not None else None
-    if client is not None and not cls.DISTRIBUTED:
-        raise SettingError("scheduler", f"scheduler applies to method {', '.join(m.name for m in METHODS.values() if m.DISTRIBUTED)} "
-                                        f"only, found method {cls.name}")
-    resume = values["resume"]
-    state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
-                **({"client": client} if client is not None else {}))
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
               "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
     parent = run.parent
@@ -597,10 +588,21 @@ def _prepare(run: _Settled, client=None, streamed: bool = False) -> _Run:
             names[t["topic"]] = t["name"]
     if ckpt is None:
         params = with_names(params, names)
+    streamed = writing and parent is None and reference is None
+    check_fits(f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
+               f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
+               cls.estimate_bytes(fitted, values, threads, streamed))
+    start = warm_start_state(run.parent, fitted, values, _descent(run.parent, values)) if run.parent is not None else None
+    if client is not None and not cls.DISTRIBUTED:
+        raise SettingError("scheduler", f"scheduler applies to method {', '.join(m.name for m in METHODS.values() if m.DISTRIBUTED)} "
+                                        f"only, found method {cls.name}")
+    resume = values["resume"]
+    state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
+                **({"client": client} if client is not None else {}))
     trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
     trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
     return _Run(cls, state, values, params, fitted, ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll,
-                evaluator, stopper, parent, reference)
+                evaluator, stopper, parent, reference, streamed)
 
 
 def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Model:
