@@ -6,7 +6,8 @@ import itertools
 import numpy as np
 from scipy.special import gammaln
 
-from ldacli.methods.base import doc_topic_counts, word_topic_counts
+from ldacli.counts import doc_topic_counts
+from ldacli.methods.base import word_topic_counts
 
 
 def extra_cells(prior, w):

@@ -77,7 +77,8 @@ def test_the_prior_round_trips_through_checkpoint_arrays_and_model_params():
 def test_phi_and_the_trace_follow_the_non_uniform_prior(themed, sampler):
     from scipy.special import gammaln
 
-    from ldacli.methods.base import doc_topic_counts, word_topic_counts
+    from ldacli.counts import doc_topic_counts
+    from ldacli.methods.base import word_topic_counts
 
     corpus = themed.corpus
     V, K, beta = corpus.n_words, 10, 0.01

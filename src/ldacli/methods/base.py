@@ -14,7 +14,6 @@ from typing import ClassVar
 import numpy as np
 
 from ldacli.corpus import Corpus
-from ldacli.counts import doc_topic_counts  # noqa: F401 - where the methods find it
 from ldacli.errors import LdacliError
 from ldacli.model import Checkpoint
 from ldacli.settings import Setting

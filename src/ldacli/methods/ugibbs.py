@@ -19,7 +19,8 @@ import numpy as np
 from ldacli import checks, seeds
 from ldacli._ugibbs import doc_loglik, draw_topic, draw_z_theta
 from ldacli.corpus import Corpus
-from ldacli.methods.base import Method, Start, doc_topic_counts, word_topic_counts
+from ldacli.counts import doc_topic_counts
+from ldacli.methods.base import Method, Start, word_topic_counts
 from ldacli.model import Checkpoint
 from ldacli.settings import FIXED, Integer, Setting, owned_by
 from ldacli.parallel import CHUNK_NNZ, Pool, doc_ranges

@@ -25,7 +25,8 @@ from scipy.special import digamma, gammaln, polygamma
 from ldacli import seeds
 from ldacli._vem import estep, word_stats
 from ldacli.corpus import Corpus
-from ldacli.methods.base import Method, Start, doc_topic_counts, word_topic_counts
+from ldacli.counts import doc_topic_counts
+from ldacli.methods.base import Method, Start, word_topic_counts
 from ldacli.errors import SettingError
 from ldacli.model import Checkpoint
 from ldacli.parallel import Pool, doc_ranges
