@@ -325,8 +325,9 @@ class CollapsedGibbs(Method):
         # or written a block of rows at a time (the scratch: a chunk of theta's counts, the
         # word lists' entries spread out)
         tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
-        runs = 8.0 * D * (int(settings.get("shards") or 1) + 1)
-        vectors = 8.0 * K * (8 + int(settings.get("shards") or 1))
+        shards = int(settings.get("shards") or 1)
+        runs = 8.0 * D * (shards + 1)
+        vectors = 8.0 * K * (8 + shards)
         snapshots = 16.0 * (cells + min(N, K * D)) if settings.get("snapshots", 1) > 1 else 0.0
         model = 8.0 * K * V + 8.0 * D * K
         if streamed:  # a block of rows (at least one) of each, no more than the whole
@@ -379,13 +380,12 @@ class CollapsedGibbs(Method):
         # of the checkpoint being written (which becomes the sync point once written)
         self._snapshots_at = [self.snapshots.state(), None]
         self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
-        if client is None:
+        if client is None:  # the corpus is here (a shard folder needs a cluster): its bounds above
             if z is None:
                 z = FirstTopics(self.rngs[0], corpus.n_words, K).draw(words)
             if threads > n_shards > 1:
                 log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
                          "more, see the README's Performance)", n_shards, n_shards)
-            bounds = np.array([r["d_lo"] for r in ranges] + [ranges[-1]["d_hi"]], np.int64)
             self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
                                           self.beta, bounds, self.rngs[1:], threads, prior=self.prior)
         else:  # the first topics (without z) are drawn on the workers, from stream 0 as above

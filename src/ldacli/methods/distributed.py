@@ -57,8 +57,9 @@ from ldacli.memory import available_bytes
 from ldacli.methods.cluster import ClusterLost
 from ldacli.methods.shard_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
                                               shard_file, write_shard_checkpoint)
-from ldacli.methods.sharded import (SAMPLERS, FirstTopics, Priors, Replica, UnderPriors, merge_pairs, replica_class, sample_block,
-                                    shard_doc_histograms, shard_log_prior, word_slices, word_topic_pairs)
+from ldacli.methods.sharded import (SAMPLERS, FirstTopics, Priors, Replica, UnderPriors, merge_doc_histograms, merge_pairs,
+                                    replica_class, sample_block, shard_doc_histograms, shard_log_prior, word_slices,
+                                    word_topic_pairs)
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -367,8 +368,8 @@ class ShardHost:
         return {s: shard_log_prior(self.shards[s]["ptr"], self.shards[s]["z"], alpha) for s in self.mine}
 
     def doc_histograms(self) -> tuple[tuple, tuple]:
-        parts = [shard_doc_histograms(self.shards[s]["ptr"], self.shards[s]["z"], self.K) for s in self.mine]
-        return merge_histograms([p[0] for p in parts]), merge_histograms([p[1] for p in parts])
+        return merge_doc_histograms([shard_doc_histograms(self.shards[s]["ptr"], self.shards[s]["z"], self.K)
+                                     for s in self.mine])
 
     def slice_counts(self, j: int) -> dict:
         self._take_incoming()
@@ -632,14 +633,10 @@ class DistributedSampler(UnderPriors):
         return out
 
     def doc_log_priors(self, alpha: np.ndarray) -> list[float]:
-        parts: dict[int, float] = {}
-        for found in self._each("doc_log_priors", [(np.asarray(alpha, np.float64),)] * len(self.place.hosts)):
-            parts.update(found)
-        return [parts[s] for s in range(len(self.shards))]
+        return self._by_shard("doc_log_priors", np.asarray(alpha, np.float64))
 
     def doc_histograms(self) -> tuple[tuple, tuple]:
-        parts = self._each("doc_histograms", [()] * len(self.place.hosts))
-        return merge_histograms([p[0] for p in parts]), merge_histograms([p[1] for p in parts])
+        return merge_doc_histograms(self._each("doc_histograms", [()] * len(self.place.hosts)))
 
     @property
     def counts(self) -> Replica:
@@ -662,10 +659,15 @@ class DistributedSampler(UnderPriors):
 
     def rng_states(self) -> list[dict]:
         """Every shard's stream's state, in shard order."""
-        states: dict[int, dict] = {}
-        for found in self._each("rng_states", [()] * len(self.place.hosts)):
-            states.update(found)
-        return [states[s] for s in range(len(self.shards))]
+        return self._by_shard("rng_states")
+
+    def _by_shard(self, method: str, *args) -> list:
+        """What every worker's ``method(*args)`` says of each of its shards (a dict by shard),
+        in shard order."""
+        found: dict[int, object] = {}
+        for part in self._each(method, [args] * len(self.place.hosts)):
+            found.update(part)
+        return [found[s] for s in range(len(self.shards))]
 
     # --- checkpoints --------------------------------------------------------------------------------
 
@@ -712,11 +714,8 @@ class DistributedSampler(UnderPriors):
             self._locked.add(folder)
         names = {s: shard_file(s, iteration, self._run) for s in range(len(self.shards))}
         params = {"sweep": iteration, "n_topics": self.K, "run": self._run, "corpus_fingerprint": self.fingerprint}
-        digests: dict[int, str] = {}
-        for found in self._each("write_checkpoint", [(folder, names, params)] * len(self.place.hosts)):
-            digests.update(found)
-        P = len(self.shards)
-        return ShardFiles(folder, [names[s] for s in range(P)], [digests[s] for s in range(P)], iteration)
+        digests = self._by_shard("write_checkpoint", folder, names, params)
+        return ShardFiles(folder, [names[s] for s in range(len(self.shards))], digests, iteration)
 
     def committed(self) -> None:
         """The checkpoint :meth:`checkpoint` returned the arrays of is written: it is the sync

@@ -280,16 +280,27 @@ def shard_log_prior(ptr: np.ndarray, z: np.ndarray, alpha: np.ndarray) -> float:
 HISTOGRAM_CHUNK_CELLS = 1 << 20
 
 
+def doc_topic_blocks(ptr: np.ndarray, z: np.ndarray, n_topics: int, cells: int = HISTOGRAM_CHUNK_CELLS):
+    """(first document, (d, K) int32 document-topic counts) of the documents ``ptr`` (their
+    pointers into ``z``), about ``cells`` cells at a time (whole documents, at least one), in
+    order: no (D, K) count array of them all."""
+    step = max(1, cells // n_topics)
+    for lo in range(0, ptr.size - 1, step):
+        p = ptr[lo:lo + step + 1]
+        yield lo, doc_topic_counts(p - p[0], z[p[0]:p[-1]], n_topics)
+
+
 def shard_doc_histograms(ptr: np.ndarray, z: np.ndarray, n_topics: int) -> tuple[tuple, tuple]:
     """The histograms (:func:`~ldacli.counts.histogram`) of one shard's document-topic counts
     (D, K) and of its document lengths (D, 1), counted a few documents at a time: what learning
     alpha needs of the shard (:func:`~ldacli.priors.alpha_from_histograms`)."""
-    D, step = ptr.size - 1, max(1, HISTOGRAM_CHUNK_CELLS // n_topics)
-    parts = []
-    for lo in range(0, D, step):
-        p = ptr[lo:lo + step + 1]
-        parts.append(histogram(doc_topic_counts(p - p[0], z[p[0]:p[-1]], n_topics)))
+    parts = [histogram(block) for _, block in doc_topic_blocks(ptr, z, n_topics)]
     return merge_histograms(parts), histogram(np.diff(ptr)[:, None])
+
+
+def merge_doc_histograms(parts: list[tuple[tuple, tuple]]) -> tuple[tuple, tuple]:
+    """The :func:`shard_doc_histograms` of several shards' documents together."""
+    return merge_histograms([p[0] for p in parts]), merge_histograms([p[1] for p in parts])
 
 
 def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
@@ -741,17 +752,12 @@ class ShardedSampler(UnderPriors):
 
     def doc_histograms(self) -> tuple[tuple, tuple]:
         """:func:`shard_doc_histograms` of the whole corpus (its shards', merged)."""
-        parts = [shard_doc_histograms(sh["ptr"], self.z[sh["lo"]:sh["hi"]], self.K) for sh in self.shards]
-        return merge_histograms([p[0] for p in parts]), merge_histograms([p[1] for p in parts])
+        return merge_doc_histograms([shard_doc_histograms(sh["ptr"], self.z[sh["lo"]:sh["hi"]], self.K)
+                                     for sh in self.shards])
 
     def doc_topic_blocks(self, cells: int = HISTOGRAM_CHUNK_CELLS):
-        """(first document, (d, K) int32 document-topic counts) of about ``cells`` cells at a
-        time (whole documents, at least one), in order: the model's theta is made from them,
-        with no (D, K) count array."""
-        step = max(1, cells // self.K)
-        for lo in range(0, self.n_docs, step):
-            ptr = self.doc_ptr[lo:lo + step + 1]
-            yield lo, doc_topic_counts(ptr - ptr[0], self.z[ptr[0]:ptr[-1]], self.K)
+        """:func:`doc_topic_blocks` of the corpus: the model's theta is made from them."""
+        return doc_topic_blocks(self.doc_ptr, self.z, self.K, cells)
 
     def close(self) -> None:
         if self._pool is not None:
