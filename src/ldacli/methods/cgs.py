@@ -490,7 +490,7 @@ class CollapsedGibbs(Method):
     def theta(self) -> np.ndarray:
         """(D, K) float64: ``(n_dk + alpha_k) / (N_d + sum alpha)``, assembled a few documents
         at a time (:data:`THETA_CHUNK_CELLS`; no dense count array of all documents; on a
-        cluster, shard by shard from the workers)."""
+        cluster, from the shards' workers)."""
         theta = np.empty((self.sampler.n_docs, self.sampler.K))
         self._theta_rows()(theta, 0)
         return theta

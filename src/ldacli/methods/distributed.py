@@ -18,8 +18,8 @@ per round it sends and receives 2 W vectors of K integers, nothing that grows wi
 So per sweep, W slices cross between workers in each of the P rounds, each slice W times: the
 counts (the sorted word lists, or dense rows) cross W times in all. At the start, every worker
 sends each slice's initial holder its shards' counts of that slice's words (word-topic pairs);
-at the end, the model's counts and document-topic counts come to the client shard by shard and
-slice by slice.
+at the end, the model's counts come to the client slice by slice and its document-topic counts
+a block of documents at a time.
 
 Faults: the state lives on the workers, so a worker that dies takes its shards and the slices it
 held with it. The run then goes back to its last *sync point*, the last checkpoint written (or
@@ -57,9 +57,9 @@ from ldacli.memory import available_bytes
 from ldacli.methods.cluster import ClusterLost
 from ldacli.methods.shard_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
                                               shard_file, write_shard_checkpoint)
-from ldacli.methods.sharded import (SAMPLERS, FirstTopics, Priors, Replica, UnderPriors, merge_doc_histograms, merge_pairs,
-                                    replica_class, sample_block, shard_doc_histograms, shard_log_prior, word_slices,
-                                    word_topic_pairs)
+from ldacli.methods.sharded import (HISTOGRAM_CHUNK_CELLS, SAMPLERS, FirstTopics, Priors, Replica, UnderPriors,
+                                    merge_doc_histograms, merge_pairs, replica_class, sample_block,
+                                    shard_doc_histograms, shard_log_prior, word_slices, word_topic_pairs)
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -375,8 +375,10 @@ class ShardHost:
         self._take_incoming()
         return self._slice(j).count_arrays()
 
-    def doc_topic_counts(self, s: int) -> np.ndarray:
-        return doc_topic_counts(self.shards[s]["ptr"], self.shards[s]["z"], self.K)
+    def doc_topic_counts(self, s: int, lo: int, hi: int) -> np.ndarray:
+        """The (hi - lo, K) counts of documents ``lo:hi`` of shard ``s`` (numbered in the shard)."""
+        ptr = self.shards[s]["ptr"][lo:hi + 1]
+        return doc_topic_counts(ptr - ptr[0], self.shards[s]["z"][ptr[0]:ptr[-1]], self.K)
 
     def rng_states(self) -> dict[int, dict]:
         return {s: self.shards[s]["rng"].bit_generator.state for s in self.mine}
@@ -651,11 +653,15 @@ class DistributedSampler(UnderPriors):
             self._counts = replica
         return self._counts
 
-    def doc_topic_blocks(self, cells: int | None = None):
-        """(first document, (d, K) int32 document-topic counts) shard by shard (``cells`` is the
-        threads' block size: here a shard comes whole from its worker)."""
+    def doc_topic_blocks(self, cells: int = HISTOGRAM_CHUNK_CELLS):
+        """(first document, (d, K) int32 document-topic counts) of about ``cells`` cells at a
+        time (whole documents, at least one, within a shard), in order, from the shards' workers."""
+        step = max(1, cells // self.K)
         for s, shard in enumerate(self.shards):
-            yield shard["d_lo"], self.place.hosts[self.place.owner[s]].doc_topic_counts(s).result()
+            host = self.place.hosts[self.place.owner[s]]
+            for lo in range(0, shard["d_hi"] - shard["d_lo"], step):
+                hi = min(lo + step, shard["d_hi"] - shard["d_lo"])
+                yield shard["d_lo"] + lo, host.doc_topic_counts(s, lo, hi).result()
 
     def rng_states(self) -> list[dict]:
         """Every shard's stream's state, in shard order."""
