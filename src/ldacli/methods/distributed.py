@@ -655,8 +655,9 @@ class DistributedSampler(UnderPriors):
 
     def doc_topic_blocks(self, cells: int = HISTOGRAM_CHUNK_CELLS):
         """(first document, (d, K) int32 document-topic counts) of about ``cells`` cells at a
-        time (whole documents, at least one, within a shard), in order, from the shards' workers."""
-        step = max(1, cells // self.K)
+        time, at least :data:`HISTOGRAM_CHUNK_CELLS` (each block is a round trip to a worker;
+        whole documents, at least one, within a shard), in order, from the shards' workers."""
+        step = max(1, max(cells, HISTOGRAM_CHUNK_CELLS) // self.K)
         for s, shard in enumerate(self.shards):
             host = self.place.hosts[self.place.owner[s]]
             for lo in range(0, shard["d_hi"] - shard["d_lo"], step):
