@@ -114,6 +114,10 @@ class Method:
         """Whether the method has converged by its own criterion, given the trace so far."""
         return False
 
+    def expect_last(self, iteration: int) -> None:
+        """The step a time-limited run (``--max-seconds``) is expected to end at, as the time
+        so far projects it; told before each step after the first. Nothing by default."""
+
     def rng_states(self) -> list:
         """The states of the method's random streams, in the order it restores them."""
         raise NotImplementedError

@@ -81,12 +81,18 @@ class Snapshots:
     word-topic cells' words and topics (2, C) int32 and ``snapshot_cell_sums`` (C,);
     ``snapshot_topic`` (K,); ``snapshot_doc_cells`` (2, E) int32, documents and topics, and
     ``snapshot_doc_sums`` (E,)); a resumed run whose schedule no longer contains those sweeps
-    starts the sums again."""
+    starts the sums again.
+
+    A time-limited run (``paced``: the number of snapshots and the sweeps between them) cannot
+    know its last sweep in advance: it takes them where the pace so far says its last sweeps
+    are (:meth:`due`, after :meth:`expect_last`), so that a run stopped by ``--max-seconds``
+    still averages the states of its end, not its final state alone."""
 
     def __init__(self, sweeps: frozenset[int], K: int, V: int, doc_ptr: np.ndarray, checkpoint: Checkpoint | None,
-                 source: str | None):
+                 source: str | None, paced: tuple[int, int] | None = None):
         # one sweep to average is the final state alone: no sums
         self.sweeps, self.K, self.V = (sweeps if len(sweeps) > 1 else frozenset()), K, V
+        self.paced, self.last = paced, None
         self.lengths = np.diff(np.asarray(doc_ptr, dtype=np.int64)).astype(np.float64)
         self.taken: list[int] = []
         self.cells = self.doc_cells = None  # (codes int64 sorted, sums float64)
@@ -99,7 +105,7 @@ class Snapshots:
                   "snapshot_doc_cells": (2, a["snapshot_doc_sums"].size), "snapshot_doc_sums": a["snapshot_doc_sums"].shape}
         stored = Method.checkpoint_arrays(checkpoint, source, shapes)
         taken = [int(t) for t in stored["snapshot_taken"]]
-        if not set(taken) <= self.sweeps:
+        if self.paced is None and not set(taken) <= self.sweeps:
             log.info("%s: the snapshots of sweeps %s are not among this run's (--iterations changed); phi and "
                      "theta average the states from here on", source, ", ".join(map(str, taken)))
             return
@@ -116,6 +122,25 @@ class Snapshots:
         self.doc_cells = _summed(None, docs.astype(np.int64) * K + doc_topics, stored["snapshot_doc_sums"])
         if any(np.any(c[1:] == c[:-1]) for c, _ in (self.cells, self.doc_cells)):
             raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
+
+    def expect_last(self, sweep: int) -> None:
+        """A time-limited run's projected last sweep."""
+        self.last = sweep
+
+    def due(self, sweep: int) -> bool:
+        """Whether the state after ``sweep`` is one to sum: one of the schedule's sweeps; for a
+        time-limited run, one of the last ``n`` the projection allows, in the second half of the
+        projected run and at least ``interval`` sweeps after the one taken before (a projection
+        that moves takes a sweep later, never two close together)."""
+        if not self.sweeps:
+            return False
+        if self.paced is None:
+            return sweep in self.sweeps
+        if self.last is None:
+            return False
+        n, interval = self.paced
+        return (sweep > self.last // 2 and sweep >= self.last - (n - 1) * interval
+                and (not self.taken or sweep - self.taken[-1] >= interval))
 
     def state(self) -> tuple:
         """The sums as they are (to go back to: :meth:`restore`)."""
@@ -268,7 +293,8 @@ class CollapsedGibbs(Method):
         Setting("snapshots", Integer(1), 5,
                 "Average phi and theta over N states of the chain, --snapshot-interval sweeps apart, the last "
                 "one the final sweep, those in the second half of the run (within --iterations: no sweep is "
-                "added), instead of the final state alone: less Monte Carlo noise in the topics, a lower "
+                "added; with --max-seconds, where the pace so far says the run will end), instead of the final "
+                "state alone: less Monte Carlo noise in the topics, a lower "
                 "held-out perplexity for the same sweeps (see the README's Performance). 1: the final state.",
                 FIXED),
         Setting("snapshot_interval", Integer(1), 10, "Sweeps between two of the averaged --snapshots.", FIXED),
@@ -375,7 +401,8 @@ class CollapsedGibbs(Method):
         self.snapshots = Snapshots(snapshot_sweeps(settings["iterations"], settings["snapshots"],
                                                    settings["snapshot_interval"]),
                                    K, corpus.n_words, doc_ptr if doc_ptr is not None else folder.doc_ptr(), checkpoint,
-                                   source)
+                                   source, paced=None if settings.get("max_seconds") is None else
+                                   (settings["snapshots"], settings["snapshot_interval"]))
         # the sums as of the sync point a cluster's run goes back to when a worker is lost, and as
         # of the checkpoint being written (which becomes the sync point once written)
         self._snapshots_at = [self.snapshots.state(), None]
@@ -440,8 +467,11 @@ class CollapsedGibbs(Method):
             self.beta = beta_from_histogram(s.word_histogram(), s.topic_totals(), self.beta, s.V)
             s.set_priors(self.alpha, self.beta)
             log.info("iteration %d: learned sum(alpha) %.4g, beta %.4g", iteration, self.alpha.sum(), self.beta)
-        if iteration in self.snapshots.sweeps:
+        if self.snapshots.due(iteration):
             self.snapshots.take(iteration, s)
+
+    def expect_last(self, iteration: int) -> None:
+        self.snapshots.expect_last(iteration)
 
     def loglik(self) -> float:
         return log_likelihood(self.sampler, self.alpha, self.beta) / self.n_tokens

@@ -14,6 +14,7 @@ state and one step.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import signal
 import sys
@@ -656,6 +657,10 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Mod
         while (it < iterations and not (stopper is not None and stopper.should_stop)
                and not state.converged(trace_ll)):
             t0 = time.perf_counter()
+            if max_seconds is not None and it > run.start:  # the sweeps left, at this run's pace so far
+                spent = t0 - began
+                state.expect_last(min(iterations, it + max(1, math.ceil((max_seconds - spent) / spent
+                                                                        * (it - run.start)))))
             try:
                 state.step(it + 1)
             except ClusterLost as exc:
