@@ -8,7 +8,8 @@ Usage::
 
 Runs ``--burn-in`` sweeps, then times ``--sweeps`` sweeps: seconds per sweep, and the kernels'
 time (summed over threads). It reports how many times a sweep visits a document (once per word
-slice the document has tokens in: each visit rebuilds the document's counts), how long the word
+slice the document has tokens in: each visit enters the document, from its list of topics with
+the sparse sampler, from its tokens with the others), how long the word
 lists scanned per token are (the average over tokens of their word's number of topics), which is
 what the sparse sampler's cost follows, and the time per token and list entry. ``--corpus``: ``kos``, ``20ng``, ``zipf:N`` or ``synth:N`` (as
 in ``bench_train.py``) or a path.

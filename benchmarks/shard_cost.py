@@ -14,7 +14,7 @@ call of ``sharded.sample_block``) is recorded. Columns:
 
 - ``s/sweep``, ``cost``: one core's seconds per sweep, and their ratio to P=1's (the exact
   sequential sampler): what P shards cost in work (a document is visited once per slice it has
-  tokens in, and each visit rebuilds its counts);
+  tokens in, and each visit enters it: its list of topics, with the sparse sampler);
 - ``serial ms``: per sweep, what no thread can share: the sweep's time outside the blocks'
   calls (after each of the P rounds, copying the K topic totals and adding up the P blocks'
   changes; handing out the P^2 blocks), plus P^2 times the cost of the Python around one

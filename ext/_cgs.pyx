@@ -333,8 +333,8 @@ cdef struct Buckets:
     double* qterm           # (K,) the word bucket's terms, one per entry of the token's word
     int32_t* nk             # (K,) topic totals
     int32_t* nd             # (K,) the document's topic counts
-    int32_t* dt             # (K+1,) the document's topics, n_doc of them
-    int32_t* dp             # (K,) where each topic is in dt (-1: not in the document)
+    int32_t* dt             # (K,) the document's topics, n_doc of them, in increasing order
+    int32_t* dp             # (K,) where each of the document's topics is in dt
     Py_ssize_t n_doc
     const double* alpha
     double beta
@@ -367,36 +367,35 @@ cdef inline void _add_to_topic(Buckets* b, Py_ssize_t k, int32_t delta) noexcept
     _set_topic_terms(b, k)
 
 
-cdef inline void _enter_document(Buckets* b, const int32_t* z, Py_ssize_t first, Py_ssize_t end) noexcept nogil:
-    """Count the topics of the document's tokens ``z[first:end]``: ``nd``, the topic list
-    ``dt`` and ``dp``, each topic's ``coef`` and the document bucket ``r``. Without a branch:
-    each topic is written at the list's end, which only grows when the topic is new to the
-    document (dt has room for K + 1)."""
-    cdef Py_ssize_t i, j, t, n_doc = 0
+cdef inline void _enter_document(Buckets* b, const int32_t* topics, const int32_t* counts, Py_ssize_t n) noexcept nogil:
+    """Enter a document from its list (its n topics in increasing order, and their counts):
+    ``nd``, the topic list ``dt``, each topic's ``coef`` and the document bucket ``r``, summed in
+    the list's order. The list is kept from one visit of the document to the next (one per word
+    slice), so a visit costs its topics, not its tokens."""
+    cdef Py_ssize_t j, t
     cdef double r = 0.0
-    for i in range(first, end):
-        t = z[i]
-        b.dt[n_doc] = <int32_t> t
-        n_doc += b.nd[t] == 0
-        b.nd[t] += 1
-    for j in range(n_doc):
-        t = b.dt[j]
+    for j in range(n):
+        t = topics[j]
+        b.dt[j] = <int32_t> t
         b.dp[t] = <int32_t> j
+        b.nd[t] = counts[j]
         r += b.nd[t] * b.beta * b.inv[t]
         b.coef[t] = (b.alpha[t] + b.nd[t]) * b.inv[t]
-    b.n_doc = n_doc
+    b.n_doc = n
     b.r = r
 
 
-cdef inline void _leave_document(Buckets* b) noexcept nogil:
-    """Clear the document's counts and list, and give its topics back their ``coef`` without
-    the document."""
+cdef inline Py_ssize_t _leave_document(Buckets* b, int32_t* topics, int32_t* counts) noexcept nogil:
+    """Write the document's list back (its topics and counts), clear its counts, and give its
+    topics back their ``coef`` without the document; returns the list's length."""
     cdef Py_ssize_t j, t
     for j in range(b.n_doc):
         t = b.dt[j]
+        topics[j] = <int32_t> t
+        counts[j] = b.nd[t]
         b.nd[t] = 0
-        b.dp[t] = -1
         b.coef[t] = b.alpha[t] * b.inv[t]
+    return b.n_doc
 
 
 cdef inline void _take_out(Buckets* b, Py_ssize_t old, Kept* kept) noexcept nogil:
@@ -423,19 +422,35 @@ cdef inline void _put_back(Buckets* b, Py_ssize_t old, const Kept* kept) noexcep
 
 
 cdef inline void _move_in_document(Buckets* b, Py_ssize_t old, Py_ssize_t t) noexcept nogil:
-    """Keep the document's topic list right after a token moved from ``old`` to ``t`` (counts
-    already changed): ``old`` leaves it at 0, ``t`` joins it at 1."""
-    cdef Py_ssize_t j
-    if b.nd[old] == 0:
-        b.n_doc -= 1
+    """Keep the document's topic list right, and in increasing order, after a token moved from
+    ``old`` to ``t`` (counts already changed): ``old`` leaves it at 0, ``t`` joins it at 1. Only
+    the topics between where they leave and join move, by one place (the list is short, and
+    ``dp`` says where each topic is)."""
+    cdef Py_ssize_t j, k, n = b.n_doc
+    cdef bint leaves = b.nd[old] == 0
+    cdef bint joins = b.nd[t] == 1
+    if leaves:  # old's place is the gap that moves up to where t goes (or to the end)
         j = b.dp[old]
-        b.dt[j] = b.dt[b.n_doc]
-        b.dp[b.dt[j]] = <int32_t> j
-        b.dp[old] = -1
-    if b.nd[t] == 1:
-        b.dp[t] = <int32_t> b.n_doc
-        b.dt[b.n_doc] = <int32_t> t
+        while j + 1 < n and (not joins or b.dt[j + 1] < t):
+            k = b.dt[j + 1]
+            b.dt[j] = <int32_t> k
+            b.dp[k] = <int32_t> j
+            j += 1
+        if not joins:
+            b.n_doc = n - 1
+    elif joins:  # a gap at the end
+        j = b.n_doc
         b.n_doc += 1
+    else:
+        return
+    if joins:  # the gap moves down to where t goes
+        while j > 0 and b.dt[j - 1] > t:
+            k = b.dt[j - 1]
+            b.dt[j] = <int32_t> k
+            b.dp[k] = <int32_t> j
+            j -= 1
+        b.dt[j] = <int32_t> t
+        b.dp[t] = <int32_t> j
 
 
 cdef inline double _word_mass(const packed_t* wp, Py_ssize_t n, const double* coef, double* qterm,
@@ -558,7 +573,8 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                  const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits,
                  int32_t[::1] nk, const double[::1] alpha, double beta,
                  const double[::1] beta_sum, const int64_t[::1] extra_ptr, const int32_t[::1] extra_topics,
-                 const double[::1] extra, int32_t[::1] ndk, int32_t[::1] doc_topics, int32_t[::1] doc_pos,
+                 const double[::1] extra, int32_t[::1] ndk, int32_t[::1] doc_topics, const int64_t[::1] list_ptr,
+                 int32_t[::1] list_len, int32_t[::1] list_topics, int32_t[::1] list_counts,
                  double[::1] work, object rng, Py_ssize_t part=0):
     """One SparseLDA sweep over one shard's tokens of word slice ``part`` (as
     :func:`dense_sweep`): exact collapsed Gibbs in O(K_d + K_w) per token.
@@ -574,16 +590,19 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
 
     Arrays as in :func:`dense_sweep` (the prior included), plus the packed word lists ``wt_ptr``
     (V+1,) int64, ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
-    ``doc_topics`` (K+1,) and ``doc_pos`` (K,) int32 scratch (``doc_pos`` all -1 on entry and exit);
-    ``work`` (4K,) float64 scratch. Mutates ``z``, the word lists and ``nk``; draws one double
-    per token sampled. The NumPy it equals, draw for draw, is ``tests/oracle.py``'s
+    each document's list of topics (in increasing order) and their counts, kept from one sweep
+    and slice to the next: ``list_ptr`` (d+1,) int64 (room for min(K, tokens) topics each),
+    ``list_len`` (d,), ``list_topics`` and ``list_counts`` int32 (``sharded.document_lists``
+    makes them from ``z``; they change as ``z`` does); ``doc_topics`` (2K,) int32 scratch;
+    ``work`` (4K,) float64 scratch. Mutates ``z``, the word and document lists and ``nk``; draws
+    one double per token sampled. The NumPy it equals, draw for draw, is ``tests/oracle.py``'s
     ``sparse_sweep``.
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
     cdef Py_ssize_t n_tokens = runs[D - 1, last] if D > 0 else 0
-    cdef Py_ssize_t d, i, k, w, t, old, nw_len, j_old, j_new, e_lo, n_e
+    cdef Py_ssize_t d, i, k, w, t, old, nw_len, j_old, j_new, e_lo, n_e, at
     cdef double q, qe = 0.0, total, u
     cdef bint seeded = extra.shape[0] > 0
     cdef Buckets b
@@ -594,7 +613,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
     b.inv, b.coef, b.qterm, b.sterm = &work[0], &work[K], &work[2 * K], &work[3 * K]
-    b.nk, b.nd, b.dt, b.dp = &nk[0], &ndk[0], &doc_topics[0], &doc_pos[0]
+    b.nk, b.nd, b.dt, b.dp = &nk[0], &ndk[0], &doc_topics[0], &doc_topics[K]
     b.alpha, b.beta, b.beta_sum = &alpha[0], beta, &beta_sum[0]
     b.s = 0.0
     b.n_doc = 0
@@ -608,7 +627,8 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
             for d in range(D):
                 if runs[d, part] == runs[d, part + 1]:
                     continue
-                _enter_document(&b, &z[0], runs[d, 0], runs[d, last])
+                at = list_ptr[d]
+                _enter_document(&b, &list_topics[at], &list_counts[at], list_len[d])
                 for i in range(runs[d, part], runs[d, part + 1]):
                     w = words[i]
                     old = z[i]
@@ -654,7 +674,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                     _move_in_document(&b, old, t)
                     _move_in_word(wp, &wt_len[w], old, t, j_old, j_new, unit, mask)
                     z[i] = <int32_t> t
-                _leave_document(&b)
+                list_len[d] = <int32_t> _leave_document(&b, &list_topics[at], &list_counts[at])
 
 
 def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,

@@ -1,6 +1,7 @@
 """Slow NumPy versions of the Cython kernels, draw for draw: the oracle the kernels must equal;
 and the exact posterior of a tiny corpus, by enumeration, that every sampler must visit."""
 
+import bisect
 import itertools
 
 import numpy as np
@@ -119,12 +120,10 @@ def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo
         mine = [i for i in range(doc_ptr[d], doc_ptr[d + 1]) if word_lo <= words[i] < word_hi]
         if not mine:
             continue
-        # _enter_document: the topics in order of first appearance
+        # _enter_document: the document's topics in increasing order
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            t = int(z[i])
-            if nd[t] == 0:
-                dt.append(t)
-            nd[t] += 1
+            nd[int(z[i])] += 1
+        dt.extend(k for k in range(K) if nd[k] > 0)
         b["r"] = 0.0
         for t in dt:
             b["r"] += nd[t] * beta * inv[t]
@@ -177,11 +176,10 @@ def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo
                 b["s"], b["r"], inv[old], sterm[old], coef[old] = kept
                 continue
             add_to_topic(t, 1)
-            if nd[old] == 0:  # _move_in_document: the last topic takes old's place
-                dt[dt.index(old)] = dt[-1]
-                dt.pop()
+            if nd[old] == 0:  # _move_in_document: the list stays in increasing order
+                dt.remove(old)
             if nd[t] == 1:
-                dt.append(t)
+                bisect.insort(dt, t)
             nwk[w, old] -= 1
             nwk[w, t] += 1
             z[i] = t

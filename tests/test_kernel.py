@@ -15,7 +15,7 @@ from scipy.special import gammaln
 from ldacli._cgs import dense_sweep
 from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.errors import LdacliError
-from ldacli.methods.sharded import (SAMPLERS, ShardedSampler, list_layout, shard_bounds, slice_runs, unpack_entries,
+from ldacli.methods.sharded import (SAMPLERS, ShardedSampler, document_lists, list_layout, shard_bounds, slice_runs, unpack_entries,
                                     word_slices)
 from ldacli.counts import doc_topic_counts
 from ldacli.methods.base import word_topic_counts
@@ -197,6 +197,14 @@ def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, 
             topics, n = unpack_entries(counts.wt[lo:lo + counts.wt_len[w]], counts.bits)
             pairs = list(zip(-n, topics))
             assert pairs == sorted(pairs) and n.min(initial=1) > 0
+        for shard in sampler.shards:  # each document's list: its topics in increasing order, its counts
+            if "list_ptr" in shard:
+                fresh = document_lists(shard["ptr"], z[shard["lo"]:shard["hi"]], K)
+                np.testing.assert_array_equal(shard["list_len"], fresh["list_len"])
+                for d, n_d in enumerate(fresh["list_len"]):
+                    at = slice(fresh["list_ptr"][d], fresh["list_ptr"][d] + n_d)
+                    np.testing.assert_array_equal(shard["list_topics"][at], fresh["list_topics"][at])
+                    np.testing.assert_array_equal(shard["list_counts"][at], fresh["list_counts"][at])
     assert expected.sum() == words.size
 
 

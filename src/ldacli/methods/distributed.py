@@ -200,9 +200,11 @@ class ShardHost:
 
     def _bytes_for(self, spec: dict) -> float:
         """About the memory a shard takes here: tokens and topics, where each document's slices
-        start, and the alias sampler's orders."""
+        start, and the alias sampler's orders or the sparse sampler's lists of each document's
+        topics (at most one entry a token)."""
         n, d = spec["hi"] - spec["lo"], spec["d_hi"] - spec["d_lo"]
-        return n * (16.0 if self.cls.kind == "alias" else 8.0) + 8.0 * d * (self.P + 2)
+        lists = 8.0 * min(n, self.K * d) + 12.0 * d if self.cls.kind == "sparse" else 0.0
+        return n * (16.0 if self.cls.kind == "alias" else 8.0) + 8.0 * d * (self.P + 2) + lists
 
     def _check_memory(self, need: float, specs: list[dict]) -> None:
         """Refuse shards that cannot fit in this worker's memory (the machine's available memory,

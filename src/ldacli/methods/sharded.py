@@ -49,13 +49,14 @@ def default_shards(n_tokens: int) -> int:
     that small corpora get the exact sequential sampler; from 5 M tokens on, one per 625,000
     tokens rounded down to a power of two, at most 32 (8 from 5 M, 16 from 10 M, 32 from 20 M).
     More shards allow more threads but cost more per sweep, since a document is visited once
-    per slice it has tokens in (on 20NG, 4 shards cost 13% (K=100) and 6% (K=1000) over one, 16
-    shards 78% and 58%: README, "Performance"), and each of a sweep's P rounds has a serial part;
-    a power of two splits each round's P blocks evenly over 8, 16 or 32 threads; 625,000 tokens
-    a shard keeps a block (n/P^2 tokens) at about 20,000 tokens or more, where its serial cost
-    stays small. Not 64: on documents of 200 tokens, 64 shards cost 3.3 times one shard's work,
-    against 2.0 for 32, which leaves 64 shards behind 32 below about 50 cores, whatever the
-    corpus's size (``benchmarks/shard_cost.py``)."""
+    per slice it has tokens in (on 20NG, 4 shards cost 0-5% over one, 16 shards 35-50%: README,
+    "Performance"), and each of a sweep's P rounds has a serial part; a power of two splits each
+    round's P blocks evenly over 8, 16 or 32 threads; 625,000 tokens a shard keeps a block
+    (n/P^2 tokens) at about 20,000 tokens or more, where its serial cost stays small. Not 64: on
+    documents of 200 tokens, 64 shards cost 3.3 times one shard's work, against 2.0 for 32
+    (both before the sparse sampler kept its document lists, which brought 32 to 1.25), which
+    leaves 64 shards behind 32 below about 50 cores, whatever the corpus's size
+    (``benchmarks/shard_cost.py``)."""
     small = min(MAX_DEFAULT_SHARDS, n_tokens // TOKENS_PER_SHARD)
     large = min(MAX_LARGE_SHARDS, n_tokens // LARGE_TOKENS_PER_SHARD)
     return int(max(1, small, 1 << (large.bit_length() - 1) if large else 0))
@@ -273,6 +274,31 @@ def shard_log_prior(ptr: np.ndarray, z: np.ndarray, alpha: np.ndarray) -> float:
     ll = lengths.size * gammaln(A) - float(np.sum(gammaln(lengths + A)))
     return ll + _cgs.doc_topic_lgamma(np.ascontiguousarray(ptr, dtype=np.int64), z, alpha,
                                       np.zeros(alpha.size, np.int32))
+
+
+def document_lists(ptr: np.ndarray, z: np.ndarray, n_topics: int) -> dict[str, np.ndarray]:
+    """The sparse sampler's list of each document's topics (in increasing order) and their
+    counts, for the documents ``ptr`` (their pointers into ``z``, from 0): ``list_ptr`` (d+1,)
+    int64, room for min(K, N_d) topics each, ``list_len`` (d,) int32, ``list_topics`` and
+    ``list_counts`` int32. The kernel keeps them from one visit of a document to the next,
+    which would otherwise count the document's tokens again for each of its word slices; they
+    are made from ``z`` alone (topics in increasing order), so a resumed run's are the same."""
+    lengths = np.diff(ptr)
+    n_docs = lengths.size
+    list_ptr = np.zeros(n_docs + 1, np.int64)
+    np.cumsum(np.minimum(lengths, n_topics), out=list_ptr[1:])
+    docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    codes, counts = np.unique(docs * n_topics + z[:ptr[-1]], return_counts=True)
+    docs = codes // n_topics
+    list_len = np.bincount(docs, minlength=n_docs).astype(np.int32)
+    first = np.zeros(n_docs + 1, np.int64)
+    np.cumsum(list_len, out=first[1:])
+    at = list_ptr[docs] + np.arange(codes.size) - first[docs]
+    list_topics = np.zeros(list_ptr[-1], np.int32)
+    list_counts = np.zeros(list_ptr[-1], np.int32)
+    list_topics[at] = codes % n_topics
+    list_counts[at] = counts
+    return {"list_ptr": list_ptr, "list_len": list_len, "list_topics": list_topics, "list_counts": list_counts}
 
 
 # Document-topic cells counted at a time for their histograms and the model's theta (whole
@@ -515,16 +541,18 @@ class WordLists(Replica):
 
     def _scratch(self, K):
         super()._scratch(K)
-        self.doc_topics = np.zeros(K + 1, np.int32)
-        self.doc_pos = np.full(K, -1, np.int32)
+        self.doc_topics = np.zeros(2 * K, np.int32)
         self.mark = np.zeros(K, np.int32)
         self.work = np.zeros(4 * K)
 
     def sweep(self, shard, words, z, rng, part, priors):
         p = priors
+        if "list_ptr" not in shard:  # made at the shard's first sweep, from its topics as they are then
+            shard.update(document_lists(shard["ptr"], z, self.nk.size))
         _cgs.sparse_sweep(words, shard["runs"], z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, p.alpha,
                           p.beta, p.beta_sum, p.extra_ptr, p.extra_topics, p.extra, self.ndk, self.doc_topics,
-                          self.doc_pos, self.work, rng, part)
+                          shard["list_ptr"], shard["list_len"], shard["list_topics"], shard["list_counts"],
+                          self.work, rng, part)
 
     def move(self, words, order, z_from, z_to):
         _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
