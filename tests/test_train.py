@@ -21,15 +21,15 @@ def test_planted_topics_are_recovered(planted):
 
 def test_auto_sampler_follows_the_number_of_topics_and_the_document_length():
     """``auto`` (the default) picks the sampler measured fastest (benchmarks/auto_rules.py) and
-    records it: dense for fewer than 24 topics on short documents, sparse on long ones."""
+    records it: dense for fewer than 12 topics on short documents, sparse on long ones."""
     short = generate(60, 3, 80, doc_length=20, seed=1).corpus
     long = generate(3, 3, 80, doc_length=1000, seed=1).corpus
 
     def picked(corpus, k):
         return ldacli.train(corpus, k, iterations=1, seed=1).params["sampler"]
 
-    assert [picked(short, k) for k in (8, 23, 24, 32, 100)] == ["dense"] * 2 + ["sparse"] * 3
-    assert [picked(long, k) for k in (8, 23, 24)] == ["sparse"] * 3
+    assert [picked(short, k) for k in (8, 11, 12, 32, 100)] == ["dense"] * 2 + ["sparse"] * 3
+    assert [picked(long, k) for k in (8, 11, 12)] == ["sparse"] * 3
 
 
 def test_model_shapes_and_normalisation(planted):

@@ -278,7 +278,7 @@ class CollapsedGibbs(Method):
         Setting("sampler", Choice(("auto", *SAMPLERS)), "auto",
                 "dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and word); alias: "
                 "Metropolis-Hastings with alias tables, O(1) per token; auto picks by K and document length "
-                "(dense below 24 topics on documents under 400 tokens, else sparse: measured by "
+                "(dense below 12 topics on documents under 400 tokens, else sparse: measured by "
                 "benchmarks/auto_rules.py). Recorded in the model.", FIXED),
         Setting("shards", Integer(1), None,
                 "Document shards (and as many word slices) that threads sample in parallel, the most threads "

@@ -131,10 +131,11 @@ def sorted_within_documents(words: np.ndarray, doc_ptr: np.ndarray) -> bool:
 
 
 # Where dense beats sparse (``benchmarks/auto_rules.py``, README "Performance", default shards):
-# below 24 topics on documents of 20NG's or KOS's length (sparse ahead from 24 on both; on
-# documents of 20 tokens from 16, by 4%); never on long documents (at 1,000 tokens a document,
-# sparse won from 8 topics: dense rebuilds a document's counts at each of its visits).
-DENSE_BELOW = 24
+# below 12 topics on 20NG's documents (sparse ahead from 12 since it keeps its document lists;
+# before them, from 24); on KOS sparse is ahead from 8, on documents of 20 tokens from 24 (by
+# 3% or less below); never on long documents (at 1,000 tokens a document, sparse wins from 8
+# topics: dense counts a document's tokens again at each of its visits).
+DENSE_BELOW = 12
 LONG_DOC_TOKENS = 400
 
 
