@@ -288,8 +288,8 @@ def document_lists(ptr: np.ndarray, z: np.ndarray, n_topics: int) -> dict[str, n
     n_docs = lengths.size
     list_ptr = np.zeros(n_docs + 1, np.int64)
     np.cumsum(np.minimum(lengths, n_topics), out=list_ptr[1:])
-    docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    codes, counts = np.unique(docs * n_topics + z[:ptr[-1]], return_counts=True)
+    # the document-topic pairs, sorted: the word-topic pairs' helper, with documents for words
+    codes, counts = word_topic_pairs(np.repeat(np.arange(n_docs, dtype=np.int32), lengths), z[:ptr[-1]], n_topics)
     docs = codes // n_topics
     list_len = np.bincount(docs, minlength=n_docs).astype(np.int32)
     first = np.zeros(n_docs + 1, np.int64)
