@@ -344,12 +344,13 @@ class CollapsedGibbs(Method):
         if prior is not None:  # its cells, by word for the kernels too
             counts += 32.0 * prior.n_cells + 8.0 * V
         # tokens (words and z; the alias sampler's orders too; the sparse sampler's lists of
-        # each document's topics; the client of a shard folder: z and the moves of a block); where each document's slices start; one copy of the counts,
-        # which every thread samples; vectors of K (the totals, each block's copy of them, the
-        # priors, the snapshots' and the histograms'); the snapshots' sums (code and sum of each
-        # word-topic and document-topic cell); the model: phi and theta, each assembled in place,
-        # or written a block of rows at a time (the scratch: a chunk of theta's counts, the
-        # word lists' entries spread out)
+        # each document's topics; the client of a shard folder: z and the moves of a block);
+        # where each document's slices start; one copy of the counts, which every thread
+        # samples; vectors of K (the totals, each block's copy of them, the priors, the
+        # snapshots' and the histograms'); the snapshots' sums (code and sum of each word-topic
+        # and document-topic cell); the model: phi and theta, each assembled in place, or
+        # written a block of rows at a time (the scratch: a chunk of theta's counts, the word
+        # lists' entries spread out)
         tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
         if settings["sampler"] == "sparse":  # each document's list of topics and counts, min(K, N_d) long
             tokens += 8.0 * float(np.minimum(corpus.doc_lengths, K).sum()) + 12.0 * D
