@@ -276,15 +276,20 @@ def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted
     np.testing.assert_allclose(short.theta, first.theta, rtol=1e-12)
 
 
-def test_a_time_limited_run_averages_the_states_of_its_end(planted):
+def test_a_time_limited_run_averages_the_states_of_its_end(planted, tmp_path):
     # --max-seconds with more sweeps than the time allows: the snapshots are taken where the
     # pace says the run will end, not at the end of --iterations, which it never reaches
+    ckpt = str(tmp_path / "c.npz")
     model = ldacli.train(planted.corpus, 5, iterations=10**7, seed=1, snapshots=4, snapshot_interval=5,
-                         max_seconds=1.5, threads=1)
+                         max_seconds=1.5, threads=1, checkpoint=ckpt)
     done, taken = model.params["iterations_done"], model.params["snapshot_sweeps"]
     assert model.params["stopped"] == "time limit" and done > 40
     assert len(taken) >= 3 and taken[-1] == done and taken[0] > done // 4
     assert all(b - a >= 5 for a, b in zip(taken[:-2], taken[1:-1]))  # the last is the final state
+    # resumed for as long again: the states of the first run's end are not the second's
+    more = ldacli.train(planted.corpus, resume=ckpt, max_seconds=1.5, threads=1)
+    again = more.params["snapshot_sweeps"]
+    assert more.params["iterations_done"] > done + 40 and len(again) >= 3 and again[0] > done
     # the same run without a time limit: the schedule of --iterations
     fixed = ldacli.train(planted.corpus, 5, iterations=40, seed=1, snapshots=4, snapshot_interval=5, threads=1)
     assert fixed.params["snapshot_sweeps"] == [25, 30, 35, 40]

@@ -124,8 +124,15 @@ class Snapshots:
             raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
 
     def expect_last(self, sweep: int) -> None:
-        """A time-limited run's projected last sweep."""
+        """A time-limited run's projected last sweep. States summed more than ``interval``
+        sweeps before the projected end's window (a resumed run's, whose end was the previous
+        run's; a pace that has grown since) are not of this run's end: the sums start again."""
         self.last = sweep
+        if self.paced is None or not self.taken:
+            return
+        n, interval = self.paced
+        if self.taken[0] < max(sweep - (n - 1) * interval, sweep // 2 + 1) - interval:
+            self.restore(([], None, None, np.zeros(self.K)))
 
     def due(self, sweep: int) -> bool:
         """Whether the state after ``sweep`` is one to sum: one of the schedule's sweeps; for a
