@@ -68,4 +68,4 @@ def smaller(name: str, value: int, other: str, limit: int) -> None:
     """``value`` (of setting ``name``) must be smaller than ``limit`` (of setting ``other``): the
     burn-in rule of every sampler that averages after a burn-in."""
     if value >= limit:
-        raise SettingError(name, f"{name} must be smaller than {other} ({limit}), found {value}")
+        raise SettingError(name, f"{name} must be smaller than {other} ({limit}), found {value}", (other,))

@@ -28,6 +28,12 @@ FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 
 
+def steps(method: str | None) -> str:
+    """What a run of ``method`` counts its steps in, as the methods' ``unit`` says (a model
+    file knows its method by name only): sweeps, or vem's EM iterations."""
+    return "EM iterations" if method == "vem" else "sweeps"
+
+
 def file_header(kind: str, params: dict) -> dict[str, Any]:
     """The members every ldacli file starts with: ``format_version``, ``kind``, ``params``."""
     return {
@@ -85,7 +91,8 @@ class Model:
         p = self.params
         done = p.get("iterations_done")
         return (f"<Model: {p.get('method', 'cgs')}, {self.n_topics:,} topics, {self.phi.shape[1]:,} words, "
-                f"{self.theta.shape[0]:,} documents" + (f", {done:,} iterations" if isinstance(done, int) else "")
+                f"{self.theta.shape[0]:,} documents"
+                + (f", {done:,} {steps(p.get('method'))}" if isinstance(done, int) else "")
                 + (f", seed {p['seed']}" if "seed" in p else "") + ">")
 
     def to_pandas(self):
@@ -181,8 +188,8 @@ class Checkpoint:
         return str(self.params.get("method"))
 
     def __repr__(self) -> str:
-        return (f"<Checkpoint: {self.method}, {self.alpha.size:,} topics, iteration {self.iteration:,} of "
-                f"{self.params.get('iterations')}>")
+        return (f"<Checkpoint: {self.method}, {self.alpha.size:,} topics, {self.iteration:,} of "
+                f"{self.params.get('iterations')} {steps(self.method)}>")
 
     def save(self, path: str) -> None:
         arrays = file_header("checkpoint", self.params)

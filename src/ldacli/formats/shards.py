@@ -115,6 +115,11 @@ class ShardFolder:
         return self.path
 
     @property
+    def name(self) -> str:
+        """What messages call it (as :attr:`ldacli.corpus.Corpus.name`)."""
+        return self.path
+
+    @property
     def n_docs(self) -> int:
         return int(self.doc_lengths.size)
 
