@@ -34,7 +34,7 @@ LAYERS = {
     "ldacli.methods.driver": 5, "ldacli.inference": 5, "ldacli.evaluate": 5, "ldacli.topic_coherence": 5,
     "ldacli.info": 6, "ldacli.export": 6, "ldacli.model_selection": 6,
     "ldacli.report": 7, "ldacli.estimator": 7,
-    "ldacli.cli": 8,
+    "ldacli.cli": 8, "ldacli.former_options": 8,
     "ldacli.__main__": 9, "ldacli": 9,
 }
 

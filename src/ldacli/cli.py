@@ -32,6 +32,7 @@ from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.fileio import file_sha256
+from ldacli.former_options import taking_former_spellings
 from ldacli import evaluate, inference
 from ldacli import export as export_module
 from ldacli.evaluate import SETTINGS as PERPLEXITY
@@ -422,6 +423,7 @@ def main():
 # --- train --------------------------------------------------------------------------------------------
 
 @main.command()
+@taking_former_spellings("train")
 @click.argument("corpus")
 @declared((MODEL_OUT,), TRAIN, method_settings(), READING, (SKIP_UNCHANGED, QUIET, VERBOSE))
 @click.pass_context
@@ -498,6 +500,7 @@ def train(ctx, corpus, **values):
 # --- topics -------------------------------------------------------------------------------------------
 
 @main.command()
+@taking_former_spellings("topics")
 @click.argument("model")
 @declared((TOPICS_OUT, TOPICS_FORMAT, TOP_WORDS, MEASURE, REFERENCE, INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
 @click.pass_context
@@ -588,6 +591,7 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
 # --- infer and perplexity -----------------------------------------------------------------------------
 
 @main.command()
+@taking_former_spellings("infer")
 @click.argument("model")
 @click.argument("corpus")
 @declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, READING, (QUIET, VERBOSE))
@@ -650,6 +654,7 @@ def _report_dropped(values, corpus, dropped, total):
 
 
 @main.command()
+@taking_former_spellings("perplexity")
 @click.argument("model")
 @click.argument("corpus")
 @declared((TEXT_OR_JSON,), PERPLEXITY, READING, (QUIET, VERBOSE))
@@ -730,6 +735,7 @@ EXIT_DRIFT = 3
 
 
 @main.command()
+@taking_former_spellings("diff")
 @click.argument("model_a")
 @click.argument("model_b")
 @declared((TEXT_OR_JSON, TOP_WORDS, THRESHOLD, MAX_DRIFT, QUIET, VERBOSE))
@@ -791,6 +797,7 @@ def _named(k: int, name: str | None) -> str:
 
 
 @main.command()
+@taking_former_spellings("info")
 @click.argument("model")
 @declared((TEXT_OR_JSON, QUIET, VERBOSE))
 @click.pass_context
@@ -819,6 +826,7 @@ def info(ctx, model, **values):
 
 
 @main.command()
+@taking_former_spellings("report")
 @click.argument("model")
 @declared((REPORT_OUT, REFERENCE, INPUT_FORMAT, VOCAB), REPORT, (QUIET, VERBOSE))
 @click.pass_context
@@ -1030,6 +1038,7 @@ def name_command(ctx, model, topic, name, **values):
 # --- convert ------------------------------------------------------------------------------------------
 
 @main.command()
+@taking_former_spellings("convert")
 @click.argument("source")
 @declared((CONVERT_OUT,), WRITING, READING, (QUIET, VERBOSE))
 @click.pass_context
