@@ -236,3 +236,31 @@ def test_select_k_takes_a_path_texts_and_a_matrix(text_file, tmp_path):
     assert table(text_file, "path") == expected
     assert table(DOCS, "texts") == expected
     assert table(corpus.counts, "matrix", vocab=corpus.vocab) == expected
+
+
+def test_the_other_documented_calls_take_paths_and_refuse_the_wrong_kind(text_file, tmp_path):
+    model = ldacli.train(text_file, 2, **FAST)
+    path = str(tmp_path / "m.npz")
+    model.save(path)
+    # a model's path and a corpus's path where a Model and a Corpus were taken
+    assert ldacli.coherence(path, text_file, measure="npmi")["mean"] == \
+        ldacli.coherence(model, ldacli.read_corpus(text_file), measure="npmi")["mean"]
+    assert ldacli.diff_models(path, model)["max_distance"] == 0
+    assert ldacli.match_topics(path, path).pairs == [(0, 0), (1, 1)]
+    assert ldacli.to_pyldavis(path, DOCS)["vocab"] == model.vocab
+    wrong = [
+        (lambda: ldacli.coherence(model, 5), "reference"), (lambda: ldacli.diff_models(5, model), "a"),
+        (lambda: ldacli.align(model, None), "reference"), (lambda: ldacli.describe(5), "path"),
+        (lambda: ldacli.read_corpus(5), "path"), (lambda: ldacli.load_model(model), "path"),
+        (lambda: ldacli.Checkpoint.load(3.5), "path"), (lambda: ldacli.Inference.load(None), "path"),
+        (lambda: model.save(5), "path"), (lambda: ldacli.open_shard_folder(5), "path"),
+        (lambda: ldacli.name_topic(model, 0, "x"), "path"),
+        (lambda: ldacli.write_corpus(text_file, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab")), "corpus"),
+        (lambda: ldacli.write_shards(DOCS, str(tmp_path / "shards"), 2), "corpus"),
+        (lambda: ldacli.Corpus.from_texts("one document, not a list"), "texts"),
+    ]
+    for call, name in wrong:
+        with pytest.raises(SettingError) as error:   # not an AttributeError or a TypeError
+            call()
+        assert error.value.name == name, str(error.value)
+    assert sorted(os.listdir(tmp_path)) == ["m.npz", "small.txt"]   # nothing written

@@ -96,6 +96,9 @@ class Corpus:
         tokenizer (:func:`ldacli.text.tokenize`), vocabulary (alphabetical, or ``vocab``
         fixed: other tokens are dropped and counted) and vocabulary rules
         (:mod:`ldacli.vocab_rules`). Ids are ``doc_ids``, or 1, 2, ... as a file's lines."""
+        if isinstance(texts, (str, bytes)):
+            raise SettingError("texts", "texts must be strings, one document each, found one string: give [text] for "
+                                        "one document")
         rules = VocabRules(stop_words, remove_top, min_df, max_df, max_vocab)
         fixed = None if vocab is None else list(vocab)
         builder = CountBuilder(fixed)

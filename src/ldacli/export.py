@@ -28,6 +28,7 @@ from typing import IO
 import numpy as np
 
 from ldacli import checks
+from ldacli.api_input import as_corpus, as_model
 from ldacli.corpus import Corpus
 from ldacli.diff import prevalence
 from ldacli.errors import LdacliError, SettingError
@@ -153,8 +154,11 @@ def to_pyldavis(model: Model, corpus: Corpus | None = None) -> dict:
     ``doc_topic_dists`` (D, K), ``doc_lengths`` (D,), ``vocab`` (V) and ``term_frequency`` (V,)
     of ``corpus`` (by default the training corpus, re-read and checked as ``topics
     --coherence`` does), its words matched to the model's; the documents' proportions are the
-    model's for its training corpus, else inferred (:func:`ldacli.inference.corpus_theta`)."""
-    corpus = corpus if corpus is not None else training_reference(model)
+    model's for its training corpus, else inferred (:func:`ldacli.inference.corpus_theta`).
+    ``model`` may be a model file's path, ``corpus`` anything :func:`ldacli.api_input.as_corpus`
+    takes."""
+    model = as_model(model)
+    corpus = as_corpus(corpus, fixed_vocab=model.vocab) if corpus is not None else training_reference(model)
     aligned, _ = corpus.align(model.vocab)
     theta, _ = corpus_theta(model, aligned)
     return {

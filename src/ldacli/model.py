@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ldacli import checks
 from ldacli.errors import InputError, LdacliError
 from ldacli.npz import StreamedArray, array, json_object, read_file, scalar, write_npz, write_npz_members
 from ldacli.settings import Integer, Setting
@@ -105,6 +106,7 @@ class Model:
         """Write the model to ``path`` (atomically). ``phi`` and ``theta`` may be
         :class:`~ldacli.npz.StreamedArray` (as :func:`ldacli.train` with ``output`` writes its
         model: a block of rows at a time, never whole): the same bytes as the arrays."""
+        path = checks.path("path", path, "the path of the model file to write")
         arrays = file_header("model", self.params)
         arrays.update(
             phi=_member(self.phi),
@@ -120,6 +122,7 @@ class Model:
 
     @classmethod
     def load(cls, path: str) -> "Model":
+        path = checks.path("path", path, "the path of a model file")
         a, params = read_file(path, "model", READABLE_VERSIONS)
         phi = array(path, a, "phi", "f", (None, None), minimum=0)
         K, V = phi.shape
@@ -192,6 +195,7 @@ class Checkpoint:
                 f"{self.params.get('iterations')} {steps(self.method)}>")
 
     def save(self, path: str) -> None:
+        path = checks.path("path", path, "the path of the checkpoint file to write")
         arrays = file_header("checkpoint", self.params)
         arrays.update(
             iteration=np.int64(self.iteration),
@@ -210,6 +214,7 @@ class Checkpoint:
     @staticmethod
     def read_params(path: str) -> dict:
         """The ``params`` of the checkpoint at ``path``, without reading its arrays."""
+        path = checks.path("path", path, "the path of a checkpoint file")
         return read_file(path, "checkpoint", READABLE_VERSIONS, members=("kind", "format_version", "params"))[1]
 
     @classmethod
@@ -217,6 +222,7 @@ class Checkpoint:
         """Read a checkpoint of any method, of this format version or the previous one. The
         common arrays are checked here; the method's own arrays by the method, which knows
         their shapes."""
+        path = checks.path("path", path, "the path of a checkpoint file")
         a, params = read_file(path, "checkpoint", READABLE_VERSIONS)
         if scalar(path, a, "format_version", "iu") == 1:
             a, params = _checkpoint_from_v1(path, a, params)
@@ -334,6 +340,7 @@ class Inference:
     @classmethod
     def load(cls, path: str) -> "Inference":
         """Read an inference ``.npz`` written by :meth:`save`."""
+        path = checks.path("path", path, "the path of an inference file")
         a, params = read_file(path, "inference", READABLE_VERSIONS)
         theta = array(path, a, "theta", "f", (None, None), minimum=0)
         _rows_sum_to_one(path, "theta", theta)
@@ -342,6 +349,7 @@ class Inference:
 
     def save(self, path: str) -> None:
         """Write the ``.npz`` (theta, doc_ids, params)."""
+        path = checks.path("path", path, "the path of the inference file to write")
         arrays = file_header("inference", self.params)
         arrays.update(theta=np.ascontiguousarray(self.theta, dtype=np.float64),
                       doc_ids=np.array(self.doc_ids, dtype=np.str_))
