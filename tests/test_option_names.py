@@ -95,6 +95,7 @@ def test_a_conflict_is_refused_in_the_cli_s_words_before_any_input_is_read(args,
     assert os.listdir(tmp_path) == []   # nothing written, no folder made
 
 
+@pytest.mark.slow   # four processes (about 9 s on a loaded machine)
 def test_no_input_is_opened_before_a_conflict_is_refused(tmp_path):
     """A FIFO that nobody writes blocks whoever opens it for reading: a process that refuses its
     options first exits at once."""
