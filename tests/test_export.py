@@ -96,7 +96,7 @@ def test_topic_words_and_keys_round_trip(fmt, hostile_model):
     r = run("export", path, "topic-keys", "-n", 4, "--format", fmt, "-o", "-")
     header, rows = parse(r.stdout_bytes, fmt)
     assert header == ["topic", "name", "alpha", "prevalence", "words"]
-    assert [row[1] for row in rows] == ["0", "fruit, \"ripe\"\tones", "2"]  # a name, else the id
+    assert [row[1] for row in rows] == ["", "fruit, \"ripe\"\tones", ""]  # a name, else empty (not the id)
     tops = model.top_words(4)
     for k, row in enumerate(rows):
         words = row[4] if fmt in ("jsonl", "parquet") else None

@@ -18,6 +18,7 @@ LAYERS = {
     "ldacli.version": 0, "ldacli.errors": 0,
     "ldacli.checks": 1, "ldacli.seeds": 1, "ldacli.fileio": 1, "ldacli.parallel": 1, "ldacli.memory": 1,
     "ldacli.counts": 1, "ldacli.text": 1, "ldacli.settings": 1, "ldacli.tables": 1,
+    "ldacli.signatures": 2,
     "ldacli.topic_word_prior": 1,
     "ldacli.webpage": 2,
     "ldacli.corpus": 2, "ldacli.vocab_rules": 2, "ldacli.npz": 2, "ldacli.locking": 2, "ldacli.methods.sharded": 2,
@@ -26,13 +27,14 @@ LAYERS = {
     "ldacli.formats.shards": 2, "ldacli.formats.read": 2, "ldacli.formats.write": 2, "ldacli.formats.stream": 2,
     "ldacli.model": 3, "ldacli.topic_names": 3, "ldacli.seed_words": 3, "ldacli.synthetic": 3, "ldacli.priors": 3,
     "ldacli.heldout": 3, "ldacli.stopping": 3,
+    "ldacli.api_input": 3,
     "ldacli.methods": 4, "ldacli.methods.base": 4, "ldacli.methods.cgs": 4,
     "ldacli.methods.vem": 4, "ldacli.methods.ugibbs": 4, "ldacli.diff": 4, "ldacli.methods.distributed": 4,
     "ldacli.methods.cluster": 4, "ldacli.methods.shard_checkpoints": 4,
     "ldacli.methods.driver": 5, "ldacli.inference": 5, "ldacli.evaluate": 5, "ldacli.topic_coherence": 5,
     "ldacli.info": 6, "ldacli.export": 6, "ldacli.model_selection": 6,
     "ldacli.report": 7, "ldacli.estimator": 7,
-    "ldacli.cli": 8,
+    "ldacli.cli": 8, "ldacli.former_options": 8,
     "ldacli.__main__": 9, "ldacli": 9,
 }
 

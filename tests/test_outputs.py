@@ -122,10 +122,15 @@ def test_a_second_run_on_a_locked_output_exits_75_at_once_or_waits(tmp_path, sma
         r = run("train", small_ldac, "-k", 3, "--iterations", 2, "-o", out)
         # refused while the holder still runs and holds the lock: it did not wait for it
         assert r.exit_code == EXIT_LOCKED and holder.poll() is None
-        assert f"{out}: another ldacli run is writing it" in r.stderr and len(r.stderr.splitlines()) == 1
-        assert not out.exists()
+        assert f"{out}: another ldacli run (PID {holder.pid}) is writing it" in r.stderr
+        assert r.stderr.rstrip().endswith("try again later, or give --wait SECONDS to wait for it")
+        assert len(r.stderr.splitlines()) == 1 and not out.exists()
         r = run("train", small_ldac, "-k", 3, "--iterations", 2, "-o", out, "--wait", 0.3)
         assert r.exit_code == EXIT_LOCKED and holder.poll() is None
+        # it said that it waited, and for whom, before giving up
+        waited, refused = r.stderr.splitlines()
+        assert f"{out}: another ldacli run (PID {holder.pid}) holds its lock; waiting up to 0.3 s" in waited
+        assert f"another ldacli run (PID {holder.pid}) is writing it" in refused
     finally:
         holder.kill()
         holder.wait()

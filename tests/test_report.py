@@ -305,6 +305,7 @@ def test_the_report_has_coherence_documents_and_the_diff(models, tmp_path):
     assert "Changes since the old model" in page and "renumbered" in page
     data = json.loads(re.search(r"<script type='application/json' id='ldacli-data'>(.*?)</script>", page, re.S).group(1))
     assert len(data["topics"]) == 4 and len(data["charts"]["map"]["data"]["values"]) == 4
+    assert [t["name"] for t in data["topics"]] == [""] * 4   # unnamed topics: no name, not their ids
 
 
 def test_the_report_names_the_extra_when_it_is_missing(models, tmp_path, monkeypatch):

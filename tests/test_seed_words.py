@@ -104,7 +104,7 @@ def test_seeds_that_cannot_apply_are_refused(small_ldac, seeds, tmp_path):
     result = run("train", small_ldac, "-k", 5, "--method", "vem", "--seed-words", seeds, "-o", tmp_path / "m.npz")
     assert result.exit_code == 2 and "--seed-words applies to method cgs only, found method vem" in result.stderr
     result = run("train", small_ldac, "-k", 5, "--seed-strength", 1, "-o", tmp_path / "m.npz")
-    assert result.exit_code == 2 and "--seed-strength is the prior of seed words: give seed_words too" in result.stderr
+    assert result.exit_code == 2 and "--seed-strength is the prior of seed words: give --seed-words too" in result.stderr
     result = run("train", small_ldac, "-k", 1, "--seed-words", seeds, "-o", tmp_path / "m.npz")
     assert result.exit_code == 2 and "--seed-words names 2 topics, more than the 1 of the run" in result.stderr
     result = run("train", small_ldac, "-k", 5, "--seed-words", seeds, "--seed-strength", 0, "-o", tmp_path / "m.npz")

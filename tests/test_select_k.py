@@ -160,7 +160,8 @@ def test_a_second_select_k_in_the_same_folder_is_refused_with_75(small_ldac, tmp
     second = run("select-k", small_ldac, "-k", "2", "--seeds", 1, "--iterations", 10, "-o", out)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
-    assert second.exit_code == 75 and "another ldacli run is writing it" in second.stderr
+    assert second.exit_code == 75 and f"another ldacli run (PID {proc.pid}) is writing it" in second.stderr
+    assert "--wait" not in second.stderr   # select-k has no --wait to give
 
 
 def test_pairs_as_jobs_on_a_dask_cluster_give_the_same_bytes(small_ldac, tmp_path):

@@ -62,7 +62,7 @@ def test_name_sets_and_removes_a_name_atomically_and_every_output_shows_it(grown
 
 
 @pytest.mark.parametrize("args, message", [
-    ((9, "x"), "topic must be a topic id from 0 to 3"),
+    ((9, "x"), "TOPIC must be a topic id from 0 to 3"),
     ((1, "a\tb"), "one line without tabs"),
     ((1, "x" * 101), "at most 100 characters"),
 ])

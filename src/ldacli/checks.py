@@ -10,12 +10,24 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 from ldacli.errors import SettingError
 
 
 def _is_real(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def path(name: str, value, what: str) -> str:
+    """A file's or folder's path, ``what`` (a non-empty string or ``os.PathLike``), as a string."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        found = repr(value) if value is None or isinstance(value, (str, bytes, bool, int, float)) else \
+            f"a {type(value).__name__}"
+        raise SettingError(name, f"{name} must be {what}, found {found}")
+    return value
 
 
 def count(name: str, value, minimum: int) -> int:
@@ -68,4 +80,4 @@ def smaller(name: str, value: int, other: str, limit: int) -> None:
     """``value`` (of setting ``name``) must be smaller than ``limit`` (of setting ``other``): the
     burn-in rule of every sampler that averages after a burn-in."""
     if value >= limit:
-        raise SettingError(name, f"{name} must be smaller than {other} ({limit}), found {value}")
+        raise SettingError(name, f"{name} must be smaller than {other} ({limit}), found {value}", (other,))

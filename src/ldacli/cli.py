@@ -16,6 +16,7 @@ import io
 import json
 import logging
 import os
+import re
 import shlex
 import sys
 import time
@@ -25,11 +26,13 @@ import click
 import numpy as np
 
 from ldacli import settings
+from ldacli.api_input import resumed_reading
 from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models
 from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.fileio import file_sha256
+from ldacli.former_options import taking_former_spellings
 from ldacli import evaluate, inference
 from ldacli import export as export_module
 from ldacli.evaluate import SETTINGS as PERPLEXITY
@@ -43,7 +46,7 @@ from ldacli.locking import EXIT_LOCKED, locked
 from ldacli.methods.driver import SETTINGS as TRAIN
 from ldacli.methods.driver import METHODS, RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
 from ldacli.methods.driver import train as run_train
-from ldacli.model import TOP_WORDS, Checkpoint, Model
+from ldacli.model import TOP_WORDS, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.formats.stream import stream_corpus
@@ -227,17 +230,10 @@ def user_errors(ctx: click.Context):
     except RunStopped as exc:
         raise click.ClickException(str(exc) + _continue_with(ctx, exc)) from None
     except SettingError as exc:
-        spelled = _spelled(ctx, exc.name)
-        message = str(exc)
-        if spelled is None:
-            raise click.UsageError(message, ctx=ctx) from None
-        if message.startswith(exc.name + " "):
-            message = spelled + message[len(exc.name):]
-        else:
-            message = f"{spelled}: {message}"
-        raise click.UsageError(message, ctx=ctx) from None
-    except LockedError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        raise click.UsageError(in_options(ctx, exc), ctx=ctx) from None
+    except LockedError as exc:  # and when the command can wait, how
+        wait = _spelled(ctx, "wait", long=True)
+        click.echo(f"Error: {exc}" + (f", or give {wait} SECONDS to wait for it" if wait else ""), err=True)
         sys.exit(EXIT_LOCKED)
     except LdacliError as exc:
         raise click.ClickException(str(exc)) from None
@@ -251,11 +247,31 @@ def user_errors(ctx: click.Context):
         raise click.ClickException(f"{where}: cannot write: {exc.strerror or exc}") from None
 
 
-def _spelled(ctx: click.Context, name: str) -> str | None:
-    """How the command line spells the setting ``name`` (``--burn-in``), or None."""
+def in_options(ctx: click.Context, exc: SettingError) -> str:
+    """The library's message of ``exc``, which names settings as Python does, in the command
+    line's words: the setting it is about as the command spells it (``-k/--topics must be
+    ...``; a message that does not begin with it is prefixed by it) and each other setting it
+    names (``exc.mentions``) by its long option (``give --warm-start too``)."""
+    message, named = str(exc), False
+    subject = _spelled(ctx, exc.name)
+    if subject is not None and message.startswith(exc.name + " "):
+        message, named = subject + message[len(exc.name):], True
+    for other in exc.mentions:
+        spelled = _spelled(ctx, other, long=True)
+        if spelled is not None:
+            message, n = re.subn(rf"(?<![\w-]){re.escape(other)}(?![\w-])", spelled, message)
+            named = named or (other == exc.name and n > 0)
+    return message if named or subject is None else f"{subject}: {message}"
+
+
+def _spelled(ctx: click.Context, name: str, long: bool = False) -> str | None:
+    """How the command line spells the setting ``name`` (``-k/--topics``; ``long``: its long
+    option alone, ``--topics``; an argument: ``TOPIC``), or None when the command has none."""
     for param in ctx.command.params:
-        if param.name == name:
-            return "/".join(param.opts + param.secondary_opts)
+        if param.name == name and not getattr(param, "hidden", False):
+            if isinstance(param, click.Argument):
+                return param.human_readable_name
+            return param.opts[-1] if long else "/".join(param.opts + param.secondary_opts)
     return None
 
 
@@ -407,6 +423,7 @@ def main():
 # --- train --------------------------------------------------------------------------------------------
 
 @main.command()
+@taking_former_spellings("train")
 @click.argument("corpus")
 @declared((MODEL_OUT,), TRAIN, method_settings(), READING, (SKIP_UNCHANGED, QUIET, VERBOSE))
 @click.pass_context
@@ -455,7 +472,7 @@ def train(ctx, corpus, **values):
             _note(values, f"{path}: removed, a temporary file left by a run that was killed")
         reading = given_of(values, READING)
         if resume:  # the corpus is read as the checkpoint's run read it
-            reading = settings.resume(READING, reading, Checkpoint.read_params(resume), resume)
+            reading = resumed_reading(reading, resume)
         if values["scheduler"] and is_shard_folder(corpus):  # the workers read the files, the client the index
             if any(reading.get(s.name) not in (None, s.default) for s in READING if s is not INPUT_FORMAT):
                 raise click.BadParameter("a shard folder on a cluster is trained as written: choose the vocabulary "
@@ -483,6 +500,7 @@ def train(ctx, corpus, **values):
 # --- topics -------------------------------------------------------------------------------------------
 
 @main.command()
+@taking_former_spellings("topics")
 @click.argument("model")
 @declared((TOPICS_OUT, TOPICS_FORMAT, TOP_WORDS, MEASURE, REFERENCE, INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
 @click.pass_context
@@ -509,13 +527,13 @@ def topics(ctx, model, **values):
         for s in (REFERENCE, INPUT_FORMAT, VOCAB):
             if values[s.name] is not None:
                 raise click.BadParameter("applies with --coherence only", param_hint=s.option)
+    elif n < 2:
+        raise click.BadParameter(f"--coherence scores pairs of top words: expected at least 2, found {n}",
+                                 param_hint=TOP_WORDS.option)
     with user_errors(ctx):
         m = Model.load(model)
         scores = None
         if measure is not None:
-            if n < 2:
-                raise click.BadParameter(f"--coherence scores pairs of top words: expected at least 2, found {n}",
-                                         param_hint=TOP_WORDS.option)
             if values["corpus"] is None:
                 ref = training_reference(m)
                 ref_name = m.params.get("corpus_source", "")
@@ -573,6 +591,7 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
 # --- infer and perplexity -----------------------------------------------------------------------------
 
 @main.command()
+@taking_former_spellings("infer")
 @click.argument("model")
 @click.argument("corpus")
 @declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, READING, (QUIET, VERBOSE))
@@ -603,11 +622,14 @@ def infer(ctx, model, corpus, **values):
                                  f"found {output!r}", param_hint="-o/--output")
     if fmt == "npz" and output == "-":
         raise click.BadParameter("npz is a binary archive: write it to a file", param_hint="--format")
+    ending = os.path.splitext(output)[1].lower().lstrip(".")
+    if ending in THETA_FORMATS and ending != fmt:  # -o theta.tsv --format csv: which one was meant?
+        raise click.BadParameter(f"expected a file name ending in .{fmt} for --format {fmt}, found {output!r}",
+                                 param_hint="-o/--output")
     check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "CORPUS": corpus, "--vocab": values["vocab"]})
-    with user_errors(ctx):
+    with user_errors(ctx):  # before anything is read
         inference.check_settings(given_of(values, INFER))
-        for s in SPARSE:
-            s.check(values[s.name])
+        inference.check_table(fmt, **given_of(values, SPARSE))
     with user_errors(ctx), locked([output if output != "-" else None]):
         m = Model.load(model)
         stream = stream_read(corpus, values, m.vocab, fingerprint=fmt == "npz",
@@ -632,6 +654,7 @@ def _report_dropped(values, corpus, dropped, total):
 
 
 @main.command()
+@taking_former_spellings("perplexity")
 @click.argument("model")
 @click.argument("corpus")
 @declared((TEXT_OR_JSON,), PERPLEXITY, READING, (QUIET, VERBOSE))
@@ -712,6 +735,7 @@ EXIT_DRIFT = 3
 
 
 @main.command()
+@taking_former_spellings("diff")
 @click.argument("model_a")
 @click.argument("model_b")
 @declared((TEXT_OR_JSON, TOP_WORDS, THRESHOLD, MAX_DRIFT, QUIET, VERBOSE))
@@ -773,6 +797,7 @@ def _named(k: int, name: str | None) -> str:
 
 
 @main.command()
+@taking_former_spellings("info")
 @click.argument("model")
 @declared((TEXT_OR_JSON, QUIET, VERBOSE))
 @click.pass_context
@@ -801,6 +826,7 @@ def info(ctx, model, **values):
 
 
 @main.command()
+@taking_former_spellings("report")
 @click.argument("model")
 @declared((REPORT_OUT, REFERENCE, INPUT_FORMAT, VOCAB), REPORT, (QUIET, VERBOSE))
 @click.pass_context
@@ -820,6 +846,10 @@ def report(ctx, model, **values):
     output, corpus = values["output"], values["corpus"]
     check_outputs({"-o/--output": (output, SUFFIXES["report"])},
                   {"MODEL": model, "--corpus": corpus, "--diff": values["diff"]})
+    if corpus is None:
+        for s in (INPUT_FORMAT, VOCAB):
+            if values[s.name] is not None:
+                raise click.BadParameter("applies with --corpus only", param_hint=s.option)
     with user_errors(ctx), locked([output]):
         m = Model.load(model)
         if corpus is not None:
@@ -1008,6 +1038,7 @@ def name_command(ctx, model, topic, name, **values):
 # --- convert ------------------------------------------------------------------------------------------
 
 @main.command()
+@taking_former_spellings("convert")
 @click.argument("source")
 @declared((CONVERT_OUT,), WRITING, READING, (QUIET, VERBOSE))
 @click.pass_context

@@ -51,6 +51,12 @@ class Corpus:
     reading: dict = field(default_factory=dict)
 
     @property
+    def name(self) -> str:
+        """What messages call it: its ``source``, or ``<corpus in memory>`` for one made in
+        memory (texts, a matrix)."""
+        return self.source or "<corpus in memory>"
+
+    @property
     def n_docs(self) -> int:
         return self.counts.shape[0]
 
@@ -90,6 +96,9 @@ class Corpus:
         tokenizer (:func:`ldacli.text.tokenize`), vocabulary (alphabetical, or ``vocab``
         fixed: other tokens are dropped and counted) and vocabulary rules
         (:mod:`ldacli.vocab_rules`). Ids are ``doc_ids``, or 1, 2, ... as a file's lines."""
+        if isinstance(texts, (str, bytes)):
+            raise SettingError("texts", "texts must be strings, one document each, found one string: give [text] for "
+                                        "one document")
         rules = VocabRules(stop_words, remove_top, min_df, max_df, max_vocab)
         fixed = None if vocab is None else list(vocab)
         builder = CountBuilder(fixed)
@@ -133,7 +142,7 @@ class Corpus:
         document's words in increasing id order; ``doc_ptr`` (D+1,) int64 so that document
         ``d``'s tokens are ``words[doc_ptr[d]:doc_ptr[d+1]]``.
         """
-        check_token_total(self.source or "corpus", self.n_tokens)
+        check_token_total(self.name, self.n_tokens)
         return tokens_of(self.counts)
 
     def word_frequencies(self) -> np.ndarray:

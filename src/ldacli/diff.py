@@ -19,6 +19,7 @@ import dataclasses
 
 import numpy as np
 
+from ldacli.api_input import as_model
 from ldacli.model import TOP_WORDS, Model
 from ldacli.settings import Real, Setting
 from ldacli.topic_names import carried, with_names
@@ -85,7 +86,9 @@ class Matching:
 
 
 def match_topics(a: Model, b: Model) -> Matching:
-    """The one-to-one matching of A's and B's topics with the least summed JS distance."""
+    """The one-to-one matching of A's and B's topics with the least summed JS distance (each a
+    model or its file's path)."""
+    a, b = as_model(a, argument="a"), as_model(b, argument="b")
     phi_a, phi_b, _ = common_topics(a, b)
     dist = js_distances(phi_a, phi_b)
     # imported here: scipy.optimize takes a sixth of a second to import, which every command
@@ -106,6 +109,7 @@ def align(model: Model, reference: Model) -> tuple[Model, list[int], Matching]:
     matching. phi, theta's columns, alpha and the topics' names move together; a topic without a
     name takes the name of the reference topic it now stands for when they are no further apart
     than :data:`THRESHOLD`'s default; nothing else changes."""
+    model, reference = as_model(model), as_model(reference, argument="reference")
     matching = match_topics(reference, model)
     by_reference = dict(matching.pairs)  # reference topic -> model topic
     order = [by_reference[k] for k in sorted(by_reference)] + matching.unmatched_b
@@ -136,6 +140,7 @@ def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,
     which of A's were removed (``train --add-topics/--remove-topics``) and which A topic each of
     B's continues."""
     top_words, unmatched = TOP_WORDS.check(top_words), THRESHOLD.check(threshold)
+    a, b = as_model(a, argument="a"), as_model(b, argument="b")
     matching = match_topics(a, b)
     tops_a, tops_b = a.top_words(top_words), b.top_words(top_words)
     prev_a, prev_b = prevalence(a), prevalence(b)

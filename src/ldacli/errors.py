@@ -31,14 +31,19 @@ class InputError(LdacliError):
 
 class SettingError(LdacliError):
     """A setting (a parameter of the library, an option of the command line) with a value that
-    is not allowed, or that does not apply; ``name`` is the setting's name in the library."""
+    is not allowed, or that does not apply; ``name`` is the setting's name in the library.
 
-    def __init__(self, name: str, message: str):
+    The message names settings as Python does (``warm_start``); ``mentions`` lists the other
+    settings it names, so that the command line can say each as it spells it (``--warm-start``).
+    """
+
+    def __init__(self, name: str, message: str, mentions: tuple[str, ...] = ()):
         self.name = name
+        self.mentions = tuple(mentions)
         super().__init__(message)
 
     def __reduce__(self):
-        return type(self), (self.name, str(self))
+        return type(self), (self.name, str(self), self.mentions)
 
 
 class OutputError(LdacliError):

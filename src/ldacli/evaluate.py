@@ -24,6 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ldacli import checks, seeds, settings
+from ldacli.api_input import as_corpus, as_model, reading_of
 from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
@@ -33,6 +34,8 @@ from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED
 from ldacli.settings import Choice, Flag, Integer, Setting, owned_by
+from ldacli.signatures import takes_settings
+from ldacli.formats.read import READING
 from ldacli.version import __version__
 
 log = logging.getLogger("ldacli")
@@ -80,24 +83,28 @@ def check_settings(given: dict) -> dict:
     return v
 
 
-def perplexity(model: Model, corpus: Corpus, *, estimator: str | None = None, iterations: int | None = None,
-               burn_in: int | None = None, particles: int | None = None, resample: bool | None = None,
-               samples: int | None = None, seed: int | None = None, threads: int | None = None, scheduler=None,
-               progress: bool = False) -> dict:
+@takes_settings(SETTINGS, READING)
+def perplexity(model, corpus, *, progress: bool = False, **given) -> dict:
     """Held-out log-likelihood and perplexity of ``corpus`` under ``model``.
 
-    ``estimator`` (see the module docstring and :data:`SETTINGS`): ``"completion"`` (the
-    default; uses ``iterations``, ``burn_in``, ``threads`` and ``scheduler``),
-    ``"left-to-right"`` (``particles``, ``resample``) or ``"importance"`` (``samples``); a
-    setting of another estimator is refused. Words unknown to the model are dropped first and
-    counted in ``dropped_tokens`` (with those the reader dropped, ``corpus.dropped_tokens``).
-    Returns a dict with ``estimator`` (its full name), ``log_likelihood`` (natural log),
-    ``standard_error`` (of the log-likelihood), ``n_tokens`` and ``n_docs`` scored,
-    ``perplexity = exp(-log_likelihood / n_tokens)``, ``dropped_tokens``, ``seed`` and the
-    settings used.
+    ``model`` is a :class:`~ldacli.model.Model` or a model file's path; ``corpus`` what
+    :func:`ldacli.api_input.as_corpus` takes (a path, with the reading settings below, a
+    :class:`~ldacli.corpus.Corpus`, a list of strings, a SciPy sparse matrix with ``vocab``),
+    read over the model's vocabulary. ``estimator`` (see the module docstring):
+    ``"completion"`` (the default; uses ``iterations``, ``burn_in``, ``threads`` and
+    ``scheduler``), ``"left-to-right"`` (``particles``, ``resample``) or ``"importance"``
+    (``samples``); a setting of another estimator is refused. Words unknown to the model are
+    dropped first and counted in ``dropped_tokens`` (with those the reader dropped,
+    ``corpus.dropped_tokens``). Returns a dict with ``estimator`` (its full name),
+    ``log_likelihood`` (natural log), ``standard_error`` (of the log-likelihood), ``n_tokens``
+    and ``n_docs`` scored, ``perplexity = exp(-log_likelihood / n_tokens)``,
+    ``dropped_tokens``, ``seed`` and the settings used.
     """
-    v = check_settings(dict(estimator=estimator, iterations=iterations, burn_in=burn_in, particles=particles,
-                            resample=resample, samples=samples, seed=seed, threads=threads, scheduler=scheduler))
+    reading = reading_of(given)
+    settings.check_names(SETTINGS, given)
+    v = check_settings(given)
+    model = as_model(model)
+    corpus = as_corpus(corpus, reading=reading, fixed_vocab=model.vocab)
     method = v["estimator"]
     aligned, _ = corpus.align(model.vocab)
     dropped = aligned.dropped_tokens
@@ -113,7 +120,7 @@ def perplexity(model: Model, corpus: Corpus, *, estimator: str | None = None, it
         result = _importance(model, aligned, v["samples"], rng, progress)
     loglik, n = result["log_likelihood"], result["n_tokens"]
     if n == 0:
-        raise LdacliError(f"{corpus.source}: expected at least one token known to the model, found none")
+        raise LdacliError(f"{corpus.name}: expected at least one token known to the model, found none")
     return {
         "estimator": ESTIMATORS[method],
         **result,

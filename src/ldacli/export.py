@@ -10,7 +10,7 @@ One function per table, each a :class:`~ldacli.tables.Table` of row batches (wri
 * :func:`topic_words`: ``topic, rank, word, probability``, every word (or the top ``top_words``)
   of every topic, by decreasing probability.
 * :func:`topic_keys`: ``topic, name, alpha, prevalence[, coherence], words``: a name when the
-  model has one (``params["topic_names"]``, a list or an id -> name mapping; else the id), the
+  model has one (``params["topic_names"]``, a list or an id -> name mapping; else empty), the
   prior, the mean proportion over the training documents, a coherence score when asked, and
   the top words.
 * :func:`to_pyldavis`: the arguments of ``pyLDAvis.prepare``.
@@ -28,6 +28,7 @@ from typing import IO
 import numpy as np
 
 from ldacli import checks
+from ldacli.api_input import as_corpus, as_model
 from ldacli.corpus import Corpus
 from ldacli.diff import prevalence
 from ldacli.errors import LdacliError, SettingError
@@ -57,7 +58,8 @@ def check_applies(what: str, given: dict) -> None:
             users = [t for t in TABLES if name in APPLIES[t]]
             raise SettingError(name, f"{name} applies to {' and '.join(users)} only, found {what}")
     if what == "topic-keys" and given.get("corpus") is not None and given.get("coherence") is None:
-        raise SettingError("corpus", "corpus applies to topic-keys with coherence only (the reference of its scores)")
+        raise SettingError("corpus", "corpus applies to topic-keys with coherence only (the reference of its scores)",
+                           ("coherence",))
 
 
 def format_for(what: str, output: str, format: str | None) -> str:
@@ -80,8 +82,8 @@ def format_for(what: str, output: str, format: str | None) -> str:
 
 def topic_names(model: Model) -> list[str]:
     """The topics' names (``params["topic_names"]``, :attr:`ldacli.model.Model.topic_names`); a
-    topic without one is named by its id."""
-    return [name or str(k) for k, name in enumerate(model.topic_names)]
+    topic without one has an empty name (its id is in the table's topic column already)."""
+    return [name or "" for name in model.topic_names]
 
 
 # --- the tables ---------------------------------------------------------------------------------------
@@ -138,7 +140,7 @@ def keys_coherence(model: Model, measure: str | None, reference: Corpus | None, 
     ``reference`` or the training corpus."""
     if measure is None:
         if reference is not None:
-            raise SettingError("corpus", "corpus applies with coherence only (the reference of its scores)")
+            raise SettingError("corpus", "corpus applies with coherence only (the reference of its scores)", ("coherence",))
         return None
     reference = reference if reference is not None else training_reference(model)
     return coherence(model, reference, measure=measure,
@@ -152,8 +154,11 @@ def to_pyldavis(model: Model, corpus: Corpus | None = None) -> dict:
     ``doc_topic_dists`` (D, K), ``doc_lengths`` (D,), ``vocab`` (V) and ``term_frequency`` (V,)
     of ``corpus`` (by default the training corpus, re-read and checked as ``topics
     --coherence`` does), its words matched to the model's; the documents' proportions are the
-    model's for its training corpus, else inferred (:func:`ldacli.inference.corpus_theta`)."""
-    corpus = corpus if corpus is not None else training_reference(model)
+    model's for its training corpus, else inferred (:func:`ldacli.inference.corpus_theta`).
+    ``model`` may be a model file's path, ``corpus`` anything :func:`ldacli.api_input.as_corpus`
+    takes."""
+    model = as_model(model)
+    corpus = as_corpus(corpus, fixed_vocab=model.vocab) if corpus is not None else training_reference(model)
     aligned, _ = corpus.align(model.vocab)
     theta, _ = corpus_theta(model, aligned)
     return {

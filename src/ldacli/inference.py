@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldacli import checks, seeds, settings
+from ldacli.api_input import as_corpus, as_model, reading_of
 from ldacli.corpus import Corpus
 from ldacli.errors import SettingError
 from ldacli.counts import tokens_of
@@ -31,6 +32,8 @@ from ldacli.npz import StreamedArray, write_npz_members
 from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED
 from ldacli.settings import Integer, Real, Setting
+from ldacli.signatures import takes_settings
+from ldacli.formats.read import READING
 from ldacli.tables import BATCH_ROWS, Table, batched, write_table
 from ldacli.version import __version__
 
@@ -53,6 +56,17 @@ def check_settings(given: dict) -> dict:
     v = settings.resolve(SETTINGS, given)
     checks.smaller("burn_in", v["burn_in"], "iterations", v["iterations"])
     return v
+
+
+def check_table(format: str, *, min_proportion: float | None = None,
+                top_topics: int | None = None) -> tuple[float | None, int | None]:
+    """The sparse table's settings (:data:`SPARSE`) checked for an output in ``format``: an npz
+    file holds theta whole, and takes neither."""
+    min_proportion, top_topics = MIN_PROPORTION.check(min_proportion), TOP_TOPICS.check(top_topics)
+    if format == "npz" and (min_proportion is not None or top_topics is not None):
+        name = "min_proportion" if min_proportion is not None else "top_topics"
+        raise SettingError(name, f"{name} makes a sparse table: it applies to the table formats, found npz")
+    return min_proportion, top_topics
 
 
 def infer_chunks(model: Model, blocks: Iterable[Corpus], *, iterations: int | None = None,
@@ -91,21 +105,27 @@ def inference_params(model: Model, v: dict, entropy: int, source: str, fingerpri
     }
 
 
-def infer(model: Model, corpus: Corpus, *, iterations: int | None = None, burn_in: int | None = None,
-          seed: int | None = None, threads: int | None = None, scheduler=None,
-          progress: bool = False) -> tuple[Inference, int]:
+@takes_settings(SETTINGS, READING)
+def infer(model, corpus, *, progress: bool = False, **given) -> tuple[Inference, int]:
     """Topic proportions of ``corpus``'s documents under ``model``, by Gibbs sampling with the
     model's topics fixed (:func:`ldacli.heldout.estimate_theta`): after ``burn_in`` sweeps (50)
     the estimate is averaged over the rest of ``iterations`` (100).
 
-    Words are matched to the model's vocabulary by string; returns the inference and the number
-    of tokens dropped because the model does not know their word (those the reader dropped,
-    ``corpus.dropped_tokens``, included). Without ``seed``, fresh entropy is drawn and recorded
-    in the inference's params. The documents run on ``threads`` threads (all cores) or on the
-    workers of a Dask ``scheduler`` (see :data:`~ldacli.methods.cluster.SCHEDULER`); the
-    result is the same.
+    ``model`` is a :class:`~ldacli.model.Model` or a model file's path; ``corpus`` what
+    :func:`ldacli.api_input.as_corpus` takes (a path, with the reading settings below, a
+    :class:`~ldacli.corpus.Corpus`, a list of strings, a SciPy sparse matrix with ``vocab``),
+    read over the model's vocabulary. Words are matched to the model's vocabulary by string;
+    returns the inference and the number of tokens dropped because the model does not know
+    their word (those the reader dropped, ``corpus.dropped_tokens``, included). Without
+    ``seed``, fresh entropy is drawn and recorded in the inference's params. The documents run
+    on ``threads`` threads (all cores) or on the workers of a Dask ``scheduler`` (see
+    :data:`~ldacli.methods.cluster.SCHEDULER`); the result is the same.
     """
-    v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))
+    reading = reading_of(given)
+    settings.check_names(SETTINGS, given)
+    v = check_settings(given)
+    model = as_model(model)
+    corpus = as_corpus(corpus, reading=reading, fixed_vocab=model.vocab)
     aligned, _ = corpus.align(model.vocab)
     dropped = aligned.dropped_tokens
     entropy = seeds.resolve(v["seed"])
@@ -189,10 +209,7 @@ def write_inference(model: Model, stream, output: str, format: str, *, out=None,
     beside it, never held whole) or a table format of :mod:`ldacli.tables` (the doc-topics table
     of :mod:`ldacli.export`: dense, or sparse with ``min_proportion``/``top_topics``)."""
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))
-    min_proportion, top_topics = MIN_PROPORTION.check(min_proportion), TOP_TOPICS.check(top_topics)
-    if format == "npz" and (min_proportion is not None or top_topics is not None):
-        name = "min_proportion" if min_proportion is not None else "top_topics"
-        raise SettingError(name, f"{name} makes a sparse table: it applies to the table formats, found npz")
+    min_proportion, top_topics = check_table(format, min_proportion=min_proportion, top_topics=top_topics)
     entropy = seeds.resolve(v["seed"])
     with cluster(v["scheduler"]) as client:
         chunks = infer_chunks(model, stream.blocks(), iterations=v["iterations"], burn_in=v["burn_in"], seed=entropy,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldacli import checks
 from ldacli.errors import InputError
 from ldacli.methods.driver import METHODS
 from ldacli.model import Checkpoint, Model
@@ -77,6 +78,7 @@ def describe(path: str) -> dict:
     checkpoint also ``iteration``; ``stopping`` when the run recorded why it stopped.
     Raises :class:`~ldacli.errors.InputError` for a file that is neither.
     """
+    path = checks.path("path", path, "the path of a model or checkpoint file")
     kind = _kind(path)
     if kind == "checkpoint":
         ckpt = Checkpoint.load(path)

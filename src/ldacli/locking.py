@@ -18,6 +18,7 @@ not locked.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import time
@@ -31,6 +32,8 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX
     fcntl = None
 
+log = logging.getLogger("ldacli")
+
 # Exit code of a run refused because another holds the lock (sysexits.h EX_TEMPFAIL).
 EXIT_LOCKED = 75
 POLL_SECONDS = 0.05
@@ -42,11 +45,23 @@ def lock_file(path: str) -> str:
     return os.path.join(folder, f".{name}.lock")
 
 
+def _holder(fd: int) -> str:
+    """Who holds the lock of the lock file ``fd``: ``PID 1234`` (the holder writes its process
+    id into it), or ``a process`` when it has not yet or cannot be read."""
+    try:
+        pid = os.pread(fd, 32, 0).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        pid = ""
+    return f"PID {pid}" if pid.isdigit() else "a process"
+
+
 def _acquire(path: str, deadline: float) -> int | None:
-    """A descriptor of ``path``'s lock file, locked; None when the platform cannot lock."""
+    """A descriptor of ``path``'s lock file, locked; None when the platform cannot lock. While
+    it waits for another run's lock, it says so (once) on ldacli's log, naming the holder."""
     if fcntl is None:
         return None
     name = lock_file(path)
+    waiting = False
     while True:
         try:
             fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o644)
@@ -55,10 +70,16 @@ def _acquire(path: str, deadline: float) -> int | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            holder = _holder(fd)
             os.close(fd)
-            if time.monotonic() >= deadline:
-                raise LockedError(f"{path}: another ldacli run is writing it (lock {name} is held); "
-                                  f"try again later, or give --wait SECONDS") from None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LockedError(f"{path}: another ldacli run ({holder}) is writing it (lock {name} is held); "
+                                  f"try again later") from None
+            if not waiting:
+                log.warning("%s: another ldacli run (%s) holds its lock; waiting up to %.3g s for it", path, holder,
+                            left)
+                waiting = True
             time.sleep(POLL_SECONDS)
             continue
         try:

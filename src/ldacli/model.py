@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ldacli import checks
 from ldacli.errors import InputError, LdacliError
 from ldacli.npz import StreamedArray, array, json_object, read_file, scalar, write_npz, write_npz_members
 from ldacli.settings import Integer, Setting
@@ -26,6 +27,12 @@ TOP_WORDS = Setting("top_words", Integer(1), 10, "Top words per topic.", flags=(
 # 2: one checkpoint format for every method (version 1 files are still read).
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
+
+
+def steps(method: str | None) -> str:
+    """What a run of ``method`` counts its steps in, as the methods' ``unit`` says (a model
+    file knows its method by name only): sweeps, or vem's EM iterations."""
+    return "EM iterations" if method == "vem" else "sweeps"
 
 
 def file_header(kind: str, params: dict) -> dict[str, Any]:
@@ -85,7 +92,8 @@ class Model:
         p = self.params
         done = p.get("iterations_done")
         return (f"<Model: {p.get('method', 'cgs')}, {self.n_topics:,} topics, {self.phi.shape[1]:,} words, "
-                f"{self.theta.shape[0]:,} documents" + (f", {done:,} iterations" if isinstance(done, int) else "")
+                f"{self.theta.shape[0]:,} documents"
+                + (f", {done:,} {steps(p.get('method'))}" if isinstance(done, int) else "")
                 + (f", seed {p['seed']}" if "seed" in p else "") + ">")
 
     def to_pandas(self):
@@ -98,6 +106,7 @@ class Model:
         """Write the model to ``path`` (atomically). ``phi`` and ``theta`` may be
         :class:`~ldacli.npz.StreamedArray` (as :func:`ldacli.train` with ``output`` writes its
         model: a block of rows at a time, never whole): the same bytes as the arrays."""
+        path = checks.path("path", path, "the path of the model file to write")
         arrays = file_header("model", self.params)
         arrays.update(
             phi=_member(self.phi),
@@ -113,6 +122,7 @@ class Model:
 
     @classmethod
     def load(cls, path: str) -> "Model":
+        path = checks.path("path", path, "the path of a model file")
         a, params = read_file(path, "model", READABLE_VERSIONS)
         phi = array(path, a, "phi", "f", (None, None), minimum=0)
         K, V = phi.shape
@@ -181,10 +191,11 @@ class Checkpoint:
         return str(self.params.get("method"))
 
     def __repr__(self) -> str:
-        return (f"<Checkpoint: {self.method}, {self.alpha.size:,} topics, iteration {self.iteration:,} of "
-                f"{self.params.get('iterations')}>")
+        return (f"<Checkpoint: {self.method}, {self.alpha.size:,} topics, {self.iteration:,} of "
+                f"{self.params.get('iterations')} {steps(self.method)}>")
 
     def save(self, path: str) -> None:
+        path = checks.path("path", path, "the path of the checkpoint file to write")
         arrays = file_header("checkpoint", self.params)
         arrays.update(
             iteration=np.int64(self.iteration),
@@ -203,6 +214,7 @@ class Checkpoint:
     @staticmethod
     def read_params(path: str) -> dict:
         """The ``params`` of the checkpoint at ``path``, without reading its arrays."""
+        path = checks.path("path", path, "the path of a checkpoint file")
         return read_file(path, "checkpoint", READABLE_VERSIONS, members=("kind", "format_version", "params"))[1]
 
     @classmethod
@@ -210,6 +222,7 @@ class Checkpoint:
         """Read a checkpoint of any method, of this format version or the previous one. The
         common arrays are checked here; the method's own arrays by the method, which knows
         their shapes."""
+        path = checks.path("path", path, "the path of a checkpoint file")
         a, params = read_file(path, "checkpoint", READABLE_VERSIONS)
         if scalar(path, a, "format_version", "iu") == 1:
             a, params = _checkpoint_from_v1(path, a, params)
@@ -327,6 +340,7 @@ class Inference:
     @classmethod
     def load(cls, path: str) -> "Inference":
         """Read an inference ``.npz`` written by :meth:`save`."""
+        path = checks.path("path", path, "the path of an inference file")
         a, params = read_file(path, "inference", READABLE_VERSIONS)
         theta = array(path, a, "theta", "f", (None, None), minimum=0)
         _rows_sum_to_one(path, "theta", theta)
@@ -335,6 +349,7 @@ class Inference:
 
     def save(self, path: str) -> None:
         """Write the ``.npz`` (theta, doc_ids, params)."""
+        path = checks.path("path", path, "the path of the inference file to write")
         arrays = file_header("inference", self.params)
         arrays.update(theta=np.ascontiguousarray(self.theta, dtype=np.float64),
                       doc_ids=np.array(self.doc_ids, dtype=np.str_))

@@ -46,6 +46,7 @@ from tqdm import tqdm
 
 from ldacli import seeds as seeding
 from ldacli import settings
+from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpus import Corpus
 from ldacli.diff import THRESHOLD, match_topics
 from ldacli.errors import LdacliError, SettingError
@@ -61,6 +62,8 @@ from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED
 from ldacli.settings import Integer, Real, Setting
+from ldacli.signatures import takes_settings
+from ldacli.formats.read import READING
 from ldacli.topic_coherence import coherence, diversity, exclusivity
 from ldacli.version import __version__
 
@@ -260,12 +263,16 @@ def _finished(folder: str, name: str, train: Corpus, k: int, run_seed: int, give
     return scores
 
 
-def select_k(corpus: Corpus, n_topics, *, output: str, seeds: int | None = None, holdout: float | None = None,
+@takes_settings(SETTINGS, SETTINGS_OF_TRAIN, READING)
+def select_k(corpus, n_topics, *, output: str, seeds: int | None = None, holdout: float | None = None,
              seed: int | None = None, threads: int | None = None, scheduler=None, progress: bool = False,
              page=None, **given) -> dict:
     """Train every (K, seed) pair on ``corpus`` less one held-out split and score it (see the
-    module docstring); ``given`` are train's settings for every run (``iterations``, ``alpha``,
-    ``beta``, ``method``, ``sampler``, ...; not those select-k sets: :data:`NOT_FOR_RUNS`).
+    module docstring). ``corpus`` is what :func:`ldacli.api_input.as_corpus` takes (a path,
+    with the reading settings below, a :class:`~ldacli.corpus.Corpus`, a list of strings, a
+    SciPy sparse matrix with ``vocab``); ``given`` are train's settings for every run
+    (``iterations``, ``alpha``, ``beta``, ``method``, ``sampler``, ...; not those select-k
+    sets: :data:`NOT_FOR_RUNS`).
     Writes every model and its scores to the folder ``output`` (created if missing), then
     ``select-k.json`` (everything returned) and ``select-k.tsv`` (the table); ``page(result)``,
     when given, is called before returning (the CLI writes the HTML page with it). Returns the
@@ -273,6 +280,7 @@ def select_k(corpus: Corpus, n_topics, *, output: str, seeds: int | None = None,
     errors), ``recommended`` and ``reason``, ``rule``. A pair already in ``output`` with these
     settings is not trained again. On SIGINT/SIGTERM (main thread), the pairs under way stop and
     :class:`SelectKStopped` is raised; running the same again continues."""
+    reading = reading_of(given)
     values = settings.resolve(SETTINGS, {"n_topics": n_topics, "seeds": seeds, "holdout": holdout, "seed": seed,
                                          "threads": threads, "scheduler": scheduler})
     if values["n_topics"] is None:
@@ -282,6 +290,7 @@ def select_k(corpus: Corpus, n_topics, *, output: str, seeds: int | None = None,
             raise SettingError(name, f"{name} does not apply to select-k, which sets up every run itself")
     given = {k: v for k, v in given.items() if v is not None}
     driver.check_given({**given, "n_topics": values["n_topics"][0]})
+    corpus = as_corpus(corpus, reading=reading)
     ks, n_seeds, workers = values["n_topics"], values["seeds"], check_threads(values["threads"])
     os.makedirs(output, exist_ok=True)
     manifest = os.path.join(output, "select-k.json")

@@ -396,7 +396,7 @@ const pick = document.getElementById("topic-select");
 ldacli.data.topics.forEach(t => {
   const o = document.createElement("option");
   o.value = String(t.topic);
-  o.textContent = t.topic + ": " + (t.name !== String(t.topic) ? t.name + " | " : "") + t.label;
+  o.textContent = t.topic + ": " + (t.name ? t.name + " | " : "") + t.label;
   pick.appendChild(o);
 });
 const slider = document.getElementById("lambda"), shown = document.getElementById("lambda-value");

@@ -305,7 +305,7 @@ def resume(settings: Iterable[Setting], given: dict, recorded: dict, source: str
             stored = fallback(s, values) if fallback is not None else s.default_for(values)
         if s.role is FIXED and v is not None and s.comparable(v) != s.comparable(stored) and not _auto(s, v):
             raise SettingError(s.name, f"{source}: the checkpoint has {s.name}={stored!r}, which cannot change on "
-                                       f"resume (given {v!r})")
+                                       f"resume (given {v!r})", (s.name,))
         values[s.name] = v if (v is not None and s.role is CONTINUED) else stored
     return values
 

@@ -41,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ldacli import checks
+from ldacli.api_input import as_corpus, as_model
 from ldacli.corpus import Corpus
 from ldacli.formats.detect import FORMATS
 from ldacli.formats.read import read_corpus
@@ -92,13 +93,17 @@ def _pair_scores(measure: str, co: np.ndarray, df: np.ndarray, n_docs: int, eps:
 def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_words: int = TOP_WORDS.default) -> dict:
     """Coherence of each of ``model``'s topics against ``reference`` (see the module docstring).
 
-    The reference corpus's words are matched to the model's vocabulary by string. Returns a
+    ``model`` may be a model file's path, ``reference`` anything :func:`ldacli.api_input.as_corpus`
+    takes (a path, a Corpus, texts, a matrix with its words). The reference corpus's words are
+    matched to the model's vocabulary by string. Returns a
     dict: ``measure``, ``top_words``, ``epsilon``, ``per_topic`` (list of K floats, ``nan`` when
     every pair of a topic was skipped), ``mean`` (over the topics that have a value),
     ``skipped_pairs`` (list of K ints), ``reference_docs`` (D of the reference).
     """
     measure = checks.choice("measure", measure, MEASURES)
     top_words = checks.count("top_words", top_words, 2)
+    model = as_model(model)
+    reference = as_corpus(reference, argument="reference", fixed_vocab=model.vocab)
     eps = EPSILON[measure]
     aligned, _ = reference.align(model.vocab)
     top = top_word_ids(model.phi, top_words)

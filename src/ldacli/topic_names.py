@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from ldacli import checks
 from ldacli.errors import SettingError
 from ldacli.locking import locked
 from ldacli.model import Model
@@ -59,6 +60,7 @@ def name_topic(path: str, topic: int, name: str | None, *, wait: float | None = 
     rewriting the file atomically while holding its lock (:mod:`ldacli.locking`; another run
     writing it raises :class:`~ldacli.errors.LockedError`, or is waited for ``wait`` seconds).
     Returns the model as written."""
+    path = checks.path("path", path, "the path of a model file")
     name = None if name is None else check_name(name)
     with locked([path], wait=wait):
         model = Model.load(path)

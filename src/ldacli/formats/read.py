@@ -81,7 +81,7 @@ def read_corpus(
     are in ``Corpus.notes``, and the settings it was read with in ``Corpus.reading`` (what a model
     records, so that a resumed run reads it alike).
     """
-    path = os.fspath(path)
+    path = checks.path("path", path, "the path of a corpus (a file or folder; - for stdin)")
     checks.choice("format", format, FORMATS)
     rules = VocabRules(stop_words, remove_top, min_df, max_df, max_vocab)
     if vocab is not None and fixed_vocab is not None:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ldacli import checks
 from ldacli.counts import doc_lengths, doc_pointers, word_totals
 from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import atomic_folder
@@ -115,6 +116,11 @@ class ShardFolder:
         return self.path
 
     @property
+    def name(self) -> str:
+        """What messages call it (as :attr:`ldacli.corpus.Corpus.name`)."""
+        return self.path
+
+    @property
     def n_docs(self) -> int:
         return int(self.doc_lengths.size)
 
@@ -186,7 +192,7 @@ class ShardFolder:
 
 def open_shard_folder(path: str | os.PathLike[str]) -> ShardFolder:
     """The shard folder at ``path``, from its index (checked; the shard files are not read)."""
-    path = os.fspath(path)
+    path = checks.path("path", path, "the path of a shard folder")
     name = os.path.join(path, INDEX)
     if not os.path.isdir(path):
         raise InputError(path, None, "expected a shard folder (written by ldacli convert --shards N), found no folder")

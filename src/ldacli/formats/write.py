@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from ldacli import checks
 from ldacli.corpus import Corpus
-from ldacli.errors import LdacliError
+from ldacli.errors import LdacliError, SettingError
 from ldacli.fileio import atomic_write
 from ldacli.formats.ldac import ldac_lines
 from ldacli.formats.matrix import write_mtx, write_scipy_npz
@@ -21,6 +21,14 @@ from ldacli.formats.uci import uci_lines
 from ldacli.formats.vocab import check_writable_vocab, vocab_text
 
 WRITE_FORMATS = ("ldac", "uci", "mtx", "npz")
+
+
+def check_corpus(corpus) -> None:
+    """What is written must be a :class:`~ldacli.corpus.Corpus` (read or made first)."""
+    if not isinstance(corpus, Corpus):
+        found = repr(corpus) if isinstance(corpus, (str, int, float, type(None))) else f"a {type(corpus).__name__}"
+        raise SettingError("corpus", f"corpus must be a Corpus (ldacli.read_corpus, Corpus.from_texts, "
+                                     f"Corpus.from_matrix), found {found}")
 
 
 def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str | os.PathLike[str],
@@ -33,6 +41,7 @@ def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str |
     files back gives ids ``"1"`` to ``"D"``.
     """
     checks.choice("format", format, WRITE_FORMATS)
+    check_corpus(corpus)
     check_writable_vocab(corpus.vocab)
     counts = sp.csr_array(corpus.counts, copy=True)
     counts.eliminate_zeros()
@@ -68,6 +77,7 @@ def write_shards(corpus: Corpus, folder: str | os.PathLike[str], n_shards: int) 
     atomically; words that never occur are left out first (a model has no row for them).
     Returns the number of shards written (fewer when there are fewer documents)."""
     checks.count("n_shards", n_shards, 1)
+    check_corpus(corpus)
     check_writable_vocab(corpus.vocab)
     trimmed, _ = corpus.without_unused_words()
     counts = sp.csr_array(trimmed.counts, copy=True)

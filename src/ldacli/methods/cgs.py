@@ -36,6 +36,10 @@ log = logging.getLogger("ldacli")
 # Cells of theta assembled at a time (whole documents, at least one): the scratch is their
 # counts (int32, and int64 as they are counted), whatever D and K.
 THETA_CHUNK_CELLS = 1 << 16
+# Why learning beta and a seeded topic-word prior cannot go together (refused when seed_words is
+# given, before anything is read, and for a prior kept from a seeded warm start or given in Python).
+OPTIMIZE_WITH_PRIOR = ("optimize_interval learns a symmetric beta, and the topic-word prior of seeded topics "
+                       "(seed_words) is not one: leave one of them out")
 
 
 def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> float:
@@ -325,6 +329,11 @@ class CollapsedGibbs(Method):
         return {"alpha": how, "beta": how}
 
     @classmethod
+    def check(cls, values: dict) -> None:
+        if values.get("seed_words") is not None and values["optimize_interval"]:
+            raise SettingError("optimize_interval", OPTIMIZE_WITH_PRIOR, ("seed_words",))
+
+    @classmethod
     def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
         if values["sampler"] == "auto":
             values["sampler"] = choose_sampler(values["n_topics"], corpus.n_tokens / max(1, corpus.n_docs))
@@ -453,8 +462,7 @@ class CollapsedGibbs(Method):
                                                        f"cannot change on resume")
             prior = stored
         if prior is not None and self.interval:
-            raise SettingError("optimize_interval", "optimize_interval learns a symmetric beta, and the topic-word "
-                                                    "prior of seeded topics is not one: leave one of them out")
+            raise SettingError("optimize_interval", OPTIMIZE_WITH_PRIOR, ("seed_words",))
         return prior
 
     def step(self, iteration: int) -> None:
@@ -476,7 +484,7 @@ class CollapsedGibbs(Method):
             self.alpha = alpha_from_histograms(*s.doc_histograms(), self.alpha)
             self.beta = beta_from_histogram(s.word_histogram(), s.topic_totals(), self.beta, s.V)
             s.set_priors(self.alpha, self.beta)
-            log.info("iteration %d: learned sum(alpha) %.4g, beta %.4g", iteration, self.alpha.sum(), self.beta)
+            log.info("sweep %d: learned sum(alpha) %.4g, beta %.4g", iteration, self.alpha.sum(), self.beta)
         if self.snapshots.due(iteration):
             self.snapshots.take(iteration, s)
 

@@ -29,6 +29,7 @@ from tqdm import tqdm
 
 from ldacli import seeds, settings
 from ldacli.version import __version__
+from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, OutputError, SettingError
 from ldacli.fileio import file_sha256
@@ -38,7 +39,7 @@ from ldacli.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods.base import Method, Start
 from ldacli.methods.cgs import CollapsedGibbs
-from ldacli.methods.cluster import SCHEDULER, ClusterLost, cluster
+from ldacli.methods.cluster import SCHEDULER, ClusterLost, cluster, distributed_module
 from ldacli.methods.ugibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
 from ldacli.model import Checkpoint, Model
@@ -47,6 +48,8 @@ from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED
 from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Text
 from ldacli.seed_words import SeededTopic, seed_ids, seeded_topics
+from ldacli.signatures import takes_settings
+from ldacli.formats.read import READING
 from ldacli.topic_names import with_names
 from ldacli.topic_word_prior import TopicWordPrior
 from ldacli.formats.shards import ShardFolder
@@ -202,7 +205,7 @@ def _corpus_to_train(corpus: Corpus, parent: Model | None, warm_start: str | Non
     """The corpus as the run trains on it: without the words that never occur; over a warm
     start's vocabulary order, or the vocabulary a resumed run trained on."""
     if corpus.n_tokens == 0:
-        raise LdacliError(f"{corpus.source}: expected a corpus with at least one token, found none")
+        raise LdacliError(f"{corpus.name}: expected a corpus with at least one token, found none")
     corpus, unused = corpus.without_unused_words()
     if unused and notes:
         log.info("%s: the model leaves out the %d words of the vocabulary that never occur", corpus.source, unused)
@@ -257,11 +260,9 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
             if given.get(name) is not None or (ckpt is not None and ckpt.params.get(name) is not None):
                 raise SettingError(name, f"{name} needs the documents on the client, and the shard folder "
                                          f"{corpus.path} is read by the workers only: read it whole (without "
-                                         f"scheduler) or leave {name} out")
+                                         f"scheduler) or leave {name} out", ("scheduler",))
     parent = None
     if ckpt is not None:
-        if given.get("warm_start") is not None:
-            raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them")
         values = settings.resume(declared, given, _as_recorded(ckpt.params), resume,
                                  fallback=lambda s, v: resume if s.name == "checkpoint" else s.default_for(v))
         if values["iterations"] < ckpt.iteration:
@@ -290,10 +291,6 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
                 values["alpha"] = [float(parent.alpha[d]) if d is not None else new for d in descent]
             if given.get("beta") is None and parent.beta > 0:
                 values["beta"] = float(parent.beta)
-        else:
-            for name in ("add_topics", "remove_topics"):
-                if values[name] is not None:
-                    raise SettingError(name, f"{name} changes the topics of a warm start: give warm_start too")
         values["seed"] = seeds.resolve(values["seed"])
         trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
         cls.resolve(values, given, trained)
@@ -307,8 +304,6 @@ def _seeds(cls: type[Method], values: dict, corpus: Corpus, parent: Model | None
     (mapped through the topics' descent), as the model records them (``params["seeded"]``);
     sets ``values["topic_word_prior"]``, the prior the method samples under."""
     K, spec = values["n_topics"], values.get("seed_words")
-    if spec is None and values.get("seed_strength") is not None:
-        raise SettingError("seed_strength", "seed_strength is the prior of seed words: give seed_words too")
     if spec is not None:
         topics = [(k, t.name, list(t.words)) for k, t in enumerate(seeded_topics(spec))]
         source = os.path.abspath(spec) if isinstance(spec, str) else "seed_words given in Python"
@@ -363,7 +358,11 @@ def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float
 def check_given(given: dict) -> None:
     """Refuse what is wrong with the settings ``given`` alone (an unknown setting, one of
     another method, a value out of range) before anything is read; :func:`train` checks the
-    rest, which needs the corpus or the checkpoint."""
+    rest, which needs the corpus or the checkpoint. Settings that contradict each other are
+    refused here (:func:`_check_together`), so that no input is read for a run that cannot be."""
+    if given.get("resume") is not None and given.get("warm_start") is not None:
+        raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them",
+                           ("resume",))
     name = SETTINGS[0].check(given.get("method"))
     if name is None and given.get("resume") is None:
         name = DEFAULT_METHOD
@@ -372,15 +371,30 @@ def check_given(given: dict) -> None:
     values = settings.resolve(declared, given)
     if given.get("resume") is None:  # a resumed run's settings are the checkpoint's and these
         _check_together(METHODS[name], values)
-        if values.get("seed_words") is not None:  # a bad seed-words file is told before the corpus is read
-            seeded_topics(values["seed_words"])
+    if values["scheduler"] is not None:
+        distributed_module()  # a cluster needs Dask (the dask extra): say so before anything is read
+    if given.get("resume") is None and values.get("seed_words") is not None:  # a bad seed-words file too
+        seeded_topics(values["seed_words"])
 
 
 def _check_together(cls: type[Method], values: dict) -> None:
-    """Refuse settings that contradict each other."""
+    """Refuse settings that contradict each other (a fresh run's as given, a resumed run's as
+    the checkpoint and those given make them)."""
     if (values["holdout"] is None) != (values["patience"] is None):
         raise SettingError("holdout" if values["holdout"] is None else "patience",
-                           "holdout and patience go together: give both to stop early, or neither")
+                           "holdout and patience go together: give both to stop early, or neither",
+                           ("holdout", "patience"))
+    for name in ("add_topics", "remove_topics"):
+        if values[name] is not None and values["warm_start"] is None:
+            raise SettingError(name, f"{name} changes the topics of a warm start: give warm_start too", ("warm_start",))
+    if values["resume"] is None and values.get("seed_strength") is not None and values.get("seed_words") is None:
+        raise SettingError("seed_strength", "seed_strength is the prior of seed words: give seed_words too",
+                           ("seed_words",))
+    if values["scheduler"] is not None:
+        if not cls.DISTRIBUTED:
+            raise SettingError("scheduler", f"scheduler applies to method "
+                                            f"{', '.join(m.name for m in METHODS.values() if m.DISTRIBUTED)} only, "
+                                            f"found method {cls.name}")
     if cls.TRACE_EVERY_STEP and values["loglik_every"] != 1:
         raise SettingError("loglik_every", f"loglik_every must be 1 for method {cls.name}, which records its "
                                            f"trace at every {cls.unit}, found {values['loglik_every']}")
@@ -442,20 +456,22 @@ def _provenance(corpus: Corpus) -> dict:
     }
 
 
-def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress: bool = False,
+@takes_settings(SETTINGS, method_settings(), READING, roles=True)
+def train(corpus, n_topics: int | None = None, *, progress: bool = False,
           callback: Callable[[int], None] | None = None, output: str | None = None, **given) -> Model:
     """Fit LDA to ``corpus`` and return the model.
 
-    Every setting is a keyword argument named as in :data:`SETTINGS` (common to every method:
-    ``method``, ``n_topics``, ``iterations``, ``alpha``, ``beta``, ``seed``, ``loglik_every``,
-    ``holdout``, ``patience``, ``max_seconds``, ``checkpoint``, ``checkpoint_every``,
-    ``warm_start``, ``align_to``, ``threads``, ``scheduler``, ``wait``, ``resume``) or in the
-    method's own ``SETTINGS`` (``METHODS[name].SETTINGS``: ``sampler``, ``shards``,
-    ``optimize_interval``, ``optimize_burn_in`` for cgs; ``smoothed``, ``estimate_alpha``,
-    ``estimate_eta``, ``estep_tol``, ``estep_max_iter``, ``em_tol``, ``estep_restart`` for
-    vem; ``burn_in`` for gibbs); each declaration says its type, default and meaning. None
-    means not given. A setting of another method, an unknown one or a value that is not allowed
-    raises :class:`~ldacli.errors.SettingError` naming it.
+    ``corpus`` is what :func:`ldacli.api_input.as_corpus` takes: a path (any format
+    ``ldacli train`` reads, with the reading settings ``input_format``, ``vocab``,
+    ``stop_words``, ... as its options), a :class:`~ldacli.corpus.Corpus`, a list of strings
+    (one document each), a SciPy sparse matrix of counts (documents x words, its words in
+    ``vocab``), or a :class:`~ldacli.formats.shards.ShardFolder` for a Dask cluster.
+
+    Every setting is a keyword argument (listed below, from the declarations: :data:`SETTINGS`,
+    common to every method, each method's own ``METHODS[name].SETTINGS``, and how a corpus is
+    read); a setting of another method, an unknown one or a value that is not allowed raises
+    :class:`~ldacli.errors.SettingError` naming it, and settings that contradict each other are
+    refused before ``corpus`` is read.
 
     ``iterations`` counts all steps, those before a resumed checkpoint included. ``threads``
     never changes the result. With ``holdout`` (a fraction) and ``patience``, that fraction of
@@ -475,15 +491,15 @@ def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress
     at the end, and when SIGINT/SIGTERM stops the run (raising :class:`TrainingInterrupted`,
     whose ``checkpoint`` names the file). ``resume`` continues the run a checkpoint was written
     by, exactly as it was asked: the settings it fixes (the method, K, the priors, the seed,
-    the method's own) come from it and may not change; those it continues (``iterations``,
-    ``checkpoint``, ``checkpoint_every``, ``loglik_every``, ``patience``, ``max_seconds``,
-    ``align_to``) come from it unless given. The result is what an uninterrupted run gives.
-    ``callback(iteration)`` is called after every step. With ``output`` (a path), the model is
-    also written there, atomically, a block of rows of phi and theta at a time as they are
-    assembled (so that at no time are both whole in memory), and the returned model's phi
-    and theta are read-only memory maps of that file. The model's params record the
-    settings, ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`). The checkpoint
-    path is locked for the run (:mod:`ldacli.locking`): another run on it raises
+    the method's own, how the corpus is read) come from it and may not change; those it
+    continues (``iterations``, ``checkpoint``, ``checkpoint_every``, ``loglik_every``,
+    ``patience``, ``max_seconds``, ``align_to``) come from it unless given. The result is what
+    an uninterrupted run gives. ``callback(iteration)`` is called after every step. With
+    ``output`` (a path), the model is also written there, atomically, a block of rows of phi
+    and theta at a time as they are assembled (so that at no time are both whole in memory),
+    and the returned model's phi and theta are read-only memory maps of that file. The model's
+    params record the settings, ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`).
+    The checkpoint path is locked for the run (:mod:`ldacli.locking`): another run on it raises
     :class:`~ldacli.errors.LockedError`, or waits up to ``wait`` seconds. A checkpoint that
     cannot be written (a full disk) is reported and training goes on.
 
@@ -491,10 +507,13 @@ def train(corpus: Corpus | ShardFolder, n_topics: int | None = None, *, progress
     (:mod:`ldacli.methods.distributed`): a scheduler's address, ``"local:N"`` for a local
     cluster of N worker processes, or a ``distributed.Client``; the result is the same as with
     threads. A lost cluster writes the checkpoint of the last finished sweep and raises
-    :class:`RunStopped`. ``corpus`` may then be a :class:`~ldacli.shard_folder.ShardFolder`
-    (from :func:`~ldacli.shard_folder.open_shard_folder`): the workers read the shard files,
+    :class:`RunStopped`. ``corpus`` may then be a :class:`~ldacli.formats.shards.ShardFolder`
+    (from :func:`~ldacli.formats.shards.open_shard_folder`): the workers read the shard files,
     the client only the index (no warm start or holdout then).
     """
+    reading = reading_of(given)
+    check_given({**given, "n_topics": n_topics})  # before anything is read
+    corpus = as_corpus(corpus, reading=reading, resume=given.get("resume"), shard_folders=True)
     run = _settle(corpus, {**given, "n_topics": n_topics})
     values = run.values
     with locked([values["checkpoint"]], wait=values["wait"]) as removed:
@@ -594,9 +613,6 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
                f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
                cls.estimate_bytes(fitted, values, threads, streamed))
     start = warm_start_state(run.parent, fitted, values, _descent(run.parent, values)) if run.parent is not None else None
-    if client is not None and not cls.DISTRIBUTED:
-        raise SettingError("scheduler", f"scheduler applies to method {', '.join(m.name for m in METHODS.values() if m.DISTRIBUTED)} "
-                                        f"only, found method {cls.name}")
     resume = values["resume"]
     state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
                 **({"client": client} if client is not None else {}))
@@ -781,7 +797,7 @@ def topic_descent(n_parent: int, add: int | None, remove: list[int] | None, sour
     descent: list[int | None] = [k for k in range(n_parent) if k not in remove] + [None] * (add or 0)
     if not descent:
         raise SettingError("remove_topics", f"remove_topics would leave no topic of the {n_parent} of {source}: "
-                                            f"keep one, or add some with add_topics")
+                                            f"keep one, or add some with add_topics", ("add_topics",))
     return descent
 
 

@@ -227,8 +227,8 @@ class VariationalEM(Method):
     @classmethod
     def check(cls, values: dict) -> None:
         if values["estimate_eta"] and not values["smoothed"]:
-            raise SettingError("estimate_eta", "estimate_eta applies to the smoothed model only (there is no topic "
-                                               "prior to estimate), found it with smoothed False")
+            raise SettingError("estimate_eta", "estimate_eta applies with smoothed only (without it there is no "
+                                               "topic prior to estimate), found smoothed=False", ("smoothed",))
 
     @classmethod
     def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False) -> float:
