@@ -25,7 +25,7 @@ import click
 import numpy as np
 
 from ldacli import settings
-from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models
+from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
 from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
@@ -706,7 +706,7 @@ def perplexity(ctx, model, corpus, **values):
 
 # --- diff, info, report ---------------------------------------------------------------------------------
 
-# Exit code of `diff --max-drift` when a matched topic moved further than allowed: the command
+# Exit code of `diff --max-drift` when a paired topic moved further than allowed: the command
 # succeeded, but something needs a look.
 EXIT_DRIFT = 3
 
@@ -722,7 +722,10 @@ def diff(ctx, model_a, model_b, **values):
     Topics are matched one to one by the Hungarian algorithm on the Jensen-Shannon distance
     between their word distributions (words matched by string, so the vocabularies may
     differ). For each pair: the distance, the top words gained and lost, and the prevalence
-    (mean topic proportion) in each; then the topics with no counterpart.
+    (mean topic proportion) in each; then the topics with no counterpart. When MODEL_B was
+    warm-started from MODEL_A's file, each of its topics is paired with the topic it continues
+    instead, and the topics --add-topics added and --remove-topics removed are listed as such:
+    never paired, never drift. --max-drift D exits 3 when a paired topic moved further than D.
 
     \b
     Examples:
@@ -737,11 +740,13 @@ def diff(ctx, model_a, model_b, **values):
         a, b = Model.load(model_a), Model.load(model_b)
         result = diff_models(a, b, **given_of(values, (TOP_WORDS, THRESHOLD)), a_sha256=file_sha256(model_a))
     result = {"a": model_a, "b": model_b, **result}
-    drifted = [t for t in result["topics"] if t["matched"] and max_drift is not None and t["distance"] > max_drift]
+    moved = drifted(result, max_drift)
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json.dumps({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in drifted]}, indent=2))
+        click.echo(json.dumps({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]}, indent=2))
     else:
         click.echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
+        if result["pairing"] == "descent":
+            click.echo("B was warm-started from A: each topic of B is paired with the topic of A it continues")
         click.echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
                    f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
         n = result["top_words"]
@@ -753,17 +758,19 @@ def diff(ctx, model_a, model_b, **values):
                        + " ".join(t["top_words_b"][:8]))
             if t["gained"] or t["lost"]:
                 click.echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
+        tops_a, tops_b = a.top_words(8), b.top_words(8)
+        for k in result["removed"]:
+            click.echo(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
+        for k in result["added"]:
+            click.echo(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
         for side, m in (("a", a), ("b", b)):
             if result[f"only_in_{side}"]:
                 click.echo(f"only in {side.upper()}: topics "
                            + ", ".join(m.topic_label(k) for k in result[f"only_in_{side}"]))
-        ws = result["warm_start"]
-        if ws is not None:
-            click.echo(f"B was warm-started from A: added {', '.join(b.topic_label(k) for k in ws['added']) or 'none'}; "
-                       f"removed {', '.join(a.topic_label(k) for k in ws['removed']) or 'none'}")
-    if drifted:
-        worst = max(drifted, key=lambda t: t["distance"])
-        _note(values, f"drift: {len(drifted)} matched topics moved further than {max_drift:g} (worst: A {worst['a']} ~ "
+    if moved:
+        worst = max(moved, key=lambda t: t["distance"])
+        _note(values, f"drift: {len(moved)} topic{'s' if len(moved) != 1 else ''} moved further than {max_drift:g} "
+                      f"(worst: A {worst['a']} ~ "
                       f"B {worst['b']}, {worst['distance']:.3f})")
         sys.exit(EXIT_DRIFT)
 

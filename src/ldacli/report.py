@@ -34,7 +34,7 @@ from ldacli.corpus import Corpus
 from ldacli.diff import diff_models, js_distances
 from ldacli.export import topic_names
 from ldacli.inference import corpus_theta
-from ldacli.fileio import atomic_write
+from ldacli.fileio import atomic_write, file_sha256
 from ldacli.info import describe
 from ldacli.methods.driver import METHODS
 from ldacli.settings import Flag, Setting, Text
@@ -292,7 +292,10 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
         "corpus": view, "diff": None,
     }
     if old is not None:
-        data["diff"] = {"path": old_path, **diff_models(old, model)}
+        result = diff_models(old, model, a_sha256=file_sha256(old_path) if old_path else None)
+        data["diff"] = {"path": old_path, **result,
+                        "removed_words": {k: " ".join(w for w, _ in old.top_words(8)[k]) for k in result["removed"]},
+                        "added_words": {k: " ".join(w for w, _ in model.top_words(8)[k]) for k in result["added"]}}
     return data
 
 
@@ -371,6 +374,8 @@ def _label(k: int, name: str | None) -> str:
 
 
 def _diff(data: dict) -> str:
+    """The Changes table: each pair of topics (the old topic, the new one, their distance, ...),
+    then the topics a warm start removed and added, which are paired with nothing."""
     d = data["diff"]
     rows = "".join(
         f"<tr><td>{_label(t['a'], t['name_a'])}</td><td>{_label(t['b'], t['name_b'])}</td>"
@@ -379,7 +384,17 @@ def _diff(data: dict) -> str:
         f"<td class='num'>{100 * t['prevalence_a']:.1f}% → {100 * t['prevalence_b']:.1f}%</td>"
         f"<td>{text(' '.join(t['gained']) or '-')}</td><td>{text(' '.join(t['lost']) or '-')}</td></tr>"
         for t in d["topics"])
-    return (f"<p>Against {text(d['path'])}: {d['renumbered']} topics renumbered, JS distance median "
+    rows += "".join(f"<tr class='removed'><td>{k}</td><td>removed</td><td class='num'>-</td><td class='num'>-</td>"
+                    f"<td class='num'>-</td><td>-</td><td>{text(d['removed_words'][k])}</td></tr>" for k in d["removed"])
+    rows += "".join(f"<tr class='added'><td>added</td><td>{k}</td><td class='num'>-</td><td class='num'>-</td>"
+                    f"<td class='num'>-</td><td>{text(d['added_words'][k])}</td><td>-</td></tr>" for k in d["added"])
+    if d["pairing"] == "descent":
+        how = (f"This model was warm-started from {text(d['path'])}: each topic is paired with the one it continues; "
+               f"removed {', '.join(map(str, d['removed'])) or 'none'}, added {', '.join(map(str, d['added'])) or 'none'} "
+               f"(neither is drift). ")
+    else:
+        how = f"Against {text(d['path'])}, topics matched by the Hungarian algorithm: "
+    return (f"<p>{how}{d['renumbered']} topics renumbered, JS distance median "
             f"{d['median_distance']:.3f}, max {d['max_distance']:.3f}; no counterpart (distance above "
             f"{d['threshold']}): old {d['only_in_a'] or 'none'}, new {d['only_in_b'] or 'none'}.</p>"
             "<div class='table-wrap'><table><thead><tr><th>old</th><th>new</th><th class='num'>distance</th>"
