@@ -50,9 +50,12 @@ from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
-from ldacli.tables import write_table
+from ldacli.tables import text_cell, write_table
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
+from ldacli.topic_diagnostics import DIAGNOSTICS, FIELD_NAMES, THRESHOLDS, WORD_FIELDS
+from ldacli.topic_diagnostics import diagnostics as diagnose
+from ldacli.topic_diagnostics import FIELDS as DIAGNOSTIC_FIELDS
 from ldacli.topic_names import name_topic
 from ldacli import model_selection as choosing
 from ldacli.version import __version__
@@ -484,15 +487,19 @@ def train(ctx, corpus, **values):
 
 @main.command()
 @click.argument("model")
-@declared((TOPICS_OUT, TOPICS_FORMAT, TOP_WORDS, MEASURE, REFERENCE, INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
+@declared((TOPICS_OUT, TOPICS_FORMAT, TOP_WORDS, MEASURE, DIAGNOSTICS, REFERENCE, INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
 @click.pass_context
 def topics(ctx, model, **values):
-    """Show the most probable words of each topic of MODEL, optionally with coherence.
+    """Show the most probable words of each topic of MODEL, optionally with coherence and
+    diagnostics.
 
     With --coherence, each topic gets a score computed from document co-occurrence counts of
     its --top-words most probable words in the reference corpus (--corpus, by default the
     training corpus), and the mean over topics is printed last (text), to stderr (tsv) or under
-    "coherence" (json). Learned (asymmetric) priors are shown beside each topic.
+    "coherence" (json). With --diagnostics, each topic gets MALLET's diagnostics and ours against
+    the reference corpus and the flags that mark it as likely junk, each with its reason (text:
+    a line under the topic and the reasons last; tsv: columns; json: "diagnostics" and "flags"
+    per topic). Learned (asymmetric) priors are shown beside each topic.
 
     \b
     Examples:
@@ -501,46 +508,64 @@ def topics(ctx, model, **values):
       ldacli topics kos.npz --format json | jq '.topics[0]'
       ldacli topics kos.npz --coherence npmi
       ldacli topics kos.npz --coherence umass -n 20 --corpus wiki.ldac
+      ldacli topics kos.npz --diagnostics
+      ldacli topics kos.npz --diagnostics --format json | jq '.topics[] | select(.flags != []) | .topic'
     """
     _setup_logging(values)
     check_outputs({"-o/--output": (values["output"], ())}, {"MODEL": model, "--corpus": values["corpus"]})
-    fmt, n, measure = value(values, TOPICS_FORMAT), value(values, TOP_WORDS), values["coherence"]
-    if measure is None:
+    fmt, n, measure, diagnosing = (value(values, TOPICS_FORMAT), value(values, TOP_WORDS), values["coherence"],
+                                   values["diagnostics"])
+    if measure is None and not diagnosing:
         for s in (REFERENCE, INPUT_FORMAT, VOCAB):
             if values[s.name] is not None:
-                raise click.BadParameter("applies with --coherence only", param_hint=s.option)
+                raise click.BadParameter("applies with --coherence or --diagnostics only", param_hint=s.option)
+    if (measure is not None or diagnosing) and n < 2:
+        raise click.BadParameter(f"--{'coherence' if measure else 'diagnostics'} scores pairs of top words: expected "
+                                 f"at least 2, found {n}", param_hint=TOP_WORDS.option)
     with user_errors(ctx):
         m = Model.load(model)
-        scores = None
-        if measure is not None:
-            if n < 2:
-                raise click.BadParameter(f"--coherence scores pairs of top words: expected at least 2, found {n}",
-                                         param_hint=TOP_WORDS.option)
+        scores = diagnostics = None
+        if measure is not None or diagnosing:
             if values["corpus"] is None:
                 ref = training_reference(m)
                 ref_name = m.params.get("corpus_source", "")
             else:
                 ref = read(values["corpus"], values, fixed_vocab=m.vocab)
                 ref_name = values["corpus"]
-            scores = topic_coherence(m, ref, measure=measure, top_words=n)
-            scores["reference"] = ref_name
+            if measure is not None:
+                scores = topic_coherence(m, ref, measure=measure, top_words=n)
+                scores["reference"] = ref_name
+            if diagnosing:
+                diagnostics = diagnose(m, ref, top_words=n)
         tops = m.top_words(n)
-        _emit(values, _topic_lines(model, m, tops, scores, fmt, measure, values))
+        _emit(values, _topic_lines(model, m, tops, scores, fmt, measure, values, diagnostics))
 
 
-def _topic_lines(path, m, tops, scores, fmt, measure, values):
+def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
     learned = bool(m.params.get("optimize_interval")) or not np.all(m.alpha == m.alpha[0])
     names = m.topic_names
     named = any(n is not None for n in names)
+    diagnosed = diagnostics["topics"] if diagnostics else None
     if fmt == "json":
+        def words(k, words):
+            if diagnosed is None:
+                return [{"word": w, "probability": p} for w, p in words]
+            return [{"word": w, "probability": p, **{f: d[f] for f in WORD_FIELDS if f not in ("rank", "word", "prob")}}
+                    for (w, p), d in zip(words, diagnosed[k]["words"])]
+
         out = {"model": path, "topics": [
             {"topic": k, "name": names[k], "alpha": float(m.alpha[k]),
              **({"coherence": scores["per_topic"][k]} if scores else {}),
-             "words": [{"word": w, "probability": p} for w, p in words]}
-            for k, words in enumerate(tops)]}
+             **({"diagnostics": {f: diagnosed[k][f] for f in FIELD_NAMES}, "flags": diagnosed[k]["flags"]}
+                if diagnosed else {}),
+             "words": words(k, ws)}
+            for k, ws in enumerate(tops)]}
         if scores:
             out["coherence"] = {key: scores[key] for key in
                                 ("measure", "top_words", "epsilon", "mean", "reference", "reference_docs")}
+        if diagnostics:
+            out["diagnostics"] = {"corpus": diagnostics["corpus"], "top_words": diagnostics["top_words"],
+                                  "flags": diagnostics["flags"], "thresholds": THRESHOLDS}
         yield json.dumps(out, indent=2)
     elif fmt == "tsv":
         def row(fields):
@@ -548,14 +573,21 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
             csv.writer(buf, delimiter="\t", lineterminator="").writerow(fields)
             return buf.getvalue()
 
-        yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else []))
+        yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else [])
+                  + (list(FIELD_NAMES) + ["flags"] if diagnosed else []))
         for k, words in enumerate(tops):
             extra = [f"{scores['per_topic'][k]:.6g}"] if scores else []
+            extra += [names[k] or ""] if named else []
+            if diagnosed:
+                extra += [text_cell(diagnosed[k][f], kind) for f, kind, _, _ in DIAGNOSTIC_FIELDS]
+                extra.append(" ".join(diagnosed[k]["flags"]))
             for r, (w, p) in enumerate(words, 1):
-                yield row([k, r, w, f"{p:.6g}"] + extra + ([names[k] or ""] if named else []))
+                yield row([k, r, w, f"{p:.6g}"] + extra)
         if scores:
             _note(values, f"mean {measure} coherence {scores['mean']:.6g} (top {scores['top_words']} words, "
                           f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} reference documents)")
+        if diagnostics:
+            _note(values, _flag_summary(diagnostics))
     else:
         width = len(str(len(tops) - 1))
         for k, words in enumerate(tops):
@@ -564,10 +596,41 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
                 label += f" (alpha {m.alpha[k]:.4g})"
             if scores:
                 label += f" [{measure} {scores['per_topic'][k]:.4g}]"
+            if diagnosed and diagnosed[k]["flags"]:
+                label += f" [junk? {', '.join(diagnosed[k]['flags'])}]"
             yield f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words)
+            if diagnosed:
+                yield " " * (width + 8) + "  ".join(f"{f} {_short(diagnosed[k][f])}" for f in FIELD_NAMES)
         if scores:
             yield (f"mean {measure} coherence: {scores['mean']:.6g} (top {scores['top_words']} words, "
                    f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} documents of {scores['reference']})")
+        if diagnostics:
+            yield _flag_summary(diagnostics)
+            raised = {f for t in diagnosed for f in t["flags"]}
+            for flag in diagnostics["flags"]:
+                if flag["name"] in raised:
+                    yield f"  {flag['name']}: {flag['meaning']}"
+
+
+def _short(x) -> str:
+    """A diagnostic as text: 4 significant digits, whole numbers without decimals, '-' for none."""
+    if x is None:
+        return "-"
+    if isinstance(x, int) or float(x).is_integer() or abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.4g}"
+
+
+def _flag_summary(diagnostics: dict) -> str:
+    """``flagged 3 of 50 topics as likely junk: 7 (boilerplate), ...`` (diagnostics of a corpus)."""
+    topics = diagnostics["topics"]
+    flagged = [t for t in topics if t["flags"]]
+    corpus = diagnostics["corpus"]
+    where = f" (against {corpus['source']}, {corpus['n_docs']:,} documents)" if corpus else ""
+    if not flagged:
+        return f"flagged none of {len(topics)} topics as likely junk{where}"
+    return (f"flagged {len(flagged)} of {len(topics)} topics as likely junk{where}: "
+            + ", ".join(f"{t['topic']} ({' '.join(t['flags'])})" for t in flagged))
 
 
 # --- infer and perplexity -----------------------------------------------------------------------------
@@ -870,12 +933,16 @@ def export(ctx, model, what, **values):
                    words of each with -n)
       topic-keys   topic, name, alpha, prevalence (mean proportion over the training documents),
                    the --coherence score when asked, and the top -n words (10)
+      diagnostics  one row per topic: MALLET's diagnostics (tokens, document_entropy, umass,
+                   exclusivity, rank_1_docs, allocation_ratio, ...), npmi and ours, the junk
+                   flags and the top -n words (10), against --corpus (by default the training
+                   corpus); --format mallet writes MALLET's --diagnostics-file XML
       pyldavis     the arguments of pyLDAvis.prepare as JSON (doc_lengths and term_frequency
                    from --corpus, by default the training corpus)
 
     --format tsv, csv (quoted where a field needs it), jsonl, parquet (pip install
-    'ldacli[parquet]') or mallet: MALLET's --output-doc-topics, --output-topic-keys and
-    --topic-word-weights-file layouts. Document ids are the corpus's own.
+    'ldacli[parquet]') or mallet: MALLET's --output-doc-topics, --output-topic-keys,
+    --topic-word-weights-file and --diagnostics-file layouts. Document ids are the corpus's own.
 
     \b
     Examples:
@@ -883,6 +950,8 @@ def export(ctx, model, what, **values):
       ldacli export kos.npz doc-topics --top-topics 3 --min-proportion 0.1 --format jsonl -o -
       ldacli export kos.npz topic-keys -n 20 --coherence npmi -o keys.tsv
       ldacli export kos.npz topic-words -o words.parquet
+      ldacli export kos.npz diagnostics -o diagnostics.csv
+      ldacli export kos.npz diagnostics --format mallet -o diagnostics.xml
       ldacli export kos.npz doc-topics --format mallet -o doc-topics.txt
       ldacli export kos.npz pyldavis -o kos-ldavis.json
     """
@@ -906,14 +975,17 @@ def export(ctx, model, what, **values):
         with _output(output, binary=True) as out:
             if what == "pyldavis":
                 export_module.write_pyldavis(export_module.to_pyldavis(m, reference), out)
-            elif fmt == "mallet":
-                export_module.write_lines(export_module.mallet_lines(
-                    m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n), out)
             else:
-                scores = export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys" \
-                    else None
-                write_table(export_module.table(m, what, min_proportion=values["min_proportion"],
-                                                top_topics=values["top_topics"], top_words=n, scores=scores), out, fmt)
+                scores = (export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys"
+                          else export_module.diagnostics(m, reference, n) if what == "diagnostics" else None)
+                if fmt == "mallet":
+                    export_module.write_lines(export_module.mallet_lines(
+                        m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n,
+                        scores=scores), out)
+                else:
+                    write_table(export_module.table(m, what, min_proportion=values["min_proportion"],
+                                                    top_topics=values["top_topics"], top_words=n, scores=scores),
+                                out, fmt)
 
 
 # --- select-k -----------------------------------------------------------------------------------------
