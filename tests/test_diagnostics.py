@@ -201,13 +201,19 @@ def planted_junk():
     return lines
 
 
-@pytest.fixture(scope="module")
-def junk_model(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("junk")
+def train_junk(folder):
+    """Write :func:`planted_junk` to ``folder/notes.txt`` and a K=5 model of it to ``folder/m.npz``."""
     (folder / "notes.txt").write_text("\n".join(planted_junk()) + "\n")
     r = run("train", folder / "notes.txt", "-k", 5, "--iterations", 100, "--seed", 1, "--threads", 1,
             "--stop-words", "none", "-q", "-o", folder / "m.npz")
     assert r.exit_code == 0, r.stderr
+    return folder / "m.npz"
+
+
+@pytest.fixture(scope="module")
+def junk_model(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("junk")
+    train_junk(folder)
     return folder
 
 

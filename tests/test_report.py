@@ -10,7 +10,6 @@ import re
 import shutil
 import time
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -327,15 +326,10 @@ def test_the_report_names_the_extra_when_it_is_missing(models, tmp_path, monkeyp
 @pytest.fixture(scope="module")
 def junk(tmp_path_factory):
     """A model with one topic made of near copies of a footer (test_diagnostics.planted_junk)."""
-    from test_diagnostics import planted_junk
+    from test_diagnostics import footer_topic, train_junk
 
-    folder = tmp_path_factory.mktemp("junk")
-    (folder / "notes.txt").write_text("\n".join(planted_junk()) + "\n")
-    r = run("train", folder / "notes.txt", "-k", 5, "--iterations", 100, "--seed", 1, "--threads", 1,
-            "--stop-words", "none", "-q", "-o", folder / "m.npz")
-    assert r.exit_code == 0, r.stderr
-    model = ldacli.load_model(str(folder / "m.npz"))
-    return folder / "m.npz", int(np.argmax(model.phi[:, model.vocab.index("footera")]))
+    path = train_junk(tmp_path_factory.mktemp("junk"))
+    return path, footer_topic(ldacli.load_model(str(path)))
 
 
 @pytest.mark.browser
