@@ -166,6 +166,18 @@ def test_diff_lists_removed_and_added_topics_and_never_calls_them_drift(grown, t
     other = tmp_path / "other.npz"
     ldacli.train(ldacli.read_corpus(str(grown["folder"] / "old.ldac")), 4, iterations=20, seed=9).save(str(other))
     assert json.loads(run("diff", other, out, "--format", "json").stdout)["pairing"] == "matching"
+    # grown and renumbered onto another model's ids (--align-to): each topic still paired with its ancestor
+    aligned = tmp_path / "aligned.npz"
+    result = run("train", grown["folder"] / "all.ldac", "--warm-start", parent, "--remove-topics", 1, "--add-topics", 2,
+                 "--iterations", 60, "--seed", 5, "--threads", 1, "--align-to", other, "-q", "-o", aligned)
+    assert result.exit_code == 0, result.stderr
+    order = ldacli.load_model(str(aligned)).params["aligned_to"]["order"]
+    assert order != list(range(5))
+    data = json.loads(run("diff", parent, aligned, "--format", "json").stdout)
+    assert data["pairing"] == "descent" and data["removed"] == [1]
+    assert sorted(data["added"]) == sorted(order.index(k) for k in (3, 4))
+    assert sorted((t["a"], order[t["b"]]) for t in data["topics"]) == [(0, 0), (2, 1), (3, 2)]
+    assert max(t["distance"] for t in data["topics"]) == pytest.approx(kept, abs=1e-9)
 
 
 @pytest.mark.parametrize("given, message", [

@@ -145,15 +145,21 @@ def prevalence(model: Model) -> np.ndarray:
 def lineage_of(a: Model, b: Model, a_sha256: str | None) -> dict | None:
     """What B records of descending from A, when it was warm-started from A's file (its lineage
     names ``a_sha256``, the SHA-256 of A's file): ``descent`` (for each of B's topics the A
-    topic it continues, None for one added), ``added`` (B's ids) and ``removed`` (A's ids);
-    else None."""
+    topic it continues, None for one added; after B's topics were renumbered by ``--align-to``,
+    in their new order), ``added`` (B's ids) and ``removed`` (A's ids); else None."""
     ws = b.params.get("warm_start") or {}
     if a_sha256 is None or ws.get("sha256") != a_sha256 or "descent" not in ws:
         return None
-    descent = ws["descent"]
+    descent = list(ws["descent"])
     if len(descent) != b.n_topics or any(d is not None and not 0 <= d < a.n_topics for d in descent):
         return None  # not this pair of models after all (a file edited by hand)
-    return {"added": list(ws["added"]), "removed": list(ws["removed"]), "descent": list(descent)}
+    order = (b.params.get("aligned_to") or {}).get("order")
+    if order is not None:  # train --warm-start --align-to: B's topic i was topic order[i] when it descended
+        if sorted(order) != list(range(b.n_topics)):
+            return None
+        descent = [descent[i] for i in order]
+    return {"added": [k for k, d in enumerate(descent) if d is None], "removed": list(ws["removed"]),
+            "descent": descent}
 
 
 def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,
