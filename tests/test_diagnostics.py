@@ -157,27 +157,35 @@ def values(**given):
     return topic
 
 
-MODEL = {"n_topics": 20, "n_tokens": 20_000.0, "median_companion_topics": 8.0, "median_npmi": 0.2}
+MODEL = {"n_topics": 20, "n_tokens": 20_000.0, "mean_length": 100.0, "median_companion_topics": 8.0,
+         "median_npmi": 0.2}
+# Values that satisfy a flag's other condition, when it has two.
+BOILERPLATE = {"rank_1_docs": 0.05, "companion_topics": 20.0}
+FEW = {"top_docs_share": 0.9, "tokens": 5000.0, "effective_documents": 10.0}
 
 
-@pytest.mark.parametrize("flag, field, low, high", [
-    ("background", "document_dist", 1.09, 1.11),
-    ("boilerplate", "companion_topics", 8.0 * 1.24, 8.0 * 1.26),
-    ("incoherent", "npmi", 0.2 * 0.39, 0.2 * 0.41),
-    ("few-documents", "top_docs_share", 0.44, 0.46),
-    ("near-duplicates", "top_doc_similarity", 0.54, 0.56),
-    ("tiny", "tokens", 99.0, 101.0),
+@pytest.mark.parametrize("flag, others, field, low, high", [
+    ("background", {}, "document_dist", 1.09, 1.11),
+    ("boilerplate", BOILERPLATE, "companion_topics", 8.0 * 1.24, 8.0 * 1.26),
+    ("boilerplate", BOILERPLATE, "rank_1_docs", 0.09, 0.11),
+    ("incoherent", {}, "npmi", 0.2 * 0.39, 0.2 * 0.41),
+    ("few-documents", FEW, "top_docs_share", 0.44, 0.46),
+    ("few-documents", FEW, "effective_documents", 5000.0 / 74.0, 5000.0 / 76.0),
+    ("near-duplicates", {}, "top_doc_similarity", 0.54, 0.56),
+    ("tiny", {}, "tokens", 99.0, 101.0),
 ])
-def test_each_flag_is_raised_exactly_beyond_its_documented_threshold(flag, field, low, high):
-    test = {f.name: f for f in td.FLAGS}[flag].test
-    below_is_junk = flag in ("background", "incoherent", "tiny")
-    assert test(values(**{field: low}), MODEL) is below_is_junk
-    assert test(values(**{field: high}), MODEL) is not below_is_junk
-    assert test(values(), MODEL) is False  # without the value (no corpus), never
+def test_each_flag_is_raised_exactly_beyond_its_documented_thresholds(flag, others, field, low, high):
+    junk = {f.name: f for f in td.FLAGS}[flag]
+    below_is_junk = field in ("document_dist", "npmi", "tokens", "rank_1_docs")
+    assert junk.test(values(**{**others, field: low}), MODEL) is below_is_junk
+    assert junk.test(values(**{**others, field: high}), MODEL) is not below_is_junk
+    assert junk.test(values(), MODEL) is False  # without the values (no corpus), never
     if flag in ("boilerplate", "incoherent"):  # relative to the model's median: not with a handful of topics
-        assert test(values(**{field: low if below_is_junk else high}), {**MODEL, "n_topics": 5}) is False
-    assert str(td.THRESHOLDS[flag.replace("-", "_")]).lstrip("0") in {f.name: f for f in td.FLAGS}[flag].meaning \
-        or f"{td.THRESHOLDS[flag.replace('-', '_')]:.0%}" in {f.name: f for f in td.FLAGS}[flag].meaning
+        assert junk.test(values(**{**others, field: low if below_is_junk else high}), {**MODEL, "n_topics": 5}) is False
+    # the meaning names the thresholds
+    for key, threshold in td.THRESHOLDS.items():
+        if key.split("_")[0] == flag.split("-")[0]:
+            assert f"{threshold:g}" in junk.meaning or f"{threshold:.0%}" in junk.meaning, key
 
 
 def planted_junk():

@@ -2,8 +2,8 @@
 
 The measures are MALLET's (``train-topics --diagnostics-file``, ``TopicModelDiagnostics``),
 computed from a model file rather than from a sampler's state, plus NPMI and measures of how a
-topic spreads over documents and over the other topics. MALLET counts the tokens each document gives a topic
-from the sampler's assignments; a model file keeps the documents' proportions instead, and a
+topic spreads over documents and over the other topics. MALLET counts the tokens each document
+gives a topic from the sampler's assignments; a model file keeps the documents' proportions instead, and a
 document ``d`` of length ``N_d`` gives topic ``k`` an estimated ``n_dk = theta_dk (N_d + sum(alpha))
 - alpha_k`` tokens (clipped at 0; exact for one state of collapsed Gibbs, whose theta is ``(n_dk +
 alpha_k) / (N_d + sum(alpha))``; the expected count for variational EM, whose theta is gamma
@@ -43,10 +43,10 @@ are then inferred as a report infers them, :func:`ldacli.inference.corpus_theta`
   documents' lengths (AlSumait et al. 2009's distance from the "background" over documents):
   0 for a topic that takes the same share of every document, ``log(1/f)`` for one spread evenly
   over a fraction f of the corpus;
-* ``companion_topics``: how many other topics share its documents: for every pair of tokens of
-  a document, one of this topic's and one of another's, the other's topic, weighted so; ``exp``
-  of the entropy of that distribution (a subject's companions are a few related subjects;
-  boilerplate goes with every subject);
+* ``companion_topics``: how many other topics share its documents: ``exp`` of the entropy of
+  ``sum_d n_dk n_dj`` over the other topics j (for every pair of tokens of a document, one of
+  this topic's and one of another's, which the other is); a subject's companions are a few
+  related subjects, boilerplate goes with every subject;
 * ``top_docs_share``: the share of its tokens in its :data:`TOP_DOCS` largest documents;
 * ``top_doc_similarity``: how alike its :data:`SIMILAR_DOCS` documents of largest proportion
   (among those having it) are: the mean over pairs of the cosine similarity of their sets of
@@ -133,8 +133,8 @@ WORD_FIELDS = ("rank", "word", "count", "prob", "cumulative", "docs", "word_leng
 class JunkFlag:
     """A way a topic is likely junk: its ``name`` (as the outputs list it), what it means, and
     ``test(topic, model)`` on the topic's fields and the model's (``model``: ``n_topics``,
-    ``n_tokens`` and the medians over topics of the fields, ``median_<field>``; a test that
-    needs a value that is None is False)."""
+    ``n_tokens``, ``mean_length`` (the corpus's tokens per document) and the medians over topics
+    of the fields, ``median_<field>``; a test that needs a value that is None is False)."""
 
     name: str
     meaning: str
@@ -162,8 +162,10 @@ def _at_least(value: float | None, threshold: float) -> bool:
 THRESHOLDS = {
     "background": 1.1,       # document_dist below: spread over documents as one found evenly in a third of the corpus
     "boilerplate": 1.25,     # companion_topics at least this many times the model's median
+    "boilerplate_rank_1": 0.1,  # ... and rank_1_docs below
     "incoherent": 0.4,       # npmi below this share of the model's median
     "few_documents": 0.45,   # top_docs_share at least
+    "few_documents_fill": 0.75,  # ... and tokens per effective document at least this many mean document lengths
     "near_duplicates": 0.55,  # top_doc_similarity at least
     "tiny": 0.1,             # tokens below this share of an average topic's
 }
@@ -175,15 +177,21 @@ FLAGS = (
                            f"corpus): general words that go with anything",
              lambda t, m: _below(t["document_dist"], T["background"])),
     JunkFlag("boilerplate", f"goes with every subject rather than being one: its documents' other topics are "
-                            f"{T['boilerplate']:g} times as many as the median topic's (companion_topics): "
-                            f"signatures, headers, greetings",
-             lambda t, m: _at_least(_relative(t, m, "companion_topics"), T["boilerplate"])),
+                            f"{T['boilerplate']:g} times as many as the median topic's (companion_topics) and it is "
+                            f"the largest topic of fewer than {T['boilerplate_rank_1']:.0%} of its documents "
+                            f"(rank_1_docs): signatures, headers, greetings",
+             lambda t, m: _at_least(_relative(t, m, "companion_topics"), T["boilerplate"])
+             and _below(t["rank_1_docs"], T["boilerplate_rank_1"])),
     JunkFlag("incoherent", f"its top words seldom share documents: NPMI below {T['incoherent']:.0%} of the "
                            f"model's median topic's",
              lambda t, m: _below(_relative(t, m, "npmi"), T["incoherent"])),
-    JunkFlag("few-documents", f"held by a handful of documents: its {TOP_DOCS} largest hold "
-                              f"{T['few_documents']:.0%} of its tokens or more",
-             lambda t, m: _at_least(t["top_docs_share"], T["few_documents"])),
+    JunkFlag("few-documents", f"held by a handful of documents that are mostly this topic: its {TOP_DOCS} largest "
+                              f"hold {T['few_documents']:.0%} of its tokens or more, and its tokens per effective "
+                              f"document are {T['few_documents_fill']:g} of the corpus's mean document length or "
+                              f"more (an attachment, a long file)",
+             lambda t, m: _at_least(t["top_docs_share"], T["few_documents"]) and t["tokens"] is not None
+             and t["effective_documents"] is not None
+             and t["tokens"] / t["effective_documents"] >= T["few_documents_fill"] * m["mean_length"]),
     JunkFlag("near-duplicates", f"made of near copies: its {SIMILAR_DOCS} documents of largest proportion share "
                                 f"most of their words (mean cosine similarity of their sets of words "
                                 f"{T['near_duplicates']:g} or more): a template, a reposted text",
@@ -345,7 +353,7 @@ def diagnostics(model: Model, corpus: Corpus | None = None, *, top_words: int = 
         t.update(word_length=float(lengths_of_words[k].mean()), uniform_dist=float(uniform_terms[k].sum()),
                  eff_num_words=float(1.0 / np.square(phi[k]).sum()), exclusivity=float(word_excl[k].mean()))
     per_word = {"count": None, "docs": None, "coherence": None, "corpus_dist": None, "token_doc_diff": None}
-    context: dict = {"n_topics": K, "n_tokens": None}
+    context: dict = {"n_topics": K, "n_tokens": None, "mean_length": None}
     about = None
     if corpus is not None:
         aligned, _ = corpus.align(model.vocab)
@@ -390,7 +398,8 @@ def diagnostics(model: Model, corpus: Corpus | None = None, *, top_words: int = 
                 companion_topics=_spread(others),
                 top_doc_similarity=_similarity(aligned.counts, share_docs[share_values >= 0]),
             )
-        context.update(n_tokens=n_tokens, **{f"median_{f}": _median([t[f] for t in topics])
+        context.update(n_tokens=n_tokens, mean_length=n_tokens / max(aligned.n_docs, 1),
+                       **{f"median_{f}": _median([t[f] for t in topics])
                                              for f in ("companion_topics", "npmi")})
         about = {"source": corpus.source, "n_docs": aligned.n_docs, "n_tokens": int(n_tokens)}
     for k, t in enumerate(topics):
