@@ -51,8 +51,8 @@ SOURCES = {
 JUDGED = {
     ("20ng-raw", 1): [(
         ["ibm apr science", "berkeley mot brian", "uchicago year upenn", "org utexas reply", "max bhj giz",
-         "cwru cleveland freenet", "uiuc cso indiana", "virginia cramer men", "stratus points andy", "entry output file",
-         "mil navy iastate", "access newsreader tin", "state ohio acs", "andrew cmu gov", "washington apple uni",
+         "cwru cleveland freenet", "uiuc cso indiana", "virginia cramer men", "stratus points andy",
+         "entry output file", "mil navy iastate", "access newsreader tin", "state ohio acs", "andrew cmu gov", "washington apple uni",
          "pitt gordon banks", "san new california", "think people good", "point time people", "thanks please know"],
         ["sun eng apr", "caltech keith morality", "people time left", "list mail information", "research health study",
          "money insurance columbia"]), (

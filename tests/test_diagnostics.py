@@ -194,7 +194,8 @@ def planted_junk():
     template topic."""
     rng = np.random.default_rng(2)
     letters = "abcdefghijklmnop"
-    themes = [[f"{theme}{a}{b}" for a in letters for b in letters[:10]] for theme in ("fruit", "river", "motor", "music")]
+    themes = [[f"{theme}{a}{b}" for a in letters for b in letters[:10]]
+              for theme in ("fruit", "river", "motor", "music")]
     zipf = 1.0 / np.arange(1, 161)
     zipf /= zipf.sum()
     footer = [f"footer{c}" for c in "abcdefghij"]
@@ -248,7 +249,8 @@ def test_topics_diagnostics_in_every_format(junk_model):
            "(near-duplicates)" in text.stdout
     assert "  near-duplicates: made of near copies" in text.stdout
     data = json.loads(run("topics", model, "--diagnostics", "--format", "json").stdout)
-    assert [t["flags"] for t in data["topics"]] == [["near-duplicates"] if t["topic"] == k else [] for t in data["topics"]]
+    assert [t["flags"] for t in data["topics"]] == [["near-duplicates"] if t["topic"] == k else []
+                                                    for t in data["topics"]]
     assert set(data["topics"][0]["diagnostics"]) == set(td.FIELD_NAMES)
     assert {"count", "docs", "coherence", "exclusivity"} <= set(data["topics"][0]["words"][0])
     assert data["diagnostics"]["thresholds"] == td.THRESHOLDS and data["diagnostics"]["corpus"]["n_docs"] == 230

@@ -805,7 +805,8 @@ def diff(ctx, model_a, model_b, **values):
     result = {"a": model_a, "b": model_b, **result}
     moved = drifted(result, max_drift)
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json.dumps({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]}, indent=2))
+        click.echo(json.dumps({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]},
+                              indent=2))
     else:
         click.echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
         if result["pairing"] == "descent":

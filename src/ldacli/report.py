@@ -402,8 +402,9 @@ def _topic_table(data: dict) -> str:
     raised = {f for d in flagged for f in d["flags"]}
     legend = "".join(f"<li><b>{flag['name']}</b>: {text(flag['meaning'])}</li>" for flag in diagnostics["flags"]
                      if flag["name"] in raised)
-    junk = (f"<p id='flagged'><span class='flag' aria-hidden='true'>⚑</span> {len(flagged)} of {len(diagnostics['topics'])} "
-            f"topics flagged as likely junk: {', '.join(str(d['topic']) for d in flagged)}.</p><ul>{legend}</ul>"
+    junk = (f"<p id='flagged'><span class='flag' aria-hidden='true'>⚑</span> {len(flagged)} of "
+            f"{len(diagnostics['topics'])} topics flagged as likely junk: "
+            f"{', '.join(str(d['topic']) for d in flagged)}.</p><ul>{legend}</ul>"
             if flagged else "<p id='flagged'>No topic flagged as likely junk.</p>" if view is not None else "")
     return (f"{mean}{junk}<div class='table-wrap'><table class='sortable' id='topic-table'><thead><tr>{head}</tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table></div>")
@@ -426,13 +427,14 @@ def _diff(data: dict) -> str:
         f"<td>{text(' '.join(t['gained']) or '-')}</td><td>{text(' '.join(t['lost']) or '-')}</td></tr>"
         for t in d["topics"])
     rows += "".join(f"<tr class='removed'><td>{k}</td><td>removed</td><td class='num'>-</td><td class='num'>-</td>"
-                    f"<td class='num'>-</td><td>-</td><td>{text(d['removed_words'][k])}</td></tr>" for k in d["removed"])
+                    f"<td class='num'>-</td><td>-</td><td>{text(d['removed_words'][k])}</td></tr>"
+                    for k in d["removed"])
     rows += "".join(f"<tr class='added'><td>added</td><td>{k}</td><td class='num'>-</td><td class='num'>-</td>"
                     f"<td class='num'>-</td><td>{text(d['added_words'][k])}</td><td>-</td></tr>" for k in d["added"])
     if d["pairing"] == "descent":
+        removed, added = ", ".join(map(str, d["removed"])) or "none", ", ".join(map(str, d["added"])) or "none"
         how = (f"This model was warm-started from {text(d['path'])}: each topic is paired with the one it continues; "
-               f"removed {', '.join(map(str, d['removed'])) or 'none'}, added {', '.join(map(str, d['added'])) or 'none'} "
-               f"(neither is drift). ")
+               f"removed {removed}, added {added} (neither is drift). ")
     else:
         how = f"Against {text(d['path'])}, topics matched by the Hungarian algorithm: "
     return (f"<p>{how}{d['renumbered']} topics renumbered, JS distance median "
