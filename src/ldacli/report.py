@@ -424,13 +424,16 @@ def _diff(data: dict) -> str:
         f"<td class='num{'' if t['matched'] else ' drift'}'>{t['distance']:.3f}</td>"
         f"<td class='num'>{t['overlap']}/{d['top_words']}</td>"
         f"<td class='num'>{100 * t['prevalence_a']:.1f}% → {100 * t['prevalence_b']:.1f}%</td>"
-        f"<td>{text(' '.join(t['gained']) or '-')}</td><td>{text(' '.join(t['lost']) or '-')}</td></tr>"
+        f"<td class='wide'>{text(' '.join(t['gained']) or '-')}</td>"
+        f"<td class='wide'>{text(' '.join(t['lost']) or '-')}</td></tr>"
         for t in d["topics"])
-    rows += "".join(f"<tr class='removed'><td>{k}</td><td>removed</td><td class='num'>-</td><td class='num'>-</td>"
-                    f"<td class='num'>-</td><td>-</td><td>{text(d['removed_words'][k])}</td></tr>"
+    empty = "<td class='num'>-</td>" * 3
+    rows += "".join(f"<tr class='removed'><td>{k}</td><td class='drift nowrap'>removed</td>{empty}"
+                    f"<td class='wide'>-</td><td class='wide'>{text(d['removed_words'][k])}</td></tr>"
                     for k in d["removed"])
-    rows += "".join(f"<tr class='added'><td>added</td><td>{k}</td><td class='num'>-</td><td class='num'>-</td>"
-                    f"<td class='num'>-</td><td>{text(d['added_words'][k])}</td><td>-</td></tr>" for k in d["added"])
+    rows += "".join(f"<tr class='added'><td class='drift nowrap'>added</td><td>{k}</td>{empty}"
+                    f"<td class='wide'>{text(d['added_words'][k])}</td><td class='wide'>-</td></tr>"
+                    for k in d["added"])
     if d["pairing"] == "descent":
         removed, added = ", ".join(map(str, d["removed"])) or "none", ", ".join(map(str, d["added"])) or "none"
         how = (f"This model was warm-started from {text(d['path'])}: each topic is paired with the one it continues; "
