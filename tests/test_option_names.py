@@ -67,7 +67,7 @@ CONFLICTS = [
     (("perplexity", "M", "C", "--estimator", "importance", "--iterations", 5), "--iterations applies to estimator "
                                                                                "completion only"),
     (("perplexity", "M", "C", "--burn-in", 60, "--iterations", 50), "--burn-in must be smaller than --iterations (50)"),
-    (("topics", "M", "--corpus", "C"), "applies with --coherence only"),
+    (("topics", "M", "--corpus", "C"), "applies with --coherence or --diagnostics only"),
     (("topics", "M", "--coherence", "npmi", "-n", 1), "--coherence scores pairs of top words"),
     (("report", "M", "--vocab", "V", "-o", "r.html"), "applies with --corpus only"),
     (("export", "M", "topic-keys", "--min-proportion", 0.1), "--min-proportion applies to doc-topics only"),
@@ -244,7 +244,7 @@ OPTION = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
 # train-topics); a benchmark script's options are checked against its source.
 FORMER_SPELLINGS = {f.spelling for formers in former_options.FORMER.values() for f in formers}
 OTHER_PROGRAMS = {"--output-doc-topics", "--output-topic-keys", "--topic-word-weights-file", "--doc-topics-threshold",
-                  "--doc-topics-max"}
+                  "--doc-topics-max", "--diagnostics-file"}
 
 
 def _spelled(command: click.Command) -> dict[str, click.Parameter]:

@@ -322,3 +322,59 @@ def test_the_report_names_the_extra_when_it_is_missing(models, tmp_path, monkeyp
     r = run("report", models[1]["cgs"], "-o", tmp_path / "r.html")
     assert r.exit_code == 1 and "pip install 'ldacli[report]'" in r.stderr
     assert not os.path.exists(tmp_path / "r.html")
+
+
+@pytest.fixture(scope="module")
+def junk(tmp_path_factory):
+    """A model with one topic made of near copies of a footer (test_diagnostics.planted_junk)."""
+    from test_diagnostics import footer_topic, train_junk
+
+    path = train_junk(tmp_path_factory.mktemp("junk"))
+    return path, footer_topic(ldacli.load_model(str(path)))
+
+
+@pytest.mark.browser
+def test_the_topic_table_shows_the_diagnostics_and_marks_the_flagged_topics(junk, browser, phone, tmp_path):
+    model, k = junk
+    out = tmp_path / "r.html"
+    assert run("report", model, "-o", out, "-q").exit_code == 0
+    page = out.read_text()
+    assert f"⚑</span> 1 of 5 topics flagged as likely junk: {k}." in page
+    assert "<b>near-duplicates</b>: <bdi>made of near copies" in page
+    open_report(browser, out)
+    rows = browser.find_elements(By.CSS_SELECTOR, "#topic-table tbody tr.flagged")
+    assert [r.get_attribute("data-topic") for r in rows] == [str(k)] and "near-duplicates" in rows[0].text
+    heads = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#topic-table th")]
+    assert {"likely junk", "eff. docs", "UMass", "exclusivity", "top docs' similarity"} <= {h.replace("\n", " ")
+                                                                                          for h in heads}
+    # sorted by a diagnostic: the flagged topic, whose documents are near copies, comes first
+    column = [h.replace("\n", " ") for h in heads].index("top docs' similarity")
+    browser.execute_script(f"document.querySelectorAll('#topic-table th button')[{column}].click();"
+                           f"document.querySelectorAll('#topic-table th button')[{column}].click()")
+    first = browser.find_element(By.CSS_SELECTOR, "#topic-table tbody tr")
+    assert first.get_attribute("data-topic") == str(k)
+    options = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#topic-select option")]
+    assert options[k].startswith(f"⚑ {k}:") and options[k].endswith("(likely junk: near-duplicates)")
+    assert severe(browser) == []
+    open_report(phone, out)
+    scroll_width, screen_width = fits(phone)
+    assert scroll_width <= screen_width  # the table scrolls in its own box
+    assert severe(phone) == []
+
+
+@pytest.mark.browser
+def test_the_changes_table_lists_removed_and_added_topics(models, browser, tmp_path):
+    folder, paths = models
+    grown = tmp_path / "grown.npz"
+    r = run("train", folder / "notes.txt", "--warm-start", paths["cgs"], "--remove-topics", 2, "--add-topics", 1,
+            "--iterations", 20, "--seed", 4, "--stop-words", "none", "-q", "-o", grown)
+    assert r.exit_code == 0, r.stderr
+    out = tmp_path / "r.html"
+    assert run("report", grown, "-o", out, "--diff", paths["cgs"], "-q").exit_code == 0
+    open_report(browser, out)
+    text = browser.find_element(By.ID, "diff").text
+    assert "warm-started from" in text and "removed 2, added 3 (neither is drift)" in text
+    rows = [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
+            for r in browser.find_elements(By.CSS_SELECTOR, "#diff tbody tr")]
+    assert [(r[0], r[1]) for r in rows] == [("0", "0"), ("1", "1"), ("3", "2"), ("2", "removed"), ("added", "3")]
+    assert severe(browser) == []

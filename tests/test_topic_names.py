@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import ldacli
-from ldacli.cli import main
+from ldacli.cli import EXIT_DRIFT, main
 from ldacli.corpus import Corpus
 from ldacli.diff import common_topics, js_distances
 from ldacli.formats.write import write_corpus
@@ -110,7 +110,7 @@ def test_add_topics_keeps_ids_and_names_and_the_new_topic_takes_the_new_theme(gr
                                         child)[:2])
     assert np.argmin(truth[4]) == 4 and truth[4, 4] < 0.3
     diff = run("diff", parent, out)
-    assert "B was warm-started from A: added 4; removed none" in diff.stdout
+    assert "B was warm-started from A" in diff.stdout and "B   4 added (--add-topics)" in diff.stdout
     data = json.loads(run("diff", parent, out, "--format", "json").stdout)
     assert data["warm_start"]["added"] == [4] and data["warm_start"]["removed"] == []
     assert "topics added: 4" in run("info", out).stdout
@@ -129,6 +129,55 @@ def test_remove_topics_drops_topics_and_renumbers_the_rest_keeping_names(grown, 
     assert np.all(model.alpha == ldacli.load_model(str(parent)).alpha[0])  # a symmetric alpha stays symmetric
     d = js_distances(*common_topics(ldacli.load_model(str(parent)), model)[:2])
     assert d[0, 0] < 0.3 and d[2, 1] < 0.3
+
+
+def test_diff_lists_removed_and_added_topics_and_never_calls_them_drift(grown, tmp_path):
+    """A grown model (topic 1 removed, two added) against its parent: the pairs are the kept
+    topics with the ones they continue, the removed and added ones are listed as such, and
+    --max-drift looks at the kept topics only, where the Hungarian matching would have paired
+    the removed topic with an added one, far apart."""
+    parent, out = grown["parent"], tmp_path / "grown.npz"
+    result = run("train", grown["folder"] / "all.ldac", "--warm-start", parent, "--remove-topics", 1, "--add-topics", 2,
+                 "--iterations", 60, "--seed", 5, "--threads", 1, "-q", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    old, new = ldacli.load_model(parent), ldacli.load_model(str(out))
+    r = run("diff", parent, out, "--format", "json")
+    data = json.loads(r.stdout)
+    assert r.exit_code == 0 and data["pairing"] == "descent"
+    assert data["removed"] == [1] and data["added"] == [3, 4]
+    assert [(t["a"], t["b"]) for t in data["topics"]] == [(0, 0), (2, 1), (3, 2)]
+    assert data["only_in_a"] == [] and data["only_in_b"] == [] and data["drifted"] == []
+    kept = max(t["distance"] for t in data["topics"])
+    # what matching by distance makes of the same two models: the removed topic 1 paired with a topic of B
+    # further than any kept topic moved, which --max-drift between the two would have called drift
+    hungarian = ldacli.diff_models(old, new)
+    assert hungarian["pairing"] == "matching" and 1 in [t["a"] for t in hungarian["topics"]]
+    assert max(t["distance"] for t in hungarian["topics"]) > kept + 0.05
+    calm = run("diff", parent, out, "--max-drift", kept + 0.01)
+    assert calm.exit_code == 0 and "drift" not in calm.stderr
+    assert "A   1 removed (--remove-topics)" in calm.stdout and "B   3 added (--add-topics)" in calm.stdout
+    assert "B   4 added" in calm.stdout and "A   1 ~" not in calm.stdout and "~ B 3" not in calm.stdout
+    moved = run("diff", parent, out, "--max-drift", kept - 0.01)
+    assert moved.exit_code == EXIT_DRIFT and "drift: " in moved.stderr and "A 1 ~" not in moved.stderr
+    # a copy of the parent is the same file (by content); another model is not the parent
+    copy = tmp_path / "copy.npz"
+    copy.write_bytes(open(parent, "rb").read())
+    assert json.loads(run("diff", copy, out, "--format", "json").stdout)["pairing"] == "descent"
+    other = tmp_path / "other.npz"
+    ldacli.train(ldacli.read_corpus(str(grown["folder"] / "old.ldac")), 4, iterations=20, seed=9).save(str(other))
+    assert json.loads(run("diff", other, out, "--format", "json").stdout)["pairing"] == "matching"
+    # grown and renumbered onto another model's ids (--align-to): each topic still paired with its ancestor
+    aligned = tmp_path / "aligned.npz"
+    result = run("train", grown["folder"] / "all.ldac", "--warm-start", parent, "--remove-topics", 1, "--add-topics", 2,
+                 "--iterations", 60, "--seed", 5, "--threads", 1, "--align-to", other, "-q", "-o", aligned)
+    assert result.exit_code == 0, result.stderr
+    order = ldacli.load_model(str(aligned)).params["aligned_to"]["order"]
+    assert order != list(range(5))
+    data = json.loads(run("diff", parent, aligned, "--format", "json").stdout)
+    assert data["pairing"] == "descent" and data["removed"] == [1]
+    assert sorted(data["added"]) == sorted(order.index(k) for k in (3, 4))
+    assert sorted((t["a"], order[t["b"]]) for t in data["topics"]) == [(0, 0), (2, 1), (3, 2)]
+    assert max(t["distance"] for t in data["topics"]) == pytest.approx(kept, abs=1e-9)
 
 
 @pytest.mark.parametrize("given, message", [

@@ -27,7 +27,7 @@ import numpy as np
 
 from ldacli import settings
 from ldacli.api_input import resumed_reading
-from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models
+from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
 from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
@@ -53,9 +53,12 @@ from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
-from ldacli.tables import write_table
+from ldacli.tables import text_cell, write_table
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
+from ldacli.topic_diagnostics import DIAGNOSTICS, FIELD_NAMES, THRESHOLDS, WORD_FIELDS
+from ldacli.topic_diagnostics import diagnostics as diagnose
+from ldacli.topic_diagnostics import FIELDS as DIAGNOSTIC_FIELDS
 from ldacli.topic_names import name_topic
 from ldacli import model_selection as choosing
 from ldacli.version import __version__
@@ -502,15 +505,19 @@ def train(ctx, corpus, **values):
 @main.command()
 @taking_former_spellings("topics")
 @click.argument("model")
-@declared((TOPICS_OUT, TOPICS_FORMAT, TOP_WORDS, MEASURE, REFERENCE, INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
+@declared((TOPICS_OUT, TOPICS_FORMAT, TOP_WORDS, MEASURE, DIAGNOSTICS, REFERENCE, INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
 @click.pass_context
 def topics(ctx, model, **values):
-    """Show the most probable words of each topic of MODEL, optionally with coherence.
+    """Show the most probable words of each topic of MODEL, optionally with coherence and
+    diagnostics.
 
     With --coherence, each topic gets a score computed from document co-occurrence counts of
     its --top-words most probable words in the reference corpus (--corpus, by default the
     training corpus), and the mean over topics is printed last (text), to stderr (tsv) or under
-    "coherence" (json). Learned (asymmetric) priors are shown beside each topic.
+    "coherence" (json). With --diagnostics, each topic gets MALLET's diagnostics and ours against
+    the reference corpus and the flags that mark it as likely junk, each with its reason (text:
+    a line under the topic and the reasons last; tsv: columns; json: "diagnostics" and "flags"
+    per topic). Learned (asymmetric) priors are shown beside each topic.
 
     \b
     Examples:
@@ -519,46 +526,64 @@ def topics(ctx, model, **values):
       ldacli topics kos.npz --format json | jq '.topics[0]'
       ldacli topics kos.npz --coherence npmi
       ldacli topics kos.npz --coherence umass -n 20 --corpus wiki.ldac
+      ldacli topics kos.npz --diagnostics
+      ldacli topics kos.npz --diagnostics --format json | jq '.topics[] | select(.flags != []) | .topic'
     """
     _setup_logging(values)
     check_outputs({"-o/--output": (values["output"], ())}, {"MODEL": model, "--corpus": values["corpus"]})
-    fmt, n, measure = value(values, TOPICS_FORMAT), value(values, TOP_WORDS), values["coherence"]
-    if measure is None:
+    fmt, n, measure, diagnosing = (value(values, TOPICS_FORMAT), value(values, TOP_WORDS), values["coherence"],
+                                   values["diagnostics"])
+    if measure is None and not diagnosing:
         for s in (REFERENCE, INPUT_FORMAT, VOCAB):
             if values[s.name] is not None:
-                raise click.BadParameter("applies with --coherence only", param_hint=s.option)
-    elif n < 2:
-        raise click.BadParameter(f"--coherence scores pairs of top words: expected at least 2, found {n}",
-                                 param_hint=TOP_WORDS.option)
+                raise click.BadParameter("applies with --coherence or --diagnostics only", param_hint=s.option)
+    if (measure is not None or diagnosing) and n < 2:
+        raise click.BadParameter(f"--{'coherence' if measure else 'diagnostics'} scores pairs of top words: expected "
+                                 f"at least 2, found {n}", param_hint=TOP_WORDS.option)
     with user_errors(ctx):
         m = Model.load(model)
-        scores = None
-        if measure is not None:
+        scores = diagnostics = None
+        if measure is not None or diagnosing:
             if values["corpus"] is None:
                 ref = training_reference(m)
                 ref_name = m.params.get("corpus_source", "")
             else:
                 ref = read(values["corpus"], values, fixed_vocab=m.vocab)
                 ref_name = values["corpus"]
-            scores = topic_coherence(m, ref, measure=measure, top_words=n)
-            scores["reference"] = ref_name
+            if measure is not None:
+                scores = topic_coherence(m, ref, measure=measure, top_words=n)
+                scores["reference"] = ref_name
+            if diagnosing:
+                diagnostics = diagnose(m, ref, top_words=n)
         tops = m.top_words(n)
-        _emit(values, _topic_lines(model, m, tops, scores, fmt, measure, values))
+        _emit(values, _topic_lines(model, m, tops, scores, fmt, measure, values, diagnostics))
 
 
-def _topic_lines(path, m, tops, scores, fmt, measure, values):
+def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
     learned = bool(m.params.get("optimize_interval")) or not np.all(m.alpha == m.alpha[0])
     names = m.topic_names
     named = any(n is not None for n in names)
+    diagnosed = diagnostics["topics"] if diagnostics else None
     if fmt == "json":
+        def words(k, words):
+            if diagnosed is None:
+                return [{"word": w, "probability": p} for w, p in words]
+            return [{"word": w, "probability": p, **{f: d[f] for f in WORD_FIELDS if f not in ("rank", "word", "prob")}}
+                    for (w, p), d in zip(words, diagnosed[k]["words"])]
+
         out = {"model": path, "topics": [
             {"topic": k, "name": names[k], "alpha": float(m.alpha[k]),
              **({"coherence": scores["per_topic"][k]} if scores else {}),
-             "words": [{"word": w, "probability": p} for w, p in words]}
-            for k, words in enumerate(tops)]}
+             **({"diagnostics": {f: diagnosed[k][f] for f in FIELD_NAMES}, "flags": diagnosed[k]["flags"]}
+                if diagnosed else {}),
+             "words": words(k, ws)}
+            for k, ws in enumerate(tops)]}
         if scores:
             out["coherence"] = {key: scores[key] for key in
                                 ("measure", "top_words", "epsilon", "mean", "reference", "reference_docs")}
+        if diagnostics:
+            out["diagnostics"] = {"corpus": diagnostics["corpus"], "top_words": diagnostics["top_words"],
+                                  "flags": diagnostics["flags"], "thresholds": THRESHOLDS}
         yield json.dumps(out, indent=2)
     elif fmt == "tsv":
         def row(fields):
@@ -566,14 +591,21 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
             csv.writer(buf, delimiter="\t", lineterminator="").writerow(fields)
             return buf.getvalue()
 
-        yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else []))
+        yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else [])
+                  + (list(FIELD_NAMES) + ["flags"] if diagnosed else []))
         for k, words in enumerate(tops):
             extra = [f"{scores['per_topic'][k]:.6g}"] if scores else []
+            extra += [names[k] or ""] if named else []
+            if diagnosed:
+                extra += [text_cell(diagnosed[k][f], kind) for f, kind, _, _ in DIAGNOSTIC_FIELDS]
+                extra.append(" ".join(diagnosed[k]["flags"]))
             for r, (w, p) in enumerate(words, 1):
-                yield row([k, r, w, f"{p:.6g}"] + extra + ([names[k] or ""] if named else []))
+                yield row([k, r, w, f"{p:.6g}"] + extra)
         if scores:
             _note(values, f"mean {measure} coherence {scores['mean']:.6g} (top {scores['top_words']} words, "
                           f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} reference documents)")
+        if diagnostics:
+            _note(values, _flag_summary(diagnostics))
     else:
         width = len(str(len(tops) - 1))
         for k, words in enumerate(tops):
@@ -582,10 +614,41 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
                 label += f" (alpha {m.alpha[k]:.4g})"
             if scores:
                 label += f" [{measure} {scores['per_topic'][k]:.4g}]"
+            if diagnosed and diagnosed[k]["flags"]:
+                label += f" [junk? {', '.join(diagnosed[k]['flags'])}]"
             yield f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words)
+            if diagnosed:
+                yield " " * (width + 8) + "  ".join(f"{f} {_short(diagnosed[k][f])}" for f in FIELD_NAMES)
         if scores:
             yield (f"mean {measure} coherence: {scores['mean']:.6g} (top {scores['top_words']} words, "
                    f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} documents of {scores['reference']})")
+        if diagnostics:
+            yield _flag_summary(diagnostics)
+            raised = {f for t in diagnosed for f in t["flags"]}
+            for flag in diagnostics["flags"]:
+                if flag["name"] in raised:
+                    yield f"  {flag['name']}: {flag['meaning']}"
+
+
+def _short(x) -> str:
+    """A diagnostic as text: 4 significant digits, whole numbers without decimals, '-' for none."""
+    if x is None:
+        return "-"
+    if isinstance(x, int) or float(x).is_integer() or abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.4g}"
+
+
+def _flag_summary(diagnostics: dict) -> str:
+    """``flagged 3 of 50 topics as likely junk: 7 (boilerplate), ...`` (diagnostics of a corpus)."""
+    topics = diagnostics["topics"]
+    flagged = [t for t in topics if t["flags"]]
+    corpus = diagnostics["corpus"]
+    where = f" (against {corpus['source']}, {corpus['n_docs']:,} documents)" if corpus else ""
+    if not flagged:
+        return f"flagged none of {len(topics)} topics as likely junk{where}"
+    return (f"flagged {len(flagged)} of {len(topics)} topics as likely junk{where}: "
+            + ", ".join(f"{t['topic']} ({' '.join(t['flags'])})" for t in flagged))
 
 
 # --- infer and perplexity -----------------------------------------------------------------------------
@@ -729,7 +792,7 @@ def perplexity(ctx, model, corpus, **values):
 
 # --- diff, info, report ---------------------------------------------------------------------------------
 
-# Exit code of `diff --max-drift` when a matched topic moved further than allowed: the command
+# Exit code of `diff --max-drift` when a paired topic moved further than allowed: the command
 # succeeded, but something needs a look.
 EXIT_DRIFT = 3
 
@@ -746,7 +809,10 @@ def diff(ctx, model_a, model_b, **values):
     Topics are matched one to one by the Hungarian algorithm on the Jensen-Shannon distance
     between their word distributions (words matched by string, so the vocabularies may
     differ). For each pair: the distance, the top words gained and lost, and the prevalence
-    (mean topic proportion) in each; then the topics with no counterpart.
+    (mean topic proportion) in each; then the topics with no counterpart. When MODEL_B was
+    warm-started from MODEL_A's file, each of its topics is paired with the topic it continues
+    instead, and the topics --add-topics added and --remove-topics removed are listed as such:
+    never paired, never drift. --max-drift D exits 3 when a paired topic moved further than D.
 
     \b
     Examples:
@@ -761,11 +827,14 @@ def diff(ctx, model_a, model_b, **values):
         a, b = Model.load(model_a), Model.load(model_b)
         result = diff_models(a, b, **given_of(values, (TOP_WORDS, THRESHOLD)), a_sha256=file_sha256(model_a))
     result = {"a": model_a, "b": model_b, **result}
-    drifted = [t for t in result["topics"] if t["matched"] and max_drift is not None and t["distance"] > max_drift]
+    moved = drifted(result, max_drift)
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json.dumps({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in drifted]}, indent=2))
+        click.echo(json.dumps({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]},
+                              indent=2))
     else:
         click.echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
+        if result["pairing"] == "descent":
+            click.echo("B was warm-started from A: each topic of B is paired with the topic of A it continues")
         click.echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
                    f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
         n = result["top_words"]
@@ -777,17 +846,19 @@ def diff(ctx, model_a, model_b, **values):
                        + " ".join(t["top_words_b"][:8]))
             if t["gained"] or t["lost"]:
                 click.echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
+        tops_a, tops_b = a.top_words(8), b.top_words(8)
+        for k in result["removed"]:
+            click.echo(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
+        for k in result["added"]:
+            click.echo(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
         for side, m in (("a", a), ("b", b)):
             if result[f"only_in_{side}"]:
                 click.echo(f"only in {side.upper()}: topics "
                            + ", ".join(m.topic_label(k) for k in result[f"only_in_{side}"]))
-        ws = result["warm_start"]
-        if ws is not None:
-            click.echo(f"B was warm-started from A: added {', '.join(b.topic_label(k) for k in ws['added']) or 'none'}; "
-                       f"removed {', '.join(a.topic_label(k) for k in ws['removed']) or 'none'}")
-    if drifted:
-        worst = max(drifted, key=lambda t: t["distance"])
-        _note(values, f"drift: {len(drifted)} matched topics moved further than {max_drift:g} (worst: A {worst['a']} ~ "
+    if moved:
+        worst = max(moved, key=lambda t: t["distance"])
+        _note(values, f"drift: {len(moved)} topic{'s' if len(moved) != 1 else ''} moved further than {max_drift:g} "
+                      f"(worst: A {worst['a']} ~ "
                       f"B {worst['b']}, {worst['distance']:.3f})")
         sys.exit(EXIT_DRIFT)
 
@@ -893,12 +964,16 @@ def export(ctx, model, what, **values):
                    words of each with -n)
       topic-keys   topic, name, alpha, prevalence (mean proportion over the training documents),
                    the --coherence score when asked, and the top -n words (10)
+      diagnostics  one row per topic: MALLET's diagnostics (tokens, document_entropy, umass,
+                   exclusivity, rank_1_docs, allocation_ratio, ...), npmi and ours, the junk
+                   flags and the top -n words (10), against --corpus (by default the training
+                   corpus); --format mallet writes MALLET's --diagnostics-file XML
       pyldavis     the arguments of pyLDAvis.prepare as JSON (doc_lengths and term_frequency
                    from --corpus, by default the training corpus)
 
     --format tsv, csv (quoted where a field needs it), jsonl, parquet (pip install
-    'ldacli[parquet]') or mallet: MALLET's --output-doc-topics, --output-topic-keys and
-    --topic-word-weights-file layouts. Document ids are the corpus's own.
+    'ldacli[parquet]') or mallet: MALLET's --output-doc-topics, --output-topic-keys,
+    --topic-word-weights-file and --diagnostics-file layouts. Document ids are the corpus's own.
 
     \b
     Examples:
@@ -906,6 +981,8 @@ def export(ctx, model, what, **values):
       ldacli export kos.npz doc-topics --top-topics 3 --min-proportion 0.1 --format jsonl -o -
       ldacli export kos.npz topic-keys -n 20 --coherence npmi -o keys.tsv
       ldacli export kos.npz topic-words -o words.parquet
+      ldacli export kos.npz diagnostics -o diagnostics.csv
+      ldacli export kos.npz diagnostics --format mallet -o diagnostics.xml
       ldacli export kos.npz doc-topics --format mallet -o doc-topics.txt
       ldacli export kos.npz pyldavis -o kos-ldavis.json
     """
@@ -929,14 +1006,17 @@ def export(ctx, model, what, **values):
         with _output(output, binary=True) as out:
             if what == "pyldavis":
                 export_module.write_pyldavis(export_module.to_pyldavis(m, reference), out)
-            elif fmt == "mallet":
-                export_module.write_lines(export_module.mallet_lines(
-                    m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n), out)
             else:
-                scores = export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys" \
-                    else None
-                write_table(export_module.table(m, what, min_proportion=values["min_proportion"],
-                                                top_topics=values["top_topics"], top_words=n, scores=scores), out, fmt)
+                scores = (export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys"
+                          else export_module.diagnostics(m, reference, n) if what == "diagnostics" else None)
+                if fmt == "mallet":
+                    export_module.write_lines(export_module.mallet_lines(
+                        m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n,
+                        scores=scores), out)
+                else:
+                    write_table(export_module.table(m, what, min_proportion=values["min_proportion"],
+                                                    top_topics=values["top_topics"], top_words=n, scores=scores),
+                                out, fmt)
 
 
 # --- select-k -----------------------------------------------------------------------------------------

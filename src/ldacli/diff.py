@@ -10,7 +10,10 @@ Hungarian algorithm (``scipy.optimize.linear_sum_assignment``). On that:
 * :func:`align` -- a model with its topics renumbered onto a reference model's ids (``train
   --align-to``; warm-started runs keep their ids by construction and are checked with it);
 * :func:`diff_models` -- matched topics side by side: distance, top words gained and lost,
-  prevalence change, and topics with no counterpart (``ldacli diff``).
+  prevalence change, and topics with no counterpart (``ldacli diff``). When the newer model was
+  warm-started from the older one's file, its recorded lineage pairs the topics instead: each
+  topic with the one it continues, and the topics ``--add-topics`` added and ``--remove-topics``
+  removed listed as such, never paired and never counted as drift (:func:`drifted`).
 """
 
 from __future__ import annotations
@@ -72,6 +75,20 @@ def js_distances(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.sqrt(np.clip(out, 0.0, 1.0))
 
 
+def js_distance_rows(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The Jensen-Shannon distance (base 2) between each row of ``p`` (n, V) and the same row
+    of ``q``: (n,), what the diagonal of :func:`js_distances` would be."""
+    p = p / p.sum(axis=1, keepdims=True)
+    q = q / q.sum(axis=1, keepdims=True)
+    m = 0.5 * (p + q)
+
+    def plogp(x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(x > 0, x * np.log2(x), 0.0).sum(axis=1)
+
+    return np.sqrt(np.clip(0.5 * (plogp(p) + plogp(q)) - plogp(m), 0.0, 1.0))
+
+
 @dataclasses.dataclass
 class Matching:
     """``pairs[i] = (k_a, k_b)``: topic k_a of A matched with topic k_b of B, ``distances[i]``
@@ -129,24 +146,58 @@ def prevalence(model: Model) -> np.ndarray:
     return model.theta.mean(axis=0)
 
 
+def lineage_of(a: Model, b: Model, a_sha256: str | None) -> dict | None:
+    """What B records of descending from A, when it was warm-started from A's file (its lineage
+    names ``a_sha256``, the SHA-256 of A's file): ``descent`` (for each of B's topics the A
+    topic it continues, None for one added; after B's topics were renumbered by ``--align-to``,
+    in their new order), ``added`` (B's ids) and ``removed`` (A's ids); else None."""
+    ws = b.params.get("warm_start") or {}
+    if a_sha256 is None or ws.get("sha256") != a_sha256 or "descent" not in ws:
+        return None
+    descent = list(ws["descent"])
+    if len(descent) != b.n_topics or any(d is not None and not 0 <= d < a.n_topics for d in descent):
+        return None  # not this pair of models after all (a file edited by hand)
+    order = (b.params.get("aligned_to") or {}).get("order")
+    if order is not None:  # train --warm-start --align-to: B's topic i was topic order[i] when it descended
+        if sorted(order) != list(range(b.n_topics)):
+            return None
+        descent = [descent[i] for i in order]
+    return {"added": [k for k, d in enumerate(descent) if d is None], "removed": list(ws["removed"]),
+            "descent": descent}
+
+
 def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,
                 threshold: float = THRESHOLD.default, a_sha256: str | None = None) -> dict:
-    """A JSON-able comparison of A and B: for each matched pair (A's order), the distance, how
+    """A JSON-able comparison of A and B: for each pair of topics (A's order), the distance, how
     many of their top ``top_words`` words they share (``overlap``), the words among B's top
     words that were not among A's (gained) and the reverse (lost), the prevalence in each and
     each topic's name; pairs further than ``threshold`` apart, and topics left over, are listed
-    as having no counterpart. When B was warm-started from A (``a_sha256``, the SHA-256 of A's
-    file, is the one B's lineage records), ``warm_start`` says which of B's ids were added and
-    which of A's were removed (``train --add-topics/--remove-topics``) and which A topic each of
-    B's continues."""
+    as having no counterpart (``only_in_a``, ``only_in_b``).
+
+    Topics are paired by the Hungarian matching (``pairing``: ``"matching"``), unless B was
+    warm-started from A (``a_sha256``, the SHA-256 of A's file, is the one B's lineage
+    records): then each of B's topics is paired with the A topic it continues (``pairing``:
+    ``"descent"``), and the topics B added (``added``, B's ids) and the A topics it removed
+    (``removed``, A's ids; ``train --add-topics/--remove-topics``) are listed as such, paired
+    with nothing and in neither ``only_in`` list; ``warm_start`` holds the lineage
+    (:func:`lineage_of`)."""
     top_words, unmatched = TOP_WORDS.check(top_words), THRESHOLD.check(threshold)
     a, b = as_model(a, argument="a"), as_model(b, argument="b")
-    matching = match_topics(a, b)
+    lineage = lineage_of(a, b, a_sha256)
+    if lineage is None:
+        matching = match_topics(a, b)
+        pairs, distances = matching.pairs, matching.distances
+        left_a, left_b = matching.unmatched_a, matching.unmatched_b
+    else:
+        phi_a, phi_b, _ = common_topics(a, b)
+        pairs = sorted((d, k) for k, d in enumerate(lineage["descent"]) if d is not None)
+        distances = js_distance_rows(phi_a[[p for p, _ in pairs]], phi_b[[q for _, q in pairs]])
+        left_a, left_b = [], []
     tops_a, tops_b = a.top_words(top_words), b.top_words(top_words)
     prev_a, prev_b = prevalence(a), prevalence(b)
     names_a, names_b = a.topic_names, b.topic_names
     topics = []
-    for (ka, kb), d in zip(matching.pairs, matching.distances):
+    for (ka, kb), d in zip(pairs, distances):
         words_a, words_b = [w for w, _ in tops_a[ka]], [w for w, _ in tops_b[kb]]
         topics.append({
             "a": ka, "b": kb, "name_a": names_a[ka], "name_b": names_b[kb], "distance": float(d),
@@ -156,14 +207,13 @@ def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,
             "prevalence_a": float(prev_a[ka]), "prevalence_b": float(prev_b[kb]),
         })
     matched = [t for t in topics if t["matched"]]
-    ws = b.params.get("warm_start") or {}
-    lineage = None
-    if a_sha256 is not None and ws.get("sha256") == a_sha256 and "descent" in ws:
-        lineage = {"added": ws["added"], "removed": ws["removed"], "descent": ws["descent"]}
     return {
         "topics": topics,
-        "only_in_a": sorted(matching.unmatched_a + [t["a"] for t in topics if not t["matched"]]),
-        "only_in_b": sorted(matching.unmatched_b + [t["b"] for t in topics if not t["matched"]]),
+        "pairing": "matching" if lineage is None else "descent",
+        "only_in_a": sorted(left_a + [t["a"] for t in topics if not t["matched"]]),
+        "only_in_b": sorted(left_b + [t["b"] for t in topics if not t["matched"]]),
+        "added": [] if lineage is None else lineage["added"],
+        "removed": [] if lineage is None else lineage["removed"],
         "renumbered": sum(1 for t in matched if t["a"] != t["b"]),
         "max_distance": float(max((t["distance"] for t in matched), default=0.0)),
         "median_distance": float(np.median([t["distance"] for t in matched])) if matched else 0.0,
@@ -171,3 +221,12 @@ def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,
         "top_words": top_words,
         "warm_start": lineage,
     }
+
+
+def drifted(result: dict, max_drift: float | None) -> list[dict]:
+    """The paired topics of a :func:`diff_models` result that moved further than ``max_drift``
+    (none without one): matched or not (a topic that became another is the largest move), but
+    never a topic added or removed by a warm start, which is paired with nothing."""
+    if max_drift is None:
+        return []
+    return [t for t in result["topics"] if t["distance"] > max_drift]

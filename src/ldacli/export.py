@@ -13,6 +13,8 @@ One function per table, each a :class:`~ldacli.tables.Table` of row batches (wri
   model has one (``params["topic_names"]``, a list or an id -> name mapping; else empty), the
   prior, the mean proportion over the training documents, a coherence score when asked, and
   the top words.
+* ``diagnostics``: each topic's diagnostics and junk flags, one row per topic
+  (:mod:`ldacli.topic_diagnostics`), or MALLET's ``--diagnostics-file`` XML;
 * :func:`to_pyldavis`: the arguments of ``pyLDAvis.prepare``.
 * :func:`write_mallet`: ``--output-doc-topics`` (dense without a threshold, else MALLET's
   ``#doc name topic proportion ...`` layout), ``--output-topic-keys`` and
@@ -37,8 +39,9 @@ from ldacli.inference import (MIN_PROPORTION, SPARSE, TOP_TOPICS, corpus_theta, 
 from ldacli.model import TOP_WORDS, Model
 from ldacli.tables import TABLE_FORMATS, Table, batched, text_writer
 from ldacli.topic_coherence import MEASURE, REFERENCE, coherence, top_word_ids, training_reference
+from ldacli import topic_diagnostics
 
-TABLES = ("doc-topics", "topic-words", "topic-keys", "pyldavis")
+TABLES = ("doc-topics", "topic-words", "topic-keys", "diagnostics", "pyldavis")
 FORMATS = (*TABLE_FORMATS, "mallet", "json")
 # The file endings that choose a format when --format is not given.
 ENDINGS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -46,7 +49,8 @@ ENDINGS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndj
 
 # What each table takes besides the model (a setting of another table is refused).
 APPLIES = {"doc-topics": {"min_proportion", "top_topics"}, "topic-words": {"top_words"},
-           "topic-keys": {"top_words", "coherence", "corpus"}, "pyldavis": {"corpus"}}
+           "topic-keys": {"top_words", "coherence", "corpus"}, "diagnostics": {"top_words", "corpus"},
+           "pyldavis": {"corpus"}}
 SETTINGS = (*SPARSE, TOP_WORDS, MEASURE, REFERENCE)
 
 
@@ -256,9 +260,20 @@ def write_lines(lines: Iterable[str], out: IO[bytes]) -> None:
     text_writer(out, lambda t: [t.write(line) for line in lines])
 
 
+def diagnostics(model: Model, reference: Corpus | None, top_words: int | None) -> dict:
+    """The topics' diagnostics (:func:`ldacli.topic_diagnostics.topic_diagnostics`) against
+    ``reference`` or the training corpus, on the top ``top_words`` words (10)."""
+    reference = reference if reference is not None else training_reference(model)
+    n = topic_diagnostics.DIAGNOSTIC_WORDS if top_words is None else top_words
+    return topic_diagnostics.diagnostics(model, reference, top_words=n)
+
+
 def table(model: Model, what: str, *, min_proportion: float | None = None, top_topics: int | None = None,
           top_words: int | None = None, scores: dict | None = None) -> Table:
-    """The table ``what`` (one of :data:`TABLES` but pyldavis) of ``model``."""
+    """The table ``what`` (one of :data:`TABLES` but pyldavis) of ``model``; for diagnostics,
+    ``scores`` is :func:`diagnostics`'s result."""
+    if what == "diagnostics":
+        return topic_diagnostics.table(scores)
     if what == "doc-topics":
         return doc_topics(model, min_proportion=min_proportion, top_topics=top_topics)
     if what == "topic-words":
@@ -269,8 +284,11 @@ def table(model: Model, what: str, *, min_proportion: float | None = None, top_t
 
 
 def mallet_lines(model: Model, what: str, *, min_proportion: float | None = None, top_topics: int | None = None,
-                 top_words: int | None = None) -> Iterator[str]:
-    """The lines of MALLET's file for ``what``."""
+                 top_words: int | None = None, scores: dict | None = None) -> Iterator[str]:
+    """The lines of MALLET's file for ``what`` (for diagnostics, the XML of :func:`diagnostics`'s
+    result ``scores``)."""
+    if what == "diagnostics":
+        return topic_diagnostics.mallet_xml_lines(scores)
     if what == "doc-topics":
         return mallet_doc_topic_lines(theta_chunks(model.doc_ids, model.theta), min_proportion=min_proportion,
                                       top_topics=top_topics)

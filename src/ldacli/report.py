@@ -17,6 +17,9 @@ nothing is fetched when it is viewed. It shows:
 * with a corpus (``--corpus``, or the training corpus when it can be found as ``topics
   --coherence`` does): NPMI coherence per topic, prevalence over the corpus, and each topic's
   most representative documents (ids, and first words for text corpora);
+* every topic in a sortable table with its diagnostics (:mod:`ldacli.topic_diagnostics`; those
+  of the model alone without a corpus), the topics flagged as likely junk marked, their flags
+  named and explained;
 * with ``--diff OLD.npz``: the topics matched to the old model's and their drift.
 
 ``--png``/``--svg`` also write the topic map and the trace as images beside the report.
@@ -34,14 +37,16 @@ from ldacli.corpus import Corpus
 from ldacli.diff import diff_models, js_distances
 from ldacli.export import topic_names
 from ldacli.inference import corpus_theta
-from ldacli.fileio import atomic_write
+from ldacli.fileio import atomic_write, file_sha256
 from ldacli.info import describe
 from ldacli.methods.driver import METHODS
 from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
 from ldacli.topic_coherence import coherence
+from ldacli.topic_diagnostics import FIELDS as DIAGNOSTIC_FIELDS
+from ldacli.topic_diagnostics import diagnostics as diagnose
 from ldacli.version import __version__
-from ldacli.webpage import javascript_bundle, page, text, vl_convert
+from ldacli.webpage import attr, javascript_bundle, page, text, vl_convert
 
 # Words kept per topic for each lambda in LAMBDA_GRID (their union is what the page ranks).
 WORDS_SHOWN = 30
@@ -169,7 +174,8 @@ def _map_spec(topics: list[dict]) -> dict:
                  "opacity": {"condition": {"test": "datum.topic == selected", "value": 0.95}, "value": 0.55},
                  "tooltip": [{"field": "topic", "title": "topic"}, {"field": "name", "title": "name"},
                              {"field": "label", "title": "top words"},
-                             {"field": "prevalence", "format": ".1%", "title": "prevalence"}]}},
+                             {"field": "prevalence", "format": ".1%", "title": "prevalence"},
+                             {"field": "flags", "title": "likely junk"}]}},
             {"mark": {"type": "text", "fontSize": 10, "dy": -2, "fontWeight": "bold"},
              "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"},
                           "text": {"field": "topic"}}},
@@ -268,6 +274,7 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
     K = model.n_topics
     info = describe(model_path)
     view = corpus_view(model, corpus) if corpus is not None else None
+    diagnostics = diagnose(model, corpus)
     if view is not None:
         prevalence = np.asarray(view["prevalence"])
     elif model.theta.shape[0]:
@@ -279,7 +286,8 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
     names = topic_names(model)
     topics = [{"topic": k, "name": names[k], "x": float(coords[k, 0]), "y": float(coords[k, 1]),
                "prevalence": float(prevalence[k]), "alpha": float(model.alpha[k]),
-               "label": " ".join(w for w, _ in tops[k]), "short": f"{k} " + " ".join(w for w, _ in tops[k][:2])}
+               "label": " ".join(w for w, _ in tops[k]), "short": f"{k} " + " ".join(w for w, _ in tops[k][:2]),
+               "flags": " ".join(diagnostics["topics"][k]["flags"])}
               for k in range(K)]
     n_tokens = float(model.params.get("n_tokens") or 1e6)
     words = word_table(model.phi, prevalence, model.vocab, n_tokens)
@@ -289,10 +297,13 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
                    "trace": _fluid(_trace_spec(model)) if model.loglik_iterations.size else None,
                    "alpha": None if np.all(model.alpha == model.alpha[0]) else _fluid(_alpha_spec(model))},
         "trace": _trace_spec(model) if model.loglik_iterations.size else None,
-        "corpus": view, "diff": None,
+        "corpus": view, "diff": None, "diagnostics": diagnostics,
     }
     if old is not None:
-        data["diff"] = {"path": old_path, **diff_models(old, model)}
+        result = diff_models(old, model, a_sha256=file_sha256(old_path) if old_path else None)
+        data["diff"] = {"path": old_path, **result,
+                        "removed_words": {k: " ".join(w for w, _ in old.top_words(8)[k]) for k in result["removed"]},
+                        "added_words": {k: " ".join(w for w, _ in model.top_words(8)[k]) for k in result["added"]}}
     return data
 
 
@@ -337,32 +348,66 @@ def _documents(data: dict) -> str:
     return "".join(out)
 
 
+# The diagnostics the topic table shows (all of them: ldacli export MODEL diagnostics), with their headers.
+TABLE_DIAGNOSTICS = (("tokens", "tokens", ",.0f"), ("effective_documents", "eff. docs", ",.0f"),
+                     ("umass", "UMass", ".1f"), ("exclusivity", "exclusivity", ".3f"),
+                     ("corpus_dist", "corpus dist.", ".2f"), ("document_dist", "document dist.", ".2f"),
+                     ("companion_topics", "companion topics", ".1f"), ("rank_1_docs", "rank-1 share", ".3f"),
+                     ("top_docs_share", "top-10 docs' share", ".2f"),
+                     ("top_doc_similarity", "top docs' similarity", ".2f"))
+
+
+def _number_cell(value, fmt: str) -> str:
+    if value is None:
+        return "<td class='num' data-value='nan'>-</td>"
+    return f"<td class='num' data-value='{float(value)!r}'>{format(value, fmt)}</td>"
+
+
 def _topic_table(data: dict) -> str:
-    """Every topic, sortable by any column; a click (or Enter) on a row selects the topic."""
-    view = data["corpus"]
-    heads = [("topic", "num"), ("name", "text"), ("prevalence", "num"), ("alpha", "num")]
+    """Every topic with its diagnostics, sortable by any column (a header's title says what it
+    is); the topics flagged as likely junk are marked and their flags named; a click (or Enter) on
+    a row selects the topic."""
+    view, diagnostics = data["corpus"], data["diagnostics"]
+    meaning = {f[0]: f[3] for f in DIAGNOSTIC_FIELDS}
+    shown = [d for d in TABLE_DIAGNOSTICS if view is not None or d[0] in ("exclusivity",)]
+    heads = [("topic", "num", ""), ("name", "text", ""), ("prevalence", "num", "mean share of the documents"),
+             ("top words", "text", ""), ("likely junk", "text", "the flags this topic raises (see above)"),
+             ("alpha", "num", "the topic's document-topic prior")]
     if view is not None:
-        heads.append(("NPMI", "num"))
-    heads.append(("top words", "text"))
-    head = "".join(f"<th scope='col' data-type='{t}'{' class=num' if t == 'num' else ''}><button>{h}</button></th>"
-                   for h, t in heads)
+        heads.append(("NPMI", "num", "NPMI coherence of the top 10 words (-1 to 1, higher is better)"))
+    heads += [(label, "num", meaning[field]) for field, label, _ in shown]
+    head = "".join(f"<th scope='col' data-type='{t}'{' class=num' if t == 'num' else ''}"
+                   f"{f' title={chr(39)}{attr(tip)}{chr(39)}' if tip else ''}><button>{h}</button></th>"
+                   for h, t, tip in heads)
     rows = []
-    for t in data["topics"]:
+    for t, d in zip(data["topics"], diagnostics["topics"]):
         k = t["topic"]
-        cells = [f"<td class='num'>{k}</td>", f"<td>{text(t['name'])}</td>",
+        mark = "<span class='flag' aria-hidden='true'>⚑</span> " if d["flags"] else ""
+        cells = [f"<td class='num'>{mark}{k}</td>", f"<td>{text(t['name'])}</td>",
                  f"<td class='num' data-value='{t['prevalence']!r}'>{100 * t['prevalence']:.1f}%</td>",
+                 f"<td class='wide'>{text(t['label'])}</td>",
+                 f"<td class='drift{' narrow' if d['flags'] else ''}'>{' '.join(d['flags'])}</td>",
                  f"<td class='num' data-value='{t['alpha']!r}'>{t['alpha']:.4g}</td>"]
         if view is not None:
             c = view["coherence"][k]
             cells.append(f"<td class='num' data-value='{'nan' if c is None else repr(c)}'>"
                          f"{'-' if c is None else f'{c:.3f}'}</td>")
-        cells.append(f"<td>{text(t['label'])}</td>")
-        rows.append(f"<tr data-topic='{k}' tabindex='0'>{''.join(cells)}</tr>")
+        cells += [_number_cell(d[field], fmt) for field, _, fmt in shown]
+        rows.append(f"<tr data-topic='{k}' tabindex='0'{' class=flagged' if d['flags'] else ''}>{''.join(cells)}</tr>")
     mean = (f"<p>Mean NPMI coherence {view['coherence_mean']:.3f} (top 10 words; in [-1, 1], higher is "
             f"better), prevalence over {text(view['source'])}.</p>" if view is not None else
-            "<p class='muted'>Prevalence: mean proportion over the training documents.</p>")
-    return (f"{mean}<div class='table-wrap'><table class='sortable' id='topic-table'><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+            "<p class='muted'>Prevalence: mean proportion over the training documents. Without a corpus only the "
+            "diagnostics of the model itself are shown, and no topic is flagged.</p>")
+    flagged = [d for d in diagnostics["topics"] if d["flags"]]
+    raised = {f for d in flagged for f in d["flags"]}
+    legend = "".join(f"<li><b>{flag['name']}</b>: {text(flag['meaning'])}</li>" for flag in diagnostics["flags"]
+                     if flag["name"] in raised)
+    junk = (f"<p id='flagged'><span class='flag' aria-hidden='true'>⚑</span> {len(flagged)} of "
+            f"{len(diagnostics['topics'])} topics flagged as likely junk: "
+            f"{', '.join(str(d['topic']) for d in flagged)}.</p><ul>{legend}</ul>"
+            if flagged else "<p id='flagged'>No topic flagged as likely junk.</p>" if view is not None else "")
+    return (f"{mean}{junk}<div class='table-wrap'><table class='sortable' id='topic-table'><thead><tr>{head}</tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _label(k: int, name: str | None) -> str:
@@ -371,15 +416,31 @@ def _label(k: int, name: str | None) -> str:
 
 
 def _diff(data: dict) -> str:
+    """The Changes table: each pair of topics (the old topic, the new one, their distance, ...),
+    then the topics a warm start removed and added, which are paired with nothing."""
     d = data["diff"]
     rows = "".join(
         f"<tr><td>{_label(t['a'], t['name_a'])}</td><td>{_label(t['b'], t['name_b'])}</td>"
         f"<td class='num{'' if t['matched'] else ' drift'}'>{t['distance']:.3f}</td>"
         f"<td class='num'>{t['overlap']}/{d['top_words']}</td>"
         f"<td class='num'>{100 * t['prevalence_a']:.1f}% → {100 * t['prevalence_b']:.1f}%</td>"
-        f"<td>{text(' '.join(t['gained']) or '-')}</td><td>{text(' '.join(t['lost']) or '-')}</td></tr>"
+        f"<td class='wide'>{text(' '.join(t['gained']) or '-')}</td>"
+        f"<td class='wide'>{text(' '.join(t['lost']) or '-')}</td></tr>"
         for t in d["topics"])
-    return (f"<p>Against {text(d['path'])}: {d['renumbered']} topics renumbered, JS distance median "
+    empty = "<td class='num'>-</td>" * 3
+    rows += "".join(f"<tr class='removed'><td>{k}</td><td class='drift nowrap'>removed</td>{empty}"
+                    f"<td class='wide'>-</td><td class='wide'>{text(d['removed_words'][k])}</td></tr>"
+                    for k in d["removed"])
+    rows += "".join(f"<tr class='added'><td class='drift nowrap'>added</td><td>{k}</td>{empty}"
+                    f"<td class='wide'>{text(d['added_words'][k])}</td><td class='wide'>-</td></tr>"
+                    for k in d["added"])
+    if d["pairing"] == "descent":
+        removed, added = ", ".join(map(str, d["removed"])) or "none", ", ".join(map(str, d["added"])) or "none"
+        how = (f"This model was warm-started from {text(d['path'])}: each topic is paired with the one it continues; "
+               f"removed {removed}, added {added} (neither is drift). ")
+    else:
+        how = f"Against {text(d['path'])}, topics matched by the Hungarian algorithm: "
+    return (f"<p>{how}{d['renumbered']} topics renumbered, JS distance median "
             f"{d['median_distance']:.3f}, max {d['max_distance']:.3f}; no counterpart (distance above "
             f"{d['threshold']}): old {d['only_in_a'] or 'none'}, new {d['only_in_b'] or 'none'}.</p>"
             "<div class='table-wrap'><table><thead><tr><th>old</th><th>new</th><th class='num'>distance</th>"
@@ -396,7 +457,8 @@ const pick = document.getElementById("topic-select");
 ldacli.data.topics.forEach(t => {
   const o = document.createElement("option");
   o.value = String(t.topic);
-  o.textContent = t.topic + ": " + (t.name ? t.name + " | " : "") + t.label;
+  o.textContent = (t.flags ? "\u2691 " : "") + t.topic + ": " + (t.name ? t.name + " | " : "")
+    + t.label + (t.flags ? " (likely junk: " + t.flags + ")" : "");
   pick.appendChild(o);
 });
 const slider = document.getElementById("lambda"), shown = document.getElementById("lambda-value");

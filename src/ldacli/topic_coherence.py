@@ -90,6 +90,30 @@ def _pair_scores(measure: str, co: np.ndarray, df: np.ndarray, n_docs: int, eps:
     return (float(sum(values)) if measure == "umass" else float(np.mean(values))), skipped
 
 
+def codocument_counts(top: np.ndarray, reference: Corpus) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each row of ``top`` (word ids of ``reference``'s vocabulary, a topic's top words in
+    order), ``(co, df)``: ``co`` (N, N) the number of ``reference``'s documents that contain both
+    words (its diagonal: each word's), ``df`` (N,) each word's document count. Only the top
+    words' columns are looked at, kept sparse."""
+    used = np.unique(top)
+    # Binary document-term matrix over the top words only, column-major for slicing.
+    binary = sp.csc_array((reference.counts[:, used] > 0).astype(np.int64))
+    column = {int(w): i for i, w in enumerate(used)}
+    df_all = np.asarray(binary.sum(axis=0)).ravel()
+    out = []
+    for words in top:
+        cols = [column[int(w)] for w in words]
+        sub = binary[:, cols]
+        out.append(((sub.T @ sub).toarray(), df_all[cols]))
+    return out
+
+
+def scores(measure: str, counts: list[tuple[np.ndarray, np.ndarray]], n_docs: int) -> tuple[list[float], list[int]]:
+    """Each topic's ``measure`` and its skipped pairs, from :func:`codocument_counts`."""
+    pairs = [_pair_scores(measure, co, df, n_docs, EPSILON[measure]) for co, df in counts]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
 def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_words: int = TOP_WORDS.default) -> dict:
     """Coherence of each of ``model``'s topics against ``reference`` (see the module docstring).
 
@@ -104,27 +128,14 @@ def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_wo
     top_words = checks.count("top_words", top_words, 2)
     model = as_model(model)
     reference = as_corpus(reference, argument="reference", fixed_vocab=model.vocab)
-    eps = EPSILON[measure]
     aligned, _ = reference.align(model.vocab)
     top = top_word_ids(model.phi, top_words)
-    used = np.unique(top)
-    # Binary document-term matrix over the top words only, column-major for slicing.
-    binary = sp.csc_array((aligned.counts[:, used] > 0).astype(np.int64))
-    column = {int(w): i for i, w in enumerate(used)}
-    df_all = np.asarray(binary.sum(axis=0)).ravel()
-    per_topic, skipped = [], []
-    for words in top:
-        cols = [column[int(w)] for w in words]
-        sub = binary[:, cols]
-        co = (sub.T @ sub).toarray()
-        score, n_skipped = _pair_scores(measure, co, df_all[cols], aligned.n_docs, eps)
-        per_topic.append(score)
-        skipped.append(n_skipped)
+    per_topic, skipped = scores(measure, codocument_counts(top, aligned), aligned.n_docs)
     values = [v for v in per_topic if not math.isnan(v)]
     return {
         "measure": measure,
         "top_words": int(top.shape[1]),
-        "epsilon": eps,
+        "epsilon": EPSILON[measure],
         "per_topic": per_topic,
         "mean": float(np.mean(values)) if values else float("nan"),
         "skipped_pairs": skipped,
@@ -143,13 +154,19 @@ def diversity(phi: np.ndarray, top_words: int = DIVERSITY_WORDS) -> float:
     return float(np.unique(top).size / top.size)
 
 
-def exclusivity(phi: np.ndarray, top_words: int = EXCLUSIVITY_WORDS) -> float:
-    """The mean over topics and their ``top_words`` most probable words of ``phi_kw / sum_j
-    phi_jw``: 1 when each top word belongs to its topic alone, 1/K when every topic weighs it
-    alike."""
+def word_exclusivity(phi: np.ndarray, top_words: int = EXCLUSIVITY_WORDS) -> np.ndarray:
+    """(K, top_words): ``phi_kw / sum_j phi_jw`` of each topic's ``top_words`` most probable
+    words, in their order: how much of a word's weight is its topic's."""
     top = top_word_ids(phi, top_words)
     share = phi / np.maximum(phi.sum(axis=0, keepdims=True), 1e-300)
-    return float(np.mean(np.take_along_axis(share, top, axis=1)))
+    return np.take_along_axis(share, top, axis=1)
+
+
+def exclusivity(phi: np.ndarray, top_words: int = EXCLUSIVITY_WORDS) -> float:
+    """The mean over topics and their ``top_words`` most probable words of ``phi_kw / sum_j
+    phi_jw`` (:func:`word_exclusivity`): 1 when each top word belongs to its topic alone, 1/K
+    when every topic weighs it alike."""
+    return float(np.mean(word_exclusivity(phi, top_words)))
 
 
 REFERENCE = Setting("corpus", Text(path=True), None,

@@ -110,7 +110,9 @@ header{padding-top:10px;padding-bottom:6px;border-bottom:1px solid #ddd}
 h1{font-size:20px;margin:0 0 2px}h2{font-size:18px;margin:22px 0 8px}h3{font-size:15px;margin:4px 0 6px}
 nav a{margin-right:12px}
 bdi{unicode-bidi:isolate}
-.muted{color:#666}.drift{color:#b35806;font-weight:600}
+.muted{color:#666}.drift{color:#b35806;font-weight:600}.flag{color:#b35806}
+tr.flagged td:first-child{box-shadow:inset 4px 0 #b35806}
+th{overflow-wrap:normal}thead th{vertical-align:bottom}th.num{white-space:normal}td.wide{min-width:16em}td.narrow{min-width:8em}.nowrap{white-space:nowrap}
 .panels{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,330px),1fr));gap:16px;align-items:start}
 .panel{min-width:0}
 .chart{width:100%;min-width:0}
