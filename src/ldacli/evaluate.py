@@ -89,17 +89,19 @@ def perplexity(model: Model, corpus: Corpus, *, estimator: str | None = None, it
     ``estimator`` (see the module docstring and :data:`SETTINGS`): ``"completion"`` (the
     default; uses ``iterations``, ``burn_in``, ``threads`` and ``scheduler``),
     ``"left-to-right"`` (``particles``, ``resample``) or ``"importance"`` (``samples``); a
-    setting of another estimator is refused. Words unknown to the model are dropped first and
-    counted in ``dropped_tokens`` (with those the reader dropped, ``corpus.dropped_tokens``).
+    setting of another estimator is refused. The tokens of words the model has never seen are
+    dropped first and counted in ``unknown_tokens`` (with those the reader dropped,
+    ``corpus.dropped_tokens``), those of words its vocabulary rules removed
+    (``model.removed_words``) in ``removed_tokens``, and both in ``dropped_tokens``.
     Returns a dict with ``estimator`` (its full name), ``log_likelihood`` (natural log),
     ``standard_error`` (of the log-likelihood), ``n_tokens`` and ``n_docs`` scored,
-    ``perplexity = exp(-log_likelihood / n_tokens)``, ``dropped_tokens``, ``seed`` and the
-    settings used.
+    ``perplexity = exp(-log_likelihood / n_tokens)``, ``unknown_tokens``, ``removed_tokens``,
+    ``dropped_tokens``, ``seed`` and the settings used.
     """
     v = check_settings(dict(estimator=estimator, iterations=iterations, burn_in=burn_in, particles=particles,
                             resample=resample, samples=samples, seed=seed, threads=threads, scheduler=scheduler))
     method = v["estimator"]
-    aligned, _ = corpus.align(model.vocab)
+    aligned, _ = corpus.align(model.vocab, frozenset(model.removed_words))
     dropped = aligned.dropped_tokens
     entropy = seeds.resolve(v["seed"])
     rng = seeds.generator(entropy)
@@ -118,7 +120,7 @@ def perplexity(model: Model, corpus: Corpus, *, estimator: str | None = None, it
         "estimator": ESTIMATORS[method],
         **result,
         "perplexity": math.exp(-loglik / n) if n else float("nan"),
-        "dropped_tokens": dropped,
+        **outside_counts(dropped, aligned.removed_tokens),
         "seed": entropy,
         "ldacli_version": __version__,
     }
@@ -137,7 +139,15 @@ def perplexity_stream(model: Model, stream, *, iterations: int | None = None, bu
                                    v["threads"], client, progress)
     return {"estimator": ESTIMATOR, **result,
             "perplexity": math.exp(-result["log_likelihood"] / result["n_tokens"]),
-            "dropped_tokens": stream.dropped_tokens, "seed": entropy, "ldacli_version": __version__}
+            **outside_counts(stream.dropped_tokens, stream.removed_tokens), "seed": entropy,
+            "ldacli_version": __version__}
+
+
+def outside_counts(unknown: int, removed: int) -> dict:
+    """The counts of the tokens not scored: ``unknown_tokens`` (words the model has never
+    seen), ``removed_tokens`` (words its vocabulary rules remove) and their sum,
+    ``dropped_tokens``."""
+    return {"unknown_tokens": unknown, "removed_tokens": removed, "dropped_tokens": unknown + removed}
 
 
 def completion_blocks(model: Model, blocks: Iterable[Corpus], source: str, iterations: int, burn_in: int, seed: int,
