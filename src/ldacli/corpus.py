@@ -118,10 +118,10 @@ class Corpus:
         n_tokens = int(counts.data.sum(dtype=np.int64))
         kept, kept_words, notes = rules.apply(counts, words, text=True, fixed=fixed is not None)
         removed = [] if fixed is not None else rules.removed_words(words, kept_words, text=True)
-        return cls(kept, kept_words, builder.doc_ids, format="texts", notes=notes, dropped_tokens=builder.dropped_tokens,
+        by_rules = n_tokens - int(kept.data.sum(dtype=np.int64)) if fixed is not None else 0
+        return cls(kept, kept_words, builder.doc_ids, format="texts", notes=notes,
+                   dropped_tokens=builder.dropped_tokens, removed_tokens=builder.removed_tokens + by_rules,
                    reading={**tok.settings(), **rules.recorded(text=True, fixed=fixed is not None)},
-                   removed_tokens=builder.removed_tokens + (n_tokens - int(kept.data.sum(dtype=np.int64))
-                                                            if fixed is not None else 0),
                    removed_words=removed)
 
     @classmethod
