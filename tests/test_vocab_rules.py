@@ -339,3 +339,12 @@ def test_the_command_line_takes_stop_words_several_times_and_a_resumed_run_keeps
     assert result.exit_code == 2 and "--stop-words: " in result.output and "cannot change on resume" in result.output
     result = run(main, ["train", str(text), "--stop-words", "none", "--stop-words", str(mine), "-o", str(out)])
     assert result.exit_code == 2 and "--stop-words 'none' must be given alone" in result.output
+
+
+def test_a_command_repeated_for_the_user_repeats_each_stop_list():
+    """select-k's "continue with the same command" gives every list its own --stop-words."""
+    from ldacli.cli import _command_line, main
+
+    ctx = main.commands["select-k"].make_context("ldacli select-k", [
+        "c.txt", "-k", "5,10", "-o", "out", "--stop-words", "english", "--stop-words", "my list.txt"])
+    assert _command_line(ctx).endswith("--stop-words english --stop-words 'my list.txt'")
