@@ -138,3 +138,12 @@ def test_a_damaged_record_of_removed_words_is_named(trained, tmp_path):
     write_npz(str(tmp_path / "bad.npz"), arrays)
     with pytest.raises(ldacli.InputError, match="expected a JSON list of words .strings. in 'removed_words'"):
         ldacli.load_model(str(tmp_path / "bad.npz"))
+
+
+def test_a_model_whose_recorded_tokenizer_is_not_valid_is_refused_when_loaded(trained, tmp_path):
+    _, _, model = trained
+    model.params["token_pattern"] = "(a)(b)"
+    model.save(str(tmp_path / "bad.npz"))
+    with pytest.raises(ldacli.InputError, match="bad.npz: expected the tokenizer settings a model records in params, "
+                                                "found token_pattern must have at most one capturing group"):
+        ldacli.load_model(str(tmp_path / "bad.npz"))

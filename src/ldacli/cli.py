@@ -44,7 +44,6 @@ from ldacli.methods.driver import SETTINGS as TRAIN
 from ldacli.methods.driver import METHODS, RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
 from ldacli.methods.driver import train as run_train
 from ldacli.model import TOP_WORDS, Checkpoint, Model
-from ldacli.tokenizer import TOKENIZING
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.formats.stream import stream_corpus
@@ -52,6 +51,7 @@ from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text, Texts
 from ldacli.tables import write_table
+from ldacli.tokenizer import TOKENIZING
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
 from ldacli.topic_names import name_topic
@@ -597,8 +597,10 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
 def infer(ctx, model, corpus, **values):
     """Infer topic proportions of the documents in CORPUS under MODEL.
 
-    Words are matched to the model's vocabulary by string; unknown words are dropped and
-    counted on stderr (and in the output's params). The output's format is --format, or else
+    Text is tokenized as the model's training corpus was, and words are matched to the model's
+    vocabulary by string. The tokens of words its vocabulary rules removed (stop words,
+    pruning) and of words it has never seen are left out, and counted apart on stderr and in
+    the .npz's params (removed_tokens, unknown_tokens). The output's format is --format, or else
     follows -o's ending; -o - writes tsv (or --format) to stdout. Documents are read, inferred
     and written a block at a time, so memory does not grow with their number (UCI files: their
     docIDs must not go down; Matrix Market and scipy .npz are read whole).

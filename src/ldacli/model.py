@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ldacli.errors import InputError, LdacliError
+from ldacli.errors import InputError, LdacliError, SettingError
 from ldacli.npz import StreamedArray, array, json_object, read_file, scalar, write_npz, write_npz_members
 from ldacli.settings import Integer, Setting
 from ldacli.tokenizer import Tokenizer
@@ -159,7 +159,7 @@ class Model:
             doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (theta.shape[0],))],
             loglik_iterations=iterations,
             loglik_per_token=array(path, a, "loglik_per_token", "f", iterations.shape),
-            params=_checked_names(path, params, K),
+            params=_checked_tokenizer(path, _checked_names(path, params, K)),
             removed_words=read_word_list(path, a, "removed_words") if "removed_words" in a else [],
         )
 
@@ -281,6 +281,17 @@ def _checked_names(path: str, params: dict, n_topics: int) -> dict:
     if names is not None and not (listed or mapped):
         raise InputError(path, None, f"expected 'topic_names' in params as a list of {n_topics} names (strings or "
                                      f"null) or a mapping of topic ids to names, found {names!r:.80}")
+    return params
+
+
+def _checked_tokenizer(path: str, params: dict) -> dict:
+    """``params`` after checking the tokenizer settings they record (a model's token pattern is
+    run on the text that ``infer`` reads: it must be one the tokenizer accepts)."""
+    try:
+        Tokenizer.of(params)
+    except SettingError as exc:
+        raise InputError(path, None, f"expected the tokenizer settings a model records in params, found {exc}") \
+            from None
     return params
 
 
