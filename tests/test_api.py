@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import ldacli
 from ldacli import settings
 from ldacli.errors import LdacliError, SettingError
-from ldacli.formats.read import READING
+from ldacli.formats.read import READING, READING_FOR_MODEL
 from ldacli.methods import driver
 
 DOCS = ["apples pears plums orchard fruit juice", "rivers lakes boats water sailing fish",
@@ -70,8 +70,9 @@ def test_infer_and_perplexity_take_every_kind_over_the_model_s_vocabulary(text_f
     model.save(path)
     assert np.array_equal(ldacli.infer(path, small_ldac, **INFER)[0].theta, theta)   # a model's path too
     texts = ldacli.train(DOCS, 2, **FAST)
-    result, dropped = ldacli.infer(texts, ["apples and unknown words", "water boats"], **INFER)
-    assert result.theta.shape == (2, 2) and dropped == 3   # "and", "unknown", "words": the model lacks them
+    result, unknown = ldacli.infer(texts, ["apples and unknown words", "water boats"], **INFER)
+    # "unknown", "words": the model lacks them; "and": its stop list removed it
+    assert result.theta.shape == (2, 2) and unknown == 2 and result.params["removed_tokens"] == 1
     with pytest.raises(SettingError, match="vocab must name the 50 columns of the matrix corpus") as error:
         ldacli.perplexity(model, X, **INFER)   # the model's words are strings, the columns only numbers
     assert error.value.name == "vocab"
@@ -164,8 +165,8 @@ def test_conflicting_settings_are_refused_before_the_corpus_is_read(tmp_path):
 
 def declared(function):
     return {"train": driver.SETTINGS + driver.method_settings() + READING,
-            "infer": ldacli.inference.SETTINGS + READING,
-            "perplexity": ldacli.evaluate.SETTINGS + READING,
+            "infer": ldacli.inference.SETTINGS + READING_FOR_MODEL,
+            "perplexity": ldacli.evaluate.SETTINGS + READING_FOR_MODEL,
             "select_k": ldacli.model_selection.SETTINGS + ldacli.model_selection.SETTINGS_OF_TRAIN + READING}[function]
 
 

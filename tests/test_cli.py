@@ -138,7 +138,9 @@ def test_infer_writes_theta_and_reports_unknown_words(tmp_path, text_model, suff
     result = run("infer", text_model, docs, "-o", out, "--seed", 1)
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
-    assert "2 tokens outside" in result.stderr and "1 empty document" in result.stderr
+    # "and": an English stop word, which the model's rules removed; zzzunknown: never seen
+    assert "left out: 1 token of words the model has never seen (unknown), 1 token of words its vocabulary rules " \
+           "remove" in result.stderr and "1 empty document" in result.stderr
     if suffix == ".npz":
         with np.load(out, allow_pickle=False) as f:
             theta = f["theta"]
@@ -161,7 +163,7 @@ def test_infer_on_a_bag_of_words_corpus_counts_unknown_words(tmp_path, text_mode
     (tmp_path / "new.ldac").write_text("2 0:2 2:3\n1 1:1\n")
     result = run("infer", text_model, tmp_path / "new.ldac", "-o", tmp_path / "t.tsv", "--seed", 1)
     assert result.exit_code == 0, result.stderr
-    assert "3 tokens outside" in result.stderr
+    assert "left out: 3 tokens of words the model has never seen (unknown), 0 tokens" in result.stderr
 
 
 def test_infer_refuses_an_unknown_output_extension(tmp_path, model_path, small_ldac):

@@ -227,7 +227,7 @@ def test_stop_words_and_remove_top_apply_to_a_bag_of_words_corpus(tmp_path, smal
 
     model = ldacli.load_model(str(tmp_path / "m.npz"))
     assert len(model.vocab) == len(words) - 4 and words[0] not in model.vocab and words[1] not in model.vocab
-    assert model.params["stop_words"] == str(tmp_path / "boilerplate.txt") and model.params["remove_top"] == 2
+    assert model.params["stop_words"] == [str(tmp_path / "boilerplate.txt")] and model.params["remove_top"] == 2
 
 
 def test_machine_output_says_the_dropped_tokens_that_stderr_says(tmp_path, small_ldac):
@@ -243,14 +243,16 @@ def test_machine_output_says_the_dropped_tokens_that_stderr_says(tmp_path, small
     result = run("perplexity", out, tmp_path / "new.ldac", "--format", "json", "--seed", 1)
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["dropped_tokens"] == 3 and "3 tokens outside the fixed vocabulary dropped" in result.stderr
-    assert any("3 tokens" in note for note in data["notes"])
+    assert data["unknown_tokens"] == data["dropped_tokens"] == 3 and data["removed_tokens"] == 0
+    note = "left out: 3 tokens of words the model has never seen (unknown), 0 tokens of words its vocabulary rules"
+    assert result.stderr.count(note) == 1 and any(note in n for n in data["notes"])
     model = ldacli.load_model(str(out))
     corpus = ldacli.read_corpus(str(tmp_path / "new.ldac"), fixed_vocab=model.vocab)
     assert ldacli.infer(model, corpus, seed=1)[1] == 3
     assert ldacli.infer(model, ldacli.read_corpus(str(tmp_path / "new.ldac")), seed=1)[1] == 3
     assert run("infer", out, tmp_path / "new.ldac", "-o", tmp_path / "t.npz").exit_code == 0
-    assert ldacli.Inference.load(str(tmp_path / "t.npz")).params["dropped_tokens"] == 3
+    params = ldacli.Inference.load(str(tmp_path / "t.npz")).params
+    assert params["dropped_tokens"] == params["unknown_tokens"] == 3 and params["removed_tokens"] == 0
 
 
 def test_the_wrong_kind_of_file_and_output_names_get_their_own_message(tmp_path, small_ldac):

@@ -21,7 +21,7 @@ from ldacli.formats.detect import FORMAT_NAMES, detect_format
 from ldacli.formats.read import read_corpus
 from ldacli.formats.vocab import read_vocab, vocab_candidates
 from ldacli.formats.write import write_corpus
-from ldacli.text import tokenize
+from ldacli.tokenizer import Tokenizer
 from ldacli.vocab_rules import load_stop_words
 
 # ---------------------------------------------------------------------------------------------
@@ -289,14 +289,6 @@ def test_vocabulary_trailing_whitespace_and_blank_end_lines(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # Plain text and the tokenizer
-
-
-def test_tokenizer_rule():
-    assert tokenize("Don't re-use X11, the_end; CAFÉ naïve 3rd Straße!") == [
-        "don", "use", "the", "end", "café", "naïve", "straße"
-    ]
-    assert tokenize("ab abc 123abc456 日本語 ЖУК") == ["abc", "abc", "日本語", "жук"]
-    assert tokenize("The cat and the hat", load_stop_words("english")) == ["cat", "hat"]
 
 
 def test_shipped_stop_words_look_right():

@@ -17,7 +17,7 @@ EXT = os.path.join(ROOT, "ext")
 LAYERS = {
     "ldacli.version": 0, "ldacli.errors": 0,
     "ldacli.checks": 1, "ldacli.seeds": 1, "ldacli.fileio": 1, "ldacli.parallel": 1, "ldacli.memory": 1,
-    "ldacli.counts": 1, "ldacli.text": 1, "ldacli.settings": 1, "ldacli.tables": 1,
+    "ldacli.counts": 1, "ldacli.tokenizer": 1, "ldacli.settings": 1, "ldacli.tables": 1,
     "ldacli.signatures": 2,
     "ldacli.topic_word_prior": 1,
     "ldacli.webpage": 2,

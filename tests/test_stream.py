@@ -165,7 +165,7 @@ def test_infer_reads_stdin_as_it_comes_and_writes_sparse_tables(setup, tmp_path)
         by_doc.setdefault(row["doc_id"], []).append(row)
     assert all(len(v) <= 2 and all(x["proportion"] >= 0.2 for x in v) for v in by_doc.values())
     assert all([x["rank"] for x in v] == list(range(1, len(v) + 1)) for v in by_doc.values())
-    assert "dropped 1 of" in r.stderr and "91" in by_doc  # the unknown word
+    assert "left out: 1 token of words the model has never seen (unknown)" in r.stderr and "91" in by_doc
     r = run("infer", folder / "m.npz", folder / "docs.txt", "--top-topics", 2, "-o", tmp_path / "t.npz")
     assert r.exit_code == 2 and "--top-topics" in r.stderr and not (tmp_path / "t.npz").exists()
 

@@ -16,6 +16,7 @@ from ldacli.corpus import Corpus
 from ldacli.errors import InputError, SettingError
 from ldacli.formats.read import read_corpus
 from ldacli.formats.write import write_corpus, write_shards
+from ldacli.tokenizer import LEGACY
 from ldacli.vocab_rules import VocabRules
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -78,7 +79,9 @@ def test_stop_words_from_a_file_apply_to_every_format(tmp_path, fmt):
     stop = tmp_path / "stop.txt"
     stop.write_text("# mine\nthe\nand\nnot-in-the-vocabulary\n")
     corpus = read_corpus(corpus_file(tmp_path, fmt), stop_words=str(stop))
-    expect(corpus, fmt, ["zeta", "omega", "alpha", "beta"], [f"stop words ({stop}): removed 2 words, 10 tokens"])
+    # for text, whose default is the English list, the note says that a file alone replaces it
+    hint = ", which replaces the English list; name english too to extend it" if fmt == "text" else ""
+    expect(corpus, fmt, ["zeta", "omega", "alpha", "beta"], [f"stop words ({stop}{hint}): removed 2 words, 10 tokens"])
     english = read_corpus(corpus_file(tmp_path, fmt), stop_words="english")
     expect(english, fmt, ["zeta", "omega", "alpha", "beta"], ["stop words (english): removed 2 words, 10 tokens"])
 
@@ -148,13 +151,14 @@ def test_the_default_keeps_bag_of_words_as_written_and_text_as_before(tmp_path, 
 
 
 def test_the_sample_corpus_reads_as_before():
-    """Fingerprints recorded before the vocabulary rules existed (README's options, and none)."""
+    """Fingerprints recorded before the vocabulary rules existed (README's options, and none),
+    with ldacli 0.2's tokenizer (letter runs, addresses split), which a model of 0.2 keeps."""
     path = os.path.join(REPO, "sample_corpora", "numpy_scipy_docs.txt")
-    readme = read_corpus(path, min_df=5, max_df=0.5,
+    readme = read_corpus(path, min_df=5, max_df=0.5, **LEGACY,
                          stop_words=os.path.join(REPO, "sample_corpora", "stopwords_docstrings.txt"))
     assert readme.fingerprint() == "093b3294bdcbd3c4b243b51bc172ee48f66cdc182c595cabfda0bcf847ba1376"
-    assert (readme.n_words, readme.n_tokens) == (2153, 73661)  # sample_corpora/README.md
-    default = read_corpus(path, stop_words="auto")
+    assert (readme.n_words, readme.n_tokens) == (2153, 73661)
+    default = read_corpus(path, stop_words="auto", **LEGACY)
     assert default.fingerprint() == "d9d2ee207a681dc4f2a1aa9777ae2f4ce75620f2894373fbfc86bd3b35e9fbd4"
 
 
@@ -272,3 +276,75 @@ def test_the_rules_leave_no_word_of_a_removed_kind_and_counts_only_shrink(tmp_pa
     removed = int(before.sum() - now.sum())
     noted = sum(int(n.rsplit(", ", 1)[1].split()[0].replace(",", "")) for n in notes)
     assert removed == noted
+
+
+# --- stop lists that add up ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_stop_lists_given_together_remove_their_union(tmp_path, fmt):
+    mine = tmp_path / "mine.txt"
+    mine.write_text("zeta\nomega\n")
+    both = read_corpus(corpus_file(tmp_path, fmt), stop_words=["english", str(mine)])
+    expect(both, fmt, ["alpha", "beta"], [f"stop words (english + {mine}): removed 4 words, 15 tokens"])
+    assert read_corpus(corpus_file(tmp_path, fmt), stop_words=(str(mine), "english")).vocab == both.vocab
+    assert both.reading["stop_words"] == ["english", str(mine)] and both.reading["stop_list_size"] == \
+        len(VocabRules("english").words | {"zeta", "omega"})
+    alone = read_corpus(corpus_file(tmp_path, fmt), stop_words=str(mine))  # a file alone replaces the English list
+    assert set(alone.vocab) == {"the", "alpha", "and", "beta"}
+
+
+def test_stop_lists_for_text_match_whatever_the_case(tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_text("The cat and THE Dog\n")
+    mine = tmp_path / "mine.txt"
+    mine.write_text("DOG\n")
+    corpus = read_corpus(str(path), stop_words=["english", str(mine)], lowercase=False)
+    assert corpus.vocab == ["cat"] and {"The", "THE", "and", "Dog", "dog", "the"} <= set(corpus.removed_words)
+
+
+@pytest.mark.parametrize("lists, message", [
+    (["none", "english"], "stop_words 'none' must be given alone (it means no list), found 'none', 'english'"),
+    (["auto", "x.txt"], "stop_words 'auto' must be given alone (name english to extend the English list)"),
+    ([], "stop_words must be 'auto', 'english', 'none' or the path of a file, or a list of them, found []"),
+    (["english", 3], "stop_words must be 'auto', 'english', 'none' or the path of a file, or a list of them, found 3"),
+])
+def test_stop_lists_that_cannot_go_together_are_refused(tmp_path, lists, message):
+    with pytest.raises(SettingError) as info:
+        read_corpus(corpus_file(tmp_path, "ldac"), stop_words=lists)
+    assert info.value.name == "stop_words" and str(info.value).startswith(message)
+
+
+def test_the_command_line_takes_stop_words_several_times_and_a_resumed_run_keeps_them(tmp_path):
+    from click.testing import CliRunner
+
+    from ldacli.cli import main
+
+    text = tmp_path / "docs.txt"
+    text.write_text("the subject lines organization apple banana\nsubject apple cherry and lines\n" * 4)
+    mine = tmp_path / "mail.txt"
+    mine.write_text("# mail headers\nsubject\nlines\norganization\n")
+    run = CliRunner().invoke
+    ckpt, out = tmp_path / "c.npz", tmp_path / "m.npz"
+    result = run(main, ["train", str(text), "-k", "2", "--iterations", "4", "--seed", "1", "--stop-words", "english",
+                        "--stop-words", str(mine), "--checkpoint", str(ckpt), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"stop words (english + {mine}): removed 5 words, 28 tokens" in result.stderr
+    model = ldacli.load_model(str(out))
+    assert model.vocab == ["apple", "banana", "cherry"]
+    assert model.params["stop_words"] == ["english", str(mine)]
+    assert model.params["stop_list_size"] == len(VocabRules("english").words) + 3
+    result = run(main, ["train", str(text), "--resume", str(ckpt), "--iterations", "6", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    result = run(main, ["train", str(text), "--resume", str(ckpt), "--stop-words", "english", "-o", str(out)])
+    assert result.exit_code == 2 and "--stop-words=" in result.output and "cannot change on resume" in result.output
+    result = run(main, ["train", str(text), "--stop-words", "none", "--stop-words", str(mine), "-o", str(out)])
+    assert result.exit_code == 2 and "--stop-words 'none' must be given alone" in result.output
+
+
+def test_a_command_repeated_for_the_user_repeats_each_stop_list():
+    """select-k's "continue with the same command" gives every list its own --stop-words."""
+    from ldacli.cli import _command_line, main
+
+    ctx = main.commands["select-k"].make_context("ldacli select-k", [
+        "c.txt", "-k", "5,10", "-o", "out", "--stop-words", "english", "--stop-words", "my list.txt"])
+    assert _command_line(ctx).endswith("--stop-words english --stop-words 'my list.txt'")

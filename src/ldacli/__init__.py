@@ -8,7 +8,7 @@ The Python API is what the CLI runs::
     model = ldacli.train(corpus, 20, method="vem", seed=1)          # or variational EM, "gibbs"
     model.save("kos.npz")
     model = ldacli.load_model("kos.npz")
-    result, dropped = ldacli.infer(model, "new.txt")                 # a path, a Corpus, texts, a matrix
+    result, unknown = ldacli.infer(model, "new.txt")                 # a path, a Corpus, texts, a matrix
     ldacli.write_shards(corpus, "/shared/kos", 16)                   # for a Dask cluster:
     model = ldacli.train(ldacli.open_shard_folder("/shared/kos"), 20, scheduler="tcp://host:8786")
 

@@ -14,7 +14,7 @@ and what it accepts, never an ``AttributeError`` from deep inside.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Set
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from ldacli import settings
 from ldacli.corpus import Corpus
 from ldacli.errors import SettingError
-from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
+from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus, reading_fallback
 from ldacli.formats.shards import ShardFolder
 from ldacli.formats.vocab import read_vocab
 from ldacli.model import Checkpoint, Model
@@ -33,20 +33,22 @@ CORPUS_KINDS = ("a path (any format read_corpus reads), a Corpus, a list of stri
 MODEL_KINDS = "a Model or the path of a model file"
 
 
-def reading_of(given: dict) -> dict:
-    """The reading settings (:data:`~ldacli.formats.read.READING`) among ``given``, taken out of
-    it: what :func:`as_corpus` reads a corpus with, the rest being the function's own."""
-    return {s.name: given.pop(s.name) for s in READING if s.name in given}
+def reading_of(given: dict, declared=READING) -> dict:
+    """The reading settings (``declared``: :data:`~ldacli.formats.read.READING`, or
+    ``READING_FOR_MODEL`` where a model's recorded tokenizer reads text) among ``given``, taken
+    out of it: what :func:`as_corpus` reads a corpus with, the rest being the function's own."""
+    return {s.name: given.pop(s.name) for s in declared if s.name in given}
 
 
 def resumed_reading(reading: dict, resume: str) -> dict:
     """The reading settings of a run resumed from the checkpoint ``resume``: the corpus is read
     as its run read it (what it fixes may not change; a different value given is refused)."""
-    return settings.resume(READING, reading, Checkpoint.read_params(resume), resume)
+    recorded = Checkpoint.read_params(resume)
+    return settings.resume(READING, reading, recorded, resume, fallback=reading_fallback(recorded))
 
 
 def as_corpus(given, *, argument: str = "corpus", reading: dict | None = None,
-              fixed_vocab: Sequence[str] | None = None, resume: str | None = None,
+              model: Model | None = None, resume: str | None = None,
               shard_folders: bool = False) -> Corpus | ShardFolder:
     """The corpus ``given`` as the argument ``argument`` of an API function.
 
@@ -54,8 +56,9 @@ def as_corpus(given, *, argument: str = "corpus", reading: dict | None = None,
     the vocabulary rules. ``vocab`` is the vocabulary file of a bag-of-words file (found beside
     it when omitted) or fixes a text corpus's words, as ``--vocab`` does; for texts and a
     matrix it may also be the words themselves (a list; a matrix's columns, by default "0",
-    "1", ...). ``fixed_vocab``: the words the result is read over (a model's, for infer and
-    perplexity). ``resume``: a checkpoint whose run read the corpus at a path: its reading
+    "1", ...). ``model``: the model the result is read for (infer, perplexity, coherence): over
+    its vocabulary, text tokenized by its recorded tokenizer, the tokens of the words its
+    vocabulary rules removed counted apart (:meth:`~ldacli.model.Model.reading`). ``resume``: a checkpoint whose run read the corpus at a path: its reading
     settings apply unless given (those it fixes may not change), as ``train --resume`` reads
     it. ``shard_folders``: a :class:`~ldacli.formats.shards.ShardFolder` is accepted as it is
     (training on a Dask cluster reads its files on the workers).
@@ -71,8 +74,10 @@ def as_corpus(given, *, argument: str = "corpus", reading: dict | None = None,
         rules = {s.name: v for s, v in ((s, values[s.name]) for s in READING if s not in (INPUT_FORMAT, VOCAB))
                  if v is not None}
         vocab = values["vocab"]
-        return read_corpus(path, format=values["input_format"] or INPUT_FORMAT.default, vocab=vocab,
-                           fixed_vocab=None if vocab else fixed_vocab, **rules)
+        over = model.reading() if model is not None else {}
+        if vocab:
+            over.pop("fixed_vocab", None)
+        return read_corpus(path, format=values["input_format"] or INPUT_FORMAT.default, vocab=vocab, **over, **rules)
     if isinstance(given, (Corpus, ShardFolder)):
         if isinstance(given, ShardFolder) and not shard_folders:
             raise SettingError(argument, f"{argument} must be {CORPUS_KINDS}, found a ShardFolder, whose documents "
@@ -80,7 +85,7 @@ def as_corpus(given, *, argument: str = "corpus", reading: dict | None = None,
         _refuse(reading, f"a {type(given).__name__}, which is read already")
         return given
     if sp.issparse(given) or (isinstance(given, np.ndarray) and given.ndim == 2):
-        return _matrix(given, argument, reading, fixed_vocab)
+        return _matrix(given, argument, reading, model)
     if isinstance(given, (Model, Checkpoint)):
         raise SettingError(argument, f"{argument} must be {CORPUS_KINDS}, found {_a(type(given).__name__)} (the "
                                      f"arguments in the wrong order?)")
@@ -88,7 +93,7 @@ def as_corpus(given, *, argument: str = "corpus", reading: dict | None = None,
         texts = list(given)
         bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
         if bad is None:
-            return _texts(texts, reading, fixed_vocab)
+            return _texts(texts, reading, model)
         raise SettingError(argument, f"{argument} must be {CORPUS_KINDS}, found {_a(type(given).__name__)} whose "
                                      f"item {bad} is {_a(type(texts[bad]).__name__)}, not a string")
     raise SettingError(argument, f"{argument} must be {CORPUS_KINDS}, found {_kind(given)}")
@@ -142,23 +147,27 @@ def _rules(reading: dict) -> VocabRules | None:
     return VocabRules(**given) if given else None
 
 
-def _texts(texts: list[str], reading: dict, fixed_vocab: Sequence[str] | None) -> Corpus:
+def _texts(texts: list[str], reading: dict, model: Model | None) -> Corpus:
     _refuse(reading, "texts, which have no file format", allowed=tuple(s.name for s in READING if s is not INPUT_FORMAT))
     words = _words(reading)
     rules = {s.name: reading[s.name] for s in READING if s.name in reading and s not in (INPUT_FORMAT, VOCAB)}
-    return Corpus.from_texts(texts, vocab=words if words is not None else fixed_vocab, **rules)
+    if model is None:
+        return Corpus.from_texts(texts, vocab=words, **rules)
+    return Corpus.from_texts(texts, vocab=words if words is not None else model.vocab, tokenizer=model.tokenizer,
+                             removed_words=frozenset(model.removed_words), **rules)
 
 
-def _matrix(X, argument: str, reading: dict, fixed_vocab: Sequence[str] | None) -> Corpus:
+def _matrix(X, argument: str, reading: dict, model: Model | None) -> Corpus:
     allowed = (VOCAB.name, *(s.name for s in RULES))
     _refuse(reading, "a matrix, whose words are its columns", allowed=allowed)
     words = _words(reading)
+    fixed_vocab = model.vocab if model is not None else None
     if words is None and fixed_vocab is not None and any(w != str(j) for j, w in enumerate(fixed_vocab)):
         raise SettingError("vocab", f"vocab must name the {X.shape[1]} columns of the matrix {argument}: the model's "
                                     f"words are matched by string, found none")
     corpus = Corpus.from_matrix(X, vocab=words)
     if fixed_vocab is not None:
-        corpus, _ = corpus.align(list(fixed_vocab))
+        corpus, _ = corpus.align(list(fixed_vocab), frozenset(model.removed_words))
     rules = _rules(reading)
     if rules is not None:
         corpus.counts, corpus.vocab, corpus.notes = rules.apply(corpus.counts, corpus.vocab, text=False,

@@ -28,7 +28,7 @@ import numpy as np
 from ldacli import settings
 from ldacli.api_input import resumed_reading
 from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
-from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
+from ldacli.formats.read import INPUT_FORMAT, READING, READING_FOR_MODEL, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.fileio import file_sha256
@@ -52,8 +52,9 @@ from ldacli.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
-from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
+from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text, Texts
 from ldacli.tables import text_cell, write_table
+from ldacli.tokenizer import TOKENIZING
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
 from ldacli.topic_diagnostics import DIAGNOSTICS, FIELD_NAMES, THRESHOLDS, WORD_FIELDS
@@ -189,6 +190,8 @@ def option(setting: Setting):
                 else CLICK_TYPES.get(type(setting.type), click.STRING)}
         if isinstance(setting.type, Text) and setting.type.path:
             kind["metavar"] = "PATH"
+        if isinstance(setting.type, Texts):  # given several times: a tuple, or None when not given
+            kind.update(multiple=True, callback=lambda ctx, param, given: given or None)
     if not setting.required:  # (click 8.2 and later take an explicit None as a value given)
         kind["default"] = None
     return click.option(*decls, setting.name, cls=SettingOption, setting=setting, help=help,
@@ -309,6 +312,8 @@ def _command_line(ctx: click.Context) -> str:
             continue
         if isinstance(s.type, Flag):
             args.append(s.spellings[-1] if v else s.off)
+        elif isinstance(v, tuple):  # an option given several times
+            args += [a for item in v for a in (s.spellings[-1], str(item))]
         else:
             args += [s.spellings[-1], str(v)]
     return " ".join(shlex.quote(a) for a in [*ctx.command_path.split(), *args])
@@ -372,13 +377,24 @@ def check_outputs(outputs: dict[str, tuple[str | None, tuple[str, ...]]], inputs
                                          param_hint=opt)
 
 
-def read(path: str, values: dict, *, fixed_vocab=None):
-    """Read the corpus at ``path`` with the reading settings in ``values`` (against the model's
-    vocabulary ``fixed_vocab`` when one scores it); its notes go to stderr, each once."""
-    reading = {s.name: value(values, s) for s in READING if s.name in values}
+def reading_of(values: dict) -> dict:
+    """The reading settings of a command's ``values``: each with its default, but the
+    tokenizer's, which stay None when not given (given for input that is not text, they are
+    refused)."""
+    return {s.name: values[s.name] if s in TOKENIZING else value(values, s) for s in READING if s.name in values}
+
+
+def read(path: str, values: dict, *, model: Model | None = None):
+    """Read the corpus at ``path`` with the reading settings in ``values`` (for ``model``, when
+    one scores it: over its vocabulary, text tokenized by its tokenizer, the tokens of words
+    its rules removed counted apart); its notes go to stderr, each once."""
+    reading = reading_of(values)
     fmt = reading.pop("input_format", "auto")
     vocab = reading.pop("vocab", None)
-    corpus = read_corpus(path, format=fmt, vocab=vocab, fixed_vocab=None if vocab else fixed_vocab, **reading)
+    for_model = {} if model is None else model.reading()
+    if vocab:  # the corpus's own vocabulary file (bag of words) or one fixing its tokens (text)
+        for_model.pop("fixed_vocab", None)
+    corpus = read_corpus(path, format=fmt, vocab=vocab, **for_model, **reading)
     for note in corpus.notes:
         _note(values, f"{path}: {note}")
     return corpus
@@ -548,7 +564,7 @@ def topics(ctx, model, **values):
                 ref = training_reference(m)
                 ref_name = m.params.get("corpus_source", "")
             else:
-                ref = read(values["corpus"], values, fixed_vocab=m.vocab)
+                ref = read(values["corpus"], values, model=m)
                 ref_name = values["corpus"]
             if measure is not None:
                 scores = topic_coherence(m, ref, measure=measure, top_words=n)
@@ -657,13 +673,15 @@ def _flag_summary(diagnostics: dict) -> str:
 @taking_former_spellings("infer")
 @click.argument("model")
 @click.argument("corpus")
-@declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, READING, (QUIET, VERBOSE))
+@declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, READING_FOR_MODEL, (QUIET, VERBOSE))
 @click.pass_context
 def infer(ctx, model, corpus, **values):
     """Infer topic proportions of the documents in CORPUS under MODEL.
 
-    Words are matched to the model's vocabulary by string; unknown words are dropped and
-    counted on stderr (and in the output's params). The output's format is --format, or else
+    Text is tokenized as the model's training corpus was, and words are matched to the model's
+    vocabulary by string. The tokens of words its vocabulary rules removed (stop words,
+    pruning) and of words it has never seen are left out, and counted apart on stderr and in
+    the .npz's params (removed_tokens, unknown_tokens). The output's format is --format, or else
     follows -o's ending; -o - writes tsv (or --format) to stdout. Documents are read, inferred
     and written a block at a time, so memory does not grow with their number (UCI files: their
     docIDs must not go down; Matrix Market and scipy .npz are read whole).
@@ -695,32 +713,26 @@ def infer(ctx, model, corpus, **values):
         inference.check_table(fmt, **given_of(values, SPARSE))
     with user_errors(ctx), locked([output if output != "-" else None]):
         m = Model.load(model)
-        stream = stream_read(corpus, values, m.vocab, fingerprint=fmt == "npz",
+        stream = stream_read(corpus, values, m, fingerprint=fmt == "npz",
                              temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
-        written = write_inference(m, stream, output, fmt, out=sys.stdout.buffer if output == "-" else None,
-                                  progress=progress, **given_of(values, INFER, SPARSE))
+        write_inference(m, stream, output, fmt, out=sys.stdout.buffer if output == "-" else None,
+                        progress=progress, **given_of(values, INFER, SPARSE))
         for note in stream.notes:
             _note(values, f"{corpus}: {note}")
-    _report_dropped(values, corpus, written.dropped_tokens, written.n_tokens + written.dropped_tokens)
 
 
-def stream_read(path: str, values: dict, fixed_vocab: list[str], **options):
-    """:func:`read`, as a stream of blocks of documents over ``fixed_vocab`` (notes at the end)."""
-    reading = {s.name: value(values, s) for s in READING if s.name in values}
+def stream_read(path: str, values: dict, model: Model, **options):
+    """:func:`read`, as a stream of blocks of documents for ``model`` (notes at the end)."""
+    reading = reading_of(values)
     fmt = reading.pop("input_format", "auto")
-    return stream_corpus(path, format=fmt, fixed_vocab=fixed_vocab, **reading, **options)
-
-
-def _report_dropped(values, corpus, dropped, total):
-    if dropped:
-        _note(values, f"{corpus}: dropped {dropped} of {total} tokens whose words the model does not know")
+    return stream_corpus(path, format=fmt, **model.reading(), **reading, **options)
 
 
 @main.command()
 @taking_former_spellings("perplexity")
 @click.argument("model")
 @click.argument("corpus")
-@declared((TEXT_OR_JSON,), PERPLEXITY, READING, (QUIET, VERBOSE))
+@declared((TEXT_OR_JSON,), PERPLEXITY, READING_FOR_MODEL, (QUIET, VERBOSE))
 @click.pass_context
 def perplexity(ctx, model, corpus, **values):
     """Held-out log-likelihood and per-word perplexity of CORPUS under MODEL.
@@ -754,14 +766,13 @@ def perplexity(ctx, model, corpus, **values):
         streaming = evaluate.check_settings(given)["estimator"] == "completion"
         m = Model.load(model)
         if streaming:  # documents read, inferred and scored a block at a time
-            data = stream_read(corpus, values, m.vocab)
+            data = stream_read(corpus, values, m)
             result = perplexity_stream(m, data, progress=progress, **{k: v for k, v in given.items() if k != "estimator"})
             for note in data.notes:
                 _note(values, f"{corpus}: {note}")
         else:
-            data = read(corpus, values, fixed_vocab=m.vocab)
+            data = read(corpus, values, model=m)
             result = compute_perplexity(m, data, progress=progress, **given)
-    _report_dropped(values, corpus, result["dropped_tokens"], result["dropped_tokens"] + data.n_tokens)
     result = {"model": model, "corpus": corpus, **result, "notes": list(data.notes)}
     if value(values, TEXT_OR_JSON) == "json":
         click.echo(json.dumps(result, indent=2))
@@ -783,7 +794,8 @@ def perplexity(ctx, model, corpus, **values):
     click.echo(f"estimator:       {estimator} ({how})")
     click.echo(f"documents:       {result['n_docs']}")
     click.echo(f"tokens scored:   {result['n_tokens']}")
-    click.echo(f"tokens dropped:  {result['dropped_tokens']} (words the model does not know)")
+    click.echo(f"unknown tokens:  {result['unknown_tokens']} (of words the model has never seen, left out)")
+    click.echo(f"removed tokens:  {result['removed_tokens']} (of words its vocabulary rules remove, left out)")
     click.echo(f"log-likelihood:  {result['log_likelihood']:.6g} (natural log)")
     click.echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
     click.echo(f"perplexity:      {result['perplexity']:.6g}")
@@ -924,7 +936,7 @@ def report(ctx, model, **values):
     with user_errors(ctx), locked([output]):
         m = Model.load(model)
         if corpus is not None:
-            reference = read(corpus, values, fixed_vocab=m.vocab)
+            reference = read(corpus, values, model=m)
         else:
             try:
                 reference = training_reference(m, "--corpus")
@@ -1001,7 +1013,7 @@ def export(ctx, model, what, **values):
             s.check(values[s.name])
     with user_errors(ctx), locked([output if output != "-" else None]):
         m = Model.load(model)
-        reference = read(corpus, values, fixed_vocab=m.vocab) if corpus is not None else None
+        reference = read(corpus, values, model=m) if corpus is not None else None
         n = values["top_words"]
         with _output(output, binary=True) as out:
             if what == "pyldavis":

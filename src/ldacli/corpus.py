@@ -8,8 +8,8 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from ldacli.counts import (CountBuilder, checked_counts, doc_lengths, keep_columns, sort_vocabulary, tokens_of,
                            word_totals)
 from ldacli.errors import InputError, SettingError
-from ldacli.text import tokenize
+from ldacli.tokenizer import Tokenizer, chosen_tokenizer
 from ldacli.vocab_rules import MAX_DF, MAX_VOCAB, MIN_DF, REMOVE_TOP, STOP_WORDS, VocabRules
 
 # The samplers count tokens in 32-bit integers: a corpus holds at most this many tokens in all.
@@ -35,9 +35,14 @@ class Corpus:
     ``n_shards`` the number of files of the shard folder it was read from, if it was (training's
     shards follow them unless told otherwise). ``dropped_tokens`` counts the tokens of the
     documents left out because their word is outside a fixed vocabulary: when it was read over
-    one (``fixed_vocab``, a ``vocab`` file for text), and by :meth:`align`. ``reading`` holds
-    the settings it was read with (:data:`ldacli.formats.read.READING`; empty when it was made in
-    memory).
+    one (``fixed_vocab``, a ``vocab`` file for text), and by :meth:`align`; ``removed_tokens``
+    counts those of them whose word the vocabulary rules removed (a model's ``removed_words``,
+    or the rules applied over the fixed vocabulary), so that over a model's vocabulary
+    ``dropped_tokens`` are the tokens of words it has never seen. ``reading`` holds the
+    settings it was read with (:data:`ldacli.formats.read.READING`, the tokenizer's for text;
+    empty when it was made from a matrix). ``removed_words``: the words the vocabulary rules
+    removed when it built its own vocabulary, and the words of its stop lists (sorted; what a
+    model trained on it keeps, see :mod:`ldacli.vocab_rules`).
     """
 
     counts: sp.csr_array
@@ -49,6 +54,8 @@ class Corpus:
     n_shards: int | None = None
     dropped_tokens: int = 0
     reading: dict = field(default_factory=dict)
+    removed_tokens: int = 0
+    removed_words: list[str] = field(default_factory=list, repr=False)
 
     @property
     def name(self) -> str:
@@ -89,29 +96,42 @@ class Corpus:
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], *, doc_ids: Iterable[str] | None = None,
-                   vocab: Sequence[str] | None = None, stop_words: str | None = STOP_WORDS.default,
+                   vocab: Sequence[str] | None = None, stop_words: str | Sequence[str] | None = STOP_WORDS.default,
                    remove_top: int = REMOVE_TOP.default, min_df: int = MIN_DF.default, max_df: float = MAX_DF.default,
-                   max_vocab: int | None = MAX_VOCAB.default) -> "Corpus":
+                   max_vocab: int | None = MAX_VOCAB.default, lowercase: bool | None = None,
+                   addresses: str | None = None, token_pattern: str | None = None,
+                   min_token_length: int | None = None, numbers: str | None = None,
+                   tokenizer: Tokenizer | None = None, removed_words: Collection[str] = frozenset()) -> "Corpus":
         """A corpus of documents given as strings, read as a text file's lines are: the same
-        tokenizer (:func:`ldacli.text.tokenize`), vocabulary (alphabetical, or ``vocab``
-        fixed: other tokens are dropped and counted) and vocabulary rules
+        tokenizer (:class:`ldacli.tokenizer.Tokenizer` of the settings ``lowercase``,
+        ``addresses``, ``token_pattern``, ``min_token_length``, ``numbers``, or ``tokenizer``,
+        a model's), vocabulary (alphabetical, or ``vocab`` fixed: other tokens are dropped and
+        counted, apart from those of ``removed_words``, see :meth:`align`) and vocabulary rules
         (:mod:`ldacli.vocab_rules`). Ids are ``doc_ids``, or 1, 2, ... as a file's lines."""
         if isinstance(texts, (str, bytes)):
             raise SettingError("texts", "texts must be strings, one document each, found one string: give [text] for "
                                         "one document")
+        tok = chosen_tokenizer(tokenizer, dict(lowercase=lowercase, addresses=addresses, token_pattern=token_pattern,
+                                               min_token_length=min_token_length, numbers=numbers))
         rules = VocabRules(stop_words, remove_top, min_df, max_df, max_vocab)
         fixed = None if vocab is None else list(vocab)
-        builder = CountBuilder(fixed)
+        builder = CountBuilder(fixed, removed_words)
         ids = iter(doc_ids) if doc_ids is not None else None
         for i, text in enumerate(texts, start=1):
             if not isinstance(text, str):
                 raise SettingError("texts", f"texts must be strings, found {type(text).__name__} (document {i})")
-            builder.add(str(next(ids)) if ids is not None else str(i), Counter(tokenize(text)))
+            builder.add(str(next(ids)) if ids is not None else str(i), Counter(tok(text)))
         counts, words = builder.matrix()
         if fixed is None:
             counts, words = sort_vocabulary(counts, words)
-        counts, words, notes = rules.apply(counts, words, text=True, fixed=fixed is not None)
-        return cls(counts, words, builder.doc_ids, format="texts", notes=notes, dropped_tokens=builder.dropped_tokens)
+        n_tokens = int(counts.data.sum(dtype=np.int64))
+        kept, kept_words, notes = rules.apply(counts, words, text=True, fixed=fixed is not None)
+        removed = [] if fixed is not None else rules.removed_words(words, kept_words, text=True)
+        by_rules = n_tokens - int(kept.data.sum(dtype=np.int64)) if fixed is not None else 0
+        return cls(kept, kept_words, builder.doc_ids, format="texts", notes=notes,
+                   dropped_tokens=builder.dropped_tokens, removed_tokens=builder.removed_tokens + by_rules,
+                   reading={**tok.settings(), **rules.recorded(text=True, fixed=fixed is not None)},
+                   removed_words=removed)
 
     @classmethod
     def from_matrix(cls, X, vocab: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> "Corpus":
@@ -158,21 +178,27 @@ class Corpus:
         if dropped == 0:
             return self, 0
         vocab = [w for w, keep in zip(self.vocab, used) if keep]
-        return Corpus(keep_columns(self.counts, used), vocab, list(self.doc_ids), self.source, self.format,
-                      list(self.notes), dropped_tokens=self.dropped_tokens, reading=self.reading), dropped
+        return replace(self, counts=keep_columns(self.counts, used), vocab=vocab, doc_ids=list(self.doc_ids),
+                       notes=list(self.notes)), dropped
 
-    def align(self, vocab: list[str]) -> tuple["Corpus", int]:
+    def align(self, vocab: list[str], removed_words: Collection[str] = frozenset()) -> tuple["Corpus", int]:
         """Re-express this corpus over another vocabulary, matching words by string.
 
-        Words absent from ``vocab`` are dropped; returns the new corpus and the number of
-        tokens dropped, which its :attr:`dropped_tokens` adds to this corpus's.
+        Words absent from ``vocab`` are dropped; returns the new corpus and the number of tokens
+        dropped, which its :attr:`dropped_tokens` adds to this corpus's, apart from those whose
+        word is one of ``removed_words`` (a model's, :attr:`removed_words`), which its
+        :attr:`removed_tokens` adds.
         """
         index = {w: i for i, w in enumerate(vocab)}
         mapping = np.array([index.get(w, -1) for w in self.vocab], dtype=np.int64)
         coo = self.counts.tocoo()
         new_cols = mapping[coo.col] if coo.nnz else np.zeros(0, dtype=np.int64)
         keep = new_cols >= 0
-        dropped = int(coo.data[~keep].sum(dtype=np.int64))
+        removed_cols = np.array([w in removed_words for w in self.vocab], dtype=bool) if removed_words else None
+        outside = ~keep
+        removed = int(coo.data[outside & removed_cols[coo.col]].sum(dtype=np.int64)) if removed_cols is not None \
+            else 0
+        dropped = int(coo.data[outside].sum(dtype=np.int64)) - removed
         counts = sp.csr_array(
             (coo.data[keep].astype(np.int32), (coo.row[keep], new_cols[keep])),
             shape=(self.n_docs, len(vocab)),
@@ -181,7 +207,8 @@ class Corpus:
         counts.sum_duplicates()
         counts.sort_indices()
         aligned = Corpus(counts, list(vocab), list(self.doc_ids), self.source, self.format,
-                         dropped_tokens=self.dropped_tokens + dropped, reading=self.reading)
+                         dropped_tokens=self.dropped_tokens + dropped, reading=self.reading,
+                         removed_tokens=self.removed_tokens + removed, removed_words=self.removed_words)
         return aligned, dropped
 
 

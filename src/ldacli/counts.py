@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -164,17 +164,20 @@ class CountBuilder:
     """Accumulates documents as sparse word counts.
 
     Without ``fixed_vocab`` each new word gets the next column (order of first appearance);
-    with it (distinct words), the columns are its words and other tokens are dropped (and
-    counted in ``dropped_tokens``). Memory grows with the number of distinct (document, word) pairs, held
-    in typed arrays rather than Python objects.
+    with it (distinct words), the columns are its words and other tokens are dropped: counted in
+    ``removed_tokens`` when their word is one of ``removed_words`` (a model's vocabulary rules
+    removed it), else in ``dropped_tokens``. Memory grows with the number of distinct (document,
+    word) pairs, held in typed arrays rather than Python objects.
     """
 
-    def __init__(self, fixed_vocab: Sequence[str] | None = None):
+    def __init__(self, fixed_vocab: Sequence[str] | None = None, removed_words: Collection[str] = frozenset()):
         self.fixed = fixed_vocab is not None
         self.words: list[str] = list(fixed_vocab) if fixed_vocab is not None else []
         self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
+        self.removed = removed_words
         self.doc_ids: list[str] = []
         self.dropped_tokens = 0
+        self.removed_tokens = 0
         self._rows = array("i")
         self._cols = array("i")
         self._counts = array("i")
@@ -194,7 +197,10 @@ class CountBuilder:
             col = index.get(word)
             if col is None:
                 if self.fixed:
-                    self.dropped_tokens += n
+                    if word in self.removed:
+                        self.removed_tokens += n
+                    else:
+                        self.dropped_tokens += n
                     continue
                 col = index[word] = len(self.words)
                 self.words.append(word)

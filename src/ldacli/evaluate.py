@@ -35,7 +35,7 @@ from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED
 from ldacli.settings import Choice, Flag, Integer, Setting, owned_by
 from ldacli.signatures import takes_settings
-from ldacli.formats.read import READING
+from ldacli.formats.read import READING_FOR_MODEL
 from ldacli.version import __version__
 
 log = logging.getLogger("ldacli")
@@ -83,30 +83,33 @@ def check_settings(given: dict) -> dict:
     return v
 
 
-@takes_settings(SETTINGS, READING)
+@takes_settings(SETTINGS, READING_FOR_MODEL)
 def perplexity(model, corpus, *, progress: bool = False, **given) -> dict:
     """Held-out log-likelihood and perplexity of ``corpus`` under ``model``.
 
     ``model`` is a :class:`~ldacli.model.Model` or a model file's path; ``corpus`` what
     :func:`ldacli.api_input.as_corpus` takes (a path, with the reading settings below, a
     :class:`~ldacli.corpus.Corpus`, a list of strings, a SciPy sparse matrix with ``vocab``),
-    read over the model's vocabulary. ``estimator`` (see the module docstring):
-    ``"completion"`` (the default; uses ``iterations``, ``burn_in``, ``threads`` and
-    ``scheduler``), ``"left-to-right"`` (``particles``, ``resample``) or ``"importance"``
-    (``samples``); a setting of another estimator is refused. Words unknown to the model are
-    dropped first and counted in ``dropped_tokens`` (with those the reader dropped,
-    ``corpus.dropped_tokens``). Returns a dict with ``estimator`` (its full name),
-    ``log_likelihood`` (natural log), ``standard_error`` (of the log-likelihood), ``n_tokens``
-    and ``n_docs`` scored, ``perplexity = exp(-log_likelihood / n_tokens)``,
+    read as the model read its training corpus (:meth:`~ldacli.model.Model.reading`).
+    ``estimator`` (see the module docstring and :data:`SETTINGS`): ``"completion"`` (the
+    default; uses ``iterations``, ``burn_in``, ``threads`` and ``scheduler``),
+    ``"left-to-right"`` (``particles``, ``resample``) or ``"importance"`` (``samples``); a
+    setting of another estimator is refused. The tokens of words the model has never seen are
+    dropped first and counted in ``unknown_tokens`` (with those the reader dropped,
+    ``corpus.dropped_tokens``), those of words its vocabulary rules removed
+    (``model.removed_words``) in ``removed_tokens``, and both in ``dropped_tokens``.
+    Returns a dict with ``estimator`` (its full name), ``log_likelihood`` (natural log),
+    ``standard_error`` (of the log-likelihood), ``n_tokens`` and ``n_docs`` scored,
+    ``perplexity = exp(-log_likelihood / n_tokens)``, ``unknown_tokens``, ``removed_tokens``,
     ``dropped_tokens``, ``seed`` and the settings used.
     """
-    reading = reading_of(given)
+    reading = reading_of(given, READING_FOR_MODEL)
     settings.check_names(SETTINGS, given)
     v = check_settings(given)
     model = as_model(model)
-    corpus = as_corpus(corpus, reading=reading, fixed_vocab=model.vocab)
+    corpus = as_corpus(corpus, reading=reading, model=model)
     method = v["estimator"]
-    aligned, _ = corpus.align(model.vocab)
+    aligned, _ = corpus.align(model.vocab, frozenset(model.removed_words))
     dropped = aligned.dropped_tokens
     entropy = seeds.resolve(v["seed"])
     rng = seeds.generator(entropy)
@@ -125,7 +128,7 @@ def perplexity(model, corpus, *, progress: bool = False, **given) -> dict:
         "estimator": ESTIMATORS[method],
         **result,
         "perplexity": math.exp(-loglik / n) if n else float("nan"),
-        "dropped_tokens": dropped,
+        **outside_counts(dropped, aligned.removed_tokens),
         "seed": entropy,
         "ldacli_version": __version__,
     }
@@ -144,7 +147,15 @@ def perplexity_stream(model: Model, stream, *, iterations: int | None = None, bu
                                    v["threads"], client, progress)
     return {"estimator": ESTIMATOR, **result,
             "perplexity": math.exp(-result["log_likelihood"] / result["n_tokens"]),
-            "dropped_tokens": stream.dropped_tokens, "seed": entropy, "ldacli_version": __version__}
+            **outside_counts(stream.dropped_tokens, stream.removed_tokens), "seed": entropy,
+            "ldacli_version": __version__}
+
+
+def outside_counts(unknown: int, removed: int) -> dict:
+    """The counts of the tokens not scored: ``unknown_tokens`` (words the model has never
+    seen), ``removed_tokens`` (words its vocabulary rules remove) and their sum,
+    ``dropped_tokens``."""
+    return {"unknown_tokens": unknown, "removed_tokens": removed, "dropped_tokens": unknown + removed}
 
 
 def completion_blocks(model: Model, blocks: Iterable[Corpus], source: str, iterations: int, burn_in: int, seed: int,

@@ -162,7 +162,7 @@ def to_pyldavis(model: Model, corpus: Corpus | None = None) -> dict:
     ``model`` may be a model file's path, ``corpus`` anything :func:`ldacli.api_input.as_corpus`
     takes."""
     model = as_model(model)
-    corpus = as_corpus(corpus, fixed_vocab=model.vocab) if corpus is not None else training_reference(model)
+    corpus = as_corpus(corpus, model=model) if corpus is not None else training_reference(model)
     aligned, _ = corpus.align(model.vocab)
     theta, _ = corpus_theta(model, aligned)
     return {

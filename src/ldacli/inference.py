@@ -33,7 +33,7 @@ from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED
 from ldacli.settings import Integer, Real, Setting
 from ldacli.signatures import takes_settings
-from ldacli.formats.read import READING
+from ldacli.formats.read import READING_FOR_MODEL
 from ldacli.tables import BATCH_ROWS, Table, batched, write_table
 from ldacli.version import __version__
 
@@ -90,8 +90,10 @@ def infer_chunks(model: Model, blocks: Iterable[Corpus], *, iterations: int | No
 
 
 def inference_params(model: Model, v: dict, entropy: int, source: str, fingerprint: str | None, n_tokens: int,
-                     dropped: int) -> dict:
-    """The ``params`` an inference records."""
+                     dropped: int, removed: int) -> dict:
+    """The ``params`` an inference records: ``unknown_tokens`` (``dropped``: of words the model
+    has never seen), ``removed_tokens`` (of words its vocabulary rules remove) and their sum,
+    ``dropped_tokens`` (every token of the documents not inferred), besides the settings."""
     return {
         "iterations": v["iterations"],
         "burn_in": v["burn_in"],
@@ -99,13 +101,15 @@ def inference_params(model: Model, v: dict, entropy: int, source: str, fingerpri
         "corpus_source": source,
         "corpus_fingerprint": fingerprint,
         "n_tokens": n_tokens,
-        "dropped_tokens": dropped,
+        "unknown_tokens": dropped,
+        "removed_tokens": removed,
+        "dropped_tokens": dropped + removed,
         "model_params": model.params,
         "ldacli_version": __version__,
     }
 
 
-@takes_settings(SETTINGS, READING)
+@takes_settings(SETTINGS, READING_FOR_MODEL)
 def infer(model, corpus, *, progress: bool = False, **given) -> tuple[Inference, int]:
     """Topic proportions of ``corpus``'s documents under ``model``, by Gibbs sampling with the
     model's topics fixed (:func:`ldacli.heldout.estimate_theta`): after ``burn_in`` sweeps (50)
@@ -114,26 +118,30 @@ def infer(model, corpus, *, progress: bool = False, **given) -> tuple[Inference,
     ``model`` is a :class:`~ldacli.model.Model` or a model file's path; ``corpus`` what
     :func:`ldacli.api_input.as_corpus` takes (a path, with the reading settings below, a
     :class:`~ldacli.corpus.Corpus`, a list of strings, a SciPy sparse matrix with ``vocab``),
-    read over the model's vocabulary. Words are matched to the model's vocabulary by string;
-    returns the inference and the number of tokens dropped because the model does not know
-    their word (those the reader dropped, ``corpus.dropped_tokens``, included). Without
-    ``seed``, fresh entropy is drawn and recorded in the inference's params. The documents run
-    on ``threads`` threads (all cores) or on the workers of a Dask ``scheduler`` (see
+    read as the model read its training corpus (its vocabulary, its recorded tokenizer:
+    :meth:`~ldacli.model.Model.reading`). Words are matched to the model's vocabulary by
+    string; returns the inference and the number of tokens dropped because the model has never
+    seen their word (those the reader dropped, ``corpus.dropped_tokens``, included); the tokens
+    of words the model's vocabulary rules removed (``model.removed_words``) are not inferred
+    either, and counted apart (the params' ``removed_tokens``). Without ``seed``, fresh entropy
+    is drawn and recorded in the inference's params. The documents run on ``threads`` threads
+    (all cores) or on the workers of a Dask ``scheduler`` (see
     :data:`~ldacli.methods.cluster.SCHEDULER`); the result is the same.
     """
-    reading = reading_of(given)
+    reading = reading_of(given, READING_FOR_MODEL)
     settings.check_names(SETTINGS, given)
     v = check_settings(given)
     model = as_model(model)
-    corpus = as_corpus(corpus, reading=reading, fixed_vocab=model.vocab)
-    aligned, _ = corpus.align(model.vocab)
+    corpus = as_corpus(corpus, reading=reading, model=model)
+    aligned, _ = corpus.align(model.vocab, frozenset(model.removed_words))
     dropped = aligned.dropped_tokens
     entropy = seeds.resolve(v["seed"])
     with cluster(v["scheduler"]) as client:
         parts = list(infer_chunks(model, [aligned], iterations=v["iterations"], burn_in=v["burn_in"], seed=entropy,
                                   threads=v["threads"], client=client, progress=progress))
     theta = np.concatenate([t for _, t in parts]) if parts else np.zeros((0, model.n_topics))
-    params = inference_params(model, v, entropy, corpus.source, corpus.fingerprint(), aligned.n_tokens, dropped)
+    params = inference_params(model, v, entropy, corpus.source, corpus.fingerprint(), aligned.n_tokens, dropped,
+                              aligned.removed_tokens)
     return Inference(theta, list(corpus.doc_ids), params), dropped
 
 
@@ -190,12 +198,14 @@ def doc_topic_rows(chunks: Iterable[tuple[list[str], np.ndarray]], *, min_propor
 
 @dataclass
 class Written:
-    """What :func:`write_inference` wrote: documents, tokens inferred, tokens dropped, seed."""
+    """What :func:`write_inference` wrote: documents, tokens inferred, tokens of words the model
+    has never seen (dropped), seed, tokens of words its vocabulary rules remove."""
 
     n_docs: int
     n_tokens: int
     dropped_tokens: int
     seed: int
+    removed_tokens: int = 0
 
 
 def write_inference(model: Model, stream, output: str, format: str, *, out=None, min_proportion: float | None = None,
@@ -225,7 +235,7 @@ def write_inference(model: Model, stream, output: str, format: str, *, out=None,
             else:
                 with atomic_write(output, what="output") as f:
                     write_table(table, f, format)
-    return Written(stream.n_docs, stream.n_tokens, stream.dropped_tokens, entropy)
+    return Written(stream.n_docs, stream.n_tokens, stream.dropped_tokens, entropy, stream.removed_tokens)
 
 
 def _write_npz(model: Model, stream, chunks, output: str, v: dict, entropy: int) -> None:
@@ -244,7 +254,7 @@ def _write_npz(model: Model, stream, chunks, output: str, v: dict, entropy: int)
             n_docs += len(ids)
         width = max(longest, 1)  # numpy's width for text, at least 1
         params = inference_params(model, v, entropy, stream.source, stream.fingerprint(), stream.n_tokens,
-                                  stream.dropped_tokens)
+                                  stream.dropped_tokens, stream.removed_tokens)
 
         def theta_bytes():
             theta_file.seek(0)

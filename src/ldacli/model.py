@@ -18,9 +18,14 @@ from typing import Any
 import numpy as np
 
 from ldacli import checks
-from ldacli.errors import InputError, LdacliError
+from ldacli.errors import InputError, LdacliError, SettingError
 from ldacli.npz import StreamedArray, array, json_object, read_file, scalar, write_npz, write_npz_members
 from ldacli.settings import Integer, Setting
+from ldacli.tokenizer import Tokenizer
+
+# The formats of a corpus made by the tokenizer (``text``: one document per line; ``textdir``: a
+# folder of .txt files; ``texts``: ``Corpus.from_texts``), as ``params["corpus_format"]`` names them.
+TEXT_CORPUS_FORMATS = ("text", "textdir", "texts")
 
 TOP_WORDS = Setting("top_words", Integer(1), 10, "Top words per topic.", flags=("-n", "--top-words"))
 
@@ -53,7 +58,10 @@ class Model:
     ``vocab`` (V words); ``doc_ids`` (D training document names); ``loglik_iterations`` and
     ``loglik_per_token`` the trace of the joint log-likelihood per token; ``params`` the
     effective parameters and provenance; ``params["topic_names"]``, when present, a list of K
-    entries, each a topic's name (a string) or None (:attr:`topic_names`).
+    entries, each a topic's name (a string) or None (:attr:`topic_names`). ``removed_words``:
+    the words the vocabulary rules removed from the training corpus, and the words of its stop
+    lists (sorted; :attr:`ldacli.Corpus.removed_words`), so that documents read for the model
+    (:meth:`reading`) count their tokens apart from those of words it has never seen.
     """
 
     phi: np.ndarray
@@ -65,10 +73,29 @@ class Model:
     loglik_iterations: np.ndarray
     loglik_per_token: np.ndarray
     params: dict = field(default_factory=dict)
+    removed_words: list[str] = field(default_factory=list, repr=False)
 
     @property
     def n_topics(self) -> int:
         return self.phi.shape[0]
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """How the training corpus was tokenized, as ``params`` record it: its own settings when
+        it was text (those a model of ldacli 0.2 lacks are :data:`~ldacli.tokenizer.LEGACY`'s),
+        and the default tokenizer for a model of a bag-of-words corpus."""
+        if self.params.get("corpus_format") in TEXT_CORPUS_FORMATS:
+            return Tokenizer.of(self.params)
+        return Tokenizer()
+
+    def reading(self) -> dict:
+        """How documents are read for this model: the keyword arguments ``fixed_vocab`` (its
+        vocabulary), ``tokenizer`` (:attr:`tokenizer`) and ``removed_words`` of
+        :func:`ldacli.read_corpus` and :func:`~ldacli.formats.stream.stream_corpus`, which then
+        read text as the training corpus was read and count the tokens of the words its
+        vocabulary rules removed (``removed_tokens``) apart from those of words it has never
+        seen (``dropped_tokens``): on its own training corpus, none."""
+        return {"fixed_vocab": self.vocab, "tokenizer": self.tokenizer, "removed_words": frozenset(self.removed_words)}
 
     @property
     def topic_names(self) -> list[str | None]:
@@ -117,6 +144,7 @@ class Model:
             doc_ids=np.array(self.doc_ids, dtype=np.str_),
             loglik_iterations=np.asarray(self.loglik_iterations, dtype=np.int64),
             loglik_per_token=np.asarray(self.loglik_per_token, dtype=np.float64),
+            removed_words=word_list_member(self.removed_words),
         )
         write_npz_members(path, arrays, "model")
 
@@ -141,7 +169,8 @@ class Model:
             doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (theta.shape[0],))],
             loglik_iterations=iterations,
             loglik_per_token=array(path, a, "loglik_per_token", "f", iterations.shape),
-            params=_checked_names(path, params, K),
+            params=_checked_tokenizer(path, _checked_names(path, params, K)),
+            removed_words=read_word_list(path, a, "removed_words") if "removed_words" in a else [],
         )
 
     def top_words(self, n: int) -> list[list[tuple[str, float]]]:
@@ -266,6 +295,39 @@ def _checked_names(path: str, params: dict, n_topics: int) -> dict:
         raise InputError(path, None, f"expected 'topic_names' in params as a list of {n_topics} names (strings or "
                                      f"null) or a mapping of topic ids to names, found {names!r:.80}")
     return params
+
+
+def _checked_tokenizer(path: str, params: dict) -> dict:
+    """``params`` after checking the tokenizer settings they record (a model's token pattern is
+    run on the text that ``infer`` reads: it must be one the tokenizer accepts)."""
+    try:
+        Tokenizer.of(params)
+    except SettingError as exc:
+        raise InputError(path, None, f"expected the tokenizer settings a model records in params, found {exc}") \
+            from None
+    return params
+
+
+def word_list_member(words: list[str]) -> np.ndarray:
+    """A list of words as an ``.npz`` member: its JSON, UTF-8, as bytes (uint8), which unlike a
+    text array does not take 4 bytes times the longest word for every word."""
+    return np.frombuffer(json.dumps(sorted(words), ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
+
+
+def read_word_list(path: str, arrays: dict, name: str) -> list[str]:
+    """The list of words of the member ``name`` (:func:`word_list_member`), checked."""
+    raw = arrays[name]
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise InputError(path, None, f"expected '{name}' as bytes (uint8) of one dimension, found {raw.dtype} of "
+                                     f"shape {raw.shape}")
+    try:
+        words = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(path, None, f"expected a JSON list of words in '{name}', found invalid text ({exc})") from None
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        raise InputError(path, None, f"expected a JSON list of words (strings) in '{name}', found "
+                                     f"{type(words).__name__}")
+    return words
 
 
 def _member(x):

@@ -138,6 +138,35 @@ class Text:
 
 
 @dataclass(frozen=True)
+class Texts:
+    """One or more strings, each one of the keywords ``names`` (any case) or a file's path: a
+    string or a list of them (on the command line, an option given several times)."""
+
+    names: tuple[str, ...] = ()
+
+    def check(self, name: str, value) -> tuple[str, ...]:
+        values = [value] if isinstance(value, (str, os.PathLike)) else value
+        if not isinstance(values, (list, tuple)) or not values:
+            raise SettingError(name, f"{name} must be {self.describe()}, found {value!r}")
+        out = []
+        for v in values:
+            v = os.fspath(v) if isinstance(v, os.PathLike) else v
+            if not isinstance(v, str) or not v:
+                raise SettingError(name, f"{name} must be {self.describe()}, found {v!r}")
+            out.append(v.lower() if v.lower() in self.names else v)
+        return tuple(out)
+
+    def comparable(self, value) -> list[str]:
+        """The values as two runs compare them: keywords as they are, paths absolute."""
+        values = [value] if isinstance(value, (str, os.PathLike)) else list(value)
+        return [v.lower() if v.lower() in self.names else os.path.abspath(v) for v in map(os.fspath, values)]
+
+    def describe(self) -> str:
+        names = ", ".join(f"'{n}'" for n in self.names)
+        return f"{names} or the path of a file, or a list of them" if self.names else "paths of files"
+
+
+@dataclass(frozen=True)
 class IntegerList:
     """One or more integers >= ``minimum``, given as a list or as ``"3,7"``."""
 
@@ -170,7 +199,7 @@ class Anything:
         return self.what
 
 
-Type = Integer | Real | Choice | Flag | Text | IntegerList | Anything
+Type = Integer | Real | Choice | Flag | Text | Texts | IntegerList | Anything
 
 
 # --- the declaration ---------------------------------------------------------------------------
@@ -238,6 +267,8 @@ class Setting:
         """The value in the form two runs compare it (a path: absolute)."""
         if isinstance(value, str) and isinstance(self.type, Text) and self.type.path and value != "-":
             return os.path.abspath(value)
+        if isinstance(self.type, Texts) and value is not None:
+            return self.type.comparable(value)
         return value
 
 

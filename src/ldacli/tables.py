@@ -5,7 +5,9 @@ table of millions of rows is written as it is produced, never held whole. The wr
 
 * ``tsv`` and ``csv``: a header, then one line per row (Python's :mod:`csv`, which quotes a
   field holding the separator, a quote or a line break, doubling quotes, so every row parses
-  back: ``csv.reader``, pandas, R's ``read.delim(quote='"')``); floats with 6 significant digits;
+  back: ``csv.reader``, pandas, R's ``read.delim(quote='"')``); floats with 6 significant digits.
+  pandas reads ``null``, ``NA``, ``nan``, ``None``, ... as missing values, quoted or not, unless
+  told ``keep_default_na=False`` (the README shows how each format reads back);
 * ``jsonl``: one JSON object per row, UTF-8; U+2028 and U+2029 escaped too, so no reader takes
   them for line ends; floats in full;
 * ``parquet``: Apache Parquet through pyarrow (the ``parquet`` extra), one row group per batch,

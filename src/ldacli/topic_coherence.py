@@ -127,7 +127,7 @@ def coherence(model: Model, reference: Corpus, *, measure: str = "umass", top_wo
     measure = checks.choice("measure", measure, MEASURES)
     top_words = checks.count("top_words", top_words, 2)
     model = as_model(model)
-    reference = as_corpus(reference, argument="reference", fixed_vocab=model.vocab)
+    reference = as_corpus(reference, argument="reference", model=model)
     aligned, _ = reference.align(model.vocab)
     top = top_word_ids(model.phi, top_words)
     per_topic, skipped = scores(measure, codocument_counts(top, aligned), aligned.n_docs)
@@ -179,9 +179,10 @@ def training_reference(model: Model, option: str = "--corpus") -> Corpus:
     """Re-read the corpus ``model`` was trained on, from ``params``, and check it is the same.
 
     The file is ``params["corpus_source"]`` (relative paths are taken from the current folder),
-    read as ``params["corpus_format"]`` with the model's vocabulary fixed, which reproduces the
-    training counts for every format (the vocabulary rules, :mod:`ldacli.vocab_rules`, only ever
-    removed words that are not in the vocabulary). Raises :class:`LdacliError` when there is no such file or its
+    read as ``params["corpus_format"]`` with the model's vocabulary fixed and text tokenized by its
+    tokenizer (:meth:`~ldacli.model.Model.reading`), which reproduces the training counts for
+    every format (the vocabulary rules, :mod:`ldacli.vocab_rules`, only ever removed words that
+    are not in the vocabulary). Raises :class:`LdacliError` when there is no such file or its
     fingerprint is not ``params["corpus_fingerprint"]``: then the reference must be given (the
     message says with ``option``).
     """
@@ -195,7 +196,7 @@ def training_reference(model: Model, option: str = "--corpus") -> Corpus:
         raise LdacliError(f"the model was trained on {where}; {hint}")
     fmt = fmt if fmt in FORMATS else "auto"
     try:
-        corpus = read_corpus(source, format=fmt, stop_words=None, fixed_vocab=list(model.vocab))
+        corpus = read_corpus(source, format=fmt, stop_words=None, **model.reading())
     except LdacliError as exc:
         raise LdacliError(f"cannot re-read the training corpus: {exc}; {hint}") from None
     if corpus.fingerprint() != fingerprint:

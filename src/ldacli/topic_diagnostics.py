@@ -342,7 +342,7 @@ def diagnostics(model: Model, corpus: Corpus | None = None, *, top_words: int = 
     top_words = checks.count("top_words", top_words, 2)
     model = as_model(model)
     if corpus is not None:
-        corpus = as_corpus(corpus, argument="corpus", fixed_vocab=model.vocab)
+        corpus = as_corpus(corpus, argument="corpus", model=model)
     phi = np.asarray(model.phi, dtype=np.float64)
     K, V = phi.shape
     top = top_word_ids(phi, top_words)

@@ -2,14 +2,16 @@
 
 The rules, applied in this order:
 
-1. ``stop_words``: the words of a list go. ``"auto"`` (the default) is the English list for
-   text that builds its own vocabulary, and no list for bag-of-words input (UCI, LDA-C, Matrix
-   Market, scipy ``.npz``, shard folders: their vocabulary was chosen when they were made) nor
-   for any corpus read against a fixed vocabulary. ``"english"`` is the list shipped in
-   ``ldacli/data/stopwords_en.txt``; ``None`` or ``"none"`` is no list; any other string is the
+1. ``stop_words``: the words of the lists named go; several lists add up (their union).
+   ``"english"`` is the list shipped in ``ldacli/data/stopwords_en.txt``; any other name is the
    path of a UTF-8 file of one word per line (blank lines and lines starting with ``#`` are
-   ignored). Words match by string, exactly as the vocabulary spells them; for text, whose
-   tokens are lowercased, the list's words are lowercased too.
+   ignored), so ``["english", "mine.txt"]`` extends the English list and ``"mine.txt"`` alone
+   replaces it. ``None`` or ``"none"`` (alone) is no list. ``"auto"`` (the default, alone) is
+   the English list for text that builds its own vocabulary, and no list for bag-of-words input
+   (UCI, LDA-C, Matrix Market, scipy ``.npz``, shard folders: their vocabulary was chosen when
+   they were made) nor for any corpus read against a fixed vocabulary. Words match by string,
+   exactly as the vocabulary spells them; for text, whatever the case (the lists are
+   lowercased and so is each word before it is looked up).
 2. ``remove_top``: the N words with the most tokens go (tomotopy's ``rm_top``); ties go to the
    word earlier in the vocabulary's order.
 3. ``min_df``, ``max_df``: words in fewer than ``min_df`` documents go (``min_df=1``, the
@@ -30,6 +32,10 @@ and keep every column.
 For every rule that removed anything there is a note, e.g. ``stop words (english): removed 312
 words, 1,204,331 tokens`` (with a fixed vocabulary, the words counted are those that lost
 tokens).
+
+What the rules removed from a corpus that builds its vocabulary (the words, and every word of
+the stop lists) is :attr:`ldacli.Corpus.removed_words`; a model keeps it, so that ``infer`` and
+``perplexity`` count the tokens of those words apart from the tokens of words never seen.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from ldacli.counts import drop_columns, keep_columns, word_totals
 from ldacli.errors import SettingError
 from ldacli.fileio import Source, iter_lines
 from ldacli.formats.parsing import decode_error, plural
-from ldacli.settings import FIXED, Integer, Real, Setting, Text
+from ldacli.settings import FIXED, Integer, Real, Setting, Texts
 
 AUTO = "auto"
 ENGLISH = "english"
@@ -55,9 +61,11 @@ STOPWORDS_RESOURCE = "stopwords_en.txt"
 
 # The rules, in the order they apply. At its default each removes nothing (stop_words "auto"
 # removes the English stop words from text that builds its own vocabulary, and nothing else).
-STOP_WORDS = Setting("stop_words", Text(), AUTO,
-                     "Words to remove: 'english' (the shipped list), 'none', or a file of words, one per line; "
-                     "auto is english for text that builds its vocabulary, none otherwise.", FIXED)
+STOP_WORDS = Setting("stop_words", Texts((AUTO, ENGLISH, NONE)), AUTO,
+                     "Words to remove: 'english' (the shipped list), a file of words (one per line), or 'none'; "
+                     "given several times, the lists add up (--stop-words english --stop-words mine.txt extends "
+                     "the English list). auto: english for text that builds its vocabulary, none otherwise.",
+                     FIXED)
 REMOVE_TOP = Setting("remove_top", Integer(0), 0, "Remove the N most frequent words (by tokens).", FIXED)
 MIN_DF = Setting("min_df", Integer(1), 1, "Remove words in fewer documents than this.", FIXED)
 MAX_DF = Setting("max_df", Real(0, 1, min_open=True), 1.0, "Remove words in more than this fraction of documents.",
@@ -79,7 +87,7 @@ def _parse_word_list(lines: Iterable[tuple[int, bytes]], name: str) -> frozenset
 
 
 def load_stop_words(spec: str | os.PathLike[str] | None) -> frozenset[str]:
-    """The words of the stop-word list ``spec`` names, as written in it: ``"english"``,
+    """The words of the one stop-word list ``spec`` names, as written in it: ``"english"``,
     ``None``/``"none"`` (no words), or a file's path. ``"auto"`` is resolved by
     :meth:`VocabRules.stop_list`, not here."""
     if spec is None or (isinstance(spec, str) and spec.lower() == NONE):
@@ -94,10 +102,12 @@ def load_stop_words(spec: str | os.PathLike[str] | None) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class VocabRules:
-    """The vocabulary rules (see the module docstring), checked when made; a stop-word file is
-    read then too, so that a missing one is reported before any corpus is read."""
+    """The vocabulary rules (see the module docstring), checked when made; the stop-word files
+    are read then too, so that a missing one is reported before any corpus is read.
+    ``stop_words`` becomes a tuple of the lists' names (``("auto",)``, ``("none",)``,
+    ``("english", "mine.txt")``)."""
 
-    stop_words: str | None = STOP_WORDS.default
+    stop_words: str | os.PathLike[str] | tuple | list | None = STOP_WORDS.default
     remove_top: int = REMOVE_TOP.default
     min_df: int = MIN_DF.default
     max_df: float = MAX_DF.default
@@ -105,26 +115,40 @@ class VocabRules:
     words: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        stop = self.stop_words
-        if isinstance(stop, os.PathLike):
-            stop = os.fspath(stop)
-        if stop is not None and not (isinstance(stop, str) and stop):
-            raise SettingError("stop_words", f"stop_words must be '{AUTO}', '{ENGLISH}', '{NONE}' or the path of a "
-                                             f"file of words, found {stop!r}")
-        if isinstance(stop, str) and stop.lower() in (AUTO, ENGLISH, NONE):
-            stop = stop.lower()
-        object.__setattr__(self, "stop_words", None if stop == NONE else stop)
+        lists = STOP_WORDS.check(NONE if self.stop_words is None else self.stop_words)
+        for alone in (AUTO, NONE):
+            if alone in lists and len(lists) > 1:
+                also = "name english to extend the English list" if alone == AUTO else "it means no list"
+                raise SettingError("stop_words", f"stop_words {alone!r} must be given alone ({also}), found "
+                                                 f"{', '.join(map(repr, lists))}")
+        object.__setattr__(self, "stop_words", lists)
         for rule in RULES[1:]:
             object.__setattr__(self, rule.name, rule.check(getattr(self, rule.name)))
-        object.__setattr__(self, "words", load_stop_words(ENGLISH if stop == AUTO else self.stop_words))
+        words: set[str] = set()
+        for spec in lists:
+            words |= load_stop_words(ENGLISH if spec == AUTO else spec)
+        object.__setattr__(self, "words", frozenset(words))
+
+    @property
+    def stop_list_names(self) -> str:
+        """The lists, as the notes name them: ``english``, ``english + mine.txt``."""
+        return " + ".join(ENGLISH if s == AUTO else s for s in self.stop_words)
 
     def stop_list(self, *, text: bool, fixed: bool) -> tuple[str, frozenset[str]]:
-        """The stop words for a corpus (``text``: its vocabulary comes from the tokenizer;
-        ``fixed``: its vocabulary is fixed) and the list's name for the note."""
-        if self.stop_words is None or (self.stop_words == AUTO and (fixed or not text)):
+        """The stop words for a corpus (``text``: its vocabulary comes from the tokenizer, and
+        the words are lowercased; ``fixed``: its vocabulary is fixed) and the lists' names for
+        the note."""
+        if self.stop_words == (NONE,) or (self.stop_words == (AUTO,) and (fixed or not text)):
             return "", frozenset()
-        name = ENGLISH if self.stop_words == AUTO else self.stop_words
-        return name, frozenset(w.lower() for w in self.words) if text else self.words
+        return self.stop_list_names, frozenset(w.lower() for w in self.words) if text else self.words
+
+    def recorded(self, *, text: bool, fixed: bool) -> dict:
+        """The rules as a corpus's ``reading`` (and so a model) records them: each rule's value
+        (the stop lists' names, paths absolute) and ``stop_list_size``, the number of words
+        the stop lists removed from a corpus of this kind (``text``, ``fixed``) when present."""
+        return {STOP_WORDS.name: STOP_WORDS.comparable(self.stop_words),
+                **{rule.name: getattr(self, rule.name) for rule in RULES[1:]},
+                "stop_list_size": len(self.stop_list(text=text, fixed=fixed)[1])}
 
     @property
     def needs_counts(self) -> bool:
@@ -149,8 +173,11 @@ class VocabRules:
                 notes.append(f"{rule}: removed {plural(n, 'word')}, {plural(tokens, 'token')}")
 
         name, stop = self.stop_list(text=text, fixed=fixed)
+        if stop and text and not fixed and ENGLISH not in self.stop_words and AUTO not in self.stop_words:
+            name += ", which replaces the English list; name english too to extend it"
         if stop:
-            remove(f"stop words ({name})", np.fromiter((w in stop for w in vocab), dtype=bool, count=n_words))
+            remove(f"stop words ({name})", np.fromiter(((w.lower() if text else w) in stop for w in vocab),
+                                                       dtype=bool, count=n_words))
         if self.remove_top:
             remove(f"remove_top={self.remove_top}", _most_frequent(total, keep, self.remove_top))
         if self.min_df > 1:
@@ -172,6 +199,14 @@ class VocabRules:
         keep, notes = self.decide(np.bincount(counts.indices, minlength=n_words), word_totals(counts, n_words),
                                   n_docs, vocab, text=text, fixed=fixed)
         return keep_removed(counts, keep, vocab, fixed=fixed) + (notes,)
+
+
+    def removed_words(self, before: list[str], after: list[str], *, text: bool) -> list[str]:
+        """What the rules removed from a corpus that builds its vocabulary, sorted: the words of
+        ``before`` (its vocabulary as read) not in ``after`` (as kept), and every word of the
+        stop lists (as looked up: lowercased for ``text``), found in it or not."""
+        kept = set(after)
+        return sorted({w for w in before if w not in kept} | self.stop_list(text=text, fixed=False)[1])
 
 
 def keep_removed(counts: sp.csr_array, keep: np.ndarray, vocab: list[str], *,

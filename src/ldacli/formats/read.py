@@ -6,7 +6,7 @@ applies the vocabulary rules.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import IO
 
 import numpy as np
@@ -25,6 +25,7 @@ from ldacli.formats.uci import read_uci
 from ldacli.formats.vocab import find_vocab, read_vocab, vocab_candidates
 from ldacli.npz import file_kind
 from ldacli.settings import FIXED, Choice, Setting, Text
+from ldacli.tokenizer import LEGACY, TOKENIZING, Tokenizer, chosen_tokenizer
 from ldacli.vocab_rules import MAX_DF, MAX_VOCAB, MIN_DF, REMOVE_TOP, RULES, STOP_WORDS, VocabRules
 
 TEXT_FORMATS = ("text", "textdir")
@@ -36,7 +37,10 @@ INPUT_FORMAT = Setting("input_format", Choice(FORMATS), "auto",
 VOCAB = Setting("vocab", Text(path=True), None,
                 "Vocabulary file, one word per line (bag-of-words formats: found beside the corpus by name when "
                 "omitted; text and shard folders: a fixed vocabulary).", FIXED)
-READING = (INPUT_FORMAT, VOCAB, *RULES)
+READING = (INPUT_FORMAT, VOCAB, *TOKENIZING, *RULES)
+# How documents are read against a model (``infer``, ``perplexity``): text is tokenized by the
+# model's tokenizer (:attr:`ldacli.Model.tokenizer`), whose settings cannot be given.
+READING_FOR_MODEL = (INPUT_FORMAT, VOCAB, *RULES)
 
 
 def read_corpus(
@@ -44,12 +48,19 @@ def read_corpus(
     *,
     format: str = INPUT_FORMAT.default,
     vocab: str | None = None,
-    stop_words: str | None = STOP_WORDS.default,
+    stop_words: str | Sequence[str] | None = STOP_WORDS.default,
     min_df: int = MIN_DF.default,
     max_df: float = MAX_DF.default,
     max_vocab: int | None = MAX_VOCAB.default,
     remove_top: int = REMOVE_TOP.default,
+    lowercase: bool | None = None,
+    addresses: str | None = None,
+    token_pattern: str | None = None,
+    min_token_length: int | None = None,
+    numbers: str | None = None,
     fixed_vocab: Sequence[str] | None = None,
+    tokenizer: Tokenizer | None = None,
+    removed_words: Collection[str] | None = None,
     stdin: IO | None = None,
 ) -> Corpus:
     """Read a corpus in any supported format (see :mod:`ldacli.formats`) and apply the
@@ -63,16 +74,27 @@ def read_corpus(
     corpus, see :func:`~ldacli.formats.vocab.vocab_candidates`); for text and shard folders, a
     file fixing the vocabulary, like ``fixed_vocab``.
 
+    ``lowercase``, ``addresses``, ``token_pattern``, ``min_token_length``, ``numbers``: how text
+    is tokenized (:mod:`ldacli.tokenizer`; None: the default), refused for other formats; or
+    ``tokenizer``, a :class:`~ldacli.tokenizer.Tokenizer` (a model's), used for text and not for
+    other formats.
+
     ``fixed_vocab``: the columns of the result, in order (distinct words). Text is tokenized
     against it (tokens outside it dropped). Another corpus read with its own vocabulary is
     re-expressed over it (see :meth:`Corpus.align`); with no vocabulary file at all, its word
     ids are taken as indices into ``fixed_vocab``. The tokens dropped are
-    :attr:`Corpus.dropped_tokens`.
+    :attr:`Corpus.dropped_tokens`, apart from those of ``removed_words`` (a model's
+    :attr:`~ldacli.Model.removed_words`: the words its vocabulary rules removed) and those the
+    rules remove here, which are :attr:`Corpus.removed_tokens`. :meth:`ldacli.Model.reading`
+    gives ``fixed_vocab``, ``tokenizer`` and ``removed_words`` for reading documents as a model
+    read its own.
 
     ``stop_words``, ``remove_top``, ``min_df``, ``max_df``, ``max_vocab``: the vocabulary rules,
-    for every format, in that order (see :mod:`ldacli.vocab_rules`; ``stop_words="auto"`` is
-    the English list for text that builds its own vocabulary and none otherwise). Over a fixed
-    vocabulary they remove tokens and keep the columns.
+    for every format, in that order (see :mod:`ldacli.vocab_rules`; ``stop_words`` names one
+    list or several, which add up; ``"auto"`` is the English list for text that builds its own
+    vocabulary and none otherwise). Over a fixed vocabulary they remove tokens and keep the
+    columns. What they removed from a corpus that builds its vocabulary is
+    :attr:`Corpus.removed_words`.
 
     Raises :class:`InputError` for any problem with the files (naming file and line), including
     an ldacli model, checkpoint or other ldacli file given as a corpus, and
@@ -84,6 +106,9 @@ def read_corpus(
     path = checks.path("path", path, "the path of a corpus (a file or folder; - for stdin)")
     checks.choice("format", format, FORMATS)
     rules = VocabRules(stop_words, remove_top, min_df, max_df, max_vocab)
+    tokenizing = dict(lowercase=lowercase, addresses=addresses, token_pattern=token_pattern,
+                      min_token_length=min_token_length, numbers=numbers)
+    tok = chosen_tokenizer(tokenizer, tokenizing)
     if vocab is not None and fixed_vocab is not None:
         raise SettingError("fixed_vocab", "fixed_vocab must be None when vocab is given (both fix the "
                                           "vocabulary), found both")
@@ -91,14 +116,18 @@ def read_corpus(
 
     source, fmt = open_source(path, format, stdin)
     name = source.name if source is not None else path
+    text = fmt in TEXT_FORMATS
+    if not text:
+        refuse_tokenizing(tokenizing, fmt)
     notes: list[str] = []
     if format == "auto" and fmt in FORMAT_NAMES:
         notes.append(f"read as {FORMAT_NAMES[fmt]} (detected from the content; --input-format "
                      f"{'|'.join(FILE_FORMATS)} forces one)")
     if vocab is not None and fmt in TEXT_FORMATS + ("shards",):
         fixed = read_vocab(vocab)
-    if fmt in TEXT_FORMATS:
-        corpus = read_text(path, source, fixed=fixed, auto=format == "auto")
+    if text:
+        corpus = read_text(path, source, fixed=fixed, auto=format == "auto", tokenizer=tok,
+                           removed_words=removed_words or frozenset())
     else:
         if fmt == "shards":
             corpus = read_shard_folder(path, notes)
@@ -106,27 +135,31 @@ def read_corpus(
             corpus = read_bag_of_words(source, fmt, vocab, fixed, notes)
         if fixed is not None and corpus.vocab != fixed:
             n_shards = corpus.n_shards
-            corpus, _ = corpus.align(fixed)
+            corpus, _ = corpus.align(fixed, removed_words or frozenset())
             corpus.n_shards = n_shards
-    if corpus.dropped_tokens:
-        notes.append(f"{plural(corpus.dropped_tokens, 'token')} outside the fixed vocabulary dropped")
-    corpus.counts, corpus.vocab, removed = rules.apply(corpus.counts, corpus.vocab, text=fmt in TEXT_FORMATS,
+    if corpus.dropped_tokens or (removed_words is not None and corpus.removed_tokens):
+        notes.append(outside_note(corpus.dropped_tokens, corpus.removed_tokens, removed_words is not None))
+    as_read, n_read = corpus.vocab, corpus.n_tokens
+    corpus.counts, corpus.vocab, removed = rules.apply(corpus.counts, corpus.vocab, text=text,
                                                        fixed=fixed is not None)
     corpus.notes = notes + removed
+    if fixed is None:
+        corpus.removed_words = rules.removed_words(as_read, corpus.vocab, text=text)
+    else:
+        corpus.removed_tokens += n_read - corpus.n_tokens
 
     check_token_total(name, corpus.n_tokens)
     if corpus.n_docs == 0:
         raise InputError(name, None, "empty corpus: expected at least one document")
     if corpus.n_words == 0:
-        after = "tokenizing (letters only, 3+ characters), stop words and pruning" if fmt in TEXT_FORMATS \
+        after = "tokenizing, stop words and pruning" if text \
             else "the vocabulary rules (stop words, remove_top, min_df, max_df, max_vocab)"
         raise InputError(name, None, f"expected at least one word, found none left after {after}")
     corpus.source = path
-    stop = rules.stop_words
     corpus.reading = {
         "input_format": format, "vocab": VOCAB.comparable(vocab),
-        "stop_words": os.path.abspath(stop) if stop not in (None, "auto", "english") else stop or "none",
-        **{rule.name: getattr(rules, rule.name) for rule in RULES[1:]},
+        **(tok.settings() if text else {}),
+        **rules.recorded(text=text, fixed=fixed is not None),
     }
     empty = corpus.n_empty_docs
     if empty:
@@ -136,6 +169,39 @@ def read_corpus(
         if unused:
             corpus.notes.append(f"{plural(unused, 'word')} of the vocabulary never occur in it")
     return corpus
+
+
+def reading_fallback(params: dict):
+    """The ``fallback`` of :func:`ldacli.settings.resume` for the reading settings of a checkpoint
+    whose ``params`` lack some: a tokenizer setting is None for a corpus that is not text (its
+    reading records none) and :data:`~ldacli.tokenizer.LEGACY`'s for text read by ldacli 0.2;
+    any other, its default."""
+    text = params.get("corpus_format") in TEXT_FORMATS
+
+    def fallback(setting: Setting, values: dict):
+        if setting in TOKENIZING:
+            return LEGACY[setting.name] if text else None
+        return setting.default_for(values)
+    return fallback
+
+
+def refuse_tokenizing(given: dict, fmt: str) -> None:
+    """Refuse a tokenizer setting given (not None) for input that is not text: it cannot apply."""
+    for name, value in given.items():
+        if value is not None:
+            raise SettingError(name, f"{name} applies to text input only, found {FORMAT_NAMES.get(fmt, fmt)} "
+                                     f"input")
+
+
+def outside_note(dropped: int, removed: int, model: bool) -> str:
+    """The note on the tokens left out because their word is outside a fixed vocabulary:
+    ``dropped`` of words it does not hold, or with ``model`` (a model's ``removed_words`` were
+    given) of words the model has never seen, apart from the ``removed`` of words its vocabulary
+    rules remove."""
+    if not model:
+        return f"{plural(dropped, 'token')} outside the fixed vocabulary dropped"
+    return (f"left out: {plural(dropped, 'token')} of words the model has never seen (unknown), "
+            f"{plural(removed, 'token')} of words its vocabulary rules remove (stop words, pruning)")
 
 
 def checked_fixed_vocab(words: Sequence[str]) -> list[str]:

@@ -108,8 +108,9 @@ class ShardFolder:
     corpus_fingerprint: str
     format: str = "shards"
     notes: list[str] = field(default_factory=list)
-    # read as written: no vocabulary rules (a Corpus's ``reading``)
+    # read as written: no vocabulary rules (a Corpus's ``reading``), nothing they removed
     reading: dict = field(default_factory=dict)
+    removed_words: list[str] = field(default_factory=list)
 
     @property
     def source(self) -> str:

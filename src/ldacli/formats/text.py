@@ -2,9 +2,10 @@
 files, one document each (ids: file names, in sorted order; hidden files and sub-folders are
 skipped).
 
-Documents are split into tokens by :func:`ldacli.text.tokenize` and counted. Without a fixed
-vocabulary every distinct token is a word and the vocabulary is sorted alphabetically (by code
-point); with one, its words are the columns, in its order, and other tokens are dropped. Stop
+Documents are split into tokens by a :class:`ldacli.tokenizer.Tokenizer` and counted. Without a
+fixed vocabulary every distinct token is a word and the vocabulary is sorted alphabetically (by
+code point); with one, its words are the columns, in its order, and other tokens are dropped
+(counted apart when a model's vocabulary rules removed their word: ``removed_words``). Stop
 words and the other vocabulary rules come after, as for every format (:mod:`ldacli.vocab_rules`).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 
 from ldacli.corpus import Corpus
@@ -20,7 +21,7 @@ from ldacli.counts import CountBuilder, sort_vocabulary
 from ldacli.errors import InputError
 from ldacli.fileio import Source, iter_lines
 from ldacli.formats.parsing import decode_error
-from ldacli.text import tokenize
+from ldacli.tokenizer import Tokenizer
 
 
 def _decoded_lines(source: Source, auto: bool) -> Iterator[tuple[int, str]]:
@@ -33,13 +34,13 @@ def _decoded_lines(source: Source, auto: bool) -> Iterator[tuple[int, str]]:
             raise decode_error(source.name, lineno, raw, exc, auto) from None
 
 
-def _text_file_documents(source: Source, auto: bool) -> Iterator[tuple[str, Counter[str]]]:
+def _text_file_documents(source: Source, auto: bool, tokenizer: Tokenizer) -> Iterator[tuple[str, Counter[str]]]:
     """One document per line of ``source`` (ids: line numbers), as token counts."""
     for lineno, line in _decoded_lines(source, auto):
-        yield str(lineno), Counter(tokenize(line))
+        yield str(lineno), Counter(tokenizer(line))
 
 
-def _text_dir_documents(folder: str) -> Iterator[tuple[str, Counter[str]]]:
+def _text_dir_documents(folder: str, tokenizer: Tokenizer) -> Iterator[tuple[str, Counter[str]]]:
     """Each ``.txt`` file of ``folder`` as one document (sorted by name; ids: file names).
 
     Hidden files (names starting with ``.``) and sub-folders are skipped.
@@ -54,36 +55,39 @@ def _text_dir_documents(folder: str) -> Iterator[tuple[str, Counter[str]]]:
     for file_name in entries:
         counts: Counter[str] = Counter()
         for _, line in _decoded_lines(Source.open(os.path.join(folder, file_name)), auto=False):
-            counts.update(tokenize(line))
+            counts.update(tokenizer(line))
         yield file_name, counts
 
 
-def text_documents(path: str, source: Source | None, auto: bool) -> Iterator[tuple[str, Counter[str]]]:
+def text_documents(path: str, source: Source | None, auto: bool,
+                   tokenizer: Tokenizer) -> Iterator[tuple[str, Counter[str]]]:
     """The documents of a text file (``source``) or of the folder ``path`` (``source is None``)
     as ``(id, token counts)``, one at a time."""
-    return _text_dir_documents(path) if source is None else _text_file_documents(source, auto)
+    return _text_dir_documents(path, tokenizer) if source is None else _text_file_documents(source, auto, tokenizer)
 
 
-def text_parts(path: str, source: Source | None, *, fixed: list[str], auto: bool,
-               docs_per_part: int) -> Iterator[CountBuilder]:
+def text_parts(path: str, source: Source | None, *, fixed: list[str], auto: bool, docs_per_part: int,
+               tokenizer: Tokenizer, removed_words: Collection[str] = frozenset()) -> Iterator[CountBuilder]:
     """The documents of :func:`text_documents` over the vocabulary ``fixed``, ``docs_per_part``
-    at a time, each part a :class:`CountBuilder` (its matrix, ids and tokens dropped)."""
-    builder = CountBuilder(fixed)
-    for doc_id, counts in text_documents(path, source, auto):
+    at a time, each part a :class:`CountBuilder` (its matrix, ids and tokens dropped and removed)."""
+    builder = CountBuilder(fixed, removed_words)
+    for doc_id, counts in text_documents(path, source, auto, tokenizer):
         builder.add(doc_id, counts)
         if builder.n_docs == docs_per_part:
             yield builder
-            builder = CountBuilder(fixed)
+            builder = CountBuilder(fixed, removed_words)
     if builder.n_docs:
         yield builder
 
 
-def read_text(path: str, source: Source | None, *, fixed: list[str] | None, auto: bool) -> Corpus:
+def read_text(path: str, source: Source | None, *, fixed: list[str] | None, auto: bool, tokenizer: Tokenizer,
+              removed_words: Collection[str] = frozenset()) -> Corpus:
     """Read a text file (``source``) or a folder of ``.txt`` files (``source is None``), over the
-    vocabulary ``fixed`` (its ``dropped_tokens`` those outside it) or its own, sorted; ``auto``:
-    the format was detected, not given (see :func:`~ldacli.formats.parsing.decode_error`)."""
-    builder = CountBuilder(fixed)
-    for doc_id, counts in text_documents(path, source, auto):
+    vocabulary ``fixed`` (its ``dropped_tokens`` those outside it, ``removed_tokens`` those of
+    them whose word is one of ``removed_words``) or its own, sorted; ``auto``: the format was
+    detected, not given (see :func:`~ldacli.formats.parsing.decode_error`)."""
+    builder = CountBuilder(fixed, removed_words)
+    for doc_id, counts in text_documents(path, source, auto, tokenizer):
         builder.add(doc_id, counts)
     fmt, name = ("textdir", path) if source is None else ("text", source.name)
     if builder.n_docs == 0:
@@ -92,4 +96,5 @@ def read_text(path: str, source: Source | None, *, fixed: list[str] | None, auto
     counts, vocab = builder.matrix()
     if fixed is None:
         counts, vocab = sort_vocabulary(counts, vocab)
-    return Corpus(counts, vocab, builder.doc_ids, format=fmt, dropped_tokens=builder.dropped_tokens)
+    return Corpus(counts, vocab, builder.doc_ids, format=fmt, dropped_tokens=builder.dropped_tokens,
+                  removed_tokens=builder.removed_tokens)

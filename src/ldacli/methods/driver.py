@@ -569,6 +569,7 @@ class _Run:
     parent: Model | None
     reference: Model | None
     streamed: bool  # the model is written as it is assembled
+    removed_words: list[str]  # what the vocabulary rules removed from the corpus (the model keeps it)
 
     def checkpoint_params(self) -> dict:
         """What a checkpoint records: the model's params, and how the run writes checkpoints."""
@@ -619,7 +620,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
     trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
     return _Run(cls, state, values, params, fitted, ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll,
-                evaluator, stopper, parent, reference, streamed)
+                evaluator, stopper, parent, reference, streamed, corpus.removed_words)
 
 
 def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Model:
@@ -732,6 +733,7 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Mod
         loglik_iterations=np.array(trace_it, dtype=np.int64),
         loglik_per_token=np.array(trace_ll, dtype=np.float64),
         params=params,
+        removed_words=list(run.removed_words),
     )
 
 
