@@ -18,7 +18,7 @@ LAYERS = {
     "ldacli.version": 0, "ldacli.errors": 0,
     "ldacli.checks": 1, "ldacli.seeds": 1, "ldacli.fileio": 1, "ldacli.parallel": 1, "ldacli.memory": 1,
     "ldacli.counts": 1, "ldacli.text": 1, "ldacli.settings": 1, "ldacli.tables": 1,
-    "ldacli.topic_word_prior": 1,
+    "ldacli.topic_word_prior": 1, "ldacli.escaping": 0,
     "ldacli.webpage": 2,
     "ldacli.corpus": 2, "ldacli.vocab_rules": 2, "ldacli.npz": 2, "ldacli.locking": 2, "ldacli.methods.sharded": 2,
     "ldacli.formats": 2, "ldacli.formats.parsing": 2, "ldacli.formats.vocab": 2, "ldacli.formats.detect": 2,

@@ -11,9 +11,6 @@ stopped by SIGINT, 143 by SIGTERM.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import logging
 import os
 import shlex
@@ -29,6 +26,7 @@ from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models
 from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
+from ldacli.escaping import PrintableWriter, is_terminal, json_text, printable
 from ldacli.fileio import file_sha256
 from ldacli import evaluate, inference
 from ldacli import export as export_module
@@ -50,7 +48,7 @@ from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text
-from ldacli.tables import write_table
+from ldacli.tables import check_stream, delimited_line, write_table
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
 from ldacli.topic_names import name_topic
@@ -135,13 +133,13 @@ class Group(click.Group):
             sys.exit(0)
         except click.UsageError as exc:
             command = exc.ctx.command_path if exc.ctx is not None else "ldacli"
-            click.echo(f"Error: {exc.format_message()} (see {command} --help)", err=True)
+            echo(f"Error: {exc.format_message()} (see {command} --help)", err=True)
             sys.exit(2)
         except click.ClickException as exc:
-            click.echo(f"Error: {exc.format_message()}", err=True)
+            echo(f"Error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
-            click.echo("stopped", err=True)
+            echo("stopped", err=True)
             sys.exit(130)
         if standalone_mode:
             sys.exit(code if isinstance(code, int) else 0)
@@ -153,6 +151,21 @@ class Group(click.Group):
         except BrokenPipeError:  # the reader of stdout went away (a pipe into head): stop quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(EXIT_PIPE)
+
+
+def echo(text: str, err: bool = False) -> None:
+    """Write a line for people to stdout (or stderr with ``err``): a result, a note, an error.
+    Words, ids, names and paths from files in it are escaped
+    (:func:`ldacli.escaping.printable`), so nothing a corpus or a model holds acts on a
+    terminal or breaks the line, on every channel."""
+    click.echo(printable(text), err=err)
+
+
+class PrintableFormatter(logging.Formatter):
+    """ldacli's log lines, escaped as :func:`echo` escapes (a traceback, with -v, is kept as is)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
 
 
 class SettingOption(click.Option):
@@ -222,7 +235,7 @@ def user_errors(ctx: click.Context):
     try:
         yield
     except TrainingInterrupted as exc:  # what the user asked for: not an error
-        click.echo(str(exc) + _continue_with(ctx, exc), err=True)
+        echo(str(exc) + _continue_with(ctx, exc), err=True)
         sys.exit(128 + exc.signum)
     except RunStopped as exc:
         raise click.ClickException(str(exc) + _continue_with(ctx, exc)) from None
@@ -237,12 +250,12 @@ def user_errors(ctx: click.Context):
             message = f"{spelled}: {message}"
         raise click.UsageError(message, ctx=ctx) from None
     except LockedError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_LOCKED)
     except LdacliError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
-        click.echo("stopped by SIGINT", err=True)
+        echo("stopped by SIGINT", err=True)
         sys.exit(130)
     except BrokenPipeError:
         raise
@@ -303,7 +316,7 @@ def _setup_logging(values: dict) -> bool:
         raise click.UsageError("-q/--quiet and -v/--verbose contradict each other: give one of them")
     logger = logging.getLogger("ldacli")
     logger.handlers[:] = [logging.StreamHandler(sys.stderr)]
-    logger.handlers[0].setFormatter(logging.Formatter("%(message)s"))
+    logger.handlers[0].setFormatter(PrintableFormatter("%(message)s"))
     logger.setLevel(logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING)
     logger.propagate = False
     return not quiet and sys.stderr.isatty()
@@ -311,7 +324,7 @@ def _setup_logging(values: dict) -> bool:
 
 def _note(values: dict, message: str) -> None:
     if not values.get("quiet"):
-        click.echo(message, err=True)
+        echo(message, err=True)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -367,11 +380,15 @@ def read(path: str, values: dict, *, fixed_vocab=None):
 
 @contextmanager
 def _output(path: str, binary: bool = False):
-    """A stream for results: stdout for ``-``, else the file written atomically."""
+    """A stream for results: stdout for ``-`` (text on a terminal escaped,
+    :class:`~ldacli.escaping.PrintableWriter`), else the file written atomically."""
     from ldacli.fileio import atomic_write
 
     if path == "-":
-        yield sys.stdout.buffer if binary else sys.stdout
+        if binary:
+            yield sys.stdout.buffer
+        else:
+            yield PrintableWriter(sys.stdout) if is_terminal(sys.stdout) else sys.stdout
         return
     with atomic_write(path, "wb" if binary else "w", what="output") as f:
         yield f
@@ -541,12 +558,10 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
         if scores:
             out["coherence"] = {key: scores[key] for key in
                                 ("measure", "top_words", "epsilon", "mean", "reference", "reference_docs")}
-        yield json.dumps(out, indent=2)
+        yield json_text(out, indent=2)
     elif fmt == "tsv":
         def row(fields):
-            buf = io.StringIO()
-            csv.writer(buf, delimiter="\t", lineterminator="").writerow(fields)
-            return buf.getvalue()
+            return delimited_line(map(str, fields), "\t")
 
         yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else []))
         for k, words in enumerate(tops):
@@ -564,10 +579,11 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
                 label += f" (alpha {m.alpha[k]:.4g})"
             if scores:
                 label += f" [{measure} {scores['per_topic'][k]:.4g}]"
-            yield f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words)
+            yield printable(f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
         if scores:
-            yield (f"mean {measure} coherence: {scores['mean']:.6g} (top {scores['top_words']} words, "
-                   f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} documents of {scores['reference']})")
+            yield printable(f"mean {measure} coherence: {scores['mean']:.6g} (top {scores['top_words']} words, "
+                            f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} documents of "
+                            f"{scores['reference']})")
 
 
 # --- infer and perplexity -----------------------------------------------------------------------------
@@ -678,7 +694,7 @@ def perplexity(ctx, model, corpus, **values):
     _report_dropped(values, corpus, result["dropped_tokens"], result["dropped_tokens"] + data.n_tokens)
     result = {"model": model, "corpus": corpus, **result, "notes": list(data.notes)}
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json.dumps(result, indent=2))
+        click.echo(json_text(result, indent=2))
         return
     estimator = result["estimator"]
     if estimator == "document-completion":
@@ -694,14 +710,14 @@ def perplexity(ctx, model, corpus, **values):
     else:
         how = f"{result['samples']} samples of theta from the prior, all tokens scored"
         se_how = "across samples"
-    click.echo(f"estimator:       {estimator} ({how})")
-    click.echo(f"documents:       {result['n_docs']}")
-    click.echo(f"tokens scored:   {result['n_tokens']}")
-    click.echo(f"tokens dropped:  {result['dropped_tokens']} (words the model does not know)")
-    click.echo(f"log-likelihood:  {result['log_likelihood']:.6g} (natural log)")
-    click.echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
-    click.echo(f"perplexity:      {result['perplexity']:.6g}")
-    click.echo(f"seed:            {result['seed']}")
+    echo(f"estimator:       {estimator} ({how})")
+    echo(f"documents:       {result['n_docs']}")
+    echo(f"tokens scored:   {result['n_tokens']}")
+    echo(f"tokens dropped:  {result['dropped_tokens']} (words the model does not know)")
+    echo(f"log-likelihood:  {result['log_likelihood']:.6g} (natural log)")
+    echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
+    echo(f"perplexity:      {result['perplexity']:.6g}")
+    echo(f"seed:            {result['seed']}")
 
 
 # --- diff, info, report ---------------------------------------------------------------------------------
@@ -739,27 +755,27 @@ def diff(ctx, model_a, model_b, **values):
     result = {"a": model_a, "b": model_b, **result}
     drifted = [t for t in result["topics"] if t["matched"] and max_drift is not None and t["distance"] > max_drift]
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json.dumps({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in drifted]}, indent=2))
+        click.echo(json_text({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in drifted]}, indent=2))
     else:
-        click.echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
-        click.echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
+        echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
+        echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
                    f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
         n = result["top_words"]
         for t in result["topics"]:
             mark = "" if t["matched"] else "  (no counterpart)"
-            click.echo(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
+            echo(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
                        f"{t['distance']:.3f}, {t['overlap']}/{n} top words shared, prevalence "
                        f"{100 * t['prevalence_a']:.1f}% -> {100 * t['prevalence_b']:.1f}%{mark}: "
                        + " ".join(t["top_words_b"][:8]))
             if t["gained"] or t["lost"]:
-                click.echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
+                echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
         for side, m in (("a", a), ("b", b)):
             if result[f"only_in_{side}"]:
-                click.echo(f"only in {side.upper()}: topics "
+                echo(f"only in {side.upper()}: topics "
                            + ", ".join(m.topic_label(k) for k in result[f"only_in_{side}"]))
         ws = result["warm_start"]
         if ws is not None:
-            click.echo(f"B was warm-started from A: added {', '.join(b.topic_label(k) for k in ws['added']) or 'none'}; "
+            echo(f"B was warm-started from A: added {', '.join(b.topic_label(k) for k in ws['added']) or 'none'}; "
                        f"removed {', '.join(a.topic_label(k) for k in ws['removed']) or 'none'}")
     if drifted:
         worst = max(drifted, key=lambda t: t["distance"])
@@ -794,10 +810,10 @@ def info(ctx, model, **values):
     with user_errors(ctx):
         summary = describe_file(model)
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json.dumps(summary, indent=2))
+        click.echo(json_text(summary, indent=2))
     else:
         for line in format_info(summary):
-            click.echo(line)
+            echo(line)
 
 
 @main.command()
@@ -970,10 +986,13 @@ def select_k_command(ctx, corpus, **values):
                                    **own, **given)
     fmt = value(values, SELECT_K_FORMAT)
     if fmt == "json":
-        click.echo(json.dumps(result, indent=2))
-    else:
-        for line in (choosing.table_tsv(result) if fmt == "tsv" else choosing.table_text(result)):
+        click.echo(json_text(result, indent=2))
+    elif fmt == "tsv":  # numbers only
+        for line in choosing.table_tsv(result):
             click.echo(line)
+    else:
+        for line in choosing.table_text(result):
+            echo(line)
     _note(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv"
                   + (", select-k.html" if write_page else ""))
 
