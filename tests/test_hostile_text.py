@@ -288,3 +288,15 @@ def test_a_file_name_that_is_not_utf8_is_an_id_every_output_carries(tmp_path):
     for fmt in ("tsv", "csv", "jsonl", "parquet"):
         r = run("export", tmp_path / "m.npz", "doc-topics", "--format", fmt, "-o", tmp_path / f"t.{fmt}")
         assert r.exit_code == 0, (fmt, r.stderr)
+
+
+@pytest.mark.parametrize("command", ["export", "infer"])
+def test_parquet_is_not_written_to_a_terminal(hostile, command):
+    args = ["export", hostile["model"], "doc-topics"] if command == "export" else \
+        ["infer", hostile["model"], hostile["docs"], "--iterations", 4, "--burn-in", 2]
+    code, out, err = on_a_terminal(*args, "-o", "-", "--format", "parquet")
+    assert code == 1 and out == ""
+    assert err == "Error: parquet is binary: not written to a terminal; send stdout to a file or a pipe, or give " \
+                  "-o FILE\n"
+    r = run(*args, "-o", "-", "--format", "parquet")  # a pipe takes it
+    assert r.exit_code == 0 and r.stdout_bytes.startswith(b"PAR1")

@@ -624,6 +624,8 @@ def infer(ctx, model, corpus, **values):
         inference.check_settings(given_of(values, INFER))
         for s in SPARSE:
             s.check(values[s.name])
+        if output == "-":
+            check_stream(fmt, sys.stdout.buffer)
     with user_errors(ctx), locked([output if output != "-" else None]):
         m = Model.load(model)
         stream = stream_read(corpus, values, m.vocab, fingerprint=fmt == "npz",
@@ -908,6 +910,8 @@ def export(ctx, model, what, **values):
         fmt = export_module.format_for(what, output, values["output_format"])
         for s in export_module.SETTINGS:
             s.check(values[s.name])
+        if output == "-":
+            check_stream(fmt, sys.stdout.buffer)
     with user_errors(ctx), locked([output if output != "-" else None]):
         m = Model.load(model)
         reference = read(corpus, values, fixed_vocab=m.vocab) if corpus is not None else None
