@@ -28,7 +28,7 @@ LAYERS = {
     "ldacli.heldout": 3, "ldacli.stopping": 3,
     "ldacli.methods": 4, "ldacli.methods.base": 4, "ldacli.methods.cgs": 4,
     "ldacli.methods.vem": 4, "ldacli.methods.ugibbs": 4, "ldacli.diff": 4, "ldacli.methods.distributed": 4,
-    "ldacli.methods.cluster": 4, "ldacli.methods.shard_checkpoints": 4,
+    "ldacli.methods.cluster": 4, "ldacli.methods.shard_checkpoints": 4, "ldacli.methods.local_cluster": 4,
     "ldacli.methods.driver": 5, "ldacli.inference": 5, "ldacli.evaluate": 5, "ldacli.topic_coherence": 5,
     "ldacli.info": 6, "ldacli.export": 6, "ldacli.model_selection": 6,
     "ldacli.report": 7, "ldacli.estimator": 7,

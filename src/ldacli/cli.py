@@ -41,6 +41,7 @@ from ldacli.locking import EXIT_LOCKED, locked
 from ldacli.methods.driver import SETTINGS as TRAIN
 from ldacli.methods.driver import METHODS, RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
 from ldacli.methods.driver import train as run_train
+from ldacli.methods.cluster import TLS, tls_options
 from ldacli.model import TOP_WORDS, Checkpoint, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
@@ -425,7 +426,7 @@ def main():
 
 @main.command()
 @click.argument("corpus")
-@declared((MODEL_OUT,), TRAIN, method_settings(), READING, (SKIP_UNCHANGED, QUIET, VERBOSE))
+@declared((MODEL_OUT,), TRAIN, TLS, method_settings(), READING, (SKIP_UNCHANGED, QUIET, VERBOSE))
 @click.pass_context
 def train(ctx, corpus, **values):
     """Fit an LDA model to CORPUS by collapsed Gibbs sampling (default), variational EM or
@@ -467,7 +468,8 @@ def train(ctx, corpus, **values):
         check_given(given)
         for s in READING:
             s.check(values[s.name])
-    with user_errors(ctx), locked([output], wait=values["wait"]) as removed:
+    with user_errors(ctx), tls_options(values["scheduler"], values), \
+            locked([output], wait=values["wait"]) as removed:
         for path in removed:
             _note(values, f"{path}: removed, a temporary file left by a run that was killed")
         reading = given_of(values, READING)
@@ -591,7 +593,7 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values):
 @main.command()
 @click.argument("model")
 @click.argument("corpus")
-@declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, READING, (QUIET, VERBOSE))
+@declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, TLS, READING, (QUIET, VERBOSE))
 @click.pass_context
 def infer(ctx, model, corpus, **values):
     """Infer topic proportions of the documents in CORPUS under MODEL.
@@ -626,7 +628,7 @@ def infer(ctx, model, corpus, **values):
             s.check(values[s.name])
         if output == "-":
             check_stream(fmt, sys.stdout.buffer)
-    with user_errors(ctx), locked([output if output != "-" else None]):
+    with user_errors(ctx), tls_options(values["scheduler"], values), locked([output if output != "-" else None]):
         m = Model.load(model)
         stream = stream_read(corpus, values, m.vocab, fingerprint=fmt == "npz",
                              temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
@@ -652,7 +654,7 @@ def _report_dropped(values, corpus, dropped, total):
 @main.command()
 @click.argument("model")
 @click.argument("corpus")
-@declared((TEXT_OR_JSON,), PERPLEXITY, READING, (QUIET, VERBOSE))
+@declared((TEXT_OR_JSON,), PERPLEXITY, TLS, READING, (QUIET, VERBOSE))
 @click.pass_context
 def perplexity(ctx, model, corpus, **values):
     """Held-out log-likelihood and per-word perplexity of CORPUS under MODEL.
@@ -681,7 +683,7 @@ def perplexity(ctx, model, corpus, **values):
       ldacli perplexity kos.npz heldout.ldac --estimator importance --samples 10000
     """
     progress = _setup_logging(values)
-    with user_errors(ctx):
+    with user_errors(ctx), tls_options(values["scheduler"], values):
         given = given_of(values, PERPLEXITY)
         streaming = evaluate.check_settings(given)["estimator"] == "completion"
         m = Model.load(model)
@@ -941,7 +943,8 @@ SELECT_K_FORMAT = format_setting(("text", "tsv", "json"), "Output format of the 
 
 @main.command("select-k")
 @click.argument("corpus")
-@declared((SELECT_K_OUT, SELECT_K_FORMAT), choosing.SETTINGS, choosing.SETTINGS_OF_TRAIN, READING, (QUIET, VERBOSE))
+@declared((SELECT_K_OUT, SELECT_K_FORMAT), choosing.SETTINGS, choosing.SETTINGS_OF_TRAIN, TLS, READING,
+          (QUIET, VERBOSE))
 @click.pass_context
 def select_k_command(ctx, corpus, **values):
     """Choose the number of topics: train every K of -k with --seeds seeds each (train's options
@@ -976,7 +979,7 @@ def select_k_command(ctx, corpus, **values):
         check_given({**given, "n_topics": (checked["n_topics"] or [1])[0]})
         for s in READING:
             s.check(values[s.name])
-    with user_errors(ctx):
+    with user_errors(ctx), tls_options(values["scheduler"], values):
         data = read(corpus, values)
         _note(values, f"{corpus}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
         page = os.path.join(output, "select-k.html")
