@@ -7,16 +7,11 @@ TSV/CSV carry every id and word, ``\\r`` included, back into pandas exactly.
 The terminal is a real one: the commands write to the slave ends of pseudo-terminals (isatty
 true, raw mode), and the test reads what the master ends received."""
 
-import contextlib
 import io
 import json
 import os
-import pty
-import sys
-import threading
-import tty
-import unicodedata
 
+import fuzzing
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -24,6 +19,7 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import main
+from fuzzing import raw_controls
 
 # What each does to a terminal when printed raw.
 HOSTILE = {
@@ -40,66 +36,11 @@ HOSTILE = {
     "newline": "two\nlines",
     "lsep": "line\u2028sep",
 }
-BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def raw_controls(text: str, allowed: str = "\n") -> list[str]:
-    """The characters of ``text`` a terminal acts on (C0 and C1 controls, DEL, bidi controls,
-    line and paragraph separators, lone surrogates), but those in ``allowed``."""
-    return sorted({c for c in text if c not in allowed and (
-        unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") or c in BIDI_CONTROLS)})
-
-
-def _drain(fd: int, into: list[bytes]) -> None:
-    while True:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:  # EIO: the slave end is closed
-            return
-        if not data:
-            return
-        into.append(data)
-
-
-@contextlib.contextmanager
-def terminals():
-    """sys.stdout and sys.stderr on real terminals (pseudo-terminals in raw mode) for the
-    block; yields a dict that holds, after the block, the text each terminal received."""
-    shown: dict[str, str] = {}
-    ends, threads, received, streams = {}, [], {}, {}
-    for name in ("stdout", "stderr"):
-        master, slave = pty.openpty()
-        tty.setraw(slave)
-        ends[name] = (master, slave)
-        received[name] = []
-        threads.append(threading.Thread(target=_drain, args=(master, received[name]), daemon=True))
-        threads[-1].start()
-        streams[name] = io.TextIOWrapper(io.FileIO(slave, "w", closefd=False), encoding="utf-8", line_buffering=True)
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = streams["stdout"], streams["stderr"]
-    try:
-        yield shown
-    finally:
-        sys.stdout, sys.stderr = saved
-        for name, (master, slave) in ends.items():
-            streams[name].flush()
-            os.close(slave)
-        for t in threads:
-            t.join(timeout=30)
-        for name, (master, _) in ends.items():
-            os.close(master)
-            shown[name] = b"".join(received[name]).decode("utf-8", "replace")
 
 
 def on_a_terminal(*args) -> tuple[int, str, str]:
-    """Run ``ldacli ARGS`` with stdout and stderr on terminals: (exit code, stdout, stderr)."""
-    with terminals() as shown:
-        try:
-            main.main([str(a) for a in args], prog_name="ldacli")
-            code = 0
-        except SystemExit as exc:
-            code = exc.code
-    return code, shown["stdout"], shown["stderr"]
+    """Run ``ldacli ARGS`` with stdout and stderr on real terminals: (exit code, stdout, stderr)."""
+    return fuzzing.on_a_terminal(main, args)
 
 
 def run(*args):
