@@ -241,3 +241,21 @@ def test_parquet_is_not_written_to_a_terminal(hostile, command):
                   "-o FILE\n"
     r = run(*args, "-o", "-", "--format", "parquet")  # a pipe takes it
     assert r.exit_code == 0 and r.stdout_bytes.startswith(b"PAR1")
+
+
+def test_a_printed_command_gives_its_arguments_back_to_the_shell():
+    """The "continue with: ..." hint quotes each argument so that, run as printed, bash gets
+    the same bytes back, control characters and a file name's undecodable bytes included, and
+    the hint itself holds nothing a terminal acts on."""
+    import shutil
+    import subprocess
+
+    from ldacli.escaping import shell_word
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    for arg in ["plain", "two words", "it's", "back\\slash", *HOSTILE.values(), os.fsdecode(b"caf\xe9\n.npz")]:
+        word = shell_word(arg)
+        assert raw_controls(word) == []
+        assert subprocess.run([bash, "-c", f"printf %s {word}"], capture_output=True).stdout == os.fsencode(arg)

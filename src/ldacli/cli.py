@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shlex
 import sys
 import time
 from contextlib import contextmanager
@@ -26,7 +25,7 @@ from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models
 from ldacli.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
-from ldacli.escaping import PrintableWriter, is_terminal, json_text, printable
+from ldacli.escaping import PrintableWriter, is_terminal, json_text, printable, shell_word
 from ldacli.fileio import file_sha256
 from ldacli import evaluate, inference
 from ldacli import export as export_module
@@ -291,7 +290,7 @@ def _continue_with(ctx: click.Context, exc: RunStopped) -> str:
                 args.append(s.spellings[-1] if v else s.off)
             else:
                 args += [s.spellings[-1], str(v)]
-    return "; continue with: " + " ".join(shlex.quote(a) for a in [*ctx.command_path.split(), *args])
+    return "; continue with: " + " ".join(shell_word(a) for a in [*ctx.command_path.split(), *args])
 
 
 def _command_line(ctx: click.Context) -> str:
@@ -306,7 +305,7 @@ def _command_line(ctx: click.Context) -> str:
             args.append(s.spellings[-1] if v else s.off)
         else:
             args += [s.spellings[-1], str(v)]
-    return " ".join(shlex.quote(a) for a in [*ctx.command_path.split(), *args])
+    return " ".join(shell_word(a) for a in [*ctx.command_path.split(), *args])
 
 
 def _setup_logging(values: dict) -> bool:

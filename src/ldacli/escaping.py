@@ -28,7 +28,9 @@ Where ldacli escapes, and why:
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 
 # Bidi_Control characters (Unicode's property): the marks, embeddings, overrides and isolates.
 BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -50,6 +52,34 @@ def printable(text: str, keep: str = "") -> str:
     if not keep:
         return UNSAFE.sub(_escape, text)
     return UNSAFE.sub(lambda m: m.group() if m.group() in keep else _escape(m), text)
+
+
+def shell_word(arg: str) -> str:
+    """``arg`` quoted for a POSIX shell, as a command ldacli prints for the user to run:
+    ``shlex.quote``'s form, or bash's ``$'...'`` when ``arg`` holds a character of
+    :data:`UNSAFE`, each such character as the escapes of its bytes (``\\x1b``,
+    ``\\xe2\\x80\\xae``; a file name's undecodable byte as itself), so that the printed command,
+    run as printed, gets ``arg`` back and the terminal gets nothing it acts on."""
+    if not UNSAFE.search(arg):
+        return shlex.quote(arg)
+    out = []
+    for c in arg:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif UNSAFE.match(c):
+            out.append(NAMED.get(c) or "".join(f"\\x{b:02x}" for b in _bytes_of(c)))
+        else:
+            out.append(c)
+    return "$'" + "".join(out) + "'"
+
+
+def _bytes_of(c: str) -> bytes:
+    """What the shell should get for ``c``: its bytes as a file name (a lone surrogate that
+    stands for an undecodable byte is that byte; any other, as UTF-8 would carry it)."""
+    try:
+        return os.fsencode(c)
+    except UnicodeEncodeError:
+        return c.encode("utf-8", "surrogatepass")
 
 
 def json_text(obj, **options) -> str:
