@@ -91,26 +91,36 @@ def _needs_quotes(sep: str) -> re.Pattern:
     return re.compile("[" + re.escape(sep + '"' + LINE_BREAKS) + "]")
 
 
-def delimited_line(cells: Iterable[str], sep: str, needs_quotes: re.Pattern | None = None) -> str:
-    """One TSV/CSV row (no line end): each cell as it is, or in double quotes with its quotes
-    doubled when it holds ``sep``, a quote or a line break (:data:`LINE_BREAKS`)."""
-    needs_quotes = needs_quotes or _needs_quotes(sep)
-    return sep.join('"' + c.replace('"', '""') + '"' if needs_quotes.search(c) else c for c in cells)
+def quoted(cell: str, needs_quotes: re.Pattern) -> str:
+    """``cell`` as it is, or in double quotes with its quotes doubled when ``needs_quotes``
+    finds the separator, a quote or a line break in it (:data:`LINE_BREAKS`)."""
+    return '"' + cell.replace('"', '""') + '"' if needs_quotes.search(cell) else cell
+
+
+def delimited_line(cells: Iterable[str], sep: str) -> str:
+    """One TSV/CSV row (no line end), each cell :func:`quoted`."""
+    needs_quotes = _needs_quotes(sep)
+    return sep.join(quoted(c, needs_quotes) for c in cells)
 
 
 def write_delimited(table: Table, out: IO[str], sep: str) -> None:
     needs_quotes = _needs_quotes(sep)
-    out.write(delimited_line(table.names, sep, needs_quotes) + "\n")
+    out.write(delimited_line(table.names, sep) + "\n")
     kinds = [kind for _, kind in table.columns]
+    text = [i for i, kind in enumerate(kinds) if kind in ("str", "str_list")]  # numbers need no quotes
     for batch in table.batches:
-        out.write("".join(delimited_line([text_cell(v, k) for v, k in zip(row, kinds)], sep, needs_quotes) + "\n"
-                          for row in batch))
+        for row in batch:  # a row at a time: one huge write that a closed pipe cuts short can pass for done
+            cells = [text_cell(v, k) for v, k in zip(row, kinds)]
+            for i in text:
+                cells[i] = quoted(cells[i], needs_quotes)
+            out.write(sep.join(cells) + "\n")
 
 
 def write_jsonl(table: Table, out: IO[str]) -> None:
     names = table.names
     for batch in table.batches:
-        out.write("".join(json_line(dict(zip(names, row))) for row in batch))
+        for row in batch:  # a row at a time, as write_delimited
+            out.write(json_line(dict(zip(names, row))))
 
 
 def pyarrow_modules():
