@@ -522,7 +522,8 @@ def _show_names(spec: dict, folder: str) -> str | None:
             result = CliRunner().invoke(main, args)
             if result.exception is not None and not isinstance(result.exception, SystemExit):
                 raise NotOurError(f"{where}: {type(result.exception).__name__}: {result.exception}")
-            code, out, err = result.exit_code, result.stdout, result.stderr
+            # the bytes as written (Result.stdout turns \r\n into \n, inside a quoted field too)
+            code, out, err = result.exit_code, result.stdout_bytes.decode("utf-8"), result.stderr_bytes.decode("utf-8")
             if raw_controls(err) or (kind in ("text", "json", "json lines") and raw_controls(out)):
                 raise NotOurError(f"{where}: text for people or JSON got {raw_controls(out) + raw_controls(err)}")
         if code not in (0, 1, 2):
