@@ -8,7 +8,12 @@ Usage::
 The generators are the test suite's (``tests/fuzzing.py``): LDA-C, UCI, text files and folders,
 Matrix Market and scipy ``.npz`` corpora (each also gzipped, truncated-gzipped or on standard
 input), vocabularies, and ldacli's model, checkpoint and inference files with arrays swapped,
-dropped, bytes flipped or truncated. For each family it prints the inputs run, how many were
+dropped, bytes flipped or truncated; and "hostile names": models whose words, document ids, topic
+names and params hold escape sequences and control characters, run through topics, info, diff,
+export and name on a real terminal or into a pipe (an input fails when a terminal gets a raw
+control character, text for people or JSON holds one, or a table does not parse back)::
+
+    python benchmarks/fuzz.py --families "hostile names" --per-family 10000 For each family it prints the inputs run, how many were
 read and how many refused, the number of distinct error messages (particulars blanked out),
 exceptions other than ldacli's own (must be 0; the first few are shown) and the time taken.
 Exits 1 when any input raised something else.
@@ -38,6 +43,7 @@ FAMILIES = {
     "vocab": fuzzing.vocab_inputs,
     "own files": fuzzing.own_file_inputs,
     "shard folder": fuzzing.shard_folder_inputs,
+    "hostile names": fuzzing.hostile_name_inputs,
 }
 
 

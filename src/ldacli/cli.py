@@ -11,13 +11,9 @@ stopped by SIGINT, 143 by SIGTERM.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import logging
 import os
 import re
-import shlex
 import sys
 import time
 from contextlib import contextmanager
@@ -31,6 +27,7 @@ from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
 from ldacli.formats.read import INPUT_FORMAT, READING, READING_FOR_MODEL, VOCAB, read_corpus
 from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
 from ldacli.errors import LdacliError, LockedError, SettingError
+from ldacli.escaping import PrintableWriter, is_terminal, json_text, printable, shell_word
 from ldacli.fileio import file_sha256
 from ldacli.former_options import taking_former_spellings
 from ldacli import evaluate, inference
@@ -46,6 +43,7 @@ from ldacli.locking import EXIT_LOCKED, locked
 from ldacli.methods.driver import SETTINGS as TRAIN
 from ldacli.methods.driver import METHODS, RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
 from ldacli.methods.driver import train as run_train
+from ldacli.methods.cluster import TLS, tls_options
 from ldacli.model import TOP_WORDS, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
@@ -53,7 +51,7 @@ from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text, Texts
-from ldacli.tables import text_cell, write_table
+from ldacli.tables import check_stream, delimited_line, text_cell, write_table
 from ldacli.tokenizer import TOKENIZING
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli.topic_coherence import coherence as topic_coherence
@@ -142,13 +140,13 @@ class Group(click.Group):
             sys.exit(0)
         except click.UsageError as exc:
             command = exc.ctx.command_path if exc.ctx is not None else "ldacli"
-            click.echo(f"Error: {exc.format_message()} (see {command} --help)", err=True)
+            echo(f"Error: {exc.format_message()} (see {command} --help)", err=True)
             sys.exit(2)
         except click.ClickException as exc:
-            click.echo(f"Error: {exc.format_message()}", err=True)
+            echo(f"Error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
-            click.echo("stopped", err=True)
+            echo("stopped", err=True)
             sys.exit(130)
         if standalone_mode:
             sys.exit(code if isinstance(code, int) else 0)
@@ -160,6 +158,21 @@ class Group(click.Group):
         except BrokenPipeError:  # the reader of stdout went away (a pipe into head): stop quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(EXIT_PIPE)
+
+
+def echo(text: str, err: bool = False) -> None:
+    """Write a line for people to stdout (or stderr with ``err``): a result, a note, an error.
+    Words, ids, names and paths from files in it are escaped
+    (:func:`ldacli.escaping.printable`), so nothing a corpus or a model holds acts on a
+    terminal or breaks the line, on every channel."""
+    click.echo(printable(text), err=err)
+
+
+class PrintableFormatter(logging.Formatter):
+    """ldacli's log lines, escaped as :func:`echo` escapes (a traceback, with -v, is kept as is)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
 
 
 class SettingOption(click.Option):
@@ -231,7 +244,7 @@ def user_errors(ctx: click.Context):
     try:
         yield
     except TrainingInterrupted as exc:  # what the user asked for: not an error
-        click.echo(str(exc) + _continue_with(ctx, exc), err=True)
+        echo(str(exc) + _continue_with(ctx, exc), err=True)
         sys.exit(128 + exc.signum)
     except RunStopped as exc:
         raise click.ClickException(str(exc) + _continue_with(ctx, exc)) from None
@@ -239,12 +252,12 @@ def user_errors(ctx: click.Context):
         raise click.UsageError(in_options(ctx, exc), ctx=ctx) from None
     except LockedError as exc:  # and when the command can wait, how
         wait = _spelled(ctx, "wait", long=True)
-        click.echo(f"Error: {exc}" + (f", or give {wait} SECONDS to wait for it" if wait else ""), err=True)
+        echo(f"Error: {exc}" + (f", or give {wait} SECONDS to wait for it" if wait else ""), err=True)
         sys.exit(EXIT_LOCKED)
     except LdacliError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
-        click.echo("stopped by SIGINT", err=True)
+        echo("stopped by SIGINT", err=True)
         sys.exit(130)
     except BrokenPipeError:
         raise
@@ -299,7 +312,7 @@ def _continue_with(ctx: click.Context, exc: RunStopped) -> str:
                 args.append(s.spellings[-1] if v else s.off)
             else:
                 args += [s.spellings[-1], str(v)]
-    return "; continue with: " + " ".join(shlex.quote(a) for a in [*ctx.command_path.split(), *args])
+    return "; continue with: " + " ".join(shell_word(a) for a in [*ctx.command_path.split(), *args])
 
 
 def _command_line(ctx: click.Context) -> str:
@@ -316,7 +329,7 @@ def _command_line(ctx: click.Context) -> str:
             args += [a for item in v for a in (s.spellings[-1], str(item))]
         else:
             args += [s.spellings[-1], str(v)]
-    return " ".join(shlex.quote(a) for a in [*ctx.command_path.split(), *args])
+    return " ".join(shell_word(a) for a in [*ctx.command_path.split(), *args])
 
 
 def _setup_logging(values: dict) -> bool:
@@ -327,7 +340,7 @@ def _setup_logging(values: dict) -> bool:
         raise click.UsageError("-q/--quiet and -v/--verbose contradict each other: give one of them")
     logger = logging.getLogger("ldacli")
     logger.handlers[:] = [logging.StreamHandler(sys.stderr)]
-    logger.handlers[0].setFormatter(logging.Formatter("%(message)s"))
+    logger.handlers[0].setFormatter(PrintableFormatter("%(message)s"))
     logger.setLevel(logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING)
     logger.propagate = False
     return not quiet and sys.stderr.isatty()
@@ -335,7 +348,7 @@ def _setup_logging(values: dict) -> bool:
 
 def _note(values: dict, message: str) -> None:
     if not values.get("quiet"):
-        click.echo(message, err=True)
+        echo(message, err=True)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -402,11 +415,15 @@ def read(path: str, values: dict, *, model: Model | None = None):
 
 @contextmanager
 def _output(path: str, binary: bool = False):
-    """A stream for results: stdout for ``-``, else the file written atomically."""
+    """A stream for results: stdout for ``-`` (text on a terminal escaped,
+    :class:`~ldacli.escaping.PrintableWriter`), else the file written atomically."""
     from ldacli.fileio import atomic_write
 
     if path == "-":
-        yield sys.stdout.buffer if binary else sys.stdout
+        if binary:
+            yield sys.stdout.buffer
+        else:
+            yield PrintableWriter(sys.stdout) if is_terminal(sys.stdout) else sys.stdout
         return
     with atomic_write(path, "wb" if binary else "w", what="output") as f:
         yield f
@@ -444,7 +461,7 @@ def main():
 @main.command()
 @taking_former_spellings("train")
 @click.argument("corpus")
-@declared((MODEL_OUT,), TRAIN, method_settings(), READING, (SKIP_UNCHANGED, QUIET, VERBOSE))
+@declared((MODEL_OUT,), TRAIN, TLS, method_settings(), READING, (SKIP_UNCHANGED, QUIET, VERBOSE))
 @click.pass_context
 def train(ctx, corpus, **values):
     """Fit an LDA model to CORPUS by collapsed Gibbs sampling (default), variational EM or
@@ -486,7 +503,8 @@ def train(ctx, corpus, **values):
         check_given(given)
         for s in READING:
             s.check(values[s.name])
-    with user_errors(ctx), locked([output], wait=values["wait"]) as removed:
+    with user_errors(ctx), tls_options(values["scheduler"], values), \
+            locked([output], wait=values["wait"]) as removed:
         for path in removed:
             _note(values, f"{path}: removed, a temporary file left by a run that was killed")
         reading = given_of(values, READING)
@@ -600,12 +618,10 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
         if diagnostics:
             out["diagnostics"] = {"corpus": diagnostics["corpus"], "top_words": diagnostics["top_words"],
                                   "flags": diagnostics["flags"], "thresholds": THRESHOLDS}
-        yield json.dumps(out, indent=2)
+        yield json_text(out, indent=2)
     elif fmt == "tsv":
         def row(fields):
-            buf = io.StringIO()
-            csv.writer(buf, delimiter="\t", lineterminator="").writerow(fields)
-            return buf.getvalue()
+            return delimited_line(map(str, fields), "\t")
 
         yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else [])
                   + (list(FIELD_NAMES) + ["flags"] if diagnosed else []))
@@ -632,18 +648,19 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
                 label += f" [{measure} {scores['per_topic'][k]:.4g}]"
             if diagnosed and diagnosed[k]["flags"]:
                 label += f" [junk? {', '.join(diagnosed[k]['flags'])}]"
-            yield f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words)
+            yield printable(f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
             if diagnosed:
                 yield " " * (width + 8) + "  ".join(f"{f} {_short(diagnosed[k][f])}" for f in FIELD_NAMES)
         if scores:
-            yield (f"mean {measure} coherence: {scores['mean']:.6g} (top {scores['top_words']} words, "
-                   f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} documents of {scores['reference']})")
+            yield printable(f"mean {measure} coherence: {scores['mean']:.6g} (top {scores['top_words']} words, "
+                            f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} documents of "
+                            f"{scores['reference']})")
         if diagnostics:
-            yield _flag_summary(diagnostics)
+            yield printable(_flag_summary(diagnostics))
             raised = {f for t in diagnosed for f in t["flags"]}
             for flag in diagnostics["flags"]:
                 if flag["name"] in raised:
-                    yield f"  {flag['name']}: {flag['meaning']}"
+                    yield printable(f"  {flag['name']}: {flag['meaning']}")
 
 
 def _short(x) -> str:
@@ -673,7 +690,7 @@ def _flag_summary(diagnostics: dict) -> str:
 @taking_former_spellings("infer")
 @click.argument("model")
 @click.argument("corpus")
-@declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, READING_FOR_MODEL, (QUIET, VERBOSE))
+@declared((THETA_OUT, THETA_FORMAT), SPARSE, INFER, TLS, READING_FOR_MODEL, (QUIET, VERBOSE))
 @click.pass_context
 def infer(ctx, model, corpus, **values):
     """Infer topic proportions of the documents in CORPUS under MODEL.
@@ -711,7 +728,9 @@ def infer(ctx, model, corpus, **values):
     with user_errors(ctx):  # before anything is read
         inference.check_settings(given_of(values, INFER))
         inference.check_table(fmt, **given_of(values, SPARSE))
-    with user_errors(ctx), locked([output if output != "-" else None]):
+        if output == "-":
+            check_stream(fmt, sys.stdout.buffer)
+    with user_errors(ctx), tls_options(values["scheduler"], values), locked([output if output != "-" else None]):
         m = Model.load(model)
         stream = stream_read(corpus, values, m, fingerprint=fmt == "npz",
                              temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
@@ -732,7 +751,7 @@ def stream_read(path: str, values: dict, model: Model, **options):
 @taking_former_spellings("perplexity")
 @click.argument("model")
 @click.argument("corpus")
-@declared((TEXT_OR_JSON,), PERPLEXITY, READING_FOR_MODEL, (QUIET, VERBOSE))
+@declared((TEXT_OR_JSON,), PERPLEXITY, TLS, READING_FOR_MODEL, (QUIET, VERBOSE))
 @click.pass_context
 def perplexity(ctx, model, corpus, **values):
     """Held-out log-likelihood and per-word perplexity of CORPUS under MODEL.
@@ -761,7 +780,7 @@ def perplexity(ctx, model, corpus, **values):
       ldacli perplexity kos.npz heldout.ldac --estimator importance --samples 10000
     """
     progress = _setup_logging(values)
-    with user_errors(ctx):
+    with user_errors(ctx), tls_options(values["scheduler"], values):
         given = given_of(values, PERPLEXITY)
         streaming = evaluate.check_settings(given)["estimator"] == "completion"
         m = Model.load(model)
@@ -775,7 +794,7 @@ def perplexity(ctx, model, corpus, **values):
             result = compute_perplexity(m, data, progress=progress, **given)
     result = {"model": model, "corpus": corpus, **result, "notes": list(data.notes)}
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json.dumps(result, indent=2))
+        click.echo(json_text(result, indent=2))
         return
     estimator = result["estimator"]
     if estimator == "document-completion":
@@ -791,15 +810,15 @@ def perplexity(ctx, model, corpus, **values):
     else:
         how = f"{result['samples']} samples of theta from the prior, all tokens scored"
         se_how = "across samples"
-    click.echo(f"estimator:       {estimator} ({how})")
-    click.echo(f"documents:       {result['n_docs']}")
-    click.echo(f"tokens scored:   {result['n_tokens']}")
-    click.echo(f"unknown tokens:  {result['unknown_tokens']} (of words the model has never seen, left out)")
-    click.echo(f"removed tokens:  {result['removed_tokens']} (of words its vocabulary rules remove, left out)")
-    click.echo(f"log-likelihood:  {result['log_likelihood']:.6g} (natural log)")
-    click.echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
-    click.echo(f"perplexity:      {result['perplexity']:.6g}")
-    click.echo(f"seed:            {result['seed']}")
+    echo(f"estimator:       {estimator} ({how})")
+    echo(f"documents:       {result['n_docs']}")
+    echo(f"tokens scored:   {result['n_tokens']}")
+    echo(f"unknown tokens:  {result['unknown_tokens']} (of words the model has never seen, left out)")
+    echo(f"removed tokens:  {result['removed_tokens']} (of words its vocabulary rules remove, left out)")
+    echo(f"log-likelihood:  {result['log_likelihood']:.6g} (natural log)")
+    echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
+    echo(f"perplexity:      {result['perplexity']:.6g}")
+    echo(f"seed:            {result['seed']}")
 
 
 # --- diff, info, report ---------------------------------------------------------------------------------
@@ -841,31 +860,31 @@ def diff(ctx, model_a, model_b, **values):
     result = {"a": model_a, "b": model_b, **result}
     moved = drifted(result, max_drift)
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json.dumps({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]},
+        click.echo(json_text({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]},
                               indent=2))
     else:
-        click.echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
+        echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
         if result["pairing"] == "descent":
-            click.echo("B was warm-started from A: each topic of B is paired with the topic of A it continues")
-        click.echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
+            echo("B was warm-started from A: each topic of B is paired with the topic of A it continues")
+        echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
                    f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
         n = result["top_words"]
         for t in result["topics"]:
             mark = "" if t["matched"] else "  (no counterpart)"
-            click.echo(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
+            echo(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
                        f"{t['distance']:.3f}, {t['overlap']}/{n} top words shared, prevalence "
                        f"{100 * t['prevalence_a']:.1f}% -> {100 * t['prevalence_b']:.1f}%{mark}: "
                        + " ".join(t["top_words_b"][:8]))
             if t["gained"] or t["lost"]:
-                click.echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
+                echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
         tops_a, tops_b = a.top_words(8), b.top_words(8)
         for k in result["removed"]:
-            click.echo(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
+            echo(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
         for k in result["added"]:
-            click.echo(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
+            echo(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
         for side, m in (("a", a), ("b", b)):
             if result[f"only_in_{side}"]:
-                click.echo(f"only in {side.upper()}: topics "
+                echo(f"only in {side.upper()}: topics "
                            + ", ".join(m.topic_label(k) for k in result[f"only_in_{side}"]))
     if moved:
         worst = max(moved, key=lambda t: t["distance"])
@@ -902,10 +921,10 @@ def info(ctx, model, **values):
     with user_errors(ctx):
         summary = describe_file(model)
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json.dumps(summary, indent=2))
+        click.echo(json_text(summary, indent=2))
     else:
         for line in format_info(summary):
-            click.echo(line)
+            echo(line)
 
 
 @main.command()
@@ -1011,6 +1030,8 @@ def export(ctx, model, what, **values):
         fmt = export_module.format_for(what, output, values["output_format"])
         for s in export_module.SETTINGS:
             s.check(values[s.name])
+        if output == "-":
+            check_stream(fmt, sys.stdout.buffer)
     with user_errors(ctx), locked([output if output != "-" else None]):
         m = Model.load(model)
         reference = read(corpus, values, model=m) if corpus is not None else None
@@ -1043,7 +1064,8 @@ SELECT_K_FORMAT = format_setting(("text", "tsv", "json"), "Output format of the 
 
 @main.command("select-k")
 @click.argument("corpus")
-@declared((SELECT_K_OUT, SELECT_K_FORMAT), choosing.SETTINGS, choosing.SETTINGS_OF_TRAIN, READING, (QUIET, VERBOSE))
+@declared((SELECT_K_OUT, SELECT_K_FORMAT), choosing.SETTINGS, choosing.SETTINGS_OF_TRAIN, TLS, READING,
+          (QUIET, VERBOSE))
 @click.pass_context
 def select_k_command(ctx, corpus, **values):
     """Choose the number of topics: train every K of -k with --seeds seeds each (train's options
@@ -1078,7 +1100,7 @@ def select_k_command(ctx, corpus, **values):
         check_given({**given, "n_topics": (checked["n_topics"] or [1])[0]})
         for s in READING:
             s.check(values[s.name])
-    with user_errors(ctx):
+    with user_errors(ctx), tls_options(values["scheduler"], values):
         data = read(corpus, values)
         _note(values, f"{corpus}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
         page = os.path.join(output, "select-k.html")
@@ -1092,10 +1114,13 @@ def select_k_command(ctx, corpus, **values):
                                    **own, **given)
     fmt = value(values, SELECT_K_FORMAT)
     if fmt == "json":
-        click.echo(json.dumps(result, indent=2))
-    else:
-        for line in (choosing.table_tsv(result) if fmt == "tsv" else choosing.table_text(result)):
+        click.echo(json_text(result, indent=2))
+    elif fmt == "tsv":  # numbers only
+        for line in choosing.table_tsv(result):
             click.echo(line)
+    else:
+        for line in choosing.table_text(result):
+            echo(line)
     _note(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv"
                   + (", select-k.html" if write_page else ""))
 

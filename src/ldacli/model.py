@@ -6,12 +6,15 @@ zip timestamps, uncompressed members, fixed member order), so the same run gives
 Every file is validated here when it is loaded, for every command: the archive by
 :mod:`ldacli.npz` (damage, pickles, sizes), then each array's kind, dtype and shape, the shapes
 against each other, values finite and in range (probabilities non-negative with rows summing to
-1, priors positive, counters in range). A file that fails is an :class:`InputError` naming it.
+1, priors positive, counters in range), text that any output can carry, and topic names as
+``ldacli name`` checks them (:func:`check_name`). A file that fails is an :class:`InputError`
+naming it.
 """
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +31,9 @@ from ldacli.tokenizer import Tokenizer
 TEXT_CORPUS_FORMATS = ("text", "textdir", "texts")
 
 TOP_WORDS = Setting("top_words", Integer(1), 10, "Top words per topic.", flags=("-n", "--top-words"))
+
+# A topic's name: at most this many characters (:func:`check_name`).
+MAX_NAME_LENGTH = 100
 
 # 2: one checkpoint format for every method (version 1 files are still read).
 FORMAT_VERSION = 2
@@ -271,7 +277,7 @@ class Checkpoint:
         vocab = [str(w) for w in array(path, a, "vocab", "U", (None,))] if "vocab" in a else None
         header = ("format_version", "kind", "params", "vocab") + cls.COMMON
         return cls(
-            params=params,
+            params=_checked_names(path, params, alpha.size),
             iteration=iteration,
             rng_states=json_object(path, a, "rng_states", list),
             loglik_iterations=iterations,
@@ -284,8 +290,35 @@ class Checkpoint:
         )
 
 
+def check_name(name, setting: str = "name") -> str | None:
+    """``name`` stripped, or None for an empty one; :class:`SettingError` when it cannot be a
+    topic's name: one line of at most :data:`MAX_NAME_LENGTH` characters without tabs, control,
+    format (bidi) or line-separating characters (it goes into tables, TSV, HTML and terminals).
+    ``ldacli name``, seed-word files and every file loaded check names with it."""
+    if not isinstance(name, str):
+        raise SettingError(setting, f"{setting} must be a string, found {name!r}")
+    name = name.strip()
+    if any(unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp") for c in name):
+        raise SettingError(setting, f"{setting} must be one line without tabs or control characters, found {name!r}")
+    if len(name) > MAX_NAME_LENGTH:
+        raise SettingError(setting, f"{setting} must be at most {MAX_NAME_LENGTH} characters, found {len(name)}")
+    return name or None
+
+
+def check_unique(names: list[str | None], setting: str = "name") -> None:
+    """Refuse two topics of one name."""
+    seen: dict[str, int] = {}
+    for k, n in enumerate(names):
+        if n is None:
+            continue
+        if n in seen:
+            raise SettingError(setting, f"{setting} {n!r} names topics {seen[n]} and {k}: a name is one topic's")
+        seen[n] = k
+
+
 def _checked_names(path: str, params: dict, n_topics: int) -> dict:
-    """``params`` after checking its ``topic_names``: absent, or K entries, each a string or None."""
+    """``params`` after checking its ``topic_names``: absent, or K entries, each None or a name
+    :func:`check_name` accepts, no two alike (as ``ldacli name`` sets them)."""
     names = params.get("topic_names")
     listed = isinstance(names, list) and len(names) == n_topics and all(n is None or isinstance(n, str) for n in names)
     mapped = isinstance(names, dict) and all(
@@ -294,6 +327,17 @@ def _checked_names(path: str, params: dict, n_topics: int) -> dict:
     if names is not None and not (listed or mapped):
         raise InputError(path, None, f"expected 'topic_names' in params as a list of {n_topics} names (strings or "
                                      f"null) or a mapping of topic ids to names, found {names!r:.80}")
+    if names is None:
+        return params
+    by_topic = names if listed else [None] * n_topics
+    if mapped:
+        for key, name in names.items():
+            by_topic[int(key)] = name
+    try:
+        checked = [None if n is None else check_name(n, f"the name of topic {k}") for k, n in enumerate(by_topic)]
+        check_unique(checked, "topic name")
+    except SettingError as exc:
+        raise InputError(path, None, f"expected topic names as ldacli name sets them: {exc}") from None
     return params
 
 

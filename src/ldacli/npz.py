@@ -267,4 +267,23 @@ def array(path: str, arrays: dict, name: str, kinds: str, shape: tuple, *, minim
             raise InputError(path, None, f"expected '{name}' > 0, found {low:g}")
         if minimum is not None and low < minimum:
             raise InputError(path, None, f"expected '{name}' >= {minimum:g}, found {low:g}")
+    if kinds == "U" and value.size:
+        _check_text(path, name, value)
     return value
+
+
+def _check_text(path: str, name: str, value: np.ndarray) -> None:
+    """Refuse text that no UTF-8 output can carry (a lone surrogate: ldacli never writes one)."""
+    try:
+        "".join(value.ravel().tolist()).encode("utf-8")
+    except UnicodeEncodeError:
+        at = next(i for i, t in enumerate(value.ravel().tolist()) if not _is_utf8(t))
+        raise InputError(path, None, f"expected text in '{name}', found a lone surrogate in entry {at}") from None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -6,7 +6,7 @@ The file has one seeded topic a line, its name, a colon and its seed words separ
     sports: game team season coach player
     space: nasa orbit launch shuttle moon
 
-Names follow :func:`ldacli.topic_names.check_name` and are unique; a word may seed one topic only.
+Names follow :func:`ldacli.model.check_name` and are unique; a word may seed one topic only.
 The seeded topics become topics 0, 1, ... of the model, in the file's order, carrying their
 names; their topic-word prior favours their seed words (:func:`seed_ids` matches the words to the
 corpus's vocabulary; words it lacks are reported, not fatal).
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ldacli.errors import InputError, SettingError
 from ldacli.fileio import Source, iter_lines
 from ldacli.settings import Text
-from ldacli.topic_names import check_name
+from ldacli.model import check_name
 
 
 @dataclass(frozen=True)

@@ -3,27 +3,34 @@
 A :class:`Table` is its columns (a name and a kind each) and an iterable of row batches, so a
 table of millions of rows is written as it is produced, never held whole. The writers:
 
-* ``tsv`` and ``csv``: a header, then one line per row (Python's :mod:`csv`, which quotes a
-  field holding the separator, a quote or a line break, doubling quotes, so every row parses
-  back: ``csv.reader``, pandas, R's ``read.delim(quote='"')``); floats with 6 significant digits.
+* ``tsv`` and ``csv``: a header, then one line per row, ``\n`` ended; a field holding the
+  separator, a quote, ``\r``, ``\n`` or another character some reader takes for a line end
+  (:data:`LINE_BREAKS`) is quoted as RFC 4180 says (in double quotes, quotes doubled), so every
+  row parses back with every id and word exactly: ``csv.reader``, pandas, R's
+  ``read.delim(quote='"')`` (Python's :mod:`csv` writer leaves ``\r`` unquoted with ``\n`` line
+  ends, and pandas then starts a new row at it); floats with 6 significant digits.
   pandas reads ``null``, ``NA``, ``nan``, ``None``, ... as missing values, quoted or not, unless
   told ``keep_default_na=False`` (the README shows how each format reads back);
-* ``jsonl``: one JSON object per row, UTF-8; U+2028 and U+2029 escaped too, so no reader takes
-  them for line ends; floats in full;
+* ``jsonl``: one JSON object per row, UTF-8; U+2028 and U+2029, DEL, the C1 and bidi controls
+  escaped too (:func:`ldacli.escaping.json_text`), so no reader takes them for line ends and no
+  terminal acts on them; floats in full;
 * ``parquet``: Apache Parquet through pyarrow (the ``parquet`` extra), one row group per batch,
   float64 and int64 columns, UTF-8 strings.
+
+On a terminal the text formats are escaped (:func:`ldacli.escaping.printable`, tabs and line
+ends kept) and Parquet is refused; to a pipe or a file they are written exactly.
 """
 
 from __future__ import annotations
 
-import csv
 import io
-import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
 from ldacli.errors import LdacliError
+from ldacli.escaping import PrintableWriter, is_terminal, json_text
 
 TABLE_FORMATS = ("tsv", "csv", "jsonl", "parquet")
 # Column kinds and how each is stored in Parquet.
@@ -31,6 +38,11 @@ KINDS = ("str", "int", "float", "str_list")
 PARQUET_EXTRA = "pip install 'ldacli[parquet]'"
 # Rows per batch the table builders aim at.
 BATCH_ROWS = 4096
+# Characters a reader may take for the end of a line: a TSV/CSV field holding one is quoted
+# (\r and \n for every CSV reader; the others for those that split with str.splitlines).
+LINE_BREAKS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+# Formats that are bytes, not text: never written to a terminal.
+BINARY_FORMATS = ("parquet", "npz")
 
 
 @dataclass
@@ -75,22 +87,45 @@ def text_cell(value: Any, kind: str) -> str:
 
 
 def json_line(obj: Any) -> str:
-    """``obj`` as one line of JSON (UTF-8 text, U+2028 and U+2029 escaped), newline ended."""
-    return json.dumps(obj, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n"
+    """``obj`` as one line of JSON (UTF-8 text; U+2028, U+2029 and the controls escaped),
+    newline ended."""
+    return json_text(obj, ensure_ascii=False) + "\n"
+
+
+def _needs_quotes(sep: str) -> re.Pattern:
+    return re.compile("[" + re.escape(sep + '"' + LINE_BREAKS) + "]")
+
+
+def quoted(cell: str, needs_quotes: re.Pattern) -> str:
+    """``cell`` as it is, or in double quotes with its quotes doubled when ``needs_quotes``
+    finds the separator, a quote or a line break in it (:data:`LINE_BREAKS`)."""
+    return '"' + cell.replace('"', '""') + '"' if needs_quotes.search(cell) else cell
+
+
+def delimited_line(cells: Iterable[str], sep: str) -> str:
+    """One TSV/CSV row (no line end), each cell :func:`quoted`."""
+    needs_quotes = _needs_quotes(sep)
+    return sep.join(quoted(c, needs_quotes) for c in cells)
 
 
 def write_delimited(table: Table, out: IO[str], sep: str) -> None:
-    writer = csv.writer(out, delimiter=sep, lineterminator="\n")
-    writer.writerow(table.names)
+    needs_quotes = _needs_quotes(sep)
+    out.write(delimited_line(table.names, sep) + "\n")
     kinds = [kind for _, kind in table.columns]
+    text = [i for i, kind in enumerate(kinds) if kind in ("str", "str_list")]  # numbers need no quotes
     for batch in table.batches:
-        writer.writerows([text_cell(v, k) for v, k in zip(row, kinds)] for row in batch)
+        for row in batch:  # a row at a time: one huge write that a closed pipe cuts short can pass for done
+            cells = [text_cell(v, k) for v, k in zip(row, kinds)]
+            for i in text:
+                cells[i] = quoted(cells[i], needs_quotes)
+            out.write(sep.join(cells) + "\n")
 
 
 def write_jsonl(table: Table, out: IO[str]) -> None:
     names = table.names
     for batch in table.batches:
-        out.write("".join(json_line(dict(zip(names, row))) for row in batch))
+        for row in batch:  # a row at a time, as write_delimited
+            out.write(json_line(dict(zip(names, row))))
 
 
 def pyarrow_modules():
@@ -119,17 +154,28 @@ def write_parquet(table: Table, out: IO[bytes]) -> None:
 
 
 def text_writer(out: IO[bytes], write: Callable[[IO[str]], None]) -> None:
-    """Run ``write`` on a UTF-8 text stream over the binary ``out`` (left open)."""
-    text = io.TextIOWrapper(out, encoding="utf-8", newline="\n", write_through=False)
+    """Run ``write`` on a UTF-8 text stream over the binary ``out`` (left open), escaped
+    (tabs and line ends kept) when ``out`` is a terminal. A lone surrogate (a file name that is
+    not UTF-8, in a corpus built through the Python API) is written as ``\\udcff``, as on a
+    terminal."""
+    text = io.TextIOWrapper(out, encoding="utf-8", errors="backslashreplace", newline="\n", write_through=False)
     try:
-        write(text)
+        write(PrintableWriter(text) if is_terminal(out) else text)
         text.flush()
     finally:
         text.detach()
 
 
+def check_stream(format: str, out: IO[bytes]) -> None:
+    """Refuse a binary ``format`` (:data:`BINARY_FORMATS`) for a terminal ``out``."""
+    if format in BINARY_FORMATS and is_terminal(out):
+        raise LdacliError(f"{format} is binary: not written to a terminal; send stdout to a file or a pipe, or "
+                          f"give -o FILE")
+
+
 def write_table(table: Table, out: IO[bytes], format: str) -> None:
     """Write ``table`` to the binary stream ``out`` as ``format`` (one of :data:`TABLE_FORMATS`)."""
+    check_stream(format, out)
     if format == "parquet":
         write_parquet(table, out)
     elif format == "jsonl":

@@ -7,33 +7,20 @@ A model's params may hold ``topic_names``, a list of K entries, each a topic's n
 them with the topics it renumbers. Every output that shows a topic id shows its name beside it
 (:meth:`ldacli.model.Model.topic_label`).
 
-A name is one line of at most :data:`MAX_LENGTH` characters without tabs or other control
-characters (it goes into tables, TSV and HTML), unique within the model; an empty name removes it.
+A name is one line of at most :data:`~ldacli.model.MAX_NAME_LENGTH` characters without tabs, control, bidi or
+line-separating characters (it goes into tables, TSV, HTML and terminals), unique within the
+model; an empty name removes it. The rule is :func:`ldacli.model.check_name`, which every model
+and checkpoint loaded is checked with too, so a file someone sent cannot carry what ``ldacli
+name`` refuses.
 """
 
 from __future__ import annotations
 
-import unicodedata
 
 from ldacli import checks
 from ldacli.errors import SettingError
 from ldacli.locking import locked
-from ldacli.model import Model
-
-MAX_LENGTH = 100
-
-
-def check_name(name, setting: str = "name") -> str | None:
-    """``name`` stripped, or None for an empty one; :class:`SettingError` when it cannot be a
-    topic's name."""
-    if not isinstance(name, str):
-        raise SettingError(setting, f"{setting} must be a string, found {name!r}")
-    name = name.strip()
-    if any(unicodedata.category(c).startswith("C") for c in name):
-        raise SettingError(setting, f"{setting} must be one line without tabs or control characters, found {name!r}")
-    if len(name) > MAX_LENGTH:
-        raise SettingError(setting, f"{setting} must be at most {MAX_LENGTH} characters, found {len(name)}")
-    return name or None
+from ldacli.model import Model, check_name, check_unique
 
 
 def with_names(params: dict, names: list[str | None]) -> dict:
@@ -42,17 +29,6 @@ def with_names(params: dict, names: list[str | None]) -> dict:
     if any(n is not None for n in names):
         params["topic_names"] = list(names)
     return params
-
-
-def check_unique(names: list[str | None], setting: str = "name") -> None:
-    """Refuse two topics of one name."""
-    seen: dict[str, int] = {}
-    for k, n in enumerate(names):
-        if n is None:
-            continue
-        if n in seen:
-            raise SettingError(setting, f"{setting} {n!r} names topics {seen[n]} and {k}: a name is one topic's")
-        seen[n] = k
 
 
 def name_topic(path: str, topic: int, name: str | None, *, wait: float | None = None) -> Model:

@@ -43,7 +43,8 @@ def _text_file_documents(source: Source, auto: bool, tokenizer: Tokenizer) -> It
 def _text_dir_documents(folder: str, tokenizer: Tokenizer) -> Iterator[tuple[str, Counter[str]]]:
     """Each ``.txt`` file of ``folder`` as one document (sorted by name; ids: file names).
 
-    Hidden files (names starting with ``.``) and sub-folders are skipped.
+    Hidden files (names starting with ``.``) and sub-folders are skipped. A name that is not
+    UTF-8 gives the id its bytes would print as (``a\\xffb.txt``): text every output can carry.
     """
     try:
         entries = sorted(
@@ -56,7 +57,7 @@ def _text_dir_documents(folder: str, tokenizer: Tokenizer) -> Iterator[tuple[str
         counts: Counter[str] = Counter()
         for _, line in _decoded_lines(Source.open(os.path.join(folder, file_name)), auto=False):
             counts.update(tokenizer(line))
-        yield file_name, counts
+        yield os.fsencode(file_name).decode("utf-8", "backslashreplace"), counts
 
 
 def text_documents(path: str, source: Source | None, auto: bool,

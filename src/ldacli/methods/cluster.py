@@ -1,7 +1,10 @@
 """Connecting to a Dask cluster, quietly: a scheduler's address, or a local cluster started here.
 
-``--scheduler tcp://host:8786`` connects to a running scheduler; ``--scheduler local:N`` starts N
-worker processes on this machine (one thread each, loopback only). Either way Dask's own log
+``--scheduler tcp://host:8786`` connects to a running scheduler, ``tls://host:8786`` to one that
+speaks TLS (the credentials from :data:`TLS`'s options or Dask's configuration,
+``distributed.comm.tls``); ``--scheduler local:N`` starts N worker processes on this machine
+that only this user can reach (:mod:`ldacli.methods.local_cluster`: TLS with credentials made
+for it, no HTTP pages). Anything else is refused in one line. Either way Dask's own log
 lines (the nanny restarting a worker, a connection reset while a worker dies, the client
 reconnecting) stay out of the user's stderr unless ldacli's log is verbose (``-v``): ldacli
 says in one line of its own what happened instead (a worker lost, its shards rebuilt).
@@ -19,17 +22,62 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import warnings
+from dataclasses import dataclass
 
-from ldacli.errors import LdacliError
-from ldacli.settings import Anything, Setting
+from ldacli.errors import LdacliError, SettingError
+from ldacli.settings import Setting, Text
 
 log = logging.getLogger("ldacli")
 EXTRA = "pip install 'ldacli[dask]'"
 
-SCHEDULER = Setting("scheduler", Anything("a scheduler's address, local:N or a distributed.Client"), None,
-                    "Run on a Dask cluster: a scheduler's address (tcp://host:8786) or local:N for N local worker "
-                    f"processes; the result is the same as on threads. Needs the dask extra: {EXTRA}.")
+# A scheduler's address: tcp:// or tls://, a host (a name, an IPv4 address or [an IPv6 one]), a port.
+ADDRESS = re.compile(r"(tcp|tls)://([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?/?")
+
+
+@dataclass(frozen=True)
+class SchedulerAddress:
+    """``--scheduler``'s constraint: ``tcp://HOST:PORT``, ``tls://HOST:PORT`` or ``local:N``
+    (N >= 1), or a ``distributed.Client`` (the Python API), passed as given."""
+
+    def check(self, name: str, value):
+        if not isinstance(value, str):
+            if value is not None and not hasattr(value, "scheduler_info"):
+                raise SettingError(name, f"{name} must be an address (tcp://host:8786, tls://host:8786), local:N or "
+                                         f"a distributed.Client, found {type(value).__name__}")
+            return value
+        if value.startswith("local:"):
+            local_workers(value)
+        elif not ADDRESS.fullmatch(value) or int((ADDRESS.fullmatch(value).group(3) or ":0")[1:]) > 65535:
+            raise SettingError(name, f"{name} must be tcp://HOST:PORT, tls://HOST:PORT or local:N, found {value!r}")
+        return value
+
+    def describe(self) -> str:
+        return "tcp://HOST:PORT, tls://HOST:PORT or local:N"
+
+
+SCHEDULER = Setting("scheduler", SchedulerAddress(), None,
+                    "Run on a Dask cluster: a scheduler's address (tcp://host:8786, or tls://host:8786 with --tls-* "
+                    "or Dask's TLS configuration) or local:N for N local worker processes that only you can reach "
+                    "(TLS with credentials made for them, no HTTP pages); the result is the same as on threads. The "
+                    f"cluster runs code as you: see the README's trust model. Needs the dask extra: {EXTRA}.")
+# The client's TLS credentials for a tls:// scheduler, as `dask scheduler` and `dask worker` name
+# them; not given, Dask's configuration (distributed.comm.tls.ca-file, .client.cert, .client.key).
+TLS = (
+    Setting("tls_ca_file", Text(path=True), None,
+            "With --scheduler tls://: the certificate authority (PEM) that signed the scheduler's and the workers' "
+            "certificates.", default_help="Dask's distributed.comm.tls.ca-file", result=False),
+    Setting("tls_cert", Text(path=True), None,
+            "With --scheduler tls://: this client's certificate (PEM; it may hold the key too).",
+            default_help="Dask's distributed.comm.tls.client.cert", result=False),
+    Setting("tls_key", Text(path=True), None,
+            "With --scheduler tls://: this client's private key (PEM), when --tls-cert does not hold it.",
+            default_help="Dask's distributed.comm.tls.client.key", result=False),
+)
+# Dask's configuration keys of the TLS settings.
+TLS_CONFIG = {"tls_ca_file": "distributed.comm.tls.ca-file", "tls_cert": "distributed.comm.tls.client.cert",
+              "tls_key": "distributed.comm.tls.client.key"}
 
 # Dask's loggers, silenced unless ldacli's log is verbose.
 DASK_LOGGERS = ("distributed", "dask", "tornado", "asyncio")
@@ -89,13 +137,55 @@ def local_workers(scheduler: str) -> int | None:
     """N of ``local:N`` (None for an address); a bad N is refused."""
     if not scheduler.startswith("local:"):
         return None
-    try:
-        n = int(scheduler.split(":", 1)[1])
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise LdacliError(f"scheduler: expected local:N with N >= 1 workers, found {scheduler!r}")
-    return n
+    n = scheduler.split(":", 1)[1]
+    if not (n.isascii() and n.isdigit() and int(n) >= 1):
+        raise SettingError("scheduler", f"scheduler must be local:N with N >= 1 workers, found {scheduler!r}")
+    return int(n)
+
+
+@contextlib.contextmanager
+def tls_options(scheduler: str | None, given: dict):
+    """The TLS settings given (``tls_ca_file``, ``tls_cert``, ``tls_key``: :data:`TLS`) as Dask's
+    configuration for the block, refused unless ``scheduler`` is a ``tls://`` address; for a
+    ``tls://`` address the credentials are checked first (:func:`tls_security`), before any
+    work."""
+    given = {k: v for k, v in given.items() if k in TLS_CONFIG and v is not None}
+    tls = isinstance(scheduler, str) and scheduler.startswith("tls://")
+    if given and not tls:
+        name = next(iter(given))
+        raise SettingError(name, f"{name} applies with a tls:// scheduler only, found scheduler {scheduler!r}")
+    if not tls:
+        yield
+        return
+    for s in TLS:
+        if s.name in given:
+            s.check(given[s.name])
+    import dask
+
+    with dask.config.set({TLS_CONFIG[k]: os.path.abspath(v) for k, v in given.items()}):
+        tls_security(scheduler)
+        yield
+
+
+def tls_security(scheduler: str):
+    """The ``distributed.Security`` of a ``tls://`` scheduler's client, from Dask's configuration
+    (:func:`tls_options` puts the options there): one line when a credential is missing or
+    unreadable."""
+    distributed = distributed_module()
+    security = distributed.Security()
+    if not (security.tls_ca_file and security.tls_client_cert):
+        raise LdacliError(f"scheduler: {scheduler} needs TLS credentials: give --tls-ca-file and --tls-cert (and "
+                          f"--tls-key unless the certificate holds it), or set distributed.comm.tls.ca-file and "
+                          f"distributed.comm.tls.client.cert (and .key) in Dask's configuration")
+    for what, path in (("certificate authority", security.tls_ca_file), ("certificate", security.tls_client_cert),
+                       ("key", security.tls_client_key)):
+        if path and "\n" not in path:  # Dask's configuration may hold the PEM text itself
+            try:
+                with open(path, "rb"):
+                    pass
+            except OSError as exc:
+                raise LdacliError(f"{path}: cannot read the TLS {what} for {scheduler}: {exc.strerror or exc}") from None
+    return security
 
 
 def raise_open_file_limit(n_workers: int) -> None:
@@ -159,10 +249,18 @@ def _why_not_started(exc: BaseException, n: int, seconds: float) -> tuple[str, b
 
 def start_local(n: int):
     """A ``distributed.Client`` of a new local cluster of ``n`` worker processes (one thread
-    each, loopback), started after raising the open-file limit if needed, and again with twice
-    the time when its workers were too slow to start; one line saying why when it cannot."""
-    distributed = distributed_module()
+    each, loopback) that only this user can reach (:mod:`ldacli.methods.local_cluster`), started
+    after raising the open-file limit if needed, and again with twice the time when its workers
+    were too slow to start; one line saying why when it cannot."""
+    distributed_module()
+    try:
+        import cryptography  # noqa: F401 - the cluster's TLS credentials are made with it
+    except ImportError:
+        raise LdacliError(f"--scheduler local:N needs the cryptography package for the cluster's TLS credentials, "
+                          f"which the dask extra installs: {EXTRA}") from None
     import dask
+
+    from ldacli.methods import local_cluster
 
     raise_open_file_limit(n)
     silence = logging.CRITICAL if not verbose() else logging.WARNING
@@ -170,10 +268,7 @@ def start_local(n: int):
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
             with quiet_dask(), dask.config.set({"distributed.comm.timeouts.connect": f"{seconds}s"}):
-                local = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                 host="127.0.0.1", dashboard_address=None, silence_logs=silence,
-                                                 death_timeout=seconds)
-                return distributed.Client(local, direct_to_workers=True)
+                return local_cluster.start(n, silence_logs=silence, death_timeout=seconds)
         except Exception as exc:  # noqa: BLE001 - Dask raises RuntimeError, TimeoutError and others
             last, again = _why_not_started(exc, n, seconds)
             if not again or attempt == START_ATTEMPTS:
@@ -187,16 +282,19 @@ def start_local(n: int):
 
 def connect(scheduler: str):
     """A Dask client: ``local:N`` starts a local cluster of N worker processes
-    (:func:`start_local`); anything else is a scheduler's address (``tcp://host:8786``)."""
+    (:func:`start_local`); else ``scheduler`` is a scheduler's address (``tcp://host:8786``, or
+    ``tls://host:8786`` with :func:`tls_security`'s credentials). Anything else is refused."""
+    scheduler = SCHEDULER.check(scheduler)
     n = local_workers(scheduler)
     if n is not None:
         return start_local(n)
     distributed = distributed_module()
+    security = tls_security(scheduler) if scheduler.startswith("tls://") else None
     try:
         with quiet_dask():
-            return distributed.Client(scheduler, timeout=30, direct_to_workers=True)
-    except (OSError, TimeoutError) as exc:
-        raise LdacliError(f"scheduler: cannot reach {scheduler} ({exc})") from None
+            return distributed.Client(scheduler, timeout=30, direct_to_workers=True, security=security)
+    except (OSError, TimeoutError, ValueError) as exc:  # ssl.SSLError is an OSError; a bad port a ValueError
+        raise LdacliError(f"scheduler: cannot reach {scheduler} ({_root_cause(exc)})") from None
 
 
 @contextlib.contextmanager

@@ -1,0 +1,73 @@
+"""A local Dask cluster only its owner can use (``--scheduler local:N``).
+
+Dask's ``LocalCluster`` listens on loopback without authentication, and 127.0.0.1 is every
+local user's: another user of the machine could connect with ``distributed.Client`` and run
+code as you, in the workers and in this process (the scheduler lives here), and read the HTTP
+pages every scheduler and worker serves even with ``dashboard_address=None``. Here instead:
+
+* every connection is mutual TLS with credentials made for this cluster alone
+  (``Security.temporary()``: a fresh key and self-signed certificate, held in memory and handed
+  to the worker processes through the pipe that starts them; the ``cryptography`` package, which
+  the ``dask`` extra installs). Without them a connection to the scheduler, a nanny or a worker
+  fails its handshake; plain TCP is refused (``require_encryption``);
+* no HTTP server at all: the scheduler and the workers are Dask's own with
+  :meth:`start_http_server` listening nowhere, so the only sockets are the TLS ones.
+
+It is otherwise Dask's ``LocalCluster``: N worker processes under nannies (a dead worker is
+restarted), one thread each, loopback only, the machine's memory shared between them. Imported
+only when a local cluster starts: it needs Dask.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from distributed import Client, Nanny, Scheduler, SpecCluster, Worker
+from distributed.http.routing import RoutingApplication
+from distributed.security import Security
+from distributed.worker_memory import parse_memory_limit
+
+log = logging.getLogger("ldacli")
+HOST = "127.0.0.1"
+
+
+class WithoutPages:
+    """A Dask server (scheduler or worker) that serves no HTTP pages: its HTTP server is never
+    made, so nothing listens for it (an application without routes stands in for what Dask
+    stops when the server closes)."""
+
+    def start_http_server(self, routes, dashboard_address, default_port=0, ssl_options=None):
+        self.http_application, self.http_server = RoutingApplication([]), None
+
+
+class OwnScheduler(WithoutPages, Scheduler):
+    """Dask's scheduler without HTTP pages."""
+
+
+class OwnWorker(WithoutPages, Worker):
+    """Dask's worker without HTTP pages (the worker processes pickle it by its module and name)."""
+
+
+class OwnNanny(Nanny):
+    """Dask's nanny, starting :class:`OwnWorker` processes."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, worker_class=OwnWorker, **kwargs)
+
+
+def start(n_workers: int, *, silence_logs: int, death_timeout: float) -> Client:
+    """A client of a new cluster of ``n_workers`` local worker processes that only this user
+    can reach (module docstring); Dask's errors propagate (the caller says why in one line)."""
+    security = Security.temporary()
+    common = {"host": HOST, "protocol": "tls://", "security": security}
+    scheduler = {"cls": OwnScheduler, "options": {**common, "port": 0, "dashboard": False, "dashboard_address": None}}
+    worker = {"cls": OwnNanny, "options": {**common, "nthreads": 1, "dashboard": False, "silence_logs": silence_logs,
+                                           "death_timeout": death_timeout,
+                                           "memory_limit": parse_memory_limit("auto", 1, n_workers, logger=log)}}
+    cluster = SpecCluster(workers={i: worker for i in range(n_workers)}, scheduler=scheduler, worker=worker,
+                          security=security, silence_logs=silence_logs, name="ldacli")
+    try:
+        return Client(cluster, security=security, direct_to_workers=True)
+    except BaseException:
+        cluster.close()
+        raise
