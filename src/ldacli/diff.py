@@ -72,6 +72,20 @@ def js_distances(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.sqrt(np.clip(out, 0.0, 1.0))
 
 
+def js_distance_rows(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The Jensen-Shannon distance (base 2) between each row of ``p`` (n, V) and the same row
+    of ``q``: (n,), what the diagonal of :func:`js_distances` would be."""
+    p = p / p.sum(axis=1, keepdims=True)
+    q = q / q.sum(axis=1, keepdims=True)
+    m = 0.5 * (p + q)
+
+    def plogp(x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(x > 0, x * np.log2(x), 0.0).sum(axis=1)
+
+    return np.sqrt(np.clip(0.5 * (plogp(p) + plogp(q)) - plogp(m), 0.0, 1.0))
+
+
 @dataclasses.dataclass
 class Matching:
     """``pairs[i] = (k_a, k_b)``: topic k_a of A matched with topic k_b of B, ``distances[i]``
@@ -127,6 +141,26 @@ def prevalence(model: Model) -> np.ndarray:
     if model.theta.shape[0] == 0:
         return model.alpha / model.alpha.sum()
     return model.theta.mean(axis=0)
+
+
+def lineage_of(a: Model, b: Model, a_sha256: str | None) -> dict | None:
+    """What B records of descending from A, when it was warm-started from A's file (its lineage
+    names ``a_sha256``, the SHA-256 of A's file): ``descent`` (for each of B's topics the A
+    topic it continues, None for one added; after B's topics were renumbered by ``--align-to``,
+    in their new order), ``added`` (B's ids) and ``removed`` (A's ids); else None."""
+    ws = b.params.get("warm_start") or {}
+    if a_sha256 is None or ws.get("sha256") != a_sha256 or "descent" not in ws:
+        return None
+    descent = list(ws["descent"])
+    if len(descent) != b.n_topics or any(d is not None and not 0 <= d < a.n_topics for d in descent):
+        return None  # not this pair of models after all (a file edited by hand)
+    order = (b.params.get("aligned_to") or {}).get("order")
+    if order is not None:  # train --warm-start --align-to: B's topic i was topic order[i] when it descended
+        if sorted(order) != list(range(b.n_topics)):
+            return None
+        descent = [descent[i] for i in order]
+    return {"added": [k for k, d in enumerate(descent) if d is None], "removed": list(ws["removed"]),
+            "descent": descent}
 
 
 def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,
