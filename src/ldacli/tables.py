@@ -61,7 +61,10 @@ def batched(rows: Iterable[tuple], size: int = BATCH_ROWS) -> Iterator[list[tupl
 
 
 def text_cell(value: Any, kind: str) -> str:
-    """A value as a TSV/CSV cell: floats with 6 significant digits, lists space-separated."""
+    """A value as a TSV/CSV cell: floats with 6 significant digits, lists space-separated, None
+    (a missing value) empty."""
+    if value is None:
+        return ""
     if kind == "float":
         return f"{value:.6g}"
     if kind == "str_list":
