@@ -77,10 +77,10 @@ ldacli.picker = (box, topics, chosen, onChange) => {
 """
 
 
-def _picker_section(section_id: str, title: str, chart_id: str, note: str, extra: str = "") -> str:
+def _picker_section(section_id: str, title: str, chart_id: str, note: str, chosen: int, extra: str = "") -> str:
     return (f"<section id='{section_id}'><h2>{title}</h2><p class='muted'>{note}</p>"
             "<div class='split'><div class='panel'>"
-            f"<div class='controls'><button type='button' id='{section_id}-most'>the {CHOSEN} that moved most</button>"
+            f"<div class='controls'><button type='button' id='{section_id}-most'>the {chosen} that moved most</button>"
             f"<button type='button' id='{section_id}-none'>none</button></div>"
             f"<div class='picker' id='{section_id}-picker' role='group' aria-label='topics shown'></div></div>"
             f"<div class='panel'><div id='{chart_id}' class='chart'></div>{extra}</div></div></section>")
@@ -243,7 +243,8 @@ def render_history(result: dict, bundle: str, *, title: str | None = None) -> st
     sections = [
         _picker_section("shares", "Each topic's share across the models", "shares-chart",
                         "Share: the mean of the topic's proportion over the model's training documents. A line starts "
-                        "where its topic was born and ends where it died. Click a point to see its topic below."),
+                        "where its topic was born and ends where it died. Click a point to see its topic below.",
+                        len(chosen)),
         "<section id='drift'><h2>Drift from one model to the next</h2><p class='muted'>The Jensen-Shannon distance "
         "between a topic's word distributions in two successive models (0: the same, 1: no word in common), as "
         "<code>ldacli diff</code> measures it; blue: the topic is born at that step; empty: it does not exist. Click "
@@ -385,7 +386,7 @@ def render_trends(source: str, by: str, n_docs: int, shares, names: list, words:
     sections = [
         _picker_section("trends", "Each topic's share by period", "trends-chart",
                         f"Share: the mean of the topic's proportion over the documents of the period (by {by}); the "
-                        "band: one standard error either side. Below: the documents per period.",
+                        "band: one standard error either side. Below: the documents per period.", len(chosen),
                         "<div id='documents-chart' class='chart'></div>"),
         f"<section id='all'><h2>All topics</h2><p class='muted'>Share in the first period ({text(shares.labels[0])}) "
         f"and the last ({text(shares.labels[-1])}), the change in points, the lowest and highest.</p>"
