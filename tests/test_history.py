@@ -290,6 +290,7 @@ def _open(driver, path):
     raise AssertionError("the page's charts did not render")
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_history_page_in_a_browser_at_desktop_and_phone_widths(schedule, tmp_path):
     pytest.importorskip("vl_convert")
@@ -329,6 +330,7 @@ def test_the_history_page_in_a_browser_at_desktop_and_phone_widths(schedule, tmp
             driver.quit()
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_hostile_names_and_file_names_run_nothing_on_the_history_page(schedule, tmp_path):
     pytest.importorskip("vl_convert")

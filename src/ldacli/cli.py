@@ -415,6 +415,8 @@ def main():
       ldacli info kos.npz
       ldacli report kos.npz -o kos.html
       ldacli diff yesterday.npz today.npz
+      ldacli history models/ -o history.html
+      ldacli trends kos.npz --dates dates.txt --by month
       ldacli export kos.npz doc-topics -o theta.csv
       ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
       ldacli name kos.npz 3 "iraq war"
