@@ -281,20 +281,11 @@ for (let i = 0; i < n; i++) {
 """
 
 
-def _open(driver, path):
-    driver.get(f"file://{path}")
-    for _ in range(300):
-        if driver.execute_script("return window.ldacliReady === true"):
-            return
-        time.sleep(0.05)
-    raise AssertionError("the page's charts did not render")
-
-
 @pytest.mark.slow
 @pytest.mark.browser
 def test_the_history_page_in_a_browser_at_desktop_and_phone_widths(schedule, tmp_path):
     pytest.importorskip("vl_convert")
-    from test_report import chromium, fits, severe
+    from test_report import chromium, fits, open_report, severe
 
     _, paths, _ = schedule
     out = tmp_path / "history.html"
@@ -302,7 +293,7 @@ def test_the_history_page_in_a_browser_at_desktop_and_phone_widths(schedule, tmp
     for phone in (False, True):
         driver = chromium(phone)
         try:
-            _open(driver, out)
+            open_report(driver, out)
             assert severe(driver) == []
             scroll_width, screen_width = fits(driver)
             assert scroll_width <= driver.execute_script("return innerWidth")
@@ -334,7 +325,7 @@ def test_the_history_page_in_a_browser_at_desktop_and_phone_widths(schedule, tmp
 @pytest.mark.browser
 def test_hostile_names_and_file_names_run_nothing_on_the_history_page(schedule, tmp_path):
     pytest.importorskip("vl_convert")
-    from test_report import chromium, fits, severe
+    from test_report import chromium, fits, open_report, severe
 
     from test_report import HOSTILE
 
@@ -366,7 +357,7 @@ def test_hostile_names_and_file_names_run_nothing_on_the_history_page(schedule, 
     for phone in (False, True):
         driver = chromium(phone)
         try:
-            _open(driver, out)
+            open_report(driver, out)
             driver.execute_script(POKE_EVERYTHING, "#drift-chart .mark-rect path, #shares-chart path, "
                                                    "#shares-picker input, table.sortable th button")
             for k in range(4):

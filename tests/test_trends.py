@@ -271,7 +271,7 @@ def test_a_nightly_job_appends_todays_shares_without_retraining(dated, tmp_path)
 def test_the_trends_page_in_a_browser_with_hostile_names(dated, tmp_path):
     pytest.importorskip("vl_convert")
     from test_history import HOSTILE_NAMES, POKE_EVERYTHING
-    from test_report import chromium, fits, severe
+    from test_report import chromium, fits, open_report, severe
 
     folder, model, _ = dated
     named = tmp_path / "named.npz"
@@ -286,13 +286,7 @@ def test_the_trends_page_in_a_browser_with_hostile_names(dated, tmp_path):
     for phone in (False, True):
         driver = chromium(phone)
         try:
-            driver.get(f"file://{out}")
-            for _ in range(300):
-                if driver.execute_script("return window.ldacliReady === true"):
-                    break
-                time.sleep(0.05)
-            else:
-                raise AssertionError("the page's charts did not render")
+            open_report(driver, out)
             assert severe(driver) == []
             lines = "return document.querySelectorAll('#trends-chart .mark-line path').length"
             assert driver.execute_script(lines) == 3

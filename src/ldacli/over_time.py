@@ -74,6 +74,17 @@ ldacli.picker = (box, topics, chosen, onChange) => {
     onChange(Array.from(picked).sort((a, b) => a - b));
   };
 };
+// The section's picker and buttons drive the chart's "chosen" signal.
+ldacli.follow = (section, view) => {
+  const D = ldacli.data;
+  const set = ldacli.picker(document.getElementById(section + "-picker"), D.topics, D.chosen, ids => {
+    ldacli.chosen = ids;
+    view.signal("chosen", ids).runAsync();
+  });
+  ldacli.chosen = D.chosen;
+  document.getElementById(section + "-most").addEventListener("click", () => set(D.chosen));
+  document.getElementById(section + "-none").addEventListener("click", () => set([]));
+};
 """
 
 
@@ -203,13 +214,7 @@ Promise.all([
   ldacli.embed("#shares-chart", C.shares).then(r => { ldacli.shares = r.view; }),
   ldacli.embed("#drift-chart", C.drift).then(r => { ldacli.drift = r.view; }),
 ]).then(() => {
-  const setChosen = ldacli.picker(document.getElementById("shares-picker"), D.topics, D.chosen, ids => {
-    ldacli.chosen = ids;
-    ldacli.shares.signal("chosen", ids).runAsync();
-  });
-  ldacli.chosen = D.chosen;
-  document.getElementById("shares-most").addEventListener("click", () => setChosen(D.chosen));
-  document.getElementById("shares-none").addEventListener("click", () => setChosen([]));
+  ldacli.follow("shares", ldacli.shares);
   ldacli.drift.addEventListener("click", (event, item) => {
     if (item && item.datum && item.datum.topic !== undefined) ldacli.showTopic(item.datum.topic);
   });
@@ -312,13 +317,7 @@ Promise.all([
   ldacli.embed("#trends-chart", C.shares).then(r => { ldacli.shares = r.view; }),
   ldacli.embed("#documents-chart", C.documents),
 ]).then(() => {
-  const setChosen = ldacli.picker(document.getElementById("trends-picker"), D.topics, D.chosen, ids => {
-    ldacli.chosen = ids;
-    ldacli.shares.signal("chosen", ids).runAsync();
-  });
-  ldacli.chosen = D.chosen;
-  document.getElementById("trends-most").addEventListener("click", () => setChosen(D.chosen));
-  document.getElementById("trends-none").addEventListener("click", () => setChosen([]));
+  ldacli.follow("trends", ldacli.shares);
 }).then(() => { ldacli.ready = true; window.ldacliReady = true; });
 """
 
