@@ -501,7 +501,7 @@ def text_lines(result: dict, *, words: int = 8) -> Iterable[str]:
     """The history for people: the models and how each was paired, then each topic's shares as
     a sparkline, its first and last share, its largest drift and its last top words."""
     models, topics = result["models"], result["topics"]
-    yield (f"{len(models)} models, {len(topics)} topics over the history (ordered "
+    yield (f"{len(models)} model{'s' if len(models) != 1 else ''}, {len(topics)} topics over the history (ordered "
            f"{'by lineage and modification time' if result['order'] == 'lineage' else 'as given'})")
     width = max(len(printable(m["path"])) for m in models)
     yield f"{'step':>4}  {'model':<{width}}  {'topics':>6}  {'paired by':<9}  drift median / max  born / died"
