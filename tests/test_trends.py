@@ -308,3 +308,19 @@ def test_the_trends_page_in_a_browser_with_hostile_names(dated, tmp_path):
             driver.save_screenshot(str(tmp_path / f"trends-{'phone' if phone else 'desktop'}.png"))
         finally:
             driver.quit()
+
+
+def test_what_trends_measures_is_a_model_or_an_inference_file(dated, tmp_path):
+    folder, model, dates = dated
+    table = tmp_path / "theta.tsv"
+    assert run("infer", model, folder / "notes.txt", "-o", table, "-q").exit_code == 0
+    r = run("trends", table, "--dates", folder / "dates.txt")
+    assert r.exit_code == 1 and r.stderr == (f"Error: {table}: expected a model or an inference file (.npz, as ldacli "
+                                             f"infer -o FILE.npz writes it), found another kind of file, or a damaged "
+                                             f"one\n")
+    inferred = tmp_path / "theta.npz"
+    assert run("infer", model, folder / "notes.txt", "-o", inferred, "-q", "--seed", 1).exit_code == 0
+    r = run("trends", inferred, "--dates", folder / "dates.txt", "--format", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["kind"] == "inference"
+    with pytest.raises(SettingError, match="model must be a Model, an Inference, or the path"):
+        ldacli.trends(42, dates)

@@ -408,8 +408,11 @@ def as_proportions(given) -> Proportions:
         try:
             with open(path, "rb") as f:
                 kind = file_kind(f)
-        except OSError:
-            kind = None
+        except OSError:  # a folder, a missing file: the loader says which
+            kind = "model"
+        if kind is None:
+            raise InputError(path, None, "expected a model or an inference file (.npz, as ldacli infer -o FILE.npz "
+                                         "writes it), found another kind of file, or a damaged one")
         given = Inference.load(path) if kind == "inference" else Model.load(path)
         source = path
     else:
