@@ -34,7 +34,7 @@ FORMATS = ("text", "json", *TABLE_FORMATS, "html")
 ENDINGS = {".json": "json", ".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
            ".parquet": "parquet", ".html": "html", ".htm": "html", ".txt": "text"}
 
-BLUE, ORANGE, GREY = "#4c78a8", "#f58518", "#bbbbbb"
+BLUE, GREY, PALE = "#9ab5d6", "#bbbbbb", "#eeeeee"
 # Topics chosen when a page opens: those whose share changed most.
 CHOSEN = 6
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
@@ -145,7 +145,7 @@ def _history_specs(result: dict, chosen: list[int]) -> dict:
         "transform": [{"filter": "indexof(chosen, datum.topic) >= 0"}],
         "mark": {"type": "line", "point": True, "strokeWidth": 2},
         "encoding": {"x": x, "y": {"field": "share", "type": "quantitative", "title": "share (mean proportion)",
-                                   "axis": {"format": ".0%"}},
+                                   "axis": {"format": ".1~%"}},
                      "color": {"field": "topic", "type": "nominal", "legend": {"orient": "bottom", "columns": 8,
                                                                              "symbolLimit": 40},
                                "scale": {"scheme": "tableau10"}},
@@ -172,7 +172,8 @@ def _history_specs(result: dict, chosen: list[int]) -> dict:
                                     "scale": {"scheme": "oranges", "domain": [0, 1]},
                                     "legend": {"orient": "bottom", "gradientLength": 160}}}},
             {"transform": [{"filter": "datum.drift == null"}],
-             "mark": {"type": "rect", "cursor": "pointer", "color": BLUE, "opacity": 0.35}},
+             "mark": {"type": "rect", "cursor": "pointer"},
+             "encoding": {"color": {"condition": {"test": "datum.born", "value": BLUE}, "value": PALE}}},
             {"mark": {"type": "rect", "fill": None, "stroke": "#222", "strokeWidth": 2},
              "transform": [{"filter": "datum.topic == picked"}]},
         ],
@@ -194,14 +195,22 @@ ldacli.showTopic = (k) => {
   topicSelect.value = String(k);
   const t = D.history.topics[k], body = document.querySelector("#topic-steps tbody");
   body.textContent = "";
+  const named = t.names.some(n => n);  // the name column only for a topic that has had a name
+  document.getElementById("name-head").hidden = !named;
+  const classes = ["num", "wide-only", "num", "", "num", "num", ""];
   D.history.models.forEach((m, s) => {
     if (t.ids[s] === null) return;
     const tr = document.createElement("tr");
     const cells = [String(s), D.modelNames[s], String(t.ids[s]), t.names[s] || "",
                    (100 * t.shares[s]).toFixed(1) + "%", t.drifts[s] === null ? "-" : t.drifts[s].toFixed(3),
                    (t.words[s] || []).join(" ")];
-    cells.forEach((c, i) => { const td = document.createElement("td"); td.textContent = c;
-                              if (i === 0 || i === 2 || i === 4 || i === 5) td.className = "num"; tr.appendChild(td); });
+    cells.forEach((c, i) => {
+      if (i === 3 && !named) return;
+      const td = document.createElement("td");
+      td.textContent = c;
+      td.className = classes[i];
+      tr.appendChild(td);
+    });
     body.appendChild(tr);
   });
   const life = document.getElementById("topic-life");
@@ -252,12 +261,14 @@ def render_history(result: dict, bundle: str, *, title: str | None = None) -> st
                         len(chosen)),
         "<section id='drift'><h2>Drift from one model to the next</h2><p class='muted'>The Jensen-Shannon distance "
         "between a topic's word distributions in two successive models (0: the same, 1: no word in common), as "
-        "<code>ldacli diff</code> measures it; blue: the topic is born at that step; empty: it does not exist. Click "
+        "<code>ldacli diff</code> measures it; blue: the topic is born at that step; grey: the first model; empty: "
+        "it does not exist. Click "
         "a cell to see its topic below.</p><div id='drift-chart' class='chart'></div></section>",
         "<section id='topic'><h2>One topic at every step</h2><div class='controls'><label for='topic-select' "
         "class='grow'>Topic <select id='topic-select'></select></label></div><p id='topic-life'></p>"
-        "<div class='table-wrap'><table id='topic-steps'><thead><tr><th class='num'>step</th><th>model</th>"
-        "<th class='num'>id</th><th>name</th><th class='num'>share</th><th class='num'>drift</th><th>top words</th>"
+        "<div class='table-wrap'><table id='topic-steps'><thead><tr><th class='num'>step</th>"
+        "<th class='wide-only'>model</th><th class='num'>id</th><th id='name-head'>name</th><th class='num'>share</th>"
+        "<th class='num'>drift</th><th>top words</th>"
         "</tr></thead><tbody></tbody></table></div></section>",
     ]
     event_rows = [[f"<td class='num'>{e['step']}</td>", f"<td>{text(os.path.basename(models[e['step']]['path']))}</td>",
@@ -355,7 +366,7 @@ def render_trends(source: str, by: str, n_docs: int, shares, names: list, words:
                   "encoding": {"y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"}}},
                  {"mark": {"type": "line", "point": True, "strokeWidth": 2},
                   "encoding": {"y": {"field": "share", "type": "quantitative", "title": "share (mean proportion)",
-                                     "axis": {"format": ".0%"}}, "tooltip": tip}}]},
+                                     "axis": {"format": ".1~%"}}, "tooltip": tip}}]},
             # the periods' extent, as the documents' chart below has it (drawn in no colour)
             {"data": {"values": [{"start": shares.starts[0]}, {"start": shares.ends[-1]}]},
              "mark": {"type": "rule", "opacity": 0}},

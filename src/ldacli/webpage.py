@@ -136,7 +136,7 @@ tr.selected{background:#fdebd9}
 ol{padding-left:22px;margin:4px 0}li{margin:4px 0}
 code{font-size:13px}
 a:focus,select:focus,input:focus,button:focus,tr:focus{outline:3px solid #f58518;outline-offset:2px}
-@media (max-width:700px){.split{grid-template-columns:minmax(0,1fr)}.picker{max-height:180px}}
+@media (max-width:700px){.split{grid-template-columns:minmax(0,1fr)}.picker{max-height:180px}.wide-only{display:none}}
 @media (max-width:600px){header,main{padding:0 10px}h1{font-size:17px}td,th{padding-right:6px}}
 """
 
