@@ -7,7 +7,11 @@ import datetime
 import gzip
 import io
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -324,3 +328,27 @@ def test_what_trends_measures_is_a_model_or_an_inference_file(dated, tmp_path):
     assert r.exit_code == 0 and json.loads(r.stdout)["kind"] == "inference"
     with pytest.raises(SettingError, match="model must be a Model, an Inference, or the path"):
         ldacli.trends(42, dates)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed on this machine")
+def test_the_readme_makefile_appends_each_days_shares_once(dated, tmp_path):
+    folder, model, _ = dated
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
+    makefile = next(block.split("```", 1)[0] for block in readme.split("```make\n")[1:] if "--append" in block)
+    (tmp_path / "Makefile").write_text(makefile)
+    shutil.copyfile(model, tmp_path / "model.npz")
+    env = {**os.environ, "LDACLI": f"{sys.executable} -m ldacli"}
+    rng = np.random.default_rng(3)
+    for day, repeat in (("2024-07-01", 2), ("2024-07-02", 1)):
+        texts = [" ".join(rng.choice(THEMES[i % 3].split(), 10)) for i in range(20)]
+        (tmp_path / "today.txt").write_text("\n".join(texts) + "\n")
+        (tmp_path / "today.dates").write_text("\n".join([day] * 20) + "\n")
+        for _ in range(repeat):  # the same night twice: the second run does nothing
+            r = subprocess.run(["make", "-s", "shares.tsv"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=300)
+            assert r.returncode == 0, r.stdout + r.stderr
+    lines = (tmp_path / "shares.tsv").read_text().splitlines()
+    assert lines[0] == "period\tstart\ttopic\tname\tdocuments\tshare\tse"
+    assert [line.split("\t")[0] for line in lines[1:]] == ["2024-07-01"] * 3 + ["2024-07-02"] * 3
+    assert {line.split("\t")[4] for line in lines[1:]} == {"20"}
