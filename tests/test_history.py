@@ -110,7 +110,12 @@ def test_models_are_ordered_by_lineage_and_a_copy_is_read_once(schedule, tmp_pat
     # as given: the steps whose model was not warm-started from the one before are matched, and say so
     given = read_history([paths[0], paths[2], paths[1]], order="given")
     assert [m["pairing"] for m in given["models"]] == [None, "matching", "matching"]
-    assert "its recorded parent is the model of step 2" in given["models"][1]["note"]
+    assert "its nearest recorded ancestor here is the model of step 2" in given["models"][1]["note"]
+    # a schedule whose middle model was deleted: its grandchild still follows its grandparent
+    gap = read_history([paths[3], paths[0], paths[2]])
+    assert [m["path"] for m in gap["models"]] == [paths[0], paths[2], paths[3]]
+    assert [m["parent"] for m in gap["models"]] == [None, 0, 1]
+    assert [m["pairing"] for m in gap["models"]] == [None, "matching", "descent"]
     # models not linked by lineage follow their modification times
     a, b = tmp_path / "a.npz", tmp_path / "b.npz"
     shutil.copyfile(paths[0], b)

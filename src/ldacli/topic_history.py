@@ -126,13 +126,24 @@ class _File:
     given: int
 
 
-def _parent_sha(params: dict) -> str | None:
-    """The SHA-256 of the file a model was warm-started from, or else aligned to."""
+def _ancestors(params: dict) -> list[str]:
+    """The SHA-256s of the files a model records descending from, nearest first: the file it
+    was warm-started from, or else aligned to, then the older generations of its lineage."""
+    out = []
     for key in ("warm_start", "aligned_to"):
         entry = params.get(key)
         if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
-            return entry["sha256"]
-    return None
+            out.append(entry["sha256"])
+            break
+    lineage = params.get("lineage")
+    if isinstance(lineage, list):
+        out += [e["sha256"] for e in lineage if isinstance(e, dict) and isinstance(e.get("sha256"), str)]
+    return out
+
+
+def _nearest(params: dict, index: dict[str, int]) -> int | None:
+    """Which of ``index``'s files (SHA-256 -> position) is a model's nearest recorded ancestor."""
+    return next((index[sha] for sha in _ancestors(params) if sha in index), None)
 
 
 def _files(paths: list[str], notes: list[str]) -> list[_File]:
@@ -155,14 +166,15 @@ def _files(paths: list[str], notes: list[str]) -> list[_File]:
 
 
 def lineage_order(files: list[_File]) -> list[_File]:
-    """``files`` with each model after the one it was warm-started from or aligned to (when
-    that file is among them), and otherwise by modification time, then as given: the models
-    whose parents are placed are taken earliest first."""
+    """``files`` with each model after the one it was warm-started from or aligned to, or its
+    nearest ancestor among them when that one is not (a schedule whose middle models were
+    deleted), and otherwise by modification time, then as given: the models whose parents are
+    placed are taken earliest first."""
     index = {f.sha256: i for i, f in enumerate(files)}
     children: dict[int, list[int]] = {}
     roots = []
     for i, f in enumerate(files):
-        parent = index.get(_parent_sha(f.params))
+        parent = _nearest(f.params, index)
         if parent is None or parent == i:
             roots.append(i)
         else:
@@ -243,7 +255,8 @@ def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WOR
     """Follow the topics of ``models`` (what :func:`model_files` takes) across them, as the
     module docstring says. Returns a JSON-able dict: ``models`` (one entry per model, in
     order: ``step``, ``path``, ``sha256``, ``modified``, sizes, ``parent`` (the step of the
-    model it was warm-started from or aligned to, when listed), ``pairing`` and its ``note``,
+    model it was warm-started from or aligned to, or of its nearest recorded ancestor, when
+    listed), ``pairing`` and its ``note``,
     the ids ``born`` and ``died``, the drift's median and max), ``topics`` (one entry per topic
     of the history: ``topic``, ``born``, ``how_born``, ``died``, ``how_died`` and, per model,
     ``ids``, ``names``, ``shares``, ``drifts``, ``words``; None where it does not exist),
@@ -266,7 +279,7 @@ def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WOR
             progress(f.path)
         model = Model.load(f.path)
         shares, tops, names = prevalence(model), model.top_words(top_words), model.topic_names
-        parent = step_of.get(_parent_sha(model.params))
+        parent = _nearest(model.params, step_of)
         entry = {"step": step, "path": f.path, "sha256": f.sha256, "modified": _modified(f.modified),
                  "n_topics": model.n_topics, "n_docs": int(model.theta.shape[0]),
                  "n_tokens": model.params.get("n_tokens"), "method": model.params.get("method"),
@@ -282,7 +295,7 @@ def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WOR
             entry["pairing"] = pairing
             entry["note"] = PAIRINGS[pairing]
             if pairing != "descent" and parent is not None and parent != step - 1:
-                entry["note"] += f" (its recorded parent is the model of step {parent})"
+                entry["note"] += f" (its nearest recorded ancestor here is the model of step {parent})"
             following = {}
             for (a, b), d in zip(pairs, distances):
                 t = topics[current[a]]
