@@ -15,7 +15,7 @@ from ldacli.methods import cluster, driver
 
 README = os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md")
 # Commands that print results: they take --format.
-PRINTING = ("topics", "infer", "perplexity", "diff", "info", "export", "select-k")
+PRINTING = ("topics", "infer", "perplexity", "diff", "info", "export", "select-k", "history", "trends")
 
 
 def run(*args, input=None):

@@ -32,8 +32,10 @@ LAYERS = {
     "ldacli.methods.vem": 4, "ldacli.methods.ugibbs": 4, "ldacli.diff": 4, "ldacli.methods.distributed": 4,
     "ldacli.methods.cluster": 4, "ldacli.methods.shard_checkpoints": 4, "ldacli.methods.local_cluster": 4,
     "ldacli.methods.driver": 5, "ldacli.inference": 5, "ldacli.evaluate": 5, "ldacli.topic_coherence": 5,
+    "ldacli.topic_history": 5, "ldacli.topic_trends": 5,
     "ldacli.info": 6, "ldacli.export": 6, "ldacli.model_selection": 6, "ldacli.topic_diagnostics": 6,
     "ldacli.report": 7, "ldacli.estimator": 7,
+    "ldacli.over_time": 7,
     "ldacli.cli": 8, "ldacli.former_options": 8,
     "ldacli.__main__": 9, "ldacli": 9,
 }

@@ -35,6 +35,8 @@ from ldacli.model_selection import select_k  # noqa: E402
 from ldacli.topic_names import name_topic  # noqa: E402
 from ldacli.topic_coherence import coherence  # noqa: E402
 from ldacli.topic_diagnostics import diagnostics  # noqa: E402
+from ldacli.topic_history import TopicHistory, history  # noqa: E402
+from ldacli.topic_trends import trends  # noqa: E402
 
 load_model = Model.load
 
@@ -51,8 +53,9 @@ def __getattr__(name):
 
 __all__ = [
     "Checkpoint", "Corpus", "Inference", "InputError", "LatentDirichletAllocation", "LdacliError", "METHODS", "Model", "RunStopped", "SettingError",
-    "ShardFolder", "TrainingInterrupted", "align", "coherence", "describe", "diagnostics", "diff_models", "infer", "load_model",
-    "match_topics", "name_topic", "open_shard_folder", "perplexity", "read_corpus", "select_k", "to_pyldavis", "train",
+    "ShardFolder", "TopicHistory", "TrainingInterrupted", "align", "coherence", "describe", "diagnostics", "diff_models",
+    "history", "infer", "load_model", "match_topics", "name_topic", "open_shard_folder", "perplexity", "read_corpus",
+    "select_k", "to_pyldavis", "train", "trends",
     "write_corpus",
     "write_shards",
     "__version__",

@@ -51,9 +51,10 @@ from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text, Texts
-from ldacli.tables import check_stream, delimited_line, text_cell, write_table
+from ldacli.tables import TABLE_FORMATS, check_stream, delimited_line, text_cell, write_table
 from ldacli.tokenizer import TOKENIZING
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
+from ldacli import over_time, topic_history, topic_trends
 from ldacli.topic_coherence import coherence as topic_coherence
 from ldacli.topic_diagnostics import DIAGNOSTICS, FIELD_NAMES, THRESHOLDS, WORD_FIELDS
 from ldacli.topic_diagnostics import diagnostics as diagnose
@@ -450,6 +451,8 @@ def main():
       ldacli info kos.npz
       ldacli report kos.npz -o kos.html
       ldacli diff yesterday.npz today.npz
+      ldacli history models/ -o history.html
+      ldacli trends kos.npz --dates dates.txt --by month
       ldacli export kos.npz doc-topics -o theta.csv
       ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
       ldacli name kos.npz 3 "iraq war"
@@ -966,6 +969,128 @@ def report(ctx, model, **values):
         written = write_report(model, output, corpus=reference, **given_of(values, REPORT))
     _note(values, f"{output}: report of {model}, {written['bytes'] / 1e6:.1f} MB, in {time.perf_counter() - t0:.1f} s"
                   + (f"; images {', '.join(written['images'])}" if written["images"] else ""))
+
+
+# --- history and trends -------------------------------------------------------------------------------
+
+OVER_TIME_OUT = output_setting("Where to write the result, in --format or by its ending", ("any name",), stdout=True,
+                               required=False)
+OVER_TIME_FORMAT = format_setting(over_time.FORMATS, "Output format: text for people, json (everything), a table "
+                                                     "(tsv, csv, jsonl, parquet) or html (the page; the report extra).",
+                                  default_help="by -o's ending: .json .tsv .csv .jsonl .parquet .html; text for -o -")
+
+
+def _over_time_format(output: str, given: str | None) -> str:
+    """The format of history's and trends' output: ``--format``, or by -o's ending (text for
+    stdout and other endings); an ending that names another format is refused."""
+    ending = over_time.ENDINGS.get(os.path.splitext(output)[1].lower()) if output != "-" else None
+    if given is not None and ending is not None and ending != given:
+        raise click.BadParameter(f"expected a file name ending in .{given} for --format {given}, found {output!r}",
+                                 param_hint="-o/--output")
+    return given or ending or "text"
+
+
+@main.command()
+@click.argument("models", nargs=-1, required=True)
+@declared((OVER_TIME_OUT, OVER_TIME_FORMAT), topic_history.SETTINGS, (MAX_DRIFT, QUIET, VERBOSE))
+@click.pass_context
+def history(ctx, models, **values):
+    """Follow each topic across the MODELS of a schedule of retrains: its share, id, name, top
+    words and drift (Jensen-Shannon distance, as diff measures it) in each model, and when it
+    was born (--add-topics, or nothing like it before) and died (--remove-topics, or nothing like
+    it after).
+
+    MODELS are model files, folders of them, or glob patterns ('models/*.npz'). They are read one
+    at a time, in the order of their lineage (a model after the one it was warm-started from or
+    aligned to; else by modification time) or as given (--order given), and each is paired with
+    the one before: by the descent a warm start records, by id after --align-to, else by diff's
+    matching (said in the output). --max-drift D exits 3 naming the topics and steps that moved
+    further than D.
+
+    \b
+    Examples:
+      ldacli history models/
+      ldacli history 'models/model-*.npz' -o history.html
+      ldacli history models/ --format tsv -o history.tsv
+      ldacli history yesterday.npz today.npz --max-drift 0.6 || echo "exit $?: topics moved"
+    """
+    _setup_logging(values)
+    output = values["output"] or "-"
+    fmt = _over_time_format(output, values["output_format"])
+    check_outputs({"-o/--output": (output, ())}, {f"MODELS ({m})": m for m in models})
+    with user_errors(ctx):  # before anything is read
+        max_drift = MAX_DRIFT.check(values["max_drift"])
+        given = given_of(values, topic_history.SETTINGS)
+        for s in topic_history.SETTINGS:
+            s.check(given.get(s.name))
+        if fmt == "html":
+            over_time.needs_the_report_extra()
+    with user_errors(ctx), locked([output if output != "-" else None]):
+        result = topic_history.read_history(list(models), **given,
+                                            progress=lambda path: logging.getLogger("ldacli").info("reading %s", path))
+        for note in result["notes"]:
+            _note(values, topic_history.printable(note))
+        with _output(output, binary=True) as out:
+            over_time.write_history(result, out, fmt)
+    moved = topic_history.drifted(result, max_drift)
+    if moved:
+        worst = max(moved, key=lambda m: m["drift"])
+        _note(values, f"drift: {len(moved)} move(s) further than {max_drift:g}: "
+                      + "; ".join(f"topic {m['topic']} at step {m['step']} ({m['drift']:.3f}"
+                                  + (f", became topic {m['became']}" if m["became"] is not None else "") + ")"
+                                  for m in moved[:10]) + ("; ..." if len(moved) > 10 else "")
+                      + f" (worst: topic {worst['topic']}, step {worst['step']})")
+        sys.exit(EXIT_DRIFT)
+
+
+@main.command()
+@click.argument("model")
+@declared((OVER_TIME_OUT, OVER_TIME_FORMAT, topic_trends.DATES), topic_trends.SETTINGS,
+          (topic_trends.APPEND, QUIET, VERBOSE))
+@click.pass_context
+def trends(ctx, model, **values):
+    """Each topic's share of the documents by period of their dates: for every period (--by
+    day, week, month, quarter or year) and topic, the number of documents, the mean of the
+    topic's proportion over them and its standard error.
+
+    MODEL is a model (its training documents) or an inference file (ldacli infer MODEL NEW -o
+    FILE.npz: new documents, measured by the model without retraining). --dates FILE gives one
+    ISO 8601 date per document, a line each in the corpus's order, or ID<TAB>DATE lines (CSV
+    in a .csv file) keyed by document id. --append merges the result into the table -o names
+    (tsv, csv, jsonl, parquet), as a nightly job does with the day's new documents.
+
+    \b
+    Examples:
+      ldacli trends model.npz --dates dates.txt --by month
+      ldacli trends model.npz --dates ids-dates.tsv --by week -o trends.html
+      ldacli infer model.npz today.txt -o today.npz && \\
+          ldacli trends today.npz --dates today-dates.txt --by day -o shares.tsv --append
+    """
+    _setup_logging(values)
+    output = values["output"] or "-"
+    fmt = _over_time_format(output, values["output_format"])
+    check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "--dates": values["dates"]})
+    with user_errors(ctx):
+        by = topic_trends.BY.check(values["by"]) if values["by"] is not None else topic_trends.BY.default
+        if values["append"] and (output == "-" or fmt not in TABLE_FORMATS):
+            raise SettingError("append", "append merges into a table file: give -o FILE.tsv (or .csv, .jsonl, "
+                                         ".parquet)", ("output",))
+        if fmt == "html":
+            over_time.needs_the_report_extra()
+    with user_errors(ctx), locked([output if output != "-" else None]):
+        props, days, shares, notes = topic_trends.measure(model, values["dates"], by)
+        for note in notes:
+            _note(values, topic_history.printable(note))
+        if values["append"] and os.path.exists(output):
+            table, added, merged = topic_trends.merge_tables(output, topic_trends.read_table(output, fmt),
+                                                             topic_trends.shares_table(shares, props.names), by)
+            with _output(output, binary=True) as out:
+                write_table(table, out, fmt)
+            _note(values, f"{output}: {len(added)} period(s) added ({', '.join(added[:5]) or 'none'}), "
+                          f"{len(merged)} merged with its rows ({', '.join(merged[:5]) or 'none'})")
+            return
+        with _output(output, binary=True) as out:
+            over_time.write_trends(props, days, shares, by, out, fmt)
 
 
 # --- export -------------------------------------------------------------------------------------------

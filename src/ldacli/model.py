@@ -55,6 +55,18 @@ def file_header(kind: str, params: dict) -> dict[str, Any]:
     }
 
 
+def names_of_topics(params: dict, n_topics: int) -> list[str | None]:
+    """The topics' names that ``params`` records (``topic_names``: a list of K names or nulls, or
+    a mapping from topic ids as text to names), None for a topic without one: K entries."""
+    names = params.get("topic_names")
+    if isinstance(names, dict):
+        out: list[str | None] = [None] * n_topics
+        for key, name in names.items():
+            out[int(key)] = name or None
+        return out
+    return [n or None for n in names] if names else [None] * n_topics
+
+
 @dataclass
 class Model:
     """A trained topic model: what ``infer``, ``topics`` and ``perplexity`` need.
@@ -108,13 +120,7 @@ class Model:
         """Each topic's name, or None where it has none (K entries; all None when the model
         names no topic). ``params["topic_names"]`` is a list of K names (or nulls), as ldacli
         writes it, or a mapping from topic ids (as text) to names."""
-        names = self.params.get("topic_names")
-        if isinstance(names, dict):
-            out: list[str | None] = [None] * self.n_topics
-            for key, name in names.items():
-                out[int(key)] = name or None
-            return out
-        return [n or None for n in names] if names else [None] * self.n_topics
+        return names_of_topics(self.params, self.n_topics)
 
     def topic_label(self, k: int) -> str:
         """How outputs show topic ``k``: ``"3 sports"``, or ``"3"`` when it has no name."""
@@ -153,6 +159,12 @@ class Model:
             removed_words=word_list_member(self.removed_words),
         )
         write_npz_members(path, arrays, "model")
+
+    @staticmethod
+    def read_params(path: str) -> dict:
+        """The ``params`` of the model at ``path``, without reading its arrays."""
+        path = checks.path("path", path, "the path of a model file")
+        return read_file(path, "model", READABLE_VERSIONS, members=("kind", "format_version", "params"))[1]
 
     @classmethod
     def load(cls, path: str) -> "Model":

@@ -117,6 +117,9 @@ th{overflow-wrap:normal}thead th{vertical-align:bottom}th.num{white-space:normal
 .panel{min-width:0}
 .chart{width:100%;min-width:0}
 .chart.square{aspect-ratio:1/1;max-height:440px}
+.split{display:grid;grid-template-columns:minmax(200px,1fr) minmax(0,3fr);gap:16px;align-items:start}
+.picker{max-height:340px;overflow-y:auto;border:1px solid #ddd;padding:4px 8px}
+.picker label{display:flex;gap:6px;align-items:baseline;margin:3px 0}
 .controls{display:flex;flex-wrap:wrap;gap:8px 20px;align-items:center;margin:8px 0}
 .controls label{display:flex;gap:6px;align-items:center;min-width:0;white-space:nowrap}
 .controls label.grow{flex:1 1 16em;max-width:40em}
@@ -135,6 +138,7 @@ tr.selected{background:#fdebd9}
 ol{padding-left:22px;margin:4px 0}li{margin:4px 0}
 code{font-size:13px}
 a:focus,select:focus,input:focus,button:focus,tr:focus{outline:3px solid #f58518;outline-offset:2px}
+@media (max-width:700px){.split{grid-template-columns:minmax(0,1fr)}.picker{max-height:180px}.wide-only{display:none}}
 @media (max-width:600px){header,main{padding:0 10px}h1{font-size:17px}td,th{padding-right:6px}}
 """
 
