@@ -197,6 +197,7 @@ def test_the_docs_option_tables_are_the_declarations(table):
     assert match.group(1) == expected, f"{path}: the table of {table} is not the declarations"
 
 
+@pytest.mark.slow   # whole processes
 def test_a_reader_that_closes_stdout_stops_the_command_quietly(tmp_path):
     import subprocess
     import sys

@@ -271,7 +271,6 @@ def test_a_nightly_job_appends_todays_shares_without_retraining(dated, tmp_path)
 
 # --- the page ------------------------------------------------------------------------------------------
 
-@pytest.mark.slow
 @pytest.mark.browser
 def test_the_trends_page_in_a_browser_with_hostile_names(dated, tmp_path):
     pytest.importorskip("vl_convert")
