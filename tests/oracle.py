@@ -331,7 +331,7 @@ def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs, 
 
 
 def sparse_fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, prior_cum, rng):
-    """ldacli._heldout.sparse_fixed_topics_sweep."""
+    """ldacli._fixed_topics.sparse_fixed_topics_sweep."""
     K = ndk.shape[1]
     for d in range(doc_ptr.size - 1):
         topics = list(dict.fromkeys(int(t) for t in z[doc_ptr[d]:doc_ptr[d + 1]]))
@@ -360,7 +360,7 @@ def _draw(x, rng):
 
 
 def left_to_right(words, doc_ptr, phi_wk, alpha, resample, n_particles, rng):
-    """ldacli._heldout.left_to_right (ext/_heldout.pyx), draw for draw: returns the arrays the kernel
+    """ldacli._fixed_topics.left_to_right (ext/_fixed_topics.pyx), draw for draw: returns the arrays the kernel
     writes into its arguments, (log_weight (D, R), position_ll (D,), ratio_sum (D, R))."""
     import math
 
@@ -390,7 +390,7 @@ def left_to_right(words, doc_ptr, phi_wk, alpha, resample, n_particles, rng):
 
 
 def loglik_given_theta(indices, counts, indptr, theta, phi_wk):
-    """ldacli._heldout.loglik_given_theta: returns the (D, S) array the kernel writes into ``out``."""
+    """ldacli._fixed_topics.loglik_given_theta: returns the (D, S) array the kernel writes into ``out``."""
     import math
 
     D, S, _ = theta.shape
@@ -405,7 +405,7 @@ def loglik_given_theta(indices, counts, indptr, theta, phi_wk):
 
 
 def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
-    """ldacli._heldout.particle_filter (ext/_heldout.pyx), draw for draw: returns the (D, G) array
+    """ldacli._fixed_topics.particle_filter (ext/_fixed_topics.pyx), draw for draw: returns the (D, G) array
     the kernel writes into ``log_z``."""
     import math
 

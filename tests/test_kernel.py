@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.special import gammaln
 
 from ldacli._cgs import dense_sweep
-from ldacli._heldout import sparse_fixed_topics_sweep
+from ldacli._fixed_topics import sparse_fixed_topics_sweep
 from ldacli.errors import LdacliError
 from ldacli.methods.sharded import (SAMPLERS, ShardedSampler, document_lists, list_layout, shard_bounds, slice_runs,
                                     unpack_entries, word_slices)

@@ -25,10 +25,10 @@ from tqdm import tqdm
 
 from ldacli import checks, seeds, settings
 from ldacli.api_input import as_corpus, as_model, reading_of
-from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
+from ldacli._fixed_topics import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
-from ldacli.heldout import BURN_IN, ITERATIONS, BlockSum, DocQueue, completion_split, theta_stream, token_logliks
+from ldacli.fixed_topics import BURN_IN, ITERATIONS, BlockSum, DocQueue, completion_split, theta_stream, token_logliks
 from ldacli.methods.cluster import SCHEDULER, cluster
 from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
@@ -162,7 +162,7 @@ def completion_blocks(model: Model, blocks: Iterable[Corpus], source: str, itera
                       threads: int | None, client, progress: bool) -> dict:
     """Document completion of the documents of ``blocks`` (corpora over the model's vocabulary,
     in order), read a block at a time, with a batch-means standard error over the sweeps
-    averaged: the observed halves' theta chunk by chunk (:func:`~ldacli.heldout.theta_stream`),
+    averaged: the observed halves' theta chunk by chunk (:func:`~ldacli.fixed_topics.theta_stream`),
     each chunk's scored halves scored as it comes, the sums added up as :func:`score` adds
     them, so the result is the same however the documents arrive."""
     scored = DocQueue()

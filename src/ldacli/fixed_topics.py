@@ -5,7 +5,7 @@ training all go through here:
 
 * :func:`estimate_theta` -- posterior-mean topic proportions of documents given the topics, by
   exact Gibbs sampling with the topics held fixed (kernel
-  ``ldacli._heldout.sparse_fixed_topics_sweep``, O(topics of the document + log K) per token);
+  ``ldacli._fixed_topics.sparse_fixed_topics_sweep``, O(topics of the document + log K) per token);
 * :func:`fold_in` -- a topic for every token under fixed topics (a warm start's first state);
 * :func:`completion_split` -- each document's tokens cut into an observed and a scored half;
 * :func:`score` -- ``sum log sum_k theta_dk phi_kw`` of scored tokens;
@@ -25,7 +25,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ldacli import checks, seeds
-from ldacli._heldout import sparse_fixed_topics_sweep
+from ldacli._fixed_topics import sparse_fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.counts import doc_pointers
 from ldacli.errors import LdacliError
