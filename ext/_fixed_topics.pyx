@@ -1,15 +1,25 @@
 """Kernels for documents under fixed topics: theta by Gibbs sampling (``infer``, document
-completion, early stopping), left-to-right particles and the likelihood given theta.
+completion, early stopping, warm starts), left-to-right particles and the likelihood given theta.
 
 As in ``_cgs.pyx``: the caller allocates and coerces every array, a kernel updates its outputs
 in place inside one ``nogil`` block, random numbers come from the ``numpy.random.Generator``
 passed in (``next_double`` of its bit generator, the stream ``Generator.random()`` draws from,
 under the generator's lock), and nothing is validated here. The plain NumPy each kernel equals,
 draw for draw, is in its docstring and in ``tests/oracle.py``.
+
+:func:`theta_of_documents` gives every document its own stream: its generator is an ``SFC64``
+whose state the kernel sets, at the start of each document, from the document's key and the
+run's, as numpy seeds an SFC64 from three words (:func:`document_draws`), so a document's draws
+do not depend on the documents before it. numpy's SFC64 has no C interface for setting its state,
+so the state is written through its struct (:c:type:`SFC64State` below, numpy's ``sfc64_state``);
+:func:`sfc64_layout_matches` checks that layout against the Python interface before any kernel
+uses it. (SFC64 rather than the counter-based Philox: numpy's Philox takes 17 ns a double here,
+SFC64 2.5.)
 """
 
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport log
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uintptr_t
 from numpy.random cimport bitgen_t
 
 from _shared cimport bitgen_of, search_cumulative
@@ -27,103 +37,218 @@ cdef inline Py_ssize_t _sample(const int32_t* nd, const double* alpha, const dou
 
 
 # --------------------------------------------------------------------------------------------
+# A stream per document
+
+cdef struct SFC64State:
+    # numpy's sfc64_state (numpy/random/src/sfc64/sfc64.h), held inside the SFC64 object.
+    uint64_t s[4]
+    int has_uint32
+    uint32_t uinteger
+
+
+# Outputs numpy's SFC64 discards after setting its state from a seed (sfc64_set_seed).
+cdef enum:
+    SFC64_WARM_UP = 12
+
+
+cdef inline void _start_document(bitgen_t* bitgen, const uint64_t* doc_key, uint64_t run_key) noexcept nogil:
+    """Set the SFC64 behind ``bitgen`` to the start of a document's stream, as numpy seeds an
+    SFC64 from three words: state ``(doc_key[0], doc_key[1], run_key, 1)``, then
+    :data:`SFC64_WARM_UP` outputs discarded."""
+    cdef SFC64State* st = <SFC64State*> bitgen.state
+    cdef Py_ssize_t i
+    st.s[0] = doc_key[0]
+    st.s[1] = doc_key[1]
+    st.s[2] = run_key
+    st.s[3] = 1
+    st.has_uint32 = 0
+    st.uinteger = 0
+    for i in range(SFC64_WARM_UP):
+        bitgen.next_uint64(bitgen.state)
+
+
+def sfc64_layout_matches(object sfc64, Py_ssize_t object_size, const uint64_t[::1] state):
+    """Whether the state of ``sfc64`` (a ``numpy.random.SFC64`` whose state was set to the four
+    words ``state``, ``object_size`` bytes long) is laid out as :c:type:`SFC64State`: inside the
+    object, holding those words, nothing buffered. Reads only inside the object."""
+    cdef bitgen_t* bitgen = <bitgen_t*> PyCapsule_GetPointer(sfc64.capsule, "BitGenerator")
+    cdef SFC64State* st = <SFC64State*> bitgen.state
+    cdef uintptr_t lo = <uintptr_t> <void*> sfc64
+    cdef uintptr_t where = <uintptr_t> <void*> st
+    cdef Py_ssize_t i
+    if not (lo <= where and where + sizeof(SFC64State) <= lo + <uintptr_t> object_size):
+        return False
+    for i in range(4):
+        if st.s[i] != state[i]:
+            return False
+    return st.has_uint32 == 0
+
+
+def document_draws(const uint64_t[::1] doc_key, uint64_t run_key, double[::1] out, object rng):
+    """``out`` (n,) float64 filled with the first n doubles of a document's stream (what
+    :func:`theta_of_documents` draws from), ``rng`` a Generator over an SFC64. Equivalent NumPy:
+    an SFC64 whose state is set to ``(doc_key[0], doc_key[1], run_key, 1)``, 12 raw outputs
+    discarded, then ``Generator(it).random(n)``."""
+    cdef bitgen_t* bitgen = bitgen_of(rng)
+    cdef Py_ssize_t i
+    with rng.bit_generator.lock:
+        with nogil:
+            _start_document(bitgen, &doc_key[0], run_key)
+            for i in range(out.shape[0]):
+                out[i] = bitgen.next_double(bitgen.state)
+
+
+# --------------------------------------------------------------------------------------------
 # Theta of documents under fixed topics (infer, document completion, early stopping, warm starts)
 
-def sparse_fixed_topics_sweep(const int32_t[::1] words, const int64_t[::1] doc_ptr, int32_t[::1] z,
-                              int32_t[:, ::1] ndk, const double[:, ::1] phi_wk,
-                              const double[:, ::1] prior_cum, int32_t[::1] doc_topics, int32_t[::1] mark,
-                              double[::1] work, object rng):
-    """One exact Gibbs sweep with the topics fixed, in O(topics of the document + log K) per token.
+cdef inline void _add(Py_ssize_t t, int32_t* count, int32_t* topics, int32_t* where,
+                      Py_ssize_t* n) noexcept nogil:
+    """One more token of topic t in the document; a topic new to it goes to the end of its list."""
+    if count[t] == 0:
+        where[t] = <int32_t> n[0]
+        topics[n[0]] = <int32_t> t
+        n[0] += 1
+    count[t] += 1
+
+
+cdef inline void _remove(Py_ssize_t t, int32_t* count, int32_t* topics, int32_t* where,
+                         Py_ssize_t* n) noexcept nogil:
+    """One token of topic t fewer; a topic left with none leaves the list, the last one taking its place."""
+    cdef int32_t last
+    count[t] -= 1
+    if count[t] == 0:
+        n[0] -= 1
+        last = topics[n[0]]
+        topics[where[t]] = last
+        where[last] = where[t]
+
+
+cdef inline Py_ssize_t _draw(const int32_t* count, const int32_t* topics, Py_ssize_t n, const double* pw,
+                             const double* cum, Py_ssize_t K, double* mass, bitgen_t* bitgen) noexcept nogil:
+    """A topic drawn with probability proportional to ``(count[k] + alpha_k) phi_kw``: the document's
+    bucket ``count[k] phi_kw`` over its topics (``pw`` the word's row of phi), else the prior's
+    ``alpha_k phi_kw`` by binary search in ``cum`` (its cumulative sums). One double drawn."""
+    cdef double A = 0.0
+    cdef double u
+    cdef Py_ssize_t j, lo, hi, mid
+    for j in range(n):
+        A = A + count[topics[j]] * pw[topics[j]]
+        mass[j] = A
+    u = bitgen.next_double(bitgen.state) * (A + cum[K - 1])
+    if u < A:
+        for j in range(n):
+            if u < mass[j]:
+                return topics[j]
+        return topics[n - 1]  # rounding
+    u = u - A
+    lo = 0
+    hi = K - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cum[mid] <= u:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, const uint64_t[:, ::1] doc_keys,
+                       uint64_t run_key, const double[:, ::1] phi_wk, const double[:, ::1] prior_cum, const double[::1] alpha,
+                       double alpha_sum, const int32_t[::1] batch_of_sweep, const double[::1] batch_sweeps,
+                       int32_t[::1] z, double[:, :, ::1] theta, int32_t[::1] scratch, double[::1] work,
+                       object rng):
+    """Topic proportions of documents under fixed topics, by Gibbs sampling, each document on
+    its own stream, in O(topics of the document + log K) per token.
+
+    Shapes and dtypes (N tokens, D documents, V words, K topics, I sweeps, B batches): ``words``
+    (N,) int32; ``doc_ptr`` (D+1,) int64; ``doc_keys`` (D, 2) uint64 and ``run_key``, each
+    document's stream (see the module docstring; ``rng`` a Generator over an SFC64);
+    ``phi_wk`` (V, K) float64 topics, word-major; ``prior_cum`` (V, K) float64, ``cumsum_k
+    alpha_k phi_kw``; ``alpha`` (K,) float64 and ``alpha_sum`` its sum; ``batch_of_sweep`` (I,)
+    int32, the batch each sweep's state is averaged into, -1 for a sweep discarded;
+    ``batch_sweeps`` (B,) float64, the sweeps of each batch. Outputs: ``z`` (N,) int32, the
+    topics after the last sweep; ``theta`` (B+1 if B > 1 else B, D, K) float64: ``theta[0]``
+    averaged over every kept sweep, ``theta[1 + b]`` over batch b's. Scratch: ``scratch`` (3K,)
+    int32, its first K all 0 on entry and exit; ``work`` (K (B + 1),) float64, its last B K all 0 on
+    entry and exit.
 
     With phi fixed, ``(n_dk + a_k) phi_kw = n_dk phi_kw + a_k phi_kw``: the first term is sparse
-    in the document's topics, and the second does not change, so its cumulative sums over k are
-    computed once per word (``prior_cum[w] = cumsum_k a_k phi_kw``, (V, K) float64) and a topic
-    is drawn from it by binary search. Arrays as in :func:`fixed_topics_sweep`, plus scratch
-    ``doc_topics`` (K,) int32, ``mark`` (K,) int32 all 0 on entry and exit, ``work`` (K,)
-    float64. Mutates ``z`` and ``ndk``; draws one double per token. The document's topic list
-    starts as its topics in the order of its tokens and grows as new topics are drawn (topics
-    whose count falls to 0 stay in it, with no mass). Equivalent NumPy::
+    in the document's topics, kept as a list (a topic joins at the end when its count becomes 1,
+    and leaves, the last taking its place, when it becomes 0); the second never changes, and is
+    drawn from by binary search. A document's tokens are first placed in order, each drawn given
+    those placed before it; then I sweeps each redraw every token given the others. After a kept
+    sweep of batch b, the document's counts are added to its sums S_b; then ``theta[0, d, k] =
+    (sum_b S_bk / sum(batch_sweeps) + alpha_k) / (N_d + alpha_sum)`` and, with batches,
+    ``theta[1 + b, d, k] = (S_bk / batch_sweeps[b] + alpha_k) / (N_d + alpha_sum)``. Draws one
+    double per token placed and per token per sweep. Equivalent NumPy::
 
         for d in range(D):
-            topics = list(dict.fromkeys(z[doc_ptr[d]:doc_ptr[d + 1]]))
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                w, t = words[i], z[i]
-                ndk[d, t] -= 1
-                mass, A = [], 0.0
-                for k in topics:
-                    A = A + ndk[d, k] * phi_wk[w, k]; mass.append(A)
+            rng = the stream of (doc_keys[d], run_key), as in document_draws
+            count, topics, S = zeros(K), [], zeros((B, K))
+            def draw(w):
+                mass = list(accumulate(count[k] * phi_wk[w, k] for k in topics))   # k in list order
+                A = mass[-1] if mass else 0.0
                 u = rng.random() * (A + prior_cum[w, -1])
-                if u < A:
-                    t = topics[first j with u < mass[j], else the last with mass]
-                else:
-                    t = min(np.searchsorted(prior_cum[w], u - A, side="right"), K - 1)
-                ndk[d, t] += 1; z[i] = t
-                if t not in topics: topics.append(t)
+                if u < A: return topics[first j with u < mass[j], else the last]
+                return searchsorted(prior_cum[w], u - A, side="right")   # at most K - 1
+            for i in tokens of d: t = draw(words[i]); add(t); z[i] = t
+            for s in range(I):
+                for i in tokens of d: remove(z[i]); t = draw(words[i]); add(t); z[i] = t
+                if batch_of_sweep[s] >= 0: S[batch_of_sweep[s]] += count
+            theta as above, the S_b summed over b in order
+
+    where ``add`` and ``remove`` change ``count`` and the list as described.
     """
-    cdef Py_ssize_t K = ndk.shape[1]
+    cdef Py_ssize_t K = phi_wk.shape[1]
     cdef Py_ssize_t D = doc_ptr.shape[0] - 1
-    cdef Py_ssize_t d, i, j, k, t, n_doc, lo, hi, mid
-    cdef double A, u
+    cdef Py_ssize_t I = batch_of_sweep.shape[0]
+    cdef Py_ssize_t B = batch_sweeps.shape[0]
+    cdef Py_ssize_t d, i, s, t, k, b, n, w
+    cdef double kept = 0.0
+    cdef double denom, total
+    cdef int32_t* count = &scratch[0]
+    cdef int32_t* topics = &scratch[K]
+    cdef int32_t* where = &scratch[2 * K]
     cdef double* mass = &work[0]
-    cdef const double* pw
-    cdef const double* cum
-    cdef int32_t* nd
-    cdef int32_t* dt = &doc_topics[0]
-    cdef int32_t* mk = &mark[0]
+    cdef double* sums = &work[K]
+    cdef double* into
     cdef bitgen_t* bitgen = bitgen_of(rng)
+    for b in range(B):
+        kept = kept + batch_sweeps[b]
 
     with rng.bit_generator.lock:
         with nogil:
             for d in range(D):
-                nd = &ndk[d, 0]
-                n_doc = 0
+                _start_document(bitgen, &doc_keys[d, 0], run_key)
+                n = 0
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                    t = z[i]
-                    if mk[t] == 0:
-                        mk[t] = 1
-                        dt[n_doc] = <int32_t> t
-                        n_doc += 1
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                    t = z[i]
-                    pw = &phi_wk[words[i], 0]
-                    cum = &prior_cum[words[i], 0]
-                    nd[t] -= 1
-                    A = 0.0
-                    for j in range(n_doc):
-                        A = A + nd[dt[j]] * pw[dt[j]]
-                        mass[j] = A
-                    u = bitgen.next_double(bitgen.state) * (A + cum[K - 1])
-                    if u < A:
-                        t = -1
-                        for j in range(n_doc):
-                            if u < mass[j]:
-                                t = dt[j]
-                                break
-                        if t < 0:  # rounding: the last topic with mass
-                            j = n_doc - 1
-                            while nd[dt[j]] == 0:
-                                j -= 1
-                            t = dt[j]
-                    else:
-                        u = u - A
-                        lo = 0
-                        hi = K - 1
-                        while lo < hi:
-                            mid = (lo + hi) >> 1
-                            if cum[mid] <= u:
-                                lo = mid + 1
-                            else:
-                                hi = mid
-                        t = lo
-                    nd[t] += 1
+                    w = words[i]
+                    t = _draw(count, topics, n, &phi_wk[w, 0], &prior_cum[w, 0], K, mass, bitgen)
+                    _add(t, count, topics, where, &n)
                     z[i] = <int32_t> t
-                    if mk[t] == 0:
-                        mk[t] = 1
-                        dt[n_doc] = <int32_t> t
-                        n_doc += 1
-                for j in range(n_doc):
-                    mk[dt[j]] = 0
-
+                for s in range(I):
+                    for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                        w = words[i]
+                        _remove(z[i], count, topics, where, &n)
+                        t = _draw(count, topics, n, &phi_wk[w, 0], &prior_cum[w, 0], K, mass, bitgen)
+                        _add(t, count, topics, where, &n)
+                        z[i] = <int32_t> t
+                    if batch_of_sweep[s] >= 0:
+                        into = &sums[batch_of_sweep[s] * K]
+                        for i in range(n):
+                            into[topics[i]] += count[topics[i]]
+                if B > 0:
+                    denom = (doc_ptr[d + 1] - doc_ptr[d]) + alpha_sum
+                    for k in range(K):
+                        total = 0.0
+                        for b in range(B):
+                            total = total + sums[b * K + k]
+                            if B > 1:
+                                theta[1 + b, d, k] = (sums[b * K + k] / batch_sweeps[b] + alpha[k]) / denom
+                            sums[b * K + k] = 0.0
+                        theta[0, d, k] = (total / kept + alpha[k]) / denom
+                for i in range(n):
+                    count[topics[i]] = 0
 
 def left_to_right(const int32_t[::1] words, const int64_t[::1] doc_ptr,
                   const double[:, ::1] phi_wk, const double[::1] alpha, bint resample,

@@ -330,28 +330,66 @@ def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs, 
         nk = start + change
 
 
-def sparse_fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, prior_cum, rng):
-    """ldacli._fixed_topics.sparse_fixed_topics_sweep."""
-    K = ndk.shape[1]
-    for d in range(doc_ptr.size - 1):
-        topics = list(dict.fromkeys(int(t) for t in z[doc_ptr[d]:doc_ptr[d + 1]]))
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w, t = words[i], z[i]
-            ndk[d, t] -= 1
+def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, prior_cum, alpha, alpha_sum, batch_of_sweep,
+                       batch_sweeps):
+    """ldacli._fixed_topics.theta_of_documents, draw for draw: returns ``(z, theta)`` as the kernel
+    writes them. Each document's stream is made through numpy's Python interface
+    (``seeds.document_generator``)."""
+    from ldacli.seeds import document_generator
+
+    D, K, B = doc_ptr.size - 1, phi_wk.shape[1], batch_sweeps.size
+    z = np.zeros(words.size, np.int32)
+    theta = np.zeros((B + 1 if B > 1 else B, D, K))
+    kept = 0.0
+    for n in batch_sweeps:
+        kept = kept + n
+    for d in range(D):
+        rng = document_generator(run_key, doc_keys[d])
+        count, topics, sums = np.zeros(K, np.int64), [], np.zeros((B, K))
+
+        def draw(w):
             mass, A = [], 0.0
             for k in topics:
-                A = A + ndk[d, k] * phi_wk[w, k]
+                A = A + count[k] * phi_wk[w, k]
                 mass.append(A)
             u = rng.random() * (A + prior_cum[w, -1])
             if u < A:
-                hits = [j for j, m in enumerate(mass) if u < m]
-                t = topics[hits[0]] if hits else [k for k in topics if ndk[d, k] > 0][-1]
-            else:
-                t = min(int(np.searchsorted(prior_cum[w], u - A, side="right")), K - 1)
-            ndk[d, t] += 1
-            z[i] = t
-            if t not in topics:
+                return next((k for k, m in zip(topics, mass) if u < m), topics[-1])
+            return min(int(np.searchsorted(prior_cum[w], u - A, side="right")), K - 1)
+
+        def add(t):
+            if count[t] == 0:
                 topics.append(t)
+            count[t] += 1
+
+        def remove(t):
+            count[t] -= 1
+            if count[t] == 0:
+                j = topics.index(t)
+                last = topics.pop()
+                if j < len(topics):
+                    topics[j] = last
+
+        tokens = range(doc_ptr[d], doc_ptr[d + 1])
+        for i in tokens:
+            z[i] = draw(words[i])
+            add(z[i])
+        for s, b in enumerate(batch_of_sweep):
+            for i in tokens:
+                remove(z[i])
+                z[i] = draw(words[i])
+                add(z[i])
+            if b >= 0:
+                sums[b] += count
+        denom = len(tokens) + alpha_sum
+        if B > 0:
+            total = np.zeros(K)
+            for b in range(B):
+                total = total + sums[b]
+                if B > 1:
+                    theta[1 + b, d] = (sums[b] / batch_sweeps[b] + alpha) / denom
+            theta[0, d] = (total / kept + alpha) / denom
+    return z, theta
 
 
 def _draw(x, rng):
