@@ -22,7 +22,7 @@ from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uintptr_t
 from numpy.random cimport bitgen_t
 
-from _shared cimport bitgen_of, search_cumulative
+from _shared cimport alias_draw, alias_table, bitgen_of, search_cumulative
 
 
 cdef inline Py_ssize_t _sample(const int32_t* nd, const double* alpha, const double* pw,
@@ -124,47 +124,74 @@ cdef inline void _remove(Py_ssize_t t, int32_t* count, int32_t* topics, int32_t*
 
 
 cdef inline Py_ssize_t _draw(const int32_t* count, const int32_t* topics, Py_ssize_t n, const double* pw,
-                             const double* cum, Py_ssize_t K, double* mass, bitgen_t* bitgen) noexcept nogil:
+                             const double* prob, const int32_t* alias, double total, Py_ssize_t K, double* mass,
+                             bitgen_t* bitgen) noexcept nogil:
     """A topic drawn with probability proportional to ``(count[k] + alpha_k) phi_kw``: the document's
     bucket ``count[k] phi_kw`` over its topics (``pw`` the word's row of phi), else the prior's
-    ``alpha_k phi_kw`` by binary search in ``cum`` (its cumulative sums). One double drawn."""
+    ``alpha_k phi_kw`` (of sum ``total``) from the word's alias table (``prob``, ``alias``), with
+    the rest of the same uniform. One double drawn. A word of no mass at all gets topic 0."""
     cdef double A = 0.0
     cdef double u
-    cdef Py_ssize_t j, lo, hi, mid
+    cdef Py_ssize_t j
     for j in range(n):
         A = A + count[topics[j]] * pw[topics[j]]
         mass[j] = A
-    u = bitgen.next_double(bitgen.state) * (A + cum[K - 1])
+    u = bitgen.next_double(bitgen.state) * (A + total)
     if u < A:
         for j in range(n):
             if u < mass[j]:
                 return topics[j]
         return topics[n - 1]  # rounding
-    u = u - A
-    lo = 0
-    hi = K - 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if cum[mid] <= u:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    if total <= 0.0:
+        return 0
+    return alias_draw(prob, alias, K, (u - A) / total)
+
+
+def prior_alias_tables(const double[:, ::1] phi_wk, const double[::1] alpha, double[:, ::1] prob,
+                       int32_t[:, ::1] alias, double[::1] total, int32_t[::1] small, int32_t[::1] large,
+                       double[::1] weight):
+    """Alias tables of every word's prior weights ``alpha_k phi_kw``.
+
+    ``phi_wk`` (V, K) float64, ``alpha`` (K,) float64. Outputs: ``prob`` (V, K) float64 and
+    ``alias`` (V, K) int32, each word's table (``_shared.alias_table``, Vose's); ``total`` (V,)
+    float64, ``sum_k alpha_k phi_kw`` summed in k order. Scratch ``small``, ``large`` (K,) int32
+    and ``weight`` (K,) float64. A word whose total is 0 gets no table (its rows are left as
+    they were). Equivalent NumPy, per word w::
+
+        weight = [alpha[k] * phi_wk[w, k] for k in range(K)]
+        total[w] = sum(weight) (in k order)
+        prob[w], alias[w] = alias_table(weight, total[w])      # tests/oracle.py build_alias
+    """
+    cdef Py_ssize_t V = phi_wk.shape[0]
+    cdef Py_ssize_t K = phi_wk.shape[1]
+    cdef Py_ssize_t w, k
+    cdef double t
+    with nogil:
+        for w in range(V):
+            t = 0.0
+            for k in range(K):
+                weight[k] = alpha[k] * phi_wk[w, k]
+                t = t + weight[k]
+            total[w] = t
+            if t > 0.0:
+                alias_table(&weight[0], K, t, &prob[w, 0], &alias[w, 0], &small[0], &large[0])
 
 
 def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, const uint64_t[:, ::1] doc_keys,
-                       uint64_t run_key, const double[:, ::1] phi_wk, const double[:, ::1] prior_cum, const double[::1] alpha,
+                       uint64_t run_key, const double[:, ::1] phi_wk, const double[:, ::1] prob,
+                       const int32_t[:, ::1] alias, const double[::1] total, const double[::1] alpha,
                        double alpha_sum, const int32_t[::1] batch_of_sweep, const double[::1] batch_sweeps,
                        int32_t[::1] z, double[:, :, ::1] theta, int32_t[::1] scratch, double[::1] work,
                        object rng):
     """Topic proportions of documents under fixed topics, by Gibbs sampling, each document on
-    its own stream, in O(topics of the document + log K) per token.
+    its own stream, in O(topics of the document) per token.
 
     Shapes and dtypes (N tokens, D documents, V words, K topics, I sweeps, B batches): ``words``
     (N,) int32; ``doc_ptr`` (D+1,) int64; ``doc_keys`` (D, 2) uint64 and ``run_key``, each
     document's stream (see the module docstring; ``rng`` a Generator over an SFC64);
-    ``phi_wk`` (V, K) float64 topics, word-major; ``prior_cum`` (V, K) float64, ``cumsum_k
-    alpha_k phi_kw``; ``alpha`` (K,) float64 and ``alpha_sum`` its sum; ``batch_of_sweep`` (I,)
+    ``phi_wk`` (V, K) float64 topics, word-major; ``prob``, ``alias``, ``total`` the alias
+    tables of the prior's weights ``alpha_k phi_kw`` (:func:`prior_alias_tables`); ``alpha``
+    (K,) float64 and ``alpha_sum`` its sum; ``batch_of_sweep`` (I,)
     int32, the batch each sweep's state is averaged into, -1 for a sweep discarded;
     ``batch_sweeps`` (B,) float64, the sweeps of each batch. Outputs: ``z`` (N,) int32, the
     topics after the last sweep; ``theta`` (B+1 if B > 1 else B, D, K) float64: ``theta[0]``
@@ -175,7 +202,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     With phi fixed, ``(n_dk + a_k) phi_kw = n_dk phi_kw + a_k phi_kw``: the first term is sparse
     in the document's topics, kept as a list (a topic joins at the end when its count becomes 1,
     and leaves, the last taking its place, when it becomes 0); the second never changes, and is
-    drawn from by binary search. A document's tokens are first placed in order, each drawn given
+    drawn from the word's alias table in O(1). A document's tokens are first placed in order, each drawn given
     those placed before it; then I sweeps each redraw every token given the others. After a kept
     sweep of batch b, the document's counts are added to its sums S_b; then ``theta[0, d, k] =
     (sum_b S_bk / sum(batch_sweeps) + alpha_k) / (N_d + alpha_sum)`` and, with batches,
@@ -188,9 +215,10 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
             def draw(w):
                 mass = list(accumulate(count[k] * phi_wk[w, k] for k in topics))   # k in list order
                 A = mass[-1] if mass else 0.0
-                u = rng.random() * (A + prior_cum[w, -1])
+                u = rng.random() * (A + total[w])
                 if u < A: return topics[first j with u < mass[j], else the last]
-                return searchsorted(prior_cum[w], u - A, side="right")   # at most K - 1
+                if total[w] <= 0: return 0
+                return alias_draw(prob[w], alias[w], (u - A) / total[w])   # tests/oracle.py draw_alias
             for i in tokens of d: t = draw(words[i]); add(t); z[i] = t
             for s in range(I):
                 for i in tokens of d: remove(z[i]); t = draw(words[i]); add(t); z[i] = t
@@ -205,7 +233,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     cdef Py_ssize_t B = batch_sweeps.shape[0]
     cdef Py_ssize_t d, i, s, t, k, b, n, w
     cdef double kept = 0.0
-    cdef double denom, total
+    cdef double denom, summed
     cdef int32_t* count = &scratch[0]
     cdef int32_t* topics = &scratch[K]
     cdef int32_t* where = &scratch[2 * K]
@@ -223,14 +251,16 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
                 n = 0
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
                     w = words[i]
-                    t = _draw(count, topics, n, &phi_wk[w, 0], &prior_cum[w, 0], K, mass, bitgen)
+                    t = _draw(count, topics, n, &phi_wk[w, 0], &prob[w, 0], &alias[w, 0], total[w], K, mass,
+                              bitgen)
                     _add(t, count, topics, where, &n)
                     z[i] = <int32_t> t
                 for s in range(I):
                     for i in range(doc_ptr[d], doc_ptr[d + 1]):
                         w = words[i]
                         _remove(z[i], count, topics, where, &n)
-                        t = _draw(count, topics, n, &phi_wk[w, 0], &prior_cum[w, 0], K, mass, bitgen)
+                        t = _draw(count, topics, n, &phi_wk[w, 0], &prob[w, 0], &alias[w, 0], total[w], K, mass,
+                              bitgen)
                         _add(t, count, topics, where, &n)
                         z[i] = <int32_t> t
                     if batch_of_sweep[s] >= 0:
@@ -240,13 +270,13 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
                 if B > 0:
                     denom = (doc_ptr[d + 1] - doc_ptr[d]) + alpha_sum
                     for k in range(K):
-                        total = 0.0
+                        summed = 0.0
                         for b in range(B):
-                            total = total + sums[b * K + k]
+                            summed = summed + sums[b * K + k]
                             if B > 1:
                                 theta[1 + b, d, k] = (sums[b * K + k] / batch_sweeps[b] + alpha[k]) / denom
                             sums[b * K + k] = 0.0
-                        theta[0, d, k] = (total / kept + alpha[k]) / denom
+                        theta[0, d, k] = (summed / kept + alpha[k]) / denom
                 for i in range(n):
                     count[topics[i]] = 0
 

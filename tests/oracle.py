@@ -330,13 +330,29 @@ def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs, 
         nk = start + change
 
 
-def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, prior_cum, alpha, alpha_sum, batch_of_sweep,
+def prior_alias_tables(phi_wk, alpha):
+    """ldacli._fixed_topics.prior_alias_tables: returns ``(prob, alias, total)``."""
+    V, K = phi_wk.shape
+    prob, alias, total = np.ones((V, K)), np.zeros((V, K), np.int32), np.zeros(V)
+    for w in range(V):
+        weight = [alpha[k] * phi_wk[w, k] for k in range(K)]
+        t = 0.0
+        for x in weight:
+            t = t + x
+        total[w] = t
+        if t > 0:
+            prob[w], alias[w] = build_alias(weight, t)
+    return prob, alias, total
+
+
+def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha, alpha_sum, batch_of_sweep,
                        batch_sweeps):
     """ldacli._fixed_topics.theta_of_documents, draw for draw: returns ``(z, theta)`` as the kernel
     writes them. Each document's stream is made through numpy's Python interface
     (``seeds.document_generator``)."""
     from ldacli.seeds import document_generator
 
+    prob, alias, total = tables
     D, K, B = doc_ptr.size - 1, phi_wk.shape[1], batch_sweeps.size
     z = np.zeros(words.size, np.int32)
     theta = np.zeros((B + 1 if B > 1 else B, D, K))
@@ -352,10 +368,12 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, prior_cum, alp
             for k in topics:
                 A = A + count[k] * phi_wk[w, k]
                 mass.append(A)
-            u = rng.random() * (A + prior_cum[w, -1])
+            u = rng.random() * (A + total[w])
             if u < A:
                 return next((k for k, m in zip(topics, mass) if u < m), topics[-1])
-            return min(int(np.searchsorted(prior_cum[w], u - A, side="right")), K - 1)
+            if total[w] <= 0:
+                return 0
+            return int(draw_alias(prob[w], alias[w], (u - A) / total[w]))
 
         def add(t):
             if count[t] == 0:
@@ -383,12 +401,12 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, prior_cum, alp
                 sums[b] += count
         denom = len(tokens) + alpha_sum
         if B > 0:
-            total = np.zeros(K)
+            summed = np.zeros(K)
             for b in range(B):
-                total = total + sums[b]
+                summed = summed + sums[b]
                 if B > 1:
                     theta[1 + b, d] = (sums[b] / batch_sweeps[b] + alpha) / denom
-            theta[0, d] = (total / kept + alpha) / denom
+            theta[0, d] = (summed / kept + alpha) / denom
     return z, theta
 
 

@@ -129,16 +129,34 @@ def test_the_sampler_refuses_documents_whose_words_are_not_sorted():
 def fixed_topics_inputs(K, V=13, seed=2):
     phi_wk = np.random.default_rng(seed).dirichlet(np.full(V, 0.3), size=K).T.copy()
     alpha = np.linspace(0.1, 0.5, K)
-    return phi_wk, alpha, np.cumsum(alpha * phi_wk, axis=1)
+    return phi_wk, alpha
 
 
-def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, prior_cum, batch_of_sweep, batch_sweeps):
+@pytest.mark.parametrize("K", [1, 2, 5, 30])
+def test_the_prior_alias_tables_equal_numpy_oracle_bit_for_bit_and_give_the_prior(K):
+    phi_wk, alpha = fixed_topics_inputs(K, V=40, seed=K)
+    phi_wk[3] = 0.0  # a word without prior mass
+    tables = fixed_topics.PriorTables.of(phi_wk, alpha)
+    for ours, theirs in zip((tables.prob, tables.alias, tables.total), oracle.prior_alias_tables(phi_wk, alpha)):
+        np.testing.assert_array_equal(ours, theirs)
+    # the probability of topic k by the table, summed over its cells, is alpha_k phi_kw / total
+    for w in range(40):
+        if tables.total[w] == 0:
+            continue
+        p = tables.prob[w].copy()
+        np.add.at(p, tables.alias[w], 1 - tables.prob[w])
+        np.testing.assert_allclose(p / K, alpha * phi_wk[w] / tables.total[w], atol=1e-12)
+
+
+def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_sweep, batch_sweeps):
     K, D, B = phi_wk.shape[1], doc_ptr.size - 1, batch_sweeps.size
     z = np.zeros(words.size, np.int32)
     theta = np.zeros((B + 1 if B > 1 else B, D, K))
     scratch, work = np.zeros(3 * K, np.int32), np.zeros(K * (B + 1))
-    theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, prior_cum, alpha, float(alpha.sum()),
-                       batch_of_sweep, batch_sweeps, z, theta, scratch, work, np.random.Generator(np.random.SFC64()))
+    t = fixed_topics.PriorTables.of(phi_wk, alpha)
+    theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, t.prob, t.alias, t.total, alpha,
+                       float(alpha.sum()), batch_of_sweep, batch_sweeps, z, theta, scratch, work,
+                       np.random.Generator(np.random.SFC64()))
     assert not scratch[:K].any() and not work[K:].any()  # left as found
     return z, theta
 
@@ -147,13 +165,13 @@ def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, prior_cum
                                                               (6, 7, 3, 10)])
 def test_theta_of_documents_equals_numpy_oracle_bit_for_bit(K, iterations, burn_in, batches):
     words, doc_ptr, _ = tiny_corpus(9, V=13, K=K)
-    phi_wk, alpha, prior_cum = fixed_topics_inputs(K)
+    phi_wk, alpha = fixed_topics_inputs(K)
     doc_keys = seeds.content_keys(words, doc_ptr)
     batch_of_sweep, batch_sweeps = fixed_topics.sweep_batches(iterations, burn_in, batches)
     run_key = seeds.document_key(5)
-    ours = run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, prior_cum, batch_of_sweep, batch_sweeps)
-    theirs = oracle.theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, prior_cum, alpha, float(alpha.sum()),
-                                       batch_of_sweep, batch_sweeps)
+    ours = run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_sweep, batch_sweeps)
+    theirs = oracle.theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, oracle.prior_alias_tables(phi_wk, alpha),
+                                       alpha, float(alpha.sum()), batch_of_sweep, batch_sweeps)
     np.testing.assert_array_equal(ours[0], theirs[0])
     np.testing.assert_array_equal(ours[1], theirs[1])
     if burn_in < iterations:
@@ -190,8 +208,7 @@ def test_theta_of_documents_visits_assignments_with_the_exact_posterior_probabil
     many_words = np.tile(words, copies)
     many_ptr = np.arange(copies + 1, dtype=np.int64) * 4
     keys = np.random.default_rng(5).integers(0, 2**63, size=(copies, 2)).astype(np.uint64)
-    z, theta = run_theta_kernel(many_words, many_ptr, keys, 7, phi_wk, alpha, np.cumsum(alpha * phi_wk, axis=1),
-                                np.array([-1] * 10 + [0, 0], np.int32), np.array([2.0]))
+    z, theta = run_theta_kernel(many_words, many_ptr, keys, 7, phi_wk, alpha, np.array([-1] * 10 + [0, 0], np.int32), np.array([2.0]))
     index = {s: i for i, s in enumerate(states)}
     seen = np.bincount([index[tuple(row)] for row in z.reshape(copies, 4).tolist()], minlength=len(states))
     assert 0.5 * np.abs(seen / seen.sum() - exact).sum() < 0.02

@@ -5,7 +5,7 @@ training and warm starts all go through here:
 
 * :func:`estimate_theta` -- posterior-mean topic proportions of documents given the topics, by
   exact Gibbs sampling with the topics held fixed (kernel
-  ``ldacli._fixed_topics.theta_of_documents``, O(topics of the document + log K) per token),
+  ``ldacli._fixed_topics.theta_of_documents``, O(topics of the document) per token),
   every document on its own random stream (:func:`ldacli.seeds.content_keys`): a document's
   row depends on the model, its tokens and the seed, not on the documents around it;
 * :func:`fold_in` -- a topic for every token under fixed topics (a warm start's first state);
@@ -23,12 +23,13 @@ import itertools
 import math
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 from tqdm import tqdm
 
 from ldacli import checks, seeds
-from ldacli._fixed_topics import document_draws, sfc64_layout_matches, theta_of_documents
+from ldacli._fixed_topics import document_draws, prior_alias_tables, sfc64_layout_matches, theta_of_documents
 from ldacli.corpus import Corpus
 from ldacli.counts import doc_pointers
 from ldacli.errors import LdacliError
@@ -56,10 +57,25 @@ def theta_chunks(doc_ptr: np.ndarray) -> list[tuple[int, int]]:
     return doc_ranges(np.asarray(doc_ptr, dtype=np.int64), THETA_CHUNK_TOKENS)
 
 
-def prior_cumulative(phi_wk: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """``cumsum_k alpha_k phi_kw`` for every word (V, K): the part of the fixed-topics
-    conditional that never changes, drawn from by binary search."""
-    return np.ascontiguousarray(np.cumsum(phi_wk * alpha, axis=1))
+@dataclass(frozen=True)
+class PriorTables:
+    """The alias tables of every word's prior weights ``alpha_k phi_kw`` (the part of the
+    fixed-topics conditional that never changes), drawn from in O(1): ``prob`` (V, K) float64,
+    ``alias`` (V, K) int32 and ``total`` (V,), each word's sum of weights (kernel
+    ``prior_alias_tables``)."""
+
+    prob: np.ndarray
+    alias: np.ndarray
+    total: np.ndarray
+
+    @classmethod
+    def of(cls, phi_wk: np.ndarray, alpha: np.ndarray) -> "PriorTables":
+        """The tables of the word-major topics ``phi_wk`` (V, K) and the prior ``alpha`` (K,)."""
+        V, K = phi_wk.shape
+        tables = cls(np.ones((V, K)), np.zeros((V, K), np.int32), np.zeros(V))
+        prior_alias_tables(phi_wk, alpha, tables.prob, tables.alias, tables.total, np.empty(K, np.int32),
+                           np.empty(K, np.int32), np.empty(K))
+        return tables
 
 
 @functools.cache
@@ -91,7 +107,7 @@ def sweep_batches(iterations: int, burn_in: int, batches: int) -> tuple[np.ndarr
     return batch, np.bincount(batch[burn_in:], minlength=n_batches).astype(np.float64)
 
 
-def sample_documents(phi_wk: np.ndarray, prior_cum: np.ndarray, alpha: np.ndarray, key: int,
+def sample_documents(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, key: int,
                      words: np.ndarray, doc_ptr: np.ndarray, batch_of_sweep: np.ndarray,
                      batch_sweeps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Run :func:`~ldacli._fixed_topics.theta_of_documents` on the documents ``(words, doc_ptr)``
@@ -106,20 +122,21 @@ def sample_documents(phi_wk: np.ndarray, prior_cum: np.ndarray, alpha: np.ndarra
     z = np.zeros(words.size, dtype=np.int32)
     theta = np.zeros((B + 1 if B > 1 else B, D, K))
     rng = np.random.Generator(np.random.SFC64())
-    theta_of_documents(words, doc_ptr, seeds.content_keys(words, doc_ptr), key, phi_wk, prior_cum, alpha,
+    theta_of_documents(words, doc_ptr, seeds.content_keys(words, doc_ptr), key, phi_wk, prior.prob, prior.alias,
+                       prior.total, alpha,
                        float(np.sum(alpha)), batch_of_sweep, batch_sweeps, z, theta, np.zeros(3 * K, np.int32),
                        np.zeros(K * (B + 1)), rng)
     return z, theta
 
 
-def theta_of_chunk(phi_wk: np.ndarray, prior_cum: np.ndarray, alpha: np.ndarray, words: np.ndarray,
+def theta_of_chunk(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, words: np.ndarray,
                    doc_ptr: np.ndarray, iterations: int, burn_in: int, batches: int,
                    key: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """:func:`estimate_theta` for one chunk of documents (``doc_ptr`` from 0), with the
-    word-major topics ``phi_wk`` (V, K), their :func:`prior_cumulative` and the run's
+    word-major topics ``phi_wk`` (V, K), their :class:`PriorTables` and the run's
     :func:`ldacli.seeds.document_key`; a plain function of its arguments, so threads or Dask
     workers can run it."""
-    _, theta = sample_documents(phi_wk, prior_cum, alpha, key, words, doc_ptr, *sweep_batches(iterations, burn_in,
+    _, theta = sample_documents(phi_wk, prior, alpha, key, words, doc_ptr, *sweep_batches(iterations, burn_in,
                                                                                              batches))
     return theta[0], list(theta[1:]) if theta.shape[0] > 1 else [theta[0]]
 
@@ -180,12 +197,12 @@ def theta_stream(phi: np.ndarray, alpha: np.ndarray, blocks: Iterable[tuple[np.n
     checks.smaller("burn_in", burn_in, "iterations", iterations)
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     phi_wk = np.ascontiguousarray(np.asarray(phi).T, dtype=np.float64)
-    prior_cum = prior_cumulative(phi_wk, alpha)
+    prior = PriorTables.of(phi_wk, alpha)
     key = seeds.document_key(seed)
     window = WINDOW_PER_WORKER * (threads if client is None else max(1, len(client.scheduler_info()["workers"])))
     chunks = enumerate(cut_chunks(blocks))
     bar = tqdm(disable=not progress, file=sys.stderr, unit="chunk", leave=False)
-    shared = client.scatter([phi_wk, prior_cum, alpha], broadcast=True, hash=False) if client is not None else None
+    shared = client.scatter([phi_wk, prior, alpha], broadcast=True, hash=False) if client is not None else None
     with Pool(threads if client is None else 1) as pool:
         while True:
             group = list(itertools.islice(chunks, window))
@@ -195,7 +212,7 @@ def theta_stream(phi: np.ndarray, alpha: np.ndarray, blocks: Iterable[tuple[np.n
             if client is not None:
                 parts = client.gather([client.submit(theta_of_chunk, *shared, *a, pure=False) for a in args])
             else:
-                parts = pool.map(lambda a: theta_of_chunk(phi_wk, prior_cum, alpha, *a), args)
+                parts = pool.map(lambda a: theta_of_chunk(phi_wk, prior, alpha, *a), args)
             bar.update(len(parts))
             yield from parts
     bar.close()
@@ -241,7 +258,7 @@ def fold_in(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.n
     phi_wk = np.ascontiguousarray(phi.T, dtype=np.float64)
     key = int(rng.integers(0, 2**64, dtype=np.uint64))
     batch_of_sweep = np.full(checks.count("sweeps", sweeps, 0), -1, dtype=np.int32)
-    z, _ = sample_documents(phi_wk, prior_cumulative(phi_wk, alpha), alpha, key, words, doc_ptr, batch_of_sweep,
+    z, _ = sample_documents(phi_wk, PriorTables.of(phi_wk, alpha), alpha, key, words, doc_ptr, batch_of_sweep,
                             np.zeros(0))
     return z
 
