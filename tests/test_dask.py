@@ -299,6 +299,11 @@ def test_infer_and_perplexity_on_the_cluster_give_the_local_results(corpus, clie
     a, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, threads=2)
     b, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, scheduler=client)
     np.testing.assert_array_equal(a.theta, b.theta)
+    # per document: a few documents alone, in another order, on the cluster give their rows
+    some = [40, 3, 17]
+    c, _ = ldacli.infer(model, ldacli.Corpus(corpus.counts[some], corpus.vocab, [corpus.doc_ids[i] for i in some]),
+                        iterations=12, burn_in=4, seed=2, scheduler=client)
+    assert c.theta.tobytes() == a.theta[some].tobytes()
     pa = ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, threads=1)
     pb = ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, scheduler=client)
     assert pa == pb
