@@ -164,7 +164,7 @@ def prepare(args, folder: str) -> None:
     short = ldacli.read_corpus(f"{folder}/short.ldac", vocab=f"{folder}/short.vocab")
     ldacli.write_corpus(train, f"{folder}/train.ldac", f"{folder}/train.vocab")
     obs_words, obs_ptr, _, _ = completion_split(held)
-    observed = Corpus(sp.csr_array((np.ones(obs_words.size), obs_words,
+    observed = Corpus(sp.csr_array((np.ones(obs_words.size, np.int64), obs_words,
                                     obs_ptr), shape=(obs_ptr.size - 1, len(held.vocab))), held.vocab, held.doc_ids)
     observed.counts.sum_duplicates()
     ldacli.write_corpus(observed, f"{folder}/observed.ldac", f"{folder}/observed.vocab")
