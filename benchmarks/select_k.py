@@ -99,7 +99,7 @@ def main() -> None:
             for i in range(1, args.seeds + 1):
                 model = os.path.join(one, f"k{k}-s{i}.npz")
                 cli("train", os.path.join(one, "train.ldac"), "-k", k, "--iterations", args.iterations, "--seed",
-                    args.seed + i, "--threads", 1, "-q", "-o", model)
+                    args.seed + i - 1, "--threads", 1, "-q", "-o", model)
                 cli("perplexity", model, os.path.join(one, "held.ldac"), "--seed", args.seed, "--threads", 1, "-q")
         alone = time.perf_counter() - t0
         print(f"one by one (train + perplexity processes, one thread): {alone:.1f} s; select-k {seconds:.1f} s; "

@@ -3,6 +3,7 @@ signal) with the same bytes, threads and a Dask cluster alike."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import main
+from ldacli.heldout import holdout_split
 from ldacli.model_selection import Grid, recommend
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -88,7 +90,7 @@ def test_select_k_finds_the_planted_topics_and_writes_table_models_and_json(smal
     assert sorted(p for p in os.listdir(out) if p.endswith(".npz")) == [f"k{k}-s{i}.npz" for k in (2, 5, 8)
                                                                        for i in (1, 2)]
     model = ldacli.load_model(str(out / "k5-s2.npz"))
-    assert model.params["seed"] == 3 and model.params["iterations"] == 300 and model.n_topics == 5
+    assert model.params["seed"] == 2 and model.params["iterations"] == 300 and model.n_topics == 5
     assert model.params["n_docs"] == data["heldout"]["train_docs"] == 180
     tsv = (out / "select-k.tsv").read_text().splitlines()
     assert tsv[0].startswith("k\tseeds\tperplexity\tperplexity_se") and tsv[2].endswith("\ttrue")
@@ -125,43 +127,151 @@ def _wait_for_pairs(folder, n, proc, timeout=120):
     raise AssertionError("no pair finished in time")
 
 
+def _files(folder):
+    return {p: os.stat(folder / p).st_mtime_ns for p in os.listdir(folder) if p.startswith("k")}
+
+
+def _wait_for_checkpoint(folder, proc, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.isdir(folder) and any(p.endswith(".checkpoint.npz") for p in os.listdir(folder)):
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    raise AssertionError("no checkpoint written in time")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
-def test_a_killed_select_k_resumes_the_unfinished_pairs_with_the_same_bytes(small_ldac, tmp_path, how):
-    args = [small_ldac, "-k", "2,5,8", "--seeds", 2, "--iterations", 1500, "--threads", 1]
+def test_a_killed_select_k_continues_the_pair_under_way_with_the_same_bytes(small_ldac, tmp_path, how):
+    # SIGTERM: the pair under way writes its checkpoint as it stops; SIGKILL: it has the one of
+    # --checkpoint-every; either way the same command continues it mid-pair, to the same bytes
+    args = [small_ldac, "-k", "2,5,8", "--seeds", 2, "--iterations", 1500, "--threads", 1, "--checkpoint-every", 100]
     whole = tmp_path / "whole"
     assert run("select-k", *args, "--seed", 4, "-o", whole).exit_code == 0
     killed = tmp_path / "killed"
     proc = _start([*args, "--seed", 4, "-o", killed])
     _wait_for_pairs(killed, 2, proc)
+    _wait_for_checkpoint(killed, proc)
     proc.send_signal(getattr(signal, how))
     _, err = proc.communicate(timeout=120)
-    finished = {p: os.stat(killed / p).st_mtime_ns for p in os.listdir(killed) if p.startswith("k")}
-    assert 4 <= len(finished) < 12 and not (killed / "select-k.json").exists()
+    files = _files(killed)
+    finished = {p: t for p, t in files.items() if not p.endswith(".checkpoint.npz")}
+    under_way = [p for p in files if p.endswith(".checkpoint.npz")]
+    assert 4 <= len(finished) < 12 and len(under_way) == 1 and not (killed / "select-k.json").exists()
+    at = ldacli.Checkpoint.load(str(killed / under_way[0])).iteration
+    assert 0 < at < 1500
     if how == "SIGTERM":
         assert proc.returncode == 143
-        assert "stopped by SIGTERM with" in err and "continue with the same command: ldacli select-k" in err
+        assert "stopped by SIGTERM with" in err and "1 pairs under way continue from their checkpoints" in err
+        assert f"{under_way[0]}" in err and "continue with the same command: ldacli select-k" in err
     else:
-        assert proc.returncode == -9
+        assert proc.returncode == -9 and at % 100 == 0
     result = run("select-k", *args, "-o", killed)  # the same command, without --seed: the folder's seed
     assert result.exit_code == 0, result.stderr
+    pair = under_way[0].split(".")[0]
     assert f"{len(finished) // 2} of 6 pairs are done already" in result.stderr
+    assert f"1 of them from their checkpoints ({pair} at sweep {at})" in result.stderr
     for name, mtime in finished.items():  # the finished pairs were not trained again
         assert os.stat(killed / name).st_mtime_ns == mtime
     names = sorted(p for p in os.listdir(whole) if not p.startswith("."))
     assert names == sorted(p for p in os.listdir(killed) if not p.startswith("."))
+    assert not any(p.endswith(".checkpoint.npz") for p in names)
     for name in names:
         assert (whole / name).read_bytes() == (killed / name).read_bytes(), name
 
 
-def test_a_second_select_k_in_the_same_folder_is_refused_with_75(small_ldac, tmp_path):
+def test_a_checkpoint_of_other_settings_is_not_continued(small_ldac, tmp_path):
     out = tmp_path / "sk"
-    proc = _start([small_ldac, "-k", "2,5,8", "--seeds", 2, "--iterations", 1500, "--seed", 1, "--threads", 1, "-o", out])
+    args = ["-k", "2", "--seeds", 1, "--seed", 1, "--threads", 1, "-o", out]
+    corpus = ldacli.read_corpus(small_ldac)
+    train, _, _ = holdout_split(corpus, 0.1, seed=1)
+    ldacli.train(train, 2, seed=1, iterations=40, alpha=0.5, checkpoint=str(out / "k2-s1.checkpoint.npz")) \
+        if out.mkdir() is None else None
+    result = run("select-k", small_ldac, *args, "--iterations", 60)
+    assert result.exit_code == 0, result.stderr
+    assert "k2-s1.checkpoint.npz: not continued, written by a run of other settings" in result.stderr
+    assert not (out / "k2-s1.checkpoint.npz").exists()
+    model = ldacli.load_model(str(out / "k2-s1.npz"))
+    assert model.params["alpha"] == 0.1 and model.params["iterations_done"] == 60
+
+
+def test_checkpoints_of_pairs_on_a_cluster_are_refused(small_ldac, tmp_path):
+    result = run("select-k", small_ldac, "-k", "2", "--checkpoint-every", 10, "--scheduler", "local:1",
+                 "-o", tmp_path / "o")
+    assert result.exit_code == 2 and "--checkpoint-every applies to pairs run on threads" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_second_select_k_in_the_same_folder_is_refused_with_75_or_waits(small_ldac, tmp_path):
+    out = tmp_path / "sk"
+    args = [small_ldac, "-k", "2,5", "--seeds", 2, "--seed", 1, "--threads", 1, "-o", out]
+    proc = _start([*args, "--iterations", 1500])
     _wait_for_pairs(out, 1, proc)
     second = run("select-k", small_ldac, "-k", "2", "--seeds", 1, "--iterations", 10, "-o", out)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     assert second.exit_code == 75 and f"another ldacli run (PID {proc.pid}) is writing it" in second.stderr
-    assert "--wait" not in second.stderr   # select-k has no --wait to give
+    assert "or give --wait SECONDS to wait for it" in second.stderr
+    # the hint works as printed: with --wait, the second waits for the first and finds its pairs done
+    args[-1] = out = tmp_path / "again"
+    first = _start([*args, "--iterations", 300])
+    _wait_for_pairs(out, 1, first)
+    waited = run("select-k", *args, "--iterations", 300, "--wait", 120)
+    assert first.wait(timeout=120) == 0
+    assert waited.exit_code == 0, waited.stderr
+    assert "4 of 4 pairs are done already" in waited.stderr
+
+
+def test_progress_moves_within_a_pair_and_names_it(small_ldac, tmp_path):
+    # what a person sees on a terminal: a bar of sweeps naming the pair under way and its sweep
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 150, 0, 0))  # a terminal's size
+    args = [small_ldac, "-k", "2,5", "--seeds", 1, "--iterations", 3000, "--seed", 1, "--threads", 1, "-o", tmp_path]
+    proc = subprocess.Popen([sys.executable, "-m", "ldacli", "select-k", *map(str, args)],
+                            stdout=subprocess.DEVNULL, stderr=slave, env={**os.environ, "PYTHONPATH": PACKAGE_ROOT})
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert proc.wait(timeout=120) == 0
+    text = seen.decode(errors="replace")
+    sweeps = {int(m) for m in re.findall(r"K=2 s1 (\d+)/3000", text)}
+    assert len({s for s in sweeps if 0 < s < 3000}) >= 2, text[-2000:]   # it moved within the first pair
+    assert re.search(r"K=5 s1 \d+/3000", text) and "sweep" in text and re.search(r"\d+:\d\d", text)
+    assert "/6000" in text   # the bar counts the sweeps of every pair
+
+
+def test_verbose_logs_say_where_each_pair_is(small_ldac, tmp_path):
+    result = run("select-k", small_ldac, "-k", "2", "--seeds", 1, "--iterations", 100, "--seed", 1, "-v",
+                 "-o", tmp_path / "sk")
+    assert result.exit_code == 0, result.stderr
+    assert "k2-s1 (K=2): started" in result.stderr and "k2-s1 (K=2): sweep 50 of 100, " in result.stderr
+    assert "k2-s1.npz (K=2, seed 1): held-out perplexity" in result.stderr
+
+
+def test_seed_one_is_train_seed_one(small_ldac, tmp_path):
+    # run 1 of every K is what train --seed SEED trains on the same documents; the note names its file
+    result = run("select-k", small_ldac, "-k", "5", "--seeds", 2, "--iterations", 50, "--seed", 7, "--threads", 1,
+                 "-o", tmp_path / "sk")
+    assert result.exit_code == 0, result.stderr
+    assert "k5-s1.npz (K=5, seed 7)" in result.stderr and "k5-s2.npz (K=5, seed 8)" in result.stderr
+    assert "seeds 7..8" in result.stdout
+    corpus = ldacli.read_corpus(small_ldac)
+    train, _, _ = holdout_split(corpus, 0.1, seed=7)
+    alone = ldacli.train(train, 5, seed=7, iterations=50, threads=1)
+    model = ldacli.load_model(str(tmp_path / "sk" / "k5-s1.npz"))
+    assert model.params["seed"] == 7 and (model.phi == alone.phi).all() and (model.theta == alone.theta).all()
 
 
 def test_pairs_as_jobs_on_a_dask_cluster_give_the_same_bytes(small_ldac, tmp_path):

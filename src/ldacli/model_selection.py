@@ -3,7 +3,8 @@
 Every pair of a number of topics K (a grid) and a seed index i is one ordinary training run
 (:func:`ldacli.train`, with the settings given, those of ``train``) on the same documents: one
 held-out split, drawn once from ``seed`` (``holdout`` of the documents), is left out of every
-run. Run i of every K has the seed ``seed + i``. Each finished model is scored:
+run. Run i (1, 2, ...) of every K has the seed ``seed + i - 1`` (:func:`pair_seed`): run 1 is
+what ``ldacli train --seed SEED`` trains on the same documents. Each finished model is scored:
 
 * held-out perplexity of the held-out documents by document completion (:func:`ldacli.perplexity`,
   the estimator of ``ldacli perplexity`` with its defaults, seeded by ``seed``);
@@ -38,6 +39,7 @@ import math
 import os
 import sys
 import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -124,13 +126,15 @@ SETTINGS = (
     Setting("n_topics", Grid(), None,
             "Numbers of topics to try: a list (5,10,20,50) or a range LO:HI:logN (N values evenly spaced in log, "
             "10:200:log8) or LO:HI:STEP.", flags=("-k", "--topics"), required=True),
-    Setting("seeds", Integer(1), 3, "Training runs (seeds) per number of topics; run i has seed --seed + i."),
+    Setting("seeds", Integer(1), 3, "Training runs (seeds) per number of topics; run i (k{K}-s{i}.npz) has seed --seed + i - 1, so run 1 is "
+            "train --seed SEED."),
     Setting("holdout", Real(0, 1, min_open=True, max_open=True), 0.1,
             "Fraction of the documents held out of every run (one split, drawn from --seed) and scored by "
             "document completion."),
     SEED,
     THREADS,
     SCHEDULER,
+    settings.by_name(driver.SETTINGS)["wait"],
 )
 # train's settings that select-k passes to every run: all but those it sets itself or that
 # make no sense for a run of many (a warm start, resuming one run, aligning, a run's checkpoint).
@@ -144,7 +148,14 @@ class SelectKStopped(TrainingInterrupted):
 
 
 def pair_name(k: int, i: int) -> str:
+    """The file name (without extension) of run ``i`` (1, 2, ...) of K ``k``."""
     return f"k{k}-s{i}"
+
+
+def pair_seed(base: int, i: int) -> int:
+    """The seed of run ``i`` (1, 2, ...) of every K, from select-k's ``seed``: run 1 has the seed
+    itself, as ``train --seed`` would."""
+    return base + i - 1
 
 
 def _se(values: list[float]) -> float | None:
@@ -167,19 +178,34 @@ def score_pair(model: Model, train: Corpus, held: Corpus, seed: int) -> dict:
 
 
 def run_pair(train: Corpus, held: Corpus, k: int, run_seed: int, eval_seed: int, given: dict,
-             stop: threading.Event | None = None) -> tuple[Model, dict]:
+             stop: dict | None = None, checkpoint: str | None = None, resume: bool = False,
+             callback=None) -> tuple[Model, dict]:
     """Train and score one pair on one thread (a plain function of its arguments: threads and
-    Dask workers run it). ``stop`` stops the run between sweeps."""
-    def callback(_):
-        if stop is not None and stop.is_set():
-            raise _Stop()
-
-    model = driver.train(train, k, seed=run_seed, threads=1, callback=callback, **given)
+    Dask workers run it). ``stop``: the flag of :func:`~ldacli.methods.driver.stop_requests`
+    that stops the run between sweeps; ``checkpoint``: the pair's checkpoint file, written every
+    ``checkpoint_every`` sweeps (of ``given``) and when ``stop`` is set (the run then raises
+    :class:`TrainingInterrupted`), continued from when ``resume``; ``callback(iteration)`` after
+    every sweep."""
+    more = {"checkpoint": checkpoint, "resume": checkpoint if resume else None} if checkpoint else {}
+    model = driver.train(train, k, seed=run_seed, threads=1, callback=callback, stop=stop, **more, **given)
     return model, score_pair(model, train, held, eval_seed)
 
 
-class _Stop(Exception):
-    """A pair stopped because select-k was asked to stop."""
+def checkpoint_path(output: str, k: int, i: int) -> str:
+    """Where run ``i`` of K ``k`` keeps its checkpoint while it runs (removed when it is done)."""
+    return os.path.join(output, pair_name(k, i) + ".checkpoint.npz")
+
+
+def _resumable(path: str, train: Corpus, k: int, run_seed: int, given: dict) -> int | None:
+    """The sweep a pair's checkpoint at ``path`` continues from, when a run with these settings
+    on these documents wrote it (else None: the pair starts afresh, and says so)."""
+    if not os.path.exists(path):
+        return None
+    at = driver.resumable(path, train, k, seed=run_seed, **given)
+    if at is None:
+        log.warning("%s: not continued, written by a run of other settings or unreadable; the pair starts again",
+                    path)
+    return at
 
 
 def stability(models: list[Model], threshold: float = THRESHOLD.default) -> dict:
@@ -265,30 +291,38 @@ def _finished(folder: str, name: str, train: Corpus, k: int, run_seed: int, give
 
 @takes_settings(SETTINGS, SETTINGS_OF_TRAIN, READING)
 def select_k(corpus, n_topics, *, output: str, seeds: int | None = None, holdout: float | None = None,
-             seed: int | None = None, threads: int | None = None, scheduler=None, progress: bool = False,
-             page=None, **given) -> dict:
+             seed: int | None = None, threads: int | None = None, scheduler=None, wait: float | None = None,
+             progress: bool = False, page=None, **given) -> dict:
     """Train every (K, seed) pair on ``corpus`` less one held-out split and score it (see the
     module docstring). ``corpus`` is what :func:`ldacli.api_input.as_corpus` takes (a path,
     with the reading settings below, a :class:`~ldacli.corpus.Corpus`, a list of strings, a
     SciPy sparse matrix with ``vocab``); ``given`` are train's settings for every run
-    (``iterations``, ``alpha``, ``beta``, ``method``, ``sampler``, ...; not those select-k
-    sets: :data:`NOT_FOR_RUNS`).
+    (``iterations``, ``alpha``, ``beta``, ``method``, ``sampler``, ``checkpoint_every``, ...;
+    not those select-k sets: :data:`NOT_FOR_RUNS`).
     Writes every model and its scores to the folder ``output`` (created if missing), then
     ``select-k.json`` (everything returned) and ``select-k.tsv`` (the table); ``page(result)``,
     when given, is called before returning (the CLI writes the HTML page with it). Returns the
     result: ``settings``, ``heldout``, ``pairs``, ``table`` (one row per K: means and standard
     errors), ``recommended`` and ``reason``, ``rule``. A pair already in ``output`` with these
-    settings is not trained again. On SIGINT/SIGTERM (main thread), the pairs under way stop and
-    :class:`SelectKStopped` is raised; running the same again continues."""
+    settings is not trained again. A pair under way keeps a checkpoint in ``output``
+    (:func:`checkpoint_path`), written every ``checkpoint_every`` sweeps and when it is stopped;
+    on SIGINT/SIGTERM (main thread), the pairs under way write theirs and stop, and
+    :class:`SelectKStopped` is raised; running the same again continues each from its
+    checkpoint, to the same bytes. Another select-k writing ``output`` raises
+    :class:`~ldacli.errors.LockedError`, or is waited for up to ``wait`` seconds."""
     reading = reading_of(given)
     values = settings.resolve(SETTINGS, {"n_topics": n_topics, "seeds": seeds, "holdout": holdout, "seed": seed,
-                                         "threads": threads, "scheduler": scheduler})
+                                         "threads": threads, "scheduler": scheduler, "wait": wait})
     if values["n_topics"] is None:
         raise SettingError("n_topics", "n_topics must be given: the numbers of topics to try")
     for name in given:
         if name in NOT_FOR_RUNS and given[name] is not None:
             raise SettingError(name, f"{name} does not apply to select-k, which sets up every run itself")
     given = {k: v for k, v in given.items() if v is not None}
+    if values["scheduler"] is not None and given.get("checkpoint_every"):
+        raise SettingError("checkpoint_every", "checkpoint_every applies to pairs run on threads: on a cluster "
+                                               "(scheduler) each pair runs on a worker, whose files this folder may "
+                                               "not see", ("scheduler",))
     driver.check_given({**given, "n_topics": values["n_topics"][0]})
     corpus = as_corpus(corpus, reading=reading)
     ks, n_seeds, workers = values["n_topics"], values["seeds"], check_threads(values["threads"])
@@ -301,25 +335,34 @@ def select_k(corpus, n_topics, *, output: str, seeds: int | None = None, holdout
     base = values["seed"]
     train, held, held_docs = holdout_split(corpus, values["holdout"], seed=base)
     pairs = [(k, i) for k in ks for i in range(1, n_seeds + 1)]
-    with locked([manifest]) as removed:
+    with locked([manifest], wait=values["wait"]) as removed:
         for path in removed:
             log.warning("%s: removed, a temporary file left by a run that was killed", path)
         _write_json(os.path.join(output, ".select-k.started.json"), {"seed": base})
         done: dict[tuple[int, int], dict] = {}
+        begun: dict[tuple[int, int], int] = {}  # pair -> the sweep its checkpoint continues from
         for k, i in pairs:
-            scores = _finished(output, pair_name(k, i), train, k, base + i, given)
+            scores = _finished(output, pair_name(k, i), train, k, pair_seed(base, i), given)
             if scores is not None:
                 done[(k, i)] = scores
+                _remove(checkpoint_path(output, k, i))  # left by a run killed as it finished the pair
+            elif values["scheduler"] is None:
+                at = _resumable(checkpoint_path(output, k, i), train, k, pair_seed(base, i), given)
+                if at is not None:
+                    begun[(k, i)] = at
         todo = [p for p in pairs if p not in done]
-        if done:
-            log.warning("%s: %d of %d pairs are done already (same settings); training the other %d", output,
-                        len(done), len(pairs), len(todo))
+        if done or begun:
+            log.warning("%s: %d of %d pairs are done already (same settings); training the other %d%s", output,
+                        len(done), len(pairs), len(todo),
+                        f", {len(begun)} of them from their checkpoints ("
+                        + ", ".join(f"{pair_name(k, i)} at sweep {at}" for (k, i), at in begun.items()) + ")"
+                        if begun else "")
         parallel = min(workers, max(1, len(todo))) if scheduler is None else 1
         biggest = sorted((memory_needed(train, k, **given, seed=base, threads=1) for k in {k for k, _ in todo}),
                          reverse=True)
         check_fits(f"select-k running {parallel} of {len(todo)} pairs at once (K up to {max(ks)})",
                    sum(biggest[:parallel]) + 16.0 * corpus.counts.nnz)
-        _run(todo, done, train, held, base, given, output, parallel, values["scheduler"], progress)
+        _run(todo, begun, done, train, held, base, given, output, parallel, values["scheduler"], progress)
         result = _result(corpus, train, held, held_docs, values, given, done, output)
         _write_json(manifest, result)
         with atomic_write(os.path.join(output, "select-k.tsv"), "w", what="select-k table") as f:
@@ -329,72 +372,140 @@ def select_k(corpus, n_topics, *, output: str, seeds: int | None = None, holdout
     return result
 
 
-def _run(todo, done, train, held, base, given, output, parallel, scheduler, progress=False) -> None:
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+class _Progress:
+    """What the pairs under way have done, for people: a bar of sweeps over all the pairs to
+    run (elapsed time and what is left) naming each running pair and its sweep; with ``-v``,
+    a log line every tenth of a pair. Called from the pairs' threads."""
+
+    def __init__(self, todo, begun, iterations: int, show: bool):
+        self.iterations, self.lock = iterations, threading.Lock()
+        self.at = {p: begun.get(p, 0) for p in todo}
+        self.running: dict[tuple[int, int], float] = {}
+        self.bar = tqdm(total=iterations * len(todo), initial=sum(self.at.values()), disable=not show,
+                        file=sys.stderr, unit="sweep", dynamic_ncols=True, leave=False)
+
+    def started(self, pair) -> None:
+        with self.lock:
+            self.running[pair] = time.monotonic()
+            self._describe()
+        log.info("%s (K=%d): started%s", pair_name(*pair), pair[0],
+                 f" from its checkpoint at sweep {self.at[pair]}" if self.at[pair] else "")
+
+    def sweep(self, pair, it: int) -> None:
+        with self.lock:
+            done, self.at[pair] = self.at[pair], it
+            self._describe()
+            self.bar.update(max(0, min(it, self.iterations) - done))
+        if it % max(1, self.iterations // 10) == 0 and it < self.iterations:
+            log.info("%s (K=%d): sweep %d of %d, %.0f s", pair_name(*pair), pair[0], it, self.iterations,
+                     time.monotonic() - self.running.get(pair, time.monotonic()))
+
+    def finished(self, pair) -> None:
+        with self.lock:
+            done, self.at[pair] = self.at[pair], self.iterations
+            self.running.pop(pair, None)
+            self._describe()
+            self.bar.update(max(0, self.iterations - done))  # a run that stopped early (converged) too
+
+    def stopped(self, pair) -> None:
+        with self.lock:
+            self.running.pop(pair, None)
+
+    def _describe(self) -> None:
+        self.bar.set_postfix_str(", ".join(f"K={k} s{i} {self.at[(k, i)]}/{self.iterations}"
+                                           for k, i in sorted(self.running)), refresh=False)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _run(todo, begun, done, train, held, base, given, output, parallel, scheduler, progress=False) -> None:
     """Run the pairs ``todo`` (threads, or jobs on a Dask cluster), writing each pair's model
-    and scores as it finishes and adding its scores to ``done``; ``progress``: a bar of the pairs
-    on stderr."""
+    and scores as it finishes and adding its scores to ``done``; on threads each pair keeps a
+    checkpoint, and those of ``begun`` continue from theirs; ``progress``: a bar on stderr."""
     if not todo:
         return
-    bar = tqdm(total=len(todo), disable=not progress, file=sys.stderr, unit="pair", leave=False)
+    iterations = given.get("iterations") or settings.by_name(driver.SETTINGS)["iterations"].default_for(
+        {"method": given.get("method", driver.DEFAULT_METHOD)})
+    shown = _Progress(todo, begun, iterations, progress)
 
     def finish(k, i, model, scores):
         name = pair_name(k, i)
         model_path = os.path.join(output, name + ".npz")
         model.save(model_path)
-        scores = {"k": k, "run": i, "seed": base + i, **scores, "model": name + ".npz",
+        scores = {"k": k, "run": i, "seed": pair_seed(base, i), **scores, "model": name + ".npz",
                   "model_sha256": file_sha256(model_path)}
         _write_json(os.path.join(output, name + ".json"), scores)
+        _remove(checkpoint_path(output, k, i))
         done[(k, i)] = scores
-        bar.update(1)
-        log.warning("%s: K=%d seed %d: held-out perplexity %.1f, NPMI %.3f (%d of %d pairs)", output, k, base + i,
-                    scores["perplexity"], scores["npmi"], len(done), len(done) + len(pending))
+        shown.finished((k, i))
+        log.warning("%s: %s.npz (K=%d, seed %d): held-out perplexity %.1f, NPMI %.3f (%d of %d pairs)", output, name,
+                    k, scores["seed"], scores["perplexity"], scores["npmi"], len(done), len(done) + len(pending))
 
     pending = list(todo)
-    stop = threading.Event()
+    checkpoints: list[str] = []  # what the pairs stopped under way wrote
     with stop_requests() as asked, cluster(scheduler) as client:
-        if client is not None:
-            from distributed import as_completed
+        try:
+            if client is not None:
+                from distributed import as_completed
 
-            shared = client.scatter([train, held], broadcast=True, hash=False)
-            futures = {client.submit(run_pair, *shared, k, base + i, base, given, pure=False): (k, i)
-                       for k, i in todo}
-            try:
-                for future in as_completed(futures):
-                    k, i = futures[future]
-                    pending.remove((k, i))
-                    model, scores = future.result()
-                    finish(k, i, model, scores)
-                    if asked["signal"] is not None:
-                        break
-            finally:
-                for future in futures:
-                    future.cancel()
-        else:
-            with ThreadPoolExecutor(parallel, thread_name_prefix="ldacli-select-k") as pool:
-                running = {}
-                queue = list(todo)
-                while queue or running:
-                    while queue and len(running) < parallel and asked["signal"] is None:
-                        k, i = queue.pop(0)
-                        running[pool.submit(run_pair, train, held, k, base + i, base, given, stop)] = (k, i)
-                    if not running:
-                        break
-                    finished, _ = wait(list(running), timeout=0.2, return_when=FIRST_COMPLETED)
-                    if asked["signal"] is not None:
-                        stop.set()
-                    for future in finished:
-                        k, i = running.pop(future)
-                        try:
-                            model, scores = future.result()
-                        except _Stop:
-                            continue
+                shared = client.scatter([train, held], broadcast=True, hash=False)
+                futures = {client.submit(run_pair, *shared, k, pair_seed(base, i), base, given, pure=False): (k, i)
+                           for k, i in todo}
+                try:
+                    for future in as_completed(futures):
+                        k, i = futures[future]
                         pending.remove((k, i))
+                        model, scores = future.result()
                         finish(k, i, model, scores)
-        bar.close()
+                        if asked["signal"] is not None:
+                            break
+                finally:
+                    for future in futures:
+                        future.cancel()
+            else:
+                def one(k, i):
+                    shown.started((k, i))
+                    return run_pair(train, held, k, pair_seed(base, i), base, given, stop=asked,
+                                    checkpoint=checkpoint_path(output, k, i), resume=(k, i) in begun,
+                                    callback=lambda it: shown.sweep((k, i), it))
+
+                with ThreadPoolExecutor(parallel, thread_name_prefix="ldacli-select-k") as pool:
+                    running = {}
+                    queue = list(todo)
+                    while queue or running:
+                        while queue and len(running) < parallel and asked["signal"] is None:
+                            k, i = queue.pop(0)
+                            running[pool.submit(one, k, i)] = (k, i)
+                        if not running:
+                            break
+                        finished, _ = wait(list(running), timeout=0.2, return_when=FIRST_COMPLETED)
+                        for future in finished:
+                            k, i = running.pop(future)
+                            try:
+                                model, scores = future.result()
+                            except TrainingInterrupted as exc:  # stopped by the signal, its checkpoint written
+                                shown.stopped((k, i))
+                                log.warning("%s: %s", pair_name(k, i), exc)
+                                checkpoints += [exc.checkpoint] if exc.checkpoint else []
+                                continue
+                            pending.remove((k, i))
+                            finish(k, i, model, scores)
+        finally:
+            shown.close()
         if asked["signal"] is not None:
             signal = asked["signal"]
             raise SelectKStopped(f"stopped by {signal.name} with {len(done)} of {len(done) + len(pending)} pairs "
-                                 f"finished (in {output})", int(signal))
+                                 f"finished (in {output})"
+                                 + (f"; {len(checkpoints)} pairs under way continue from their checkpoints"
+                                    if checkpoints else ""), int(signal))
 
 
 def _result(corpus, train, held, held_docs, values, given, done, output) -> dict:
@@ -438,7 +549,7 @@ def table_text(result: dict) -> list[str]:
     """The table for people, with the recommendation and its rule."""
     h = result["heldout"]
     lines = [f"select-k: {result['corpus']['source']}, {result['settings']['seeds']} seeds per K (seeds "
-             f"{result['seed'] + 1}..{result['seed'] + result['settings']['seeds']}), {h['train_docs']:,} training "
+             f"{result['seed']}..{result['seed'] + result['settings']['seeds'] - 1}), {h['train_docs']:,} training "
              f"documents, {h['n_docs']:,} held out (split seed {result['seed']})",
              f"{'K':>5}  {'held-out perplexity':>22}  {'NPMI':>15}  {'diversity':>9}  {'exclusivity':>11}  "
              f"{'stability: JS':>17}  {'matched':>13}"]
