@@ -17,16 +17,23 @@ matching on Jensen-Shannon distance of ``ldacli diff``): their stability is the 
 distance and the fraction of topics matched within ``diff``'s threshold. Each measure is reported
 as the mean and the standard error over the seeds (over pairs of seeds for stability).
 
-The recommendation (:func:`recommend`, :data:`RULE`): among the Ks whose mean held-out
-perplexity is within :data:`TOLERANCE` (or one standard error, if larger) of the best K's, the
-one whose topics are most stable across seeds; with one seed, the smallest. Never one metric's
-best: perplexity keeps falling as K grows on real corpora, and stability is only asked among the
-Ks that fit about as well as the best.
+The recommendation (:func:`recommend`, :data:`RULE`) weighs fit against topic quality: each
+run's quality is NPMI x diversity (Dieng, Ruiz & Blei 2020), and the best K has the most quality
+per unit of held-out perplexity, where one more doubling of K would gain less fit (in percent)
+than it costs quality; among the Ks within one standard error of it, the most stable across seeds
+(Greene, O'Callaghan & Cunningham 2014), then the smallest. No single measure decides: on real
+corpora held-out perplexity keeps falling as K grows (Wallach et al. 2009), and coherence,
+diversity and stability are best at the smallest Ks. When that best K is at the edge of the grid,
+or every K is within one standard error of it, the data do not determine K: the recommendation is
+None and the reason says which, with the evidence and the one step of grid that would tell.
+Measured on real and planted corpora: ``benchmarks/select_k_rules.py``.
 
 Every pair's model is written to the output folder as ``k{K}-s{i}.npz`` with its scores beside
 it (``k{K}-s{i}.json``), each as soon as it is finished; a run that was killed and is started
 again with the same settings finds them there and trains only the pairs it had not finished
-(the same bytes as an uninterrupted run: each pair's result depends on its seed alone). Pairs
+(the same bytes as an uninterrupted run: each pair's result depends on its seed alone). A pair
+under way keeps a checkpoint (``k{K}-s{i}.checkpoint.npz``), written every ``checkpoint_every``
+sweeps and when the run is stopped, and continued from when it is started again. Pairs
 run in parallel: ``threads`` at a time, each run on one thread, or as independent jobs on a Dask
 cluster (``scheduler``). The memory of the pairs that run at once is estimated before starting.
 """
@@ -71,12 +78,10 @@ from ldacli.version import __version__
 
 log = logging.getLogger("ldacli")
 
-# Within this fraction of the best perplexity counts as "as good": the spread that local optima
-# alone give between seeds of one K (measured: see the README's select-k section).
-TOLERANCE = 0.05
-RULE = ("among the Ks whose mean held-out perplexity is within 5% (or one standard error, if larger) of the best "
-        "K's, the one whose topics are most stable across seeds (the lowest mean Jensen-Shannon distance of "
-        "matched topics); with one seed, the smallest of them")
+RULE = ("the K with the most topic quality per unit of held-out perplexity (NPMI x diversity / perplexity: K grows "
+        "while a doubling gains more fit, in percent, than it costs topic quality), or among the Ks within one standard "
+        "error of it the most stable across seeds, then the smallest; not determined when that best K is the smallest "
+        "or the largest tried, or when every K is within one standard error of it")
 MAX_GRID = 100
 
 
@@ -221,36 +226,78 @@ def stability(models: list[Model], threshold: float = THRESHOLD.default) -> dict
     return {"distance": distances, "matched": matched}
 
 
-def recommend(rows: list[dict]) -> tuple[int, str]:
-    """The recommended K of a table's ``rows`` (each: ``k``, ``perplexity``, ``perplexity_se``
-    and ``distance``, the stability, None with one seed) and why, by :data:`RULE`."""
-    best = min(rows, key=lambda r: r["perplexity"])
-    band = best["perplexity"] + max(best["perplexity_se"] or 0.0, TOLERANCE * best["perplexity"])
-    within = [r for r in sorted(rows, key=lambda r: r["k"]) if r["perplexity"] <= band]
-    why = (f"Held-out perplexity within {band - best['perplexity']:.1f} of the best, K={best['k']} "
-           f"({best['perplexity']:.1f}), for K = {', '.join(str(r['k']) for r in within)}")
-    if any(r["distance"] is None for r in within):
-        return within[0]["k"], why + f"; the smallest is K={within[0]['k']} (one seed: no stability)" + \
-            _edge(rows, within[0])
-    choice = min(within, key=lambda r: (r["distance"], r["k"]))
-    why += (f"; the most stable of them is K={choice['k']} (mean JS distance between seeds' matched topics "
-            f"{choice['distance']:.3f})" if len(within) > 1 else "")
-    return choice["k"], why + _edge(rows, choice)
+def quality(npmi: float, diversity: float) -> float:
+    """A run's topic quality: mean NPMI coherence times topic diversity (Dieng, Ruiz & Blei
+    2020), NPMI below 0 (no more coherent than chance) counting as 0."""
+    return max(npmi, 0.0) * diversity
 
 
-def _edge(rows: list[dict], choice: dict) -> str:
-    """A warning when the choice is the largest K tried and perplexity was still falling there."""
-    largest = max(rows, key=lambda r: r["k"])
-    if choice is largest and len(rows) > 1 and min(rows, key=lambda r: r["perplexity"]) is largest:
-        return (f"; K={largest['k']} is the largest K tried and held-out perplexity was still falling: try a grid "
-                f"that reaches further")
-    return ""
+def balance(run: dict) -> float:
+    """A run's topic quality per unit of held-out perplexity (times 10^4), what :data:`RULE`
+    maximises."""
+    return 1e4 * quality(run["npmi"], run["diversity"]) / run["perplexity"]
+
+
+def per_doubling(a: float, b: float, ka: int, kb: int) -> float:
+    """The change from ``a`` at K ``ka`` to ``b`` at ``kb``, per doubling of K (a fraction:
+    -0.1 is 10% less per doubling), so that grids of any spacing compare."""
+    if a <= 0 or b <= 0:
+        return float("nan")
+    return (b / a) ** (1.0 / math.log2(kb / ka)) - 1.0
+
+
+def recommend(rows: list[dict]) -> tuple[int | None, str]:
+    """The recommended K of a table's ``rows`` (each: ``k``, ``balance`` and ``balance_se``,
+    ``perplexity``, ``quality``, ``npmi``, ``diversity`` and ``distance``, the stability, None
+    with one seed) by :data:`RULE`, or None when the data do not determine it, and why, with
+    the evidence."""
+    rows = sorted(rows, key=lambda r: r["k"])
+    best = max(rows, key=lambda r: r["balance"])
+    near = [r for r in rows if r["balance"] >= best["balance"] - (best["balance_se"] or 0.0)]
+    if len(rows) == 1:
+        return None, f"K not determined: one K tried ({rows[0]['k']}), nothing to compare it with"
+    evidence = f"NPMI {best['npmi']:.3f} x diversity {best['diversity']:.3f} / perplexity {best['perplexity']:.1f}"
+    if all(r["quality"] == 0 for r in rows):
+        return None, ("K not determined: NPMI is 0 or below at every K tried: the topics' top words occur together "
+                      "no more often than by chance, and topic quality cannot tell the Ks apart")
+    if len(near) == len(rows):
+        return None, (f"K not determined: every K tried is within one standard error of the best quality per "
+                      f"perplexity, K={best['k']} ({evidence}): the measures do not tell the Ks apart (more seeds or "
+                      f"more sweeps might)")
+    if best is rows[0] or best is rows[-1]:
+        low = best is rows[0]
+        other = rows[1] if low else rows[-2]
+        a, b = (best, other) if low else (other, best)
+        fit = per_doubling(a["perplexity"], b["perplexity"], a["k"], b["k"])
+        kept = per_doubling(a["quality"], b["quality"], a["k"], b["k"])
+        step = (f"from K={a['k']} to {b['k']} held-out perplexity changes {fit:+.1%} per doubling and topic quality "
+                f"{kept:+.1%}")
+        if low:
+            further = (f"; a grid down to K={max(1, best['k'] // 2)} would tell" if best["k"] > 1 else "")
+            return None, (f"K not determined: quality per perplexity is best at the smallest K tried, {best['k']} "
+                          f"({evidence}), and falls with K ({step}): each doubling costs more topic quality than it "
+                          f"gains fit from the start of the grid" + further)
+        return None, (f"K not determined: quality per perplexity is best at the largest K tried, {best['k']} "
+                      f"({evidence}), and still rising ({step}): each doubling still gains more fit than it costs "
+                      f"topic quality; a grid up to K={2 * best['k']} (one doubling more) would tell")
+    stable = all(r["distance"] is not None for r in near)
+    choice = min(near, key=lambda r: (r["distance"], r["k"]) if stable else r["k"])
+    after = rows[rows.index(best) + 1]
+    why = (f"quality per perplexity is best at K={best['k']} ({evidence}); from it to K={after['k']} perplexity "
+           f"changes {per_doubling(best['perplexity'], after['perplexity'], best['k'], after['k']):+.1%} per doubling "
+           f"and topic quality {per_doubling(best['quality'], after['quality'], best['k'], after['k']):+.1%}")
+    if len(near) > 1:
+        why += (f"; within one standard error: K = {', '.join(str(r['k']) for r in near)}, of which "
+                + (f"K={choice['k']} is the most stable (mean JS distance between seeds' matched topics "
+                   f"{choice['distance']:.3f})" if stable else f"the smallest is K={choice['k']} (one seed: no stability)"))
+    return choice["k"], why
 
 
 def _summary(k: int, pairs: list[dict], stab: dict | None) -> dict:
     row = {"k": k, "seeds": len(pairs)}
-    for key in ("perplexity", "npmi", "diversity", "exclusivity"):
-        values = [p[key] for p in pairs]
+    for key in ("perplexity", "npmi", "diversity", "exclusivity", "quality", "balance"):
+        values = [quality(p["npmi"], p["diversity"]) if key == "quality" else balance(p) if key == "balance" else p[key]
+                  for p in pairs]
         row[key], row[f"{key}_se"] = _mean(values), _se(values)
     for key in ("distance", "matched"):
         values = stab[key] if stab else []
@@ -516,9 +563,7 @@ def _result(corpus, train, held, held_docs, values, given, done, output) -> dict
         models = [Model.load(os.path.join(output, pair_name(k, i) + ".npz")) for i in range(1, n_seeds + 1)]
         stab = stability(models) if len(models) > 1 else None
         table.append(_summary(k, [done[(k, i)] for i in range(1, n_seeds + 1)], stab))
-    rows = [{"k": r["k"], "perplexity": r["perplexity"], "perplexity_se": r["perplexity_se"],
-             "distance": r["distance"]} for r in table]
-    k_best, why = recommend(rows)
+    k_best, why = recommend(table)
     for r in table:
         r["recommended"] = r["k"] == k_best
     return {
@@ -533,6 +578,7 @@ def _result(corpus, train, held, held_docs, values, given, done, output) -> dict
         "pairs": pairs,
         "table": table,
         "recommended": k_best,
+        "determined": k_best is not None,
         "reason": why,
         "rule": RULE,
         "ldacli_version": __version__,
@@ -551,23 +597,28 @@ def table_text(result: dict) -> list[str]:
     lines = [f"select-k: {result['corpus']['source']}, {result['settings']['seeds']} seeds per K (seeds "
              f"{result['seed']}..{result['seed'] + result['settings']['seeds'] - 1}), {h['train_docs']:,} training "
              f"documents, {h['n_docs']:,} held out (split seed {result['seed']})",
-             f"{'K':>5}  {'held-out perplexity':>22}  {'NPMI':>15}  {'diversity':>9}  {'exclusivity':>11}  "
-             f"{'stability: JS':>17}  {'matched':>13}"]
+             f"{'K':>5}  {'held-out perplexity':>19}  {'NPMI':>15}  {'diversity':>9}  {'quality/perplexity':>18}  "
+             f"{'exclusivity':>11}  {'stability: JS':>15}  {'matched':>11}"]
     for r in result["table"]:
-        lines.append(f"{r['k']:>5}  {_cell(r['perplexity'], r['perplexity_se'], '.1f'):>22}  "
+        lines.append(f"{r['k']:>5}  {_cell(r['perplexity'], r['perplexity_se'], '.1f'):>19}  "
                      f"{_cell(r['npmi'], r['npmi_se'], '.3f'):>15}  {_cell(r['diversity'], None, '.3f'):>9}  "
-                     f"{_cell(r['exclusivity'], None, '.3f'):>11}  {_cell(r['distance'], r['distance_se'], '.3f'):>17}  "
-                     f"{_cell(r['matched'], r['matched_se'], '.2f'):>13}" + ("  <- recommended" if r["recommended"] else ""))
+                     f"{_cell(r['balance'], r['balance_se'], '.3f'):>18}  "
+                     f"{_cell(r['exclusivity'], None, '.3f'):>11}  {_cell(r['distance'], r['distance_se'], '.3f'):>15}  "
+                     f"{_cell(r['matched'], r['matched_se'], '.2f'):>11}" + ("  <- recommended" if r["recommended"] else ""))
     lines.append(f"mean ± standard error over seeds (stability: over pairs of seeds; matched: topics within JS "
                  f"{result['stability_threshold']:g}); perplexity by document completion on the held-out "
-                 f"documents ({h['n_tokens']:,} tokens)")
-    lines.append(f"recommended K = {result['recommended']}: {result['reason']}")
+                 f"documents ({h['n_tokens']:,} tokens); quality/perplexity: NPMI x diversity / perplexity x 10^4")
+    if result["recommended"] is not None:
+        lines.append(f"recommended K = {result['recommended']}: {result['reason']}")
+    else:
+        lines.append(result["reason"])
     lines.append(f"rule: {result['rule']}")
     return lines
 
 
 TSV_COLUMNS = ("k", "seeds", "perplexity", "perplexity_se", "npmi", "npmi_se", "diversity", "diversity_se",
-               "exclusivity", "exclusivity_se", "distance", "distance_se", "matched", "matched_se", "recommended")
+               "exclusivity", "exclusivity_se", "quality", "quality_se", "balance", "balance_se", "distance",
+               "distance_se", "matched", "matched_se", "recommended")
 
 
 def table_tsv(result: dict) -> list[str]:
