@@ -66,7 +66,8 @@ def corpora() -> dict[str, dict]:
                       "ready": os.path.join(DATA, "20ng-raw", "DONE")},
         "ap": {"path": os.path.join(DATA, "ap", "ap.dat"), "grid": "10,20,25,40,50,100,200",
                "tables": ["10,25,50,100,200", "25,50,100,200", "10,20,40"],
-               "options": ["--vocab", os.path.join(DATA, "ap", "vocab.txt")], "ready": os.path.join(DATA, "ap", "DONE")},
+               "options": ["--vocab", os.path.join(DATA, "ap", "vocab.txt")],
+               "ready": os.path.join(DATA, "ap", "DONE")},
         "numpy-scipy": {"path": os.path.join(SAMPLE, "numpy_scipy_docs.txt"), "grid": "5,10,20,40,80,160",
                         "tables": ["5,10,20,40,80", "5,10,20,40,80,160"],
                         "options": ["--stop-words", os.path.join(SAMPLE, "stopwords_docstrings.txt"), "--min-df", "5",
@@ -164,7 +165,8 @@ def rule_perplexity(rows):
 
 
 def rule_perplexity_1se(rows):
-    return min(r["k"] for r in within_se(rows, "perplexity", lower=True)), "smallest K within 1 SE of the best perplexity"
+    near = within_se(rows, "perplexity", lower=True)
+    return min(r["k"] for r in near), "smallest K within 1 SE of the best perplexity"
 
 
 def rule_kneedle(rows):
@@ -266,6 +268,7 @@ def table(markdown: bool) -> None:
     three or more of each corpus's Ks, how often each rule points at the grid's edge."""
     subgrids = {rule: {"edge": 0, "undetermined": 0, "inside": 0, "truth": 0, "truth_of": 0, "same": 0, "same_of": 0}
                 for rule in RULES}
+    summary = []
     for name, spec in corpora().items():
         path = os.path.join(folder(name), "select-k.json")
         if not os.path.exists(path):
@@ -282,6 +285,8 @@ def table(markdown: bool) -> None:
                 print(f"{name} -k {grid}: not every K is done yet: skipped\n")
                 continue
             show(name, grid, result, rows, truth, markdown)
+            summary.append([f"{name} -k {grid}" + (f" (planted {truth})" if truth else "")]
+                           + ["-" if k is None else str(k) for k in (fn(rows)[0] for fn in RULES.values())])
         whole = {rule: fn(every)[0] for rule, fn in RULES.items()}
         for n in range(3, len(every) + 1):
             for sub in itertools.combinations(every, n):
@@ -298,6 +303,8 @@ def table(markdown: bool) -> None:
                         i = ks.index(truth)
                         tally["truth_of"] += 1
                         tally["truth"] += k is not None and ks[i - 1] <= k <= ks[i + 1]
+    print("Each rule's K on each corpus and grid (-: not determined)")
+    _print([["corpus, grid", *RULES]] + summary, markdown)
     print("Every grid of 3 or more of each corpus's Ks (all corpora): where each rule's choice lies; planted: "
           "found within the grid's neighbours of the truth (grids with the truth inside); as on the whole grid: "
           "the same choice as on the corpus's whole grid (grids that hold that K, where the rule chose one)")

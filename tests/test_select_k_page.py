@@ -32,9 +32,9 @@ def test_the_select_k_page_shows_the_choice_the_table_and_the_curves(small_ldac,
     assert [r.find_element(By.TAG_NAME, "td").text for r in rows] == ["2", "5", "8"]
     assert rows[1].get_attribute("class") == "selected"
     charts = browser.find_elements(By.CSS_SELECTOR, "#curves .chart svg")
-    assert len(charts) == 6 and all(c.size["width"] > 250 for c in charts)
+    assert len(charts) == 7 and all(c.size["width"] > 250 for c in charts)
     titles = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#curves svg .role-title-text")]
-    assert titles[0].startswith("Held-out perplexity")
+    assert titles[0].startswith("Held-out perplexity") and titles[1].startswith("Topic quality per perplexity")
     assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
     data = json.loads((out / "select-k.json").read_text())
     assert f"{data['table'][1]['perplexity']:.1f}" in rows[1].text
@@ -42,3 +42,21 @@ def test_the_select_k_page_shows_the_choice_the_table_and_the_curves(small_ldac,
     assert [r.find_element(By.TAG_NAME, "td").text for r in
             browser.find_elements(By.CSS_SELECTOR, "#table tbody tr")] == ["5", "8", "2"]
     browser.save_screenshot(str(tmp_path / "select-k.png"))
+
+
+def test_the_page_says_when_k_is_not_determined(small_ldac, tmp_path, browser):  # noqa: F811
+    out = tmp_path / "sk"
+    result = CliRunner().invoke(main, ["select-k", small_ldac, "-k", "2,5", "--seeds", "2", "--iterations", "200",
+                                       "--seed", "1", "-q", "-o", str(out)])
+    assert result.exit_code == 3, result.stderr
+    browser.get(f"file://{out / 'select-k.html'}")
+    for _ in range(200):
+        if browser.execute_script("return window.ldacliReady === true"):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the page's charts did not render")
+    assert browser.find_element(By.CSS_SELECTOR, "#recommendation h2").text == "K not determined"
+    assert "best at the largest K tried, 5" in browser.find_element(By.CSS_SELECTOR, "#recommendation p").text
+    assert not browser.find_elements(By.CSS_SELECTOR, "#table tbody tr.selected")
+    assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []

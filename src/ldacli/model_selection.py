@@ -78,10 +78,10 @@ from ldacli.version import __version__
 
 log = logging.getLogger("ldacli")
 
-RULE = ("the K with the most topic quality per unit of held-out perplexity (NPMI x diversity / perplexity: K grows "
-        "while a doubling gains more fit, in percent, than it costs topic quality), or among the Ks within one standard "
-        "error of it the most stable across seeds, then the smallest; not determined when that best K is the smallest "
-        "or the largest tried, or when every K is within one standard error of it")
+RULE = ("the K with the most topic quality per unit of held-out perplexity (NPMI x diversity / perplexity: K "
+        "grows while a doubling gains more fit, in percent, than it costs topic quality), or among the Ks within one "
+        "standard error of it the most stable across seeds, then the smallest; not determined when that best K is "
+        "the smallest or the largest tried, or when every K is within one standard error of it")
 MAX_GRID = 100
 
 
@@ -131,7 +131,8 @@ SETTINGS = (
     Setting("n_topics", Grid(), None,
             "Numbers of topics to try: a list (5,10,20,50) or a range LO:HI:logN (N values evenly spaced in log, "
             "10:200:log8) or LO:HI:STEP.", flags=("-k", "--topics"), required=True),
-    Setting("seeds", Integer(1), 3, "Training runs (seeds) per number of topics; run i (k{K}-s{i}.npz) has seed --seed + i - 1, so run 1 is "
+    Setting("seeds", Integer(1), 3,
+            "Training runs (seeds) per number of topics; run i (k{K}-s{i}.npz) has seed --seed + i - 1, so run 1 is "
             "train --seed SEED."),
     Setting("holdout", Real(0, 1, min_open=True, max_open=True), 0.1,
             "Fraction of the documents held out of every run (one split, drawn from --seed) and scored by "
@@ -289,7 +290,8 @@ def recommend(rows: list[dict]) -> tuple[int | None, str]:
     if len(near) > 1:
         why += (f"; within one standard error: K = {', '.join(str(r['k']) for r in near)}, of which "
                 + (f"K={choice['k']} is the most stable (mean JS distance between seeds' matched topics "
-                   f"{choice['distance']:.3f})" if stable else f"the smallest is K={choice['k']} (one seed: no stability)"))
+                   f"{choice['distance']:.3f})" if stable
+                   else f"the smallest is K={choice['k']} (one seed: no stability)"))
     return choice["k"], why
 
 
@@ -603,8 +605,10 @@ def table_text(result: dict) -> list[str]:
         lines.append(f"{r['k']:>5}  {_cell(r['perplexity'], r['perplexity_se'], '.1f'):>19}  "
                      f"{_cell(r['npmi'], r['npmi_se'], '.3f'):>15}  {_cell(r['diversity'], None, '.3f'):>9}  "
                      f"{_cell(r['balance'], r['balance_se'], '.3f'):>18}  "
-                     f"{_cell(r['exclusivity'], None, '.3f'):>11}  {_cell(r['distance'], r['distance_se'], '.3f'):>15}  "
-                     f"{_cell(r['matched'], r['matched_se'], '.2f'):>11}" + ("  <- recommended" if r["recommended"] else ""))
+                     f"{_cell(r['exclusivity'], None, '.3f'):>11}  "
+                     f"{_cell(r['distance'], r['distance_se'], '.3f'):>15}  "
+                     f"{_cell(r['matched'], r['matched_se'], '.2f'):>11}"
+                     + ("  <- recommended" if r["recommended"] else ""))
     lines.append(f"mean ± standard error over seeds (stability: over pairs of seeds; matched: topics within JS "
                  f"{result['stability_threshold']:g}); perplexity by document completion on the held-out "
                  f"documents ({h['n_tokens']:,} tokens); quality/perplexity: NPMI x diversity / perplexity x 10^4")

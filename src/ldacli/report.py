@@ -562,7 +562,7 @@ def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, 
 
 SELECT_K_CHARTS = (
     ("perplexity", "Held-out perplexity (document completion; lower is better)"),
-    ("balance", "Topic quality per perplexity: NPMI x diversity / perplexity x 10^4 (the rule's measure)"),
+    ("balance", "Topic quality per perplexity (the rule's; higher is better)"),
     ("npmi", "NPMI coherence on the training documents (higher is better)"),
     ("distance", "Stability: JS distance between seeds (lower is better)"),
     ("matched", "Stability: topics matched across seeds"),
@@ -609,6 +609,7 @@ def write_select_k_page(result: dict, output: str) -> None:
     dashed. Needs the report extra (vl-convert's Vega bundle)."""
     table, k = result["table"], result["recommended"]
     h, s = result["heldout"], result["settings"]
+    reason = result["reason"][:1].upper() + result["reason"][1:]
 
     def cell(r, key, fmt):
         mean, se = r[key], r.get(f"{key}_se")
@@ -623,7 +624,8 @@ def write_select_k_page(result: dict, output: str) -> None:
     rows = "".join(
         f"<tr class='{'selected' if r['recommended'] else ''}'><td class='num'>{r['k']}</td>"
         + cell(r, "perplexity", ".1f") + cell(r, "npmi", ".3f") + cell(r, "diversity", ".3f")
-        + cell(r, "balance", ".3f") + cell(r, "exclusivity", ".3f") + cell(r, "distance", ".3f") + cell(r, "matched", ".2f") + "</tr>"
+        + cell(r, "balance", ".3f") + cell(r, "exclusivity", ".3f") + cell(r, "distance", ".3f")
+        + cell(r, "matched", ".2f") + "</tr>"
         for r in table)
     train = ", ".join(f"{name} {value}" for name, value in sorted(s["train"].items())) or "train's defaults"
     title = f"ldacli select-k: {os.path.basename(str(result['corpus']['source']))}"
@@ -633,8 +635,8 @@ def write_select_k_page(result: dict, output: str) -> None:
     charts = {key: _select_k_spec(table, key, name, k) for key, name in SELECT_K_CHARTS
               if any(r[key] is not None for r in table)}
     sections = [
-        (f"<section id='recommendation'><h2>Recommended: K = {k}</h2><p>{text(result['reason'])}.</p>" if k is not None
-         else f"<section id='recommendation'><h2>K not determined</h2><p>{text(result['reason'])}.</p>")
+        (f"<section id='recommendation'><h2>Recommended: K = {k}</h2><p>{text(reason)}.</p>" if k is not None
+         else f"<section id='recommendation'><h2>K not determined</h2><p>{text(reason)}.</p>")
         +
         f"<p class='muted'>Rule: {text(result['rule'])}.</p></section>",
         f"<section id='table'><h2>Every K</h2><p>Mean ± standard error over {s['seeds']} seeds (stability: over "
