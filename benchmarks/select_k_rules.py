@@ -65,7 +65,7 @@ def corpora() -> dict[str, dict]:
                       "options": ["--stop-words", "english", "--min-df", "5", "--max-df", "0.3"],
                       "ready": os.path.join(DATA, "20ng-raw", "DONE")},
         "ap": {"path": os.path.join(DATA, "ap", "ap.dat"), "grid": "10,20,25,40,50,100,200",
-               "tables": ["10,25,50,100,200", "25,50,100,200", "10,20,40"],
+               "tables": ["10,25,50,100,200", "25,50,100,200", "10,20,40", "10,20,25,40,50,100,200"],
                "options": ["--vocab", os.path.join(DATA, "ap", "vocab.txt")],
                "ready": os.path.join(DATA, "ap", "DONE")},
         "numpy-scipy": {"path": os.path.join(SAMPLE, "numpy_scipy_docs.txt"), "grid": "5,10,20,40,80,160",
