@@ -411,26 +411,27 @@ def unchanged(output: str, corpus: Corpus, n_topics: int | None = None, **given)
     see it), from the same warm-start parent and aligned to the same model's file: then
     training again would only repeat it (``train --skip-unchanged``). A missing or unreadable
     output is never unchanged."""
-    if not os.path.exists(output):
-        return False
-    try:
-        model = Model.load(output)
-    except LdacliError:
-        return False
-    return _same_run(model.params, corpus, {**given, "n_topics": n_topics})
+    model = _loaded(output, Model.load)
+    return model is not None and _same_run(model.params, corpus, {**given, "n_topics": n_topics})
 
 
 def resumable(checkpoint: str, corpus: Corpus, n_topics: int | None = None, **given) -> int | None:
     """The step the checkpoint at ``checkpoint`` continues from when a run with these settings
     (as :func:`unchanged` compares them) on this corpus wrote it, so that resuming it gives
     what that run gives; None when it is missing, unreadable or another run's."""
-    if not os.path.exists(checkpoint):
+    ckpt = _loaded(checkpoint, Checkpoint.load)
+    return ckpt.iteration if ckpt is not None and _same_run(ckpt.params, corpus, {**given, "n_topics": n_topics}) \
+        else None
+
+
+def _loaded(path: str, load):
+    """``load(path)``, or None when the file is missing or unreadable."""
+    if not os.path.exists(path):
         return None
     try:
-        ckpt = Checkpoint.load(checkpoint)
+        return load(path)
     except LdacliError:
         return None
-    return ckpt.iteration if _same_run(ckpt.params, corpus, {**given, "n_topics": n_topics}) else None
 
 
 def _same_run(p: dict, corpus: Corpus, given: dict) -> bool:
