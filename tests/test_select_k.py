@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import main
-from ldacli.heldout import holdout_split
+from ldacli.fixed_topics import holdout_split
 from ldacli.model_selection import Grid, recommend
 from ldacli.topic_coherence import diversity
 
@@ -187,7 +187,7 @@ def _wait_for_checkpoint(folder, proc, timeout=120):
     raise AssertionError("no checkpoint written in time")
 
 
-@pytest.mark.slow
+@pytest.mark.signals
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
 def test_a_killed_select_k_continues_the_pair_under_way_with_the_same_bytes(small_ldac, tmp_path, how):
     # SIGTERM: the pair under way writes its checkpoint as it stops; SIGKILL: it has the one of
@@ -249,6 +249,7 @@ def test_checkpoints_of_pairs_on_a_cluster_are_refused(small_ldac, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow   # whole processes
 def test_a_second_select_k_in_the_same_folder_is_refused_with_75_or_waits(small_ldac, tmp_path):
     out = tmp_path / "sk"
     args = [small_ldac, "-k", "2,5", "--seeds", 2, "--seed", 1, "--threads", 1, "-o", out]
@@ -269,6 +270,7 @@ def test_a_second_select_k_in_the_same_folder_is_refused_with_75_or_waits(small_
     assert "4 of 4 pairs are done already" in waited.stderr
 
 
+@pytest.mark.slow   # a whole process on a terminal
 def test_progress_moves_within_a_pair_and_names_it(small_ldac, tmp_path):
     # what a person sees on a terminal: a bar of sweeps naming the pair under way and its sweep
     import fcntl
@@ -320,6 +322,7 @@ def test_seed_one_is_train_seed_one(small_ldac, tmp_path):
     assert model.params["seed"] == 7 and (model.phi == alone.phi).all() and (model.theta == alone.theta).all()
 
 
+@pytest.mark.dask
 def test_pairs_as_jobs_on_a_dask_cluster_give_the_same_bytes(small_ldac, tmp_path):
     pytest.importorskip("distributed")
     args = [small_ldac, "-k", "2,5", "--seeds", 2, "--iterations", 200, "--seed", 1, "-q"]
