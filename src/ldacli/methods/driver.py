@@ -263,7 +263,10 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
                                          f"scheduler) or leave {name} out", ("scheduler",))
     parent = None
     if ckpt is not None:
-        values = settings.resume(declared, given, _as_recorded(ckpt.params), resume,
+        # the checkpoint path it records is not followed: a received file names no path we write,
+        # so a resumed run checkpoints to --checkpoint or else to the file it resumes
+        recorded = {k: v for k, v in _as_recorded(ckpt.params).items() if k != "checkpoint"}
+        values = settings.resume(declared, given, recorded, resume,
                                  fallback=lambda s, v: resume if s.name == "checkpoint" else s.default_for(v))
         if values["iterations"] < ckpt.iteration:
             raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
