@@ -9,6 +9,8 @@
 * :func:`iter_blocks` and :func:`iter_lines` stream a :class:`Source` in whole lines with their
   1-based line numbers, turning every read or decompression failure into an
   :class:`~ldacli.errors.InputError` that names the file and the line being read.
+* :func:`open_regular` opens an input that must be a regular file (never a device or a pipe:
+  ``/dev/zero`` as a corpus or a model would be read until memory runs out).
 * :func:`file_sha256` names a file by its bytes (how a model names its parent).
 """
 
@@ -73,6 +75,10 @@ def _fsync_directory(folder: str) -> None:
     finally:
         os.close(fd)
 
+
+# The longest line a reader holds (a document of a text corpus, an LDA-C document): a file of one
+# 200 MB line took 4 GB to read. 16 MiB is a few million words, more than any document.
+MAX_LINE_BYTES = 16 << 20
 
 # Temporary files are named ".NAME.<8 random characters>.tmp" beside the target NAME.
 TEMP_PATTERN = r"\.{name}\.[a-z0-9_]{{8}}\.tmp"
@@ -246,6 +252,36 @@ def stale_temporaries(path: str | os.PathLike[str]) -> list[str]:
     return sorted(found)
 
 
+_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISFIFO, "a pipe"), (stat.S_ISSOCK, "a socket"))
+
+
+def open_regular(path: str | os.PathLike[str], name: str | None = None) -> BinaryIO:
+    """``path`` opened for reading, binary, once it is known to be a regular file (a symbolic
+    link to one is fine): a device (``/dev/zero`` never ends), a pipe or a socket is refused with
+    an :class:`InputError` naming ``name`` (default ``path``) before a byte is read -- standard
+    input, given as ``-``, is the way to read a pipe. Opened without blocking (a pipe with no
+    writer would hang the open), then checked by descriptor."""
+    path = os.fspath(path)
+    name = path if name is None else name
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            found = next((what for test, what in _FILE_TYPES if test(mode)), "a special file")
+            hint = " (give - to read standard input)" if found in ("a pipe", "a character device") else ""
+            raise InputError(name, None, f"expected a file, found {found}{hint}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _read_error(name: str, line: int | None, exc: BaseException, compressed: bool) -> InputError:
     """An InputError for a failure while reading ``name`` (at ``line`` when known)."""
     if compressed and not (isinstance(exc, OSError) and exc.strerror):
@@ -286,13 +322,7 @@ class Source:
             if isinstance(data, str):
                 data = data.encode("utf-8")
             return cls("<stdin>", None, bytes(data))
-        if os.path.isdir(path):
-            raise InputError(path, None, "expected a file, found a directory")
-        try:
-            with open(path, "rb"):
-                pass
-        except OSError as exc:
-            raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+        open_regular(path).close()
         return cls(path, path, None)
 
     @classmethod
@@ -333,10 +363,7 @@ class Source:
         elif self.path is None:
             raw = io.BytesIO(self.data or b"")
         else:
-            try:
-                raw = open(self.path, "rb")
-            except OSError as exc:
-                raise InputError(self.name, None, f"cannot read: {exc.strerror or exc}") from None
+            raw = open_regular(self.path, self.name)
         try:
             try:
                 head = raw.peek(2)[:2] if hasattr(raw, "peek") else raw.read(2)
@@ -403,11 +430,13 @@ def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[
 
     Each block holds whole lines, each ending in ``\\n`` except possibly the very last line of
     the input; line numbers start at 1. A UTF-8 byte-order mark at the start is dropped. A line
-    longer than ``block_size`` is returned whole in a larger block.
+    longer than ``block_size`` is returned whole in a larger block; one longer than
+    :data:`MAX_LINE_BYTES` is an :class:`InputError` naming it, before it is held whole.
     """
     with source.stream() as (stream, compressed):
         lineno = 1
         pending: list[bytes] = []  # pieces of a line not yet ended
+        held = 0  # their bytes
         first = True
         while True:
             try:
@@ -423,7 +452,12 @@ def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[
             cut = chunk.rfind(b"\n") + 1
             if cut == 0:
                 pending.append(chunk)
+                held += len(chunk)
+                if held > MAX_LINE_BYTES:
+                    raise InputError(source.name, lineno, f"expected lines of at most {MAX_LINE_BYTES >> 20} MiB, "
+                                                          f"found a longer one (a file without line breaks?)")
                 continue
+            held = len(chunk) - cut
             block = b"".join(pending) + chunk[:cut] if pending else chunk[:cut]
             pending = [chunk[cut:]] if cut < len(chunk) else []
             yield lineno, block
@@ -448,7 +482,7 @@ def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
 def file_sha256(path: str) -> str:
     """SHA-256 of a file's bytes: how a model names its parent."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from ldacli import checks
 from ldacli.counts import doc_lengths, doc_pointers, word_totals
 from ldacli.errors import InputError, LdacliError
-from ldacli.fileio import atomic_folder
+from ldacli.fileio import atomic_folder, open_regular
 from ldacli.formats.matrix import read_scipy_npz, write_scipy_npz
 from ldacli.formats.vocab import vocab_text
 from ldacli.methods.sharded import shard_bounds, shard_ranges
@@ -171,7 +171,7 @@ class ShardFolder:
         index names (its SHA-256) and holds the documents it says."""
         name = os.path.join(self.path, self.files[s])
         try:
-            with open(name, "rb") as f:
+            with open_regular(name) as f:
                 data = f.read()
         except OSError as exc:
             raise InputError(name, None, f"cannot read shard {s} of {self.path}: {exc.strerror or exc}") from None

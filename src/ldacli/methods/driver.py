@@ -593,6 +593,10 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
         evaluator = HeldOutEvaluator(held, seed=values["seed"])
         stored = ckpt.state.get("early_stopping") if ckpt is not None else None
         stopper = EarlyStopping.from_state(stored, values["patience"]) if stored else EarlyStopping(values["patience"])
+    memory = (f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
+              f"{fitted.n_docs} documents and {fitted.n_tokens} tokens")
+    # before anything K-sized (the topics' names) is made; again below once the parent is known
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, writing and run.parent is None and reference is None))
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
               "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
     parent = run.parent
@@ -613,9 +617,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     if ckpt is None:
         params = with_names(params, names)
     streamed = writing and parent is None and reference is None
-    check_fits(f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
-               f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
-               cls.estimate_bytes(fitted, values, threads, streamed))
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed))
     start = warm_start_state(run.parent, fitted, values, _descent(run.parent, values)) if run.parent is not None else None
     resume = values["resume"]
     state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
@@ -679,8 +681,8 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Mod
             t0 = time.perf_counter()
             if max_seconds is not None and it > run.start:  # the sweeps left, at this run's pace so far
                 spent = t0 - began
-                state.expect_last(min(iterations, it + max(1, math.ceil((max_seconds - spent) / spent
-                                                                        * (it - run.start)))))
+                pace = min(float(iterations), (max_seconds - spent) / spent * (it - run.start))  # 1e308 s: finite
+                state.expect_last(min(iterations, it + max(1, math.ceil(pace))))
             try:
                 state.step(it + 1)
             except ClusterLost as exc:
