@@ -175,6 +175,9 @@ class ShardFolder:
                 data = f.read()
         except OSError as exc:
             raise InputError(name, None, f"cannot read shard {s} of {self.path}: {exc.strerror or exc}") from None
+        except InputError as exc:  # missing, or not a regular file
+            reason = exc.detail.removeprefix("cannot read: ")
+            raise InputError(name, None, f"cannot read shard {s} of {self.path}: {reason}") from None
         if hashlib.sha256(data).hexdigest() != self.sha256[s]:
             raise InputError(name, None, f"expected the shard file {INDEX} describes (SHA-256 {self.sha256[s][:12]}...), "
                                          f"found another: the folder was changed after it was written")
