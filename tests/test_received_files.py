@@ -3,7 +3,6 @@ corpus sent by another person is data. It names no path that ldacli writes, deco
 more than it says and no more than memory holds, and a doctored one is refused in one line."""
 
 import json
-import os
 import zipfile
 
 import numpy as np

@@ -188,7 +188,7 @@ def _big_model(path, docs=60_000, topics=200):
     m.save(str(path))
 
 
-def _term_while(cmd, folder, started):
+def _term_while(cmd, started):
     """Run ``cmd``, send it SIGTERM once ``started()`` says it is at work, return it finished."""
     proc = subprocess.Popen([sys.executable, "-m", "ldacli", *map(str, cmd)], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -208,7 +208,7 @@ def _leftovers(folder):
 def test_sigterm_while_export_writes_leaves_nothing_behind(tmp_path):
     _big_model(tmp_path / "m.npz")
     out = tmp_path / "theta.tsv"
-    proc = _term_while(["export", tmp_path / "m.npz", "doc-topics", "-o", out], tmp_path,
+    proc = _term_while(["export", tmp_path / "m.npz", "doc-topics", "-o", out],
                        lambda: any(n.startswith(".theta.tsv.") and n.endswith(".tmp") for n in os.listdir(tmp_path)))
     assert proc.returncode == 143 and proc.stderr.read().strip().endswith("stopped by SIGTERM")
     assert _leftovers(tmp_path) == [] and not out.exists()
@@ -221,7 +221,8 @@ def test_sigterm_while_the_final_model_is_written_leaves_nothing_behind(tmp_path
     ldacli.write_corpus(corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"))
     previous = tmp_path / "m.npz"
     previous.write_bytes(b"yesterday's model")
+    writing = lambda: any(n.startswith(".m.npz.") and n.endswith(".tmp") for n in os.listdir(tmp_path))  # noqa: E731
     proc = _term_while(["train", tmp_path / "c.ldac", "-k", 400, "--iterations", 1, "--seed", 1, "-q", "-o", previous],
-                       tmp_path, lambda: any(n.startswith(".m.npz.") and n.endswith(".tmp") for n in os.listdir(tmp_path)))
+                       writing)
     assert proc.returncode == 143, proc.stderr.read()
     assert previous.read_bytes() == b"yesterday's model" and _leftovers(tmp_path) == []

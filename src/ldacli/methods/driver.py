@@ -596,7 +596,8 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     memory = (f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
               f"{fitted.n_docs} documents and {fitted.n_tokens} tokens")
     # before anything K-sized (the topics' names) is made; again below once the parent is known
-    check_fits(memory, cls.estimate_bytes(fitted, values, threads, writing and run.parent is None and reference is None))
+    early = writing and run.parent is None and reference is None
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, early))
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
               "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
     parent = run.parent
