@@ -185,3 +185,27 @@ def test_devices_and_pipes_are_refused_where_a_file_is_read(tmp_path, small_ldac
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "expected a file, found a character device (give - to read standard input)" in r.stderr \
         or "expected a file, found a pipe (give - to read standard input)" in r.stderr, r.stderr
+
+
+def test_a_received_file_naming_a_device_gets_it_refused_not_read(tmp_path, small_ldac):
+    import json
+    import os
+
+    from ldacli.errors import InputError
+    from ldacli.methods.shard_checkpoints import read_shard_checkpoint
+    from ldacli.npz import write_npz
+
+    ldacli.train(ldacli.read_corpus(small_ldac), 2, iterations=1, seed=1).save(str(tmp_path / "m.npz"))
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    params = json.loads(str(arrays["params"]))
+    params["corpus_source"] = "/dev/zero"  # the training corpus report and topics read again
+    arrays["params"] = np.str_(json.dumps(params))
+    write_npz(str(tmp_path / "z.npz"), arrays)
+    r = run_limited(1 << 30, "report", tmp_path / "z.npz", "-o", tmp_path / "z.html")
+    assert r.returncode == 0 and "cannot re-read the training corpus: /dev/zero: expected a file, found a " \
+                                  "character device" in r.stderr, r.stderr
+    # a shard checkpoint that a checkpoint names, made a link to /dev/zero: hashed for ever before
+    os.symlink("/dev/zero", tmp_path / "shard-00000-sweep-000004-0123abcd.npz")
+    with pytest.raises(InputError, match="expected a file, found a character device"):
+        read_shard_checkpoint(str(tmp_path / "shard-00000-sweep-000004-0123abcd.npz"), "0" * 64, 0, 10, 2, "x")
