@@ -140,7 +140,7 @@ def test_params_of_the_wrong_shape_are_one_line_for_every_command(model_file, tm
 
 @pytest.mark.parametrize("key, value", [
     ("checkpoint_every", "x"), ("loglik_every", None), ("max_seconds", "x"), ("seed", "x"), ("seed", -1),
-    ("shards", [1]), ("snapshots", None), ("optimize_interval", "x"),
+    ("shards", None), ("shards", [1]), ("snapshots", None), ("seed_words", {"a": 1}), ("optimize_interval", "x"),
 ])
 def test_a_checkpoints_settings_of_the_wrong_type_are_one_line(model_file, tmp_path, small_ldac, key, value):
     ckpt = ldacli.Checkpoint.load(str(model_file / "c.npz"))

@@ -31,7 +31,7 @@ from ldacli import seeds, settings
 from ldacli.version import __version__
 from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpus import Corpus
-from ldacli.errors import LdacliError, OutputError, SettingError
+from ldacli.errors import InputError, LdacliError, OutputError, SettingError
 from ldacli.fileio import file_sha256
 from ldacli.diff import align, match_topics
 from ldacli.heldout import HeldOutEvaluator, fold_in, holdout_split
@@ -216,6 +216,24 @@ def _corpus_to_train(corpus: Corpus, parent: Model | None, warm_start: str | Non
     return corpus
 
 
+def _resolved_in(cls: type[Method], values: dict, corpus: Corpus, source: str) -> None:
+    """Refuse a checkpoint (``source``) whose settings leave None what a run resolves before it
+    starts (``cls.resolve``: the sampler, the shards): a run records the values it resolved, and
+    a file from elsewhere may hold anything."""
+    nones = [name for name, value in values.items() if value is None]
+    if not nones:
+        return
+    fresh = dict(values)
+    try:
+        cls.resolve(fresh, {}, corpus)
+    except LdacliError:
+        return  # what the method refuses, it refuses again where it is used
+    missing = [name for name in nones if fresh.get(name) is not None]
+    if missing:
+        raise InputError(source, None, f"expected the settings a checkpoint records in 'params', found {missing[0]} "
+                                       f"None (a run records the value it chose)")
+
+
 def _as_recorded(params: dict) -> dict:
     """A model's or checkpoint's params as settings: the warm start by its parent's path."""
     ws = params.get("warm_start")
@@ -272,6 +290,7 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
             raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
                                              f"{values['iterations']} asked for")
         trained = _corpus_to_train(corpus, None, None, ckpt, resume, notes)
+        _resolved_in(cls, values, trained, resume)
         if ckpt.params.get("corpus_fingerprint") != trained.fingerprint():
             raise LdacliError(f"{resume}: expected a checkpoint of this corpus ({trained.source}), found one of "
                               f"another corpus ({ckpt.params.get('corpus_source')}, fingerprint differs)")
