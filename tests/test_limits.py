@@ -148,6 +148,7 @@ def test_a_word_longer_than_a_vocabulary_holds_is_refused_with_its_line(tmp_path
     assert r.exit_code == 0 and "1 token of words the model has never seen" in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 def test_a_line_longer_than_any_document_is_refused_before_it_is_held(tmp_path):
     import gzip
     big = tmp_path / "one-line.txt.gz"
