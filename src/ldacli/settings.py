@@ -347,7 +347,11 @@ def _recorded_value(s: Setting, value, values: dict, source: str):
     try:
         if value is None and s.default_for(values) is not None:
             raise SettingError(s.name, f"{s.name} must be {s.type.describe()}, found None")
-        s.check(value)
+        if isinstance(value, list) and isinstance(s.type, (Integer, Real)):  # one per topic (a warm start's alpha)
+            for v in value:
+                s.check(v)
+        else:
+            s.check(value)
     except SettingError as exc:
         raise InputError(source, None, f"expected the settings a checkpoint records in 'params', found {exc}") \
             from None
