@@ -347,7 +347,8 @@ def _recorded_value(s: Setting, value, values: dict, source: str):
     try:
         if value is None and s.default_for(values) is not None:
             raise SettingError(s.name, f"{s.name} must be {s.type.describe()}, found None")
-        if isinstance(value, list) and isinstance(s.type, (Integer, Real)):  # one per topic (a warm start's alpha)
+        if isinstance(value, list) and isinstance(s.type, (Integer, Real)) and len(value) == values.get("n_topics"):
+            # one per topic (a warm start's alpha)
             for v in value:
                 s.check(v)
         else:
