@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from ldacli.cli import main
+from users import as_nobody
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'ldacli[dask]'")
 pytestmark = pytest.mark.dask   # real local clusters, entered by another user
@@ -84,17 +85,6 @@ for port in ports:
     got["http"] = attempt(lambda: http_page(port))
 print(json.dumps(out))
 """
-
-
-def as_nobody():
-    """preexec_fn for a child run as the user nobody (the tests run as root)."""
-    user = pwd.getpwnam("nobody")
-
-    def switch():
-        os.setgroups([])
-        os.setgid(user.pw_gid)
-        os.setuid(user.pw_uid)
-    return switch
 
 
 def nobodys_python(env: dict) -> str | None:

@@ -152,7 +152,7 @@ def lineage_of(a: Model, b: Model, a_sha256: str | None) -> dict | None:
     topic it continues, None for one added; after B's topics were renumbered by ``--align-to``,
     in their new order), ``added`` (B's ids) and ``removed`` (A's ids); else None."""
     ws = b.params.get("warm_start") or {}
-    if a_sha256 is None or ws.get("sha256") != a_sha256 or "descent" not in ws:
+    if a_sha256 is None or not isinstance(ws, dict) or ws.get("sha256") != a_sha256 or "descent" not in ws:
         return None
     descent = list(ws["descent"])
     if len(descent) != b.n_topics or any(d is not None and not 0 <= d < a.n_topics for d in descent):

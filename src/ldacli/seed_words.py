@@ -33,6 +33,10 @@ class SeedWords(Text):
 
     def check(self, name: str, value):
         if isinstance(value, Mapping):
+            if not all(isinstance(v, str) or (isinstance(v, (list, tuple)) and all(isinstance(w, str) for w in v))
+                       for v in value.values()):
+                raise SettingError(name, f"{name} must be {self.describe()} (each a list of words, or one string "
+                                         f"of them), found {value!r:.80}")
             return {str(k): [str(w) for w in v] if not isinstance(v, str) else v.split() for k, v in value.items()}
         return super().check(name, value)
 

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from ldacli import checks
 from ldacli.counts import doc_lengths, doc_pointers, word_totals
 from ldacli.errors import InputError, LdacliError
-from ldacli.fileio import atomic_folder
+from ldacli.fileio import atomic_folder, open_regular
 from ldacli.formats.matrix import read_scipy_npz, write_scipy_npz
 from ldacli.formats.vocab import vocab_text
 from ldacli.methods.sharded import shard_bounds, shard_ranges
@@ -171,10 +171,13 @@ class ShardFolder:
         index names (its SHA-256) and holds the documents it says."""
         name = os.path.join(self.path, self.files[s])
         try:
-            with open(name, "rb") as f:
+            with open_regular(name) as f:
                 data = f.read()
         except OSError as exc:
             raise InputError(name, None, f"cannot read shard {s} of {self.path}: {exc.strerror or exc}") from None
+        except InputError as exc:  # missing, or not a regular file
+            reason = exc.detail.removeprefix("cannot read: ")
+            raise InputError(name, None, f"cannot read shard {s} of {self.path}: {reason}") from None
         if hashlib.sha256(data).hexdigest() != self.sha256[s]:
             raise InputError(name, None, f"expected the shard file {INDEX} describes (SHA-256 {self.sha256[s][:12]}...), "
                                          f"found another: the folder was changed after it was written")

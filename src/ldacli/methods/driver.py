@@ -31,7 +31,7 @@ from ldacli import seeds, settings
 from ldacli.version import __version__
 from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpus import Corpus
-from ldacli.errors import LdacliError, OutputError, SettingError
+from ldacli.errors import InputError, LdacliError, OutputError, SettingError
 from ldacli.fileio import file_sha256
 from ldacli.diff import align, match_topics
 from ldacli.fixed_topics import HeldOutEvaluator, fold_in, holdout_split
@@ -220,6 +220,24 @@ def _corpus_to_train(corpus: Corpus, parent: Model | None, warm_start: str | Non
     return corpus
 
 
+def _resolved_in(cls: type[Method], values: dict, corpus: Corpus, source: str) -> None:
+    """Refuse a checkpoint (``source``) whose settings leave None what a run resolves before it
+    starts (``cls.resolve``: the sampler, the shards): a run records the values it resolved, and
+    a file from elsewhere may hold anything."""
+    nones = [name for name, value in values.items() if value is None]
+    if not nones:
+        return
+    fresh = dict(values)
+    try:
+        cls.resolve(fresh, {}, corpus)
+    except LdacliError:
+        return  # what the method refuses, it refuses again where it is used
+    missing = [name for name in nones if fresh.get(name) is not None]
+    if missing:
+        raise InputError(source, None, f"expected the settings a checkpoint records in 'params', found {missing[0]} "
+                                       f"None (a run records the value it chose)")
+
+
 def _as_recorded(params: dict) -> dict:
     """A model's or checkpoint's params as settings: the warm start by its parent's path."""
     ws = params.get("warm_start")
@@ -267,12 +285,16 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
                                          f"scheduler) or leave {name} out", ("scheduler",))
     parent = None
     if ckpt is not None:
-        values = settings.resume(declared, given, _as_recorded(ckpt.params), resume,
+        # the checkpoint path it records is not followed: a received file names no path we write,
+        # so a resumed run checkpoints to --checkpoint or else to the file it resumes
+        recorded = {k: v for k, v in _as_recorded(ckpt.params).items() if k != "checkpoint"}
+        values = settings.resume(declared, given, recorded, resume,
                                  fallback=lambda s, v: resume if s.name == "checkpoint" else s.default_for(v))
         if values["iterations"] < ckpt.iteration:
             raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
                                              f"{values['iterations']} asked for")
         trained = _corpus_to_train(corpus, None, None, ckpt, resume, notes)
+        _resolved_in(cls, values, trained, resume)
         if ckpt.params.get("corpus_fingerprint") != trained.fingerprint():
             raise LdacliError(f"{resume}: expected a checkpoint of this corpus ({trained.source}), found one of "
                               f"another corpus ({ckpt.params.get('corpus_source')}, fingerprint differs)")
@@ -615,6 +637,11 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
         evaluator = HeldOutEvaluator(held, seed=values["seed"])
         stored = ckpt.state.get("early_stopping") if ckpt is not None else None
         stopper = EarlyStopping.from_state(stored, values["patience"]) if stored else EarlyStopping(values["patience"])
+    memory = (f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
+              f"{fitted.n_docs} documents and {fitted.n_tokens} tokens")
+    # before anything K-sized (the topics' names) is made; again below once the parent is known
+    early = writing and run.parent is None and reference is None
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, early))
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
               "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
     parent = run.parent
@@ -635,9 +662,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     if ckpt is None:
         params = with_names(params, names)
     streamed = writing and parent is None and reference is None
-    check_fits(f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
-               f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
-               cls.estimate_bytes(fitted, values, threads, streamed))
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed))
     start = warm_start_state(run.parent, fitted, values, _descent(run.parent, values)) if run.parent is not None else None
     resume = values["resume"]
     state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
@@ -701,8 +726,8 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: 
             t0 = time.perf_counter()
             if max_seconds is not None and it > run.start:  # the sweeps left, at this run's pace so far
                 spent = t0 - began
-                state.expect_last(min(iterations, it + max(1, math.ceil((max_seconds - spent) / spent
-                                                                        * (it - run.start)))))
+                pace = min(float(iterations), (max_seconds - spent) / spent * (it - run.start))  # 1e308 s: finite
+                state.expect_last(min(iterations, it + max(1, math.ceil(pace))))
             try:
                 state.step(it + 1)
             except ClusterLost as exc:
