@@ -1,11 +1,13 @@
-"""The package's shape: one direction of dependency, no import circle, no private name imported
-across modules, kernels that import nothing from the package, and a README that names every
-module. Read from the source with ``ast``, imports inside functions included."""
+"""The package's shape: one direction of dependency between modules and between folders, no
+import circle, no private name imported across modules, kernels that import nothing from the
+package, and a README that names every module. Read from the source with ``ast``, imports inside
+functions included (:mod:`layout`)."""
 
 import ast
 import os
 import re
 
+import layout
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,39 +43,12 @@ LAYERS = {
 }
 
 
-def _modules() -> dict[str, str]:
-    out = {}
-    for folder, _, files in os.walk(PACKAGE):
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                rel = os.path.relpath(path, os.path.dirname(PACKAGE))[:-3].replace(os.sep, ".")
-                out[rel.removesuffix(".__init__")] = path
-    return out
-
-
-MODULES = _modules()
-KERNELS = {"ldacli." + os.path.splitext(n)[0] for n in os.listdir(EXT) if n.endswith(".pyx")}
+MODULES = layout.modules(PACKAGE)
+KERNELS = layout.kernels(EXT)
 
 
 def _imports(path: str) -> list[tuple[str, str | None, int]]:
-    """(module imported, name imported from it or None, line) for every ldacli import."""
-    found = []
-    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
-        if isinstance(node, ast.Import):
-            found += [(a.name, None, node.lineno) for a in node.names if a.name.split(".")[0] == "ldacli"]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "ldacli":
-            for a in node.names:
-                sub = f"{node.module}.{a.name}"
-                if sub in MODULES or sub in KERNELS:  # `from ldacli import checks`: the module itself
-                    found.append((sub, None, node.lineno))
-                else:
-                    found.append((node.module, a.name, node.lineno))
-    return found
-
-
-def _graph() -> dict[str, set[str]]:
-    return {m: {target for target, _, _ in _imports(p) if target in MODULES} for m, p in MODULES.items()}
+    return layout.imports(path, MODULES, KERNELS)
 
 
 def test_every_module_has_a_layer():
@@ -82,27 +57,11 @@ def test_every_module_has_a_layer():
 
 
 def test_nothing_imports_upward():
-    upward = [f"{m} imports {t} (line {line})" for m, p in MODULES.items() for t, _, line in _imports(p)
-              if t in LAYERS and LAYERS[t] > LAYERS[m]]
-    assert upward == []
+    assert layout.upward(MODULES, LAYERS, KERNELS) == []
 
 
 def test_no_import_circle():
-    graph, state, cycles = _graph(), {}, []
-
-    def visit(m, path):
-        state[m] = "open"
-        for t in sorted(graph[m]):
-            if state.get(t) == "open":
-                cycles.append(" -> ".join(path[path.index(t):] + [t]))
-            elif t not in state:
-                visit(t, path + [t])
-        state[m] = "done"
-
-    for m in sorted(graph):
-        if m not in state:
-            visit(m, [m])
-    assert cycles == []
+    assert layout.circles(layout.graph(MODULES, KERNELS)) == []
 
 
 def test_no_private_name_is_imported_across_modules():

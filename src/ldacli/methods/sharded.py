@@ -357,7 +357,7 @@ class Replica:
     """A set of topic-word counts (the shared one, or a Dask worker's copy) with its own topic
     totals and scratch arrays, in one count layout: :class:`DenseRows` (the dense sampler) or
     :class:`WordLists` (sorted word lists: the sparse sampler, and :class:`AliasWordLists` the
-    alias sampler's). A subclass says how its counts are kept, moved, sent and sampled;
+    alias sampler's). A subclass says how its counts are kept, sent and sampled;
     :func:`replica_class` gives the one of a sampler."""
 
     kind: ClassVar[str]
@@ -372,8 +372,8 @@ class Replica:
 
     @classmethod
     def empty(cls, V: int, K: int, layout: ListLayout | None = None) -> "Replica":
-        """A replica with no counts yet: a Dask worker's, which :meth:`unpack` fills with the
-        words of each block before it is sampled."""
+        """A replica with no counts yet, which :meth:`set_count_arrays` of its word slices fill
+        (the Dask client's copy of the counts, gathered slice by slice for the model)."""
         return cls(V, K, (np.zeros(0, np.int64), np.zeros(0, np.int64)), layout)
 
     def sharing(self) -> "Replica":
@@ -407,19 +407,6 @@ class Replica:
 
     def sweep(self, shard: dict, words, z, rng, part: int, priors: Priors) -> None:
         """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``part``."""
-        raise NotImplementedError
-
-    def move(self, words, order, z_from, z_to) -> None:
-        """Move tokens' counts from topics ``z_from`` to ``z_to`` (``order``: by word)."""
-        raise NotImplementedError
-
-    def pack(self, word_ids: np.ndarray) -> dict:
-        """The counts of the words ``word_ids`` and all topic totals, as arrays to send to
-        another replica's :meth:`unpack` (a Dask worker's, for one block)."""
-        raise NotImplementedError
-
-    def unpack(self, word_ids: np.ndarray, packed: dict) -> None:
-        """Take the counts :meth:`pack` sent for ``word_ids``, and the topic totals."""
         raise NotImplementedError
 
     def range(self, lo: int, hi: int) -> "Replica":
@@ -487,16 +474,6 @@ class DenseRows(Replica):
         _cgs.dense_sweep(words, shard["runs"], z, self.nwk, self.nk, p.alpha, p.beta, p.beta_sum, p.extra_ptr,
                          p.extra_topics, p.extra, self.ndk, self.work, rng, part)
 
-    def move(self, words, order, z_from, z_to):
-        _cgs.apply_dense(words, order, z_from, z_to, self.nwk, self.nk)
-
-    def pack(self, word_ids):
-        return {"nk": self.nk.copy(), "rows": self.nwk[word_ids]}
-
-    def unpack(self, word_ids, packed):
-        np.copyto(self.nk, packed["nk"])
-        self.nwk[word_ids] = packed["rows"]
-
     def _range_of(self, source, lo, hi):
         self.nwk = source.nwk[lo:hi]
 
@@ -543,7 +520,6 @@ class WordLists(Replica):
     def _scratch(self, K):
         super()._scratch(K)
         self.doc_topics = np.zeros(2 * K, np.int32)
-        self.mark = np.zeros(K, np.int32)
         self.work = np.zeros(4 * K)
 
     def sweep(self, shard, words, z, rng, part, priors):
@@ -554,20 +530,6 @@ class WordLists(Replica):
                           p.beta, p.beta_sum, p.extra_ptr, p.extra_topics, p.extra, self.ndk, self.doc_topics,
                           shard["list_ptr"], shard["list_len"], shard["list_topics"], shard["list_counts"],
                           self.work, rng, part)
-
-    def move(self, words, order, z_from, z_to):
-        _cgs.apply_sparse(words, order, z_from, z_to, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
-                          self.ndk, self.mark)
-
-    def pack(self, word_ids):
-        idx, lens = _list_slots(self.word_ptr, self.wt_len, word_ids)
-        return {"nk": self.nk.copy(), "lens": lens, "entries": self.wt[idx]}
-
-    def unpack(self, word_ids, packed):
-        np.copyto(self.nk, packed["nk"])
-        self.wt_len[word_ids] = packed["lens"]
-        idx, _ = _list_slots(self.word_ptr, self.wt_len, word_ids)
-        self.wt[idx] = packed["entries"]
 
     def _range_of(self, source, lo, hi):
         start, end = source.word_ptr[lo], source.word_ptr[hi]
