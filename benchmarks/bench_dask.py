@@ -38,7 +38,8 @@ import numpy as np
 
 import ldacli
 from ldacli import seeds
-from ldacli.methods.sharded import ShardedSampler, default_shards, shard_bounds, shard_ranges
+from ldacli.methods.sharded import ShardedSampler
+from ldacli.partition import default_shards, shard_bounds, shard_ranges
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))

@@ -28,6 +28,7 @@ from bench_dask import build
 from bench_train import load
 from ldacli.methods import sharded
 from ldacli.methods.sharded import ShardedSampler
+from ldacli.partition import default_shards
 
 SPENT: dict[str, float] = defaultdict(float)
 
@@ -59,7 +60,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     timing(sharded, "sample_block", "sample")
     corpus = load(args.corpus)
-    shards = args.shards or sharded.default_shards(corpus.n_tokens)
+    shards = args.shards or default_shards(corpus.n_tokens)
     print(f"{os.path.basename(args.corpus)}: {corpus.n_tokens} tokens, {args.sampler}, {shards} shards, "
           f"{args.threads} threads")
     print("    K  s/sweep   sample  visits/doc  scan  ns/token/entry")

@@ -42,6 +42,7 @@ from bench_dask import build, timed
 from bench_train import load
 from ldacli.methods import sharded
 from ldacli.methods.sharded import ShardedSampler
+from ldacli.partition import default_shards
 
 BLOCKS: list[float] = []
 
@@ -104,7 +105,7 @@ def main(argv=None) -> int:
     corpus = load(args.corpus)
     K = args.topics
     print(f"{args.corpus}: {corpus.n_tokens:,} tokens, {corpus.n_docs:,} documents, K={K}, {args.sampler}; "
-          f"default shards {sharded.default_shards(corpus.n_tokens)}")
+          f"default shards {default_shards(corpus.n_tokens)}")
     print(f"{'P':>4} {'s/sweep':>8} {'cost':>6} {'call us':>8} {'serial ms':>10} "
           + " ".join(f"{'at ' + str(c):>7}" for c in cores))
     timed_blocks()

@@ -12,7 +12,8 @@ import pytest
 from geweke import TinyModel, geweke
 
 from ldacli.methods.sharded import SAMPLERS as KINDS
-from ldacli.methods.sharded import ShardedSampler, shard_bounds
+from ldacli.methods.sharded import ShardedSampler
+from ldacli.partition import shard_bounds
 from ldacli.topic_word_prior import TopicWordPrior
 
 

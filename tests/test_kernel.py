@@ -15,8 +15,8 @@ from scipy.special import gammaln
 from ldacli._cgs import dense_sweep
 from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.errors import LdacliError
-from ldacli.methods.sharded import (SAMPLERS, ShardedSampler, document_lists, list_layout, shard_bounds, slice_runs,
-                                    unpack_entries, word_slices)
+from ldacli.methods.sharded import SAMPLERS, ShardedSampler, document_lists, list_layout, slice_runs, unpack_entries
+from ldacli.partition import shard_bounds, word_slices
 from ldacli.counts import doc_topic_counts
 from ldacli.methods.base import word_topic_counts
 from ldacli.topic_word_prior import extra_by_word, seed_prior, topic_sums

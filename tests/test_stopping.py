@@ -13,7 +13,8 @@ from ldacli.evaluate import perplexity
 from ldacli.info import describe
 from ldacli.heldout import HeldOutEvaluator, holdout_split
 from ldacli.stopping import EarlyStopping
-from ldacli.methods.sharded import ShardedSampler, shard_bounds
+from ldacli.methods.sharded import ShardedSampler
+from ldacli.partition import shard_bounds
 
 
 def test_holdout_split_is_a_seeded_partition(planted):

@@ -345,7 +345,7 @@ def test_default_shards_keep_small_corpora_as_they_were_and_let_32_threads_work_
     # 4), so those runs keep their bytes; from 5 M on, a power of two (each round's blocks split
     # evenly over 8, 16, 32 threads), 32 from 20 M tokens, at most 32 (64 would cost more than
     # it gives below about 50 cores)
-    from ldacli.methods.sharded import default_shards
+    from ldacli.partition import default_shards
 
     for n in [*range(0, 5_000_000, 9_973), 399_999, 400_000, 2_408_812, 4_999_999]:
         assert default_shards(n) == min(4, max(1, n // 100_000))

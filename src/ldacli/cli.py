@@ -41,9 +41,10 @@ from ldacli.info import describe as describe_file
 from ldacli.info import format_text as format_info
 from ldacli.locking import EXIT_LOCKED, locked
 from ldacli.methods.driver import SETTINGS as TRAIN
-from ldacli.methods.driver import METHODS, RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
+from ldacli.methods.driver import RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
+from ldacli.methods.registry import METHODS
 from ldacli.methods.driver import train as run_train
-from ldacli.methods.cluster import TLS, tls_options
+from ldacli.dask_connection import TLS, tls_options
 from ldacli.model import TOP_WORDS, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder

@@ -29,7 +29,7 @@ from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.heldout import BURN_IN, ITERATIONS, BlockSum, DocQueue, completion_split, theta_stream, token_logliks
-from ldacli.methods.cluster import SCHEDULER, cluster
+from ldacli.dask_connection import SCHEDULER, cluster
 from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
 from ldacli.seeds import SEED

@@ -26,7 +26,7 @@ from ldacli.errors import SettingError
 from ldacli.counts import tokens_of
 from ldacli.fileio import atomic_write
 from ldacli.heldout import BURN_IN, ITERATIONS, theta_stream
-from ldacli.methods.cluster import SCHEDULER, cluster
+from ldacli.dask_connection import SCHEDULER, cluster
 from ldacli.model import Inference, Model, file_header
 from ldacli.npz import StreamedArray, write_npz_members
 from ldacli.parallel import THREADS, check_threads
@@ -126,7 +126,7 @@ def infer(model, corpus, *, progress: bool = False, **given) -> tuple[Inference,
     either, and counted apart (the params' ``removed_tokens``). Without ``seed``, fresh entropy
     is drawn and recorded in the inference's params. The documents run on ``threads`` threads
     (all cores) or on the workers of a Dask ``scheduler`` (see
-    :data:`~ldacli.methods.cluster.SCHEDULER`); the result is the same.
+    :data:`~ldacli.dask_connection.SCHEDULER`); the result is the same.
     """
     reading = reading_of(given, READING_FOR_MODEL)
     settings.check_names(SETTINGS, given)

@@ -56,7 +56,7 @@ from ldacli.heldout import holdout_split
 from ldacli.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods import driver
-from ldacli.methods.cluster import SCHEDULER, cluster
+from ldacli.dask_connection import SCHEDULER, cluster
 from ldacli.methods.driver import TrainingInterrupted, memory_needed, stop_requests, unchanged
 from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads

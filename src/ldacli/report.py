@@ -39,7 +39,7 @@ from ldacli.export import topic_names
 from ldacli.inference import corpus_theta
 from ldacli.fileio import atomic_write, file_sha256
 from ldacli.info import describe
-from ldacli.methods.driver import METHODS
+from ldacli.methods.registry import METHODS
 from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
 from ldacli.topic_coherence import coherence

@@ -3,5 +3,5 @@
 The driver owns everything around the steps; each method (a
 :class:`~ldacli.methods.base.Method` in its own module: :mod:`~ldacli.methods.cgs`,
 :mod:`~ldacli.methods.vem`, :mod:`~ldacli.methods.ugibbs`) supplies its settings, its state and
-one step. Adding a method is one module and one line in ``driver.METHODS``.
+one step. Adding a method is one module and one line in ``registry.METHODS``.
 """

@@ -20,8 +20,8 @@ from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start
 from ldacli.methods.distributed import DistributedSampler, ShardsRebuilt, SyncPoint
 from ldacli.methods.shard_checkpoints import ARRAY, ShardFiles, read_topics
-from ldacli.methods.sharded import (ENTRY_CHUNK, SAMPLERS, FirstTopics, ShardedSampler, choose_sampler, default_shards,
-                                    shard_bounds, shard_ranges)
+from ldacli.methods.sharded import ENTRY_CHUNK, SAMPLERS, FirstTopics, ShardedSampler, choose_sampler
+from ldacli.partition import default_shards, shard_bounds, shard_ranges
 from ldacli.counts import doc_pointers
 from ldacli.formats.shards import ShardFolder
 from ldacli.seed_words import SeedWords
@@ -263,7 +263,7 @@ class CollapsedGibbs(Method):
     """Collapsed Gibbs sampling of every token's topic, theta and phi integrated out.
 
     Options: ``sampler`` (``dense``, ``sparse``, ``alias`` or ``auto``: by K), ``shards``
-    (document shards and word slices, default :func:`~ldacli.methods.sharded.default_shards`, or the files of the shard
+    (document shards and word slices, default :func:`~ldacli.partition.default_shards`, or the files of the shard
     folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
     and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
     first topics (:class:`~ldacli.methods.sharded.FirstTopics`), stream 1 + s samples shard s.

@@ -54,12 +54,13 @@ from ldacli.errors import InputError, LdacliError, OutputError
 from ldacli.formats.shards import ShardFolder, open_shard_folder
 from ldacli.locking import locked
 from ldacli.memory import available_bytes
-from ldacli.methods.cluster import ClusterLost
+from ldacli.dask_connection import ClusterLost
 from ldacli.methods.shard_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
                                               shard_file, write_shard_checkpoint)
 from ldacli.methods.sharded import (HISTOGRAM_CHUNK_CELLS, SAMPLERS, FirstTopics, Priors, Replica, UnderPriors,
                                     merge_doc_histograms, merge_pairs, replica_class, sample_block,
-                                    shard_doc_histograms, shard_log_prior, word_slices, word_topic_pairs)
+                                    shard_doc_histograms, shard_log_prior, word_topic_pairs)
+from ldacli.partition import word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")

@@ -38,10 +38,8 @@ from ldacli.heldout import HeldOutEvaluator, fold_in, holdout_split
 from ldacli.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods.base import Method, Start
-from ldacli.methods.cgs import CollapsedGibbs
-from ldacli.methods.cluster import SCHEDULER, ClusterLost, cluster, distributed_module
-from ldacli.methods.ugibbs import UncollapsedGibbs
-from ldacli.methods.vem import VariationalEM
+from ldacli.dask_connection import SCHEDULER, ClusterLost, cluster, distributed_module
+from ldacli.methods.registry import DEFAULT_METHOD, METHODS
 from ldacli.model import Checkpoint, Model
 from ldacli.npz import mapped
 from ldacli.parallel import THREADS, check_threads
@@ -56,10 +54,6 @@ from ldacli.formats.shards import ShardFolder
 from ldacli.stopping import EarlyStopping
 
 log = logging.getLogger("ldacli")
-
-# --method name -> the method; adding a method is one module and one line here.
-METHODS: dict[str, type[Method]] = {m.name: m for m in (CollapsedGibbs, VariationalEM, UncollapsedGibbs)}
-DEFAULT_METHOD = "cgs"
 
 DEFAULT_TOPICS = 20
 DEFAULT_ALPHA = 0.1
@@ -88,7 +82,7 @@ SETTINGS = (
     Setting("n_topics", Integer(1), DEFAULT_TOPICS, "Number of topics.", FIXED, flags=("-k", "--topics")),
     Setting("iterations", Integer(1), _of_method("DEFAULT_ITERATIONS"),
             "Sweeps in all (vem: at most this many EM iterations), those before a --resume included.",
-            CONTINUED, default_help=f"{CollapsedGibbs.DEFAULT_ITERATIONS}; vem: {VariationalEM.DEFAULT_ITERATIONS}"),
+            CONTINUED, default_help=f"{METHODS['cgs'].DEFAULT_ITERATIONS}; vem: {METHODS['vem'].DEFAULT_ITERATIONS}"),
     Setting("alpha", Real(0, MAX_PRIOR, min_open=True), DEFAULT_ALPHA,
             "Document-topic prior for EACH topic (not MALLET's sum over topics; the sum is K * alpha); the "
             "starting value where it is learned or estimated.", FIXED),
@@ -99,7 +93,7 @@ SETTINGS = (
     Setting("loglik_every", Integer(1), _of_method("DEFAULT_LOGLIK_EVERY"),
             "Sweeps between log-likelihood evaluations (the trace, progress, early stopping; vem records its "
             "evidence lower bound every iteration).", CONTINUED,
-            default_help=f"{CollapsedGibbs.DEFAULT_LOGLIK_EVERY}; vem: 1"),
+            default_help=f"{METHODS['cgs'].DEFAULT_LOGLIK_EVERY}; vem: 1"),
     Setting("holdout", Real(0, 1, min_open=True, max_open=True), None,
             "Hold out this fraction of the documents and stop when their document-completion perplexity under "
             "the current topics, computed every --loglik-every sweeps, has not improved --patience times in a "
