@@ -38,7 +38,7 @@ import numpy as np
 
 import ldacli
 from ldacli import seeds
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs.threads import ShardedSampler
 from ldacli.partition import default_shards, shard_bounds, shard_ranges
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -66,7 +66,7 @@ def threads_sampler(corpus, K: int, threads: int, shards: int):
 
 def cluster_sampler(corpus, K: int, client, shards: int):
     """The same sampler on the workers of ``client`` (seed 1): the same first topics and streams."""
-    from ldacli.methods.distributed import DistributedSampler, SyncPoint
+    from ldacli.methods.cgs.dask_engine import DistributedSampler, SyncPoint
 
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)

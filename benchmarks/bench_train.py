@@ -138,7 +138,7 @@ def worker(spec: dict) -> dict:
         import numpy as np
 
         from bench_dask import build
-        from ldacli.methods.sharded import ShardedSampler
+        from ldacli.methods.cgs.threads import ShardedSampler
 
         kind = tool.split(":")[1]
         words, doc_ptr, z, bounds, rngs = build(corpus, k, seed=1, shards=spec["shards"])

@@ -22,7 +22,7 @@ import numpy as np
 
 import ldacli
 from bench_dask import CORPORA, build
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs.threads import ShardedSampler
 
 
 def run(corpus, kind: str, K: int, shards: int, threads: int, sweeps: int) -> dict[str, np.ndarray]:

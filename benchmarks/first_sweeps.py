@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import ldacli
-import ldacli.methods.sharded as sharded
+import ldacli.methods.cgs.threads as sharded
 from heldout import CORPORA, NAMED, score, split
 
 

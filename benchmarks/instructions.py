@@ -39,7 +39,7 @@ sys.path.insert(0, {here!r})
 import numpy as np
 import ldacli
 from bench_dask import build
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs.threads import ShardedSampler
 path, kind, K, shards, sweeps, state, mode = sys.argv[1:]
 K, shards, sweeps = int(K), int(shards), int(sweeps)
 corpus = ldacli.read_corpus(path)

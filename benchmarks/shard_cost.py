@@ -40,8 +40,8 @@ import numpy as np
 
 from bench_dask import build, timed
 from bench_train import load
-from ldacli.methods import sharded
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs import threads as sharded
+from ldacli.methods.cgs.threads import ShardedSampler
 from ldacli.partition import default_shards
 
 BLOCKS: list[float] = []

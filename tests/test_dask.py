@@ -97,7 +97,7 @@ def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threa
 def _die_in_sweep_4_round_3(rounds):
     """Run in a worker (client.run): its ShardHost dies (the process exits) in the third round
     of the 4th sweep (``rounds`` a sweep), while the other worker waits for the slice it sends."""
-    from ldacli.methods import distributed as d
+    from ldacli.methods.cgs import dask_engine as d
 
     round_, calls = d.ShardHost.round, []
 
@@ -114,7 +114,7 @@ def _die_in_sweep_4_round_3(rounds):
                                           ("memory", "mid-sweep")])
 def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus, client, source, when, tmp_path,
                                                                         monkeypatch, ldacli_log):
-    from ldacli.methods.distributed import DistributedSampler
+    from ldacli.methods.cgs.dask_engine import DistributedSampler
 
     snapshots = dict(snapshots=3, snapshot_interval=2)
     local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1, **snapshots)
@@ -159,7 +159,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
 def test_the_restricted_start_of_many_topics_is_drawn_alike_by_the_workers(corpus, client, tmp_path):
     # from RESTRICTED_START_FROM topics each word starts on a few topics; a worker draws them
     # for its shards whether the client sent it the tokens or it read them from a shard folder
-    from ldacli.methods.sharded import RESTRICTED_START_FROM as K
+    from ldacli.methods.cgs.threads import RESTRICTED_START_FROM as K
 
     given = dict(iterations=2, seed=3, sampler="sparse")
     local = ldacli.train(corpus, K, shards=SHARDS, threads=2, **given)
@@ -210,7 +210,7 @@ def test_a_cluster_run_checkpoints_and_resumes_on_threads(corpus, client, tmp_pa
 
 def test_the_workers_checkpoint_beside_the_shard_folder_and_it_resumes_on_a_cluster_or_locally(corpus, client,
                                                                                                 tmp_path):
-    import ldacli.methods.shard_checkpoints as sc
+    import ldacli.methods.cgs.dask_checkpoints as sc
 
     local = ldacli.train(corpus, 20, iterations=8, seed=5, shards=SHARDS, threads=2)
     ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
@@ -358,7 +358,7 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     import scipy.sparse as sp
 
     from ldacli.formats.shards import write_shard_folder
-    from ldacli.methods.distributed import HEADROOM, INT32_MAX, ShardHost
+    from ldacli.methods.cgs.dask_engine import HEADROOM, INT32_MAX, ShardHost
 
     big = (1 << 28) + 3  # a shard of two such documents stays under HEADROOM tokens
     rows = np.array([[big, 5, 0, 1], [0, big, 7, 0], [3, 0, big, 2], [big, 1, 0, 0], [0, 0, 4, big]] * 4)

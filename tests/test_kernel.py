@@ -15,7 +15,7 @@ from scipy.special import gammaln
 from ldacli._cgs import dense_sweep
 from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.errors import LdacliError
-from ldacli.methods.sharded import SAMPLERS, ShardedSampler, document_lists, list_layout, slice_runs, unpack_entries
+from ldacli.methods.cgs.threads import SAMPLERS, ShardedSampler, document_lists, list_layout, slice_runs, unpack_entries
 from ldacli.partition import shard_bounds, word_slices
 from ldacli.counts import doc_topic_counts
 from ldacli.methods.base import word_topic_counts
@@ -233,7 +233,7 @@ def test_word_lists_take_64_bit_entries_only_when_a_count_could_overflow_32():
 
 @pytest.mark.parametrize("kind", ["sparse", "alias"])
 def test_64_bit_word_list_entries_give_the_same_chain(kind, monkeypatch):
-    from ldacli.methods import sharded
+    from ldacli.methods.cgs import threads as sharded
 
     V, K = 30, 37
     words, doc_ptr, z0 = tiny_corpus(5, D=40, V=V, K=K, max_len=30)
@@ -283,7 +283,7 @@ def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind, seed
 
 @pytest.mark.parametrize("kind", SAMPLERS)
 def test_log_likelihood_equals_the_dense_formula(kind):
-    from ldacli.methods.cgs import log_likelihood
+    from ldacli.methods.cgs.method import log_likelihood
 
     V, K = 9, 4
     words, doc_ptr, z = tiny_corpus(12, D=6, V=V, K=K)

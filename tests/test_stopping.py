@@ -13,7 +13,7 @@ from ldacli.evaluate import perplexity
 from ldacli.info import describe
 from ldacli.heldout import HeldOutEvaluator, holdout_split
 from ldacli.stopping import EarlyStopping
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs.threads import ShardedSampler
 from ldacli.partition import shard_bounds
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from ldacli import seeds, settings
 from ldacli.errors import LdacliError, SettingError
-from ldacli.methods.cgs import CollapsedGibbs
+from ldacli.methods.cgs.method import CollapsedGibbs
 from ldacli.methods.driver import settings_of
 from ldacli.model import Checkpoint
 from ldacli.synthetic import generate

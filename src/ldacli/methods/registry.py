@@ -5,7 +5,7 @@ driver) imports it without importing the driver."""
 from __future__ import annotations
 
 from ldacli.methods.base import Method
-from ldacli.methods.cgs import CollapsedGibbs
+from ldacli.methods.cgs.method import CollapsedGibbs
 from ldacli.methods.ugibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
 

@@ -1,7 +1,7 @@
 """Collapsed Gibbs sampling (Griffiths & Steyvers 2004): the default method.
 
 The state is the topic of every token; counts are derived from it. One step is one sweep of
-the sharded sampler (:mod:`ldacli.methods.sharded`: dense, sparse or alias kernels, blocks of
+the sharded sampler (:mod:`ldacli.methods.cgs.threads`: dense, sparse or alias kernels, blocks of
 document shards and word slices sampled in parallel) followed, every ``optimize_interval`` sweeps after
 ``optimize_burn_in``, by learning an asymmetric alpha and a symmetric beta from the counts
 (:mod:`ldacli.priors`). The trace is the joint log-likelihood ``log p(w, z)`` per token.
@@ -18,9 +18,9 @@ from ldacli import seeds
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start
-from ldacli.methods.distributed import DistributedSampler, ShardsRebuilt, SyncPoint
-from ldacli.methods.shard_checkpoints import ARRAY, ShardFiles, read_topics
-from ldacli.methods.sharded import ENTRY_CHUNK, SAMPLERS, FirstTopics, ShardedSampler, choose_sampler
+from ldacli.methods.cgs.dask_engine import DistributedSampler, ShardsRebuilt, SyncPoint
+from ldacli.methods.cgs.dask_checkpoints import ARRAY, ShardFiles, read_topics
+from ldacli.methods.cgs.threads import ENTRY_CHUNK, SAMPLERS, FirstTopics, ShardedSampler, choose_sampler
 from ldacli.partition import default_shards, shard_bounds, shard_ranges
 from ldacli.counts import doc_pointers
 from ldacli.formats.shards import ShardFolder
@@ -266,7 +266,7 @@ class CollapsedGibbs(Method):
     (document shards and word slices, default :func:`~ldacli.partition.default_shards`, or the files of the shard
     folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
     and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
-    first topics (:class:`~ldacli.methods.sharded.FirstTopics`), stream 1 + s samples shard s.
+    first topics (:class:`~ldacli.methods.cgs.threads.FirstTopics`), stream 1 + s samples shard s.
 
     ``settings["topic_word_prior"]`` (not a command-line setting: built by the caller, e.g. by
     :func:`~ldacli.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric

@@ -2,7 +2,7 @@
 slices of the counts travel from worker to worker, and the client only schedules the rounds.
 The same bytes as local threads.
 
-The sweep is the one of :class:`~ldacli.methods.sharded.ShardedSampler` (the partition scheme):
+The sweep is the one of :class:`~ldacli.methods.cgs.threads.ShardedSampler` (the partition scheme):
 P rounds, and in round r shard s samples its tokens of word slice (s + r) mod P, with its own
 random stream, against the counts of those words as the earlier rounds left them and the topic
 totals as they were at the round's start. Here a :class:`ShardHost` actor per worker keeps, for
@@ -33,7 +33,7 @@ The corpus: either the client holds it and sends each worker its shards' tokens 
 shard folder, :mod:`ldacli.formats.shards`) every worker reads its shards' files from the
 folder's path, which every worker must see, and the client reads only the index. Then the
 workers also write the checkpoint's topics and streams beside the folder
-(:mod:`~ldacli.methods.shard_checkpoints`). A fresh run's first topics are drawn from one stream
+(:mod:`~ldacli.methods.cgs.dask_checkpoints`). A fresh run's first topics are drawn from one stream
 (stream 0) on every machine alike: each worker replays it up to its shards.
 """
 
@@ -55,9 +55,9 @@ from ldacli.formats.shards import ShardFolder, open_shard_folder
 from ldacli.locking import locked
 from ldacli.memory import available_bytes
 from ldacli.dask_connection import ClusterLost
-from ldacli.methods.shard_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
+from ldacli.methods.cgs.dask_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
                                               shard_file, write_shard_checkpoint)
-from ldacli.methods.sharded import (HISTOGRAM_CHUNK_CELLS, SAMPLERS, FirstTopics, Priors, Replica, UnderPriors,
+from ldacli.methods.cgs.threads import (HISTOGRAM_CHUNK_CELLS, SAMPLERS, FirstTopics, Priors, Replica, UnderPriors,
                                     merge_doc_histograms, merge_pairs, replica_class, sample_block,
                                     shard_doc_histograms, shard_log_prior, word_topic_pairs)
 from ldacli.partition import word_slices
@@ -391,7 +391,7 @@ class ShardHost:
 
     def write_checkpoint(self, folder: str, names: dict[int, str], params: dict) -> dict[int, str]:
         """Write each of this worker's shards' topics and stream to ``folder/names[s]``
-        (:func:`~ldacli.methods.shard_checkpoints.write_shard_checkpoint`); their SHA-256s."""
+        (:func:`~ldacli.methods.cgs.dask_checkpoints.write_shard_checkpoint`); their SHA-256s."""
         out = {}
         for s in self.mine:
             shard = self.shards[s]
@@ -416,7 +416,7 @@ class _Placement:
 
 
 class DistributedSampler(UnderPriors):
-    """:class:`~ldacli.methods.sharded.ShardedSampler`'s surface and numbers, the shards and the
+    """:class:`~ldacli.methods.cgs.threads.ShardedSampler`'s surface and numbers, the shards and the
     counts on the workers of ``client``: the client keeps the K topic totals (int64), each shard's
     place, and the sync point, nothing per token or per word.
 
@@ -684,7 +684,7 @@ class DistributedSampler(UnderPriors):
     def checkpoint(self, path: str, iteration: int) -> tuple[list[dict], dict[str, np.ndarray]]:
         """The shards' part of a checkpoint of sweep ``iteration`` to ``path``: the streams'
         states and the arrays for the client's file: ``z``, gathered shard by shard when the
-        client holds the corpus; else :data:`~ldacli.methods.shard_checkpoints.ARRAY`, naming
+        client holds the corpus; else :data:`~ldacli.methods.cgs.dask_checkpoints.ARRAY`, naming
         the files the workers wrote beside the shard folder. Becomes the sync point when
         :meth:`committed`. A failure is an :class:`~ldacli.errors.OutputError` (the run goes
         on; a lost worker is rebuilt at the next sweep)."""
