@@ -159,7 +159,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
 def test_the_restricted_start_of_many_topics_is_drawn_alike_by_the_workers(corpus, client, tmp_path):
     # from RESTRICTED_START_FROM topics each word starts on a few topics; a worker draws them
     # for its shards whether the client sent it the tokens or it read them from a shard folder
-    from ldacli.methods.cgs.threads import RESTRICTED_START_FROM as K
+    from ldacli.methods.cgs.sampler import RESTRICTED_START_FROM as K
 
     given = dict(iterations=2, seed=3, sampler="sparse")
     local = ldacli.train(corpus, K, shards=SHARDS, threads=2, **given)

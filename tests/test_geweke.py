@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from geweke import TinyModel, geweke
 
-from ldacli.methods.cgs.threads import SAMPLERS as KINDS
+from ldacli.methods.cgs.sampler import SAMPLERS as KINDS
 from ldacli.methods.cgs.threads import ShardedSampler
 from ldacli.partition import shard_bounds
 from ldacli.topic_word_prior import TopicWordPrior

@@ -15,7 +15,10 @@ from scipy.special import gammaln
 from ldacli._cgs import dense_sweep
 from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.errors import LdacliError
-from ldacli.methods.cgs.threads import SAMPLERS, ShardedSampler, document_lists, list_layout, slice_runs, unpack_entries
+from ldacli.methods.cgs.threads import ShardedSampler
+from ldacli.methods.cgs.sampler import SAMPLERS
+from ldacli.methods.cgs.layouts import list_layout, unpack_entries
+from ldacli.methods.cgs.shard import document_lists, slice_runs
 from ldacli.partition import shard_bounds, word_slices
 from ldacli.counts import doc_topic_counts
 from ldacli.methods.base import word_topic_counts
@@ -233,15 +236,15 @@ def test_word_lists_take_64_bit_entries_only_when_a_count_could_overflow_32():
 
 @pytest.mark.parametrize("kind", ["sparse", "alias"])
 def test_64_bit_word_list_entries_give_the_same_chain(kind, monkeypatch):
-    from ldacli.methods.cgs import threads as sharded
+    from ldacli.methods.cgs import layouts
 
     V, K = 30, 37
     words, doc_ptr, z0 = tiny_corpus(5, D=40, V=V, K=K, max_len=30)
     results = []
     for wide in (False, True):
         if wide:
-            narrow = sharded.list_layout
-            monkeypatch.setattr(sharded, "list_layout", lambda f, k: dataclasses.replace(narrow(f, k), dtype=np.uint64))
+            narrow = layouts.list_layout
+            monkeypatch.setattr(layouts, "list_layout", lambda f, k: dataclasses.replace(narrow(f, k), dtype=np.uint64))
         z = z0.copy()
         sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01, shard_bounds(doc_ptr, 3),
                                  streams(3, 3), 2)

@@ -220,7 +220,7 @@ def _counts_of(checkpoint_path: str, corpus, K: int) -> tuple[np.ndarray, np.nda
 def test_snapshot_sums_merge_cells_as_a_dense_sum_would():
     # the sparse sums of snapshots (cells in any order, merged into sorted running sums) equal
     # the dense sum of the same states
-    from ldacli.methods.cgs.method import _summed
+    from ldacli.methods.cgs.snapshots import _summed
 
     rng = np.random.default_rng(2)
     dense, running = np.zeros(5000), None
@@ -358,7 +358,7 @@ def test_first_topics_put_each_word_on_few_topics_and_a_worker_draws_the_threads
     # (so the sparse sampler's first sweeps cost what later ones do); below, every token on any
     # topic, as always (those runs keep their bytes); a cluster's worker skips the draws before
     # its shard and draws that shard's topics alike
-    from ldacli.methods.cgs.threads import RESTRICTED_START_FROM, START_TOPICS, FirstTopics
+    from ldacli.methods.cgs.sampler import RESTRICTED_START_FROM, START_TOPICS, FirstTopics
 
     rng = np.random.default_rng(4)
     words = rng.integers(0, 300, size=50_000).astype(np.int32)

@@ -57,9 +57,10 @@ from ldacli.memory import available_bytes
 from ldacli.dask_connection import ClusterLost
 from ldacli.methods.cgs.dask_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
                                               shard_file, write_shard_checkpoint)
-from ldacli.methods.cgs.threads import (HISTOGRAM_CHUNK_CELLS, SAMPLERS, FirstTopics, Priors, Replica, UnderPriors,
-                                    merge_doc_histograms, merge_pairs, replica_class, sample_block,
-                                    shard_doc_histograms, shard_log_prior, word_topic_pairs)
+from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, UnderPriors
+from ldacli.methods.cgs.layouts import Priors, Replica, replica_class, sample_block
+from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, merge_doc_histograms, merge_pairs, shard_doc_histograms,
+                                      shard_log_prior, word_topic_pairs)
 from ldacli.partition import word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
