@@ -22,12 +22,12 @@ import numpy as np
 
 import ldacli
 from bench_dask import CORPORA, build
-from ldacli.methods.cgs.threads import ShardedSampler
+from ldacli.methods.cgs.threads import ThreadsSampler
 
 
 def run(corpus, kind: str, K: int, shards: int, threads: int, sweeps: int) -> dict[str, np.ndarray]:
     words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=7, shards=shards)
-    sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs,
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs,
                              threads)
     try:
         for _ in range(sweeps):

@@ -114,7 +114,7 @@ def _die_in_sweep_4_round_3(rounds):
                                           ("memory", "mid-sweep")])
 def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus, client, source, when, tmp_path,
                                                                         monkeypatch, ldacli_log):
-    from ldacli.methods.cgs.dask_engine import DistributedSampler
+    from ldacli.methods.cgs.dask_engine import DaskSampler
 
     snapshots = dict(snapshots=3, snapshot_interval=2)
     local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1, **snapshots)
@@ -131,13 +131,13 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
         if iteration == 6 and when == "between sweeps":
             os.kill(victim, signal.SIGKILL)
 
-    init, seen = DistributedSampler.__init__, []
+    init, seen = DaskSampler.__init__, []
 
     def keep(self, *args, **kwargs):
         seen.append(self)
         init(self, *args, **kwargs)
 
-    monkeypatch.setattr(DistributedSampler, "__init__", keep)
+    monkeypatch.setattr(DaskSampler, "__init__", keep)
     try:
         remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill,
                               **snapshots, **written)
@@ -371,8 +371,8 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     assert folder.doc_lengths.tolist() == exact
     assert folder.word_frequencies().tolist() == [sum(int(r[w]) for r in rows.tolist()) for w in range(4)]
     ranges = folder.shard_ranges()
-    assert [r["hi"] - r["lo"] for r in ranges] == [sum(exact[r["d_lo"]:r["d_hi"]]) for r in ranges]
-    assert ranges[-1]["hi"] == folder.n_tokens and all(r["hi"] - r["lo"] <= HEADROOM for r in ranges)
+    assert [r.hi - r.lo for r in ranges] == [sum(exact[r.d_lo:r.d_hi]) for r in ranges]
+    assert ranges[-1].hi == folder.n_tokens and all(r.hi - r.lo <= HEADROOM for r in ranges)
     # a worker's totals: (n_k - base) as int32 plus (sum_w beta_kw + base) is n_k + sum_w beta_kw
     K, beta = 3, 0.01
     host = ShardHost("sparse", 4, K, None, np.array([0, 2, 4]), (np.zeros(5, np.int64), np.zeros(0, np.int32),

@@ -12,7 +12,7 @@ import pytest
 from geweke import TinyModel, geweke
 
 from ldacli.methods.cgs.sampler import SAMPLERS as KINDS
-from ldacli.methods.cgs.threads import ShardedSampler
+from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.partition import shard_bounds
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -23,7 +23,7 @@ def adapter(kind, prior=None):
 
     def sweep(words, doc_ptr, z, nwk, ndk, nk, alpha, beta, rng):
         V, K = nwk.shape
-        ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), [rng],
+        ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), [rng],
                        prior=prior).sweep()
 
     return sweep

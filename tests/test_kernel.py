@@ -15,7 +15,7 @@ from scipy.special import gammaln
 from ldacli._cgs import dense_sweep
 from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.errors import LdacliError
-from ldacli.methods.cgs.threads import ShardedSampler
+from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.methods.cgs.sampler import SAMPLERS
 from ldacli.methods.cgs.layouts import list_layout, unpack_entries
 from ldacli.methods.cgs.shard import document_lists, slice_runs
@@ -83,7 +83,7 @@ def test_every_sampler_equals_its_numpy_oracle_bit_for_bit_for_any_thread_count(
     slices = word_slices(np.bincount(words, minlength=V), shards)
     assert np.all(np.diff(slices) > 0)  # every slice has words
     z_oracle = z.copy()
-    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, shards), threads,
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, shards), threads,
                              prior=prior)
     np.testing.assert_array_equal(sampler.slices, slices)
     oracle_rngs = streams(1, shards)
@@ -124,7 +124,7 @@ def test_slice_runs_give_where_each_documents_tokens_of_each_slice_start():
 def test_the_sampler_refuses_documents_whose_words_are_not_sorted():
     words, doc_ptr = np.array([3, 1, 2, 0], np.int32), np.array([0, 2, 4], np.int64)
     with pytest.raises(LdacliError, match="increasing id order"):
-        ShardedSampler("sparse", words, doc_ptr, np.zeros(4, np.int32), 4, 2, np.ones(2), 0.1, np.array([0, 1, 2]),
+        ThreadsSampler("sparse", words, doc_ptr, np.zeros(4, np.int32), 4, 2, np.ones(2), 0.1, np.array([0, 1, 2]),
                        streams(1, 2))
 
 
@@ -184,7 +184,7 @@ def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, 
     words, doc_ptr, z = tiny_corpus(seed, D=D, V=V, K=K)
     # with or without extra topic-word prior mass (seeds of topics 0 and K - 1)
     prior = seed_prior({0: [0, V - 1], K - 1: [V // 2]}, strength, V, K) if strength else None
-    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.05,
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.05,
                              shard_bounds(doc_ptr, shards), streams(seed, shards), threads, prior=prior)
     for _ in range(sweeps):
         sampler.sweep()
@@ -201,13 +201,13 @@ def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, 
             pairs = list(zip(-n, topics))
             assert pairs == sorted(pairs) and n.min(initial=1) > 0
         for shard in sampler.shards:  # each document's list: its topics in increasing order, its counts
-            if "list_ptr" in shard:
-                fresh = document_lists(shard["ptr"], z[shard["lo"]:shard["hi"]], K)
-                np.testing.assert_array_equal(shard["list_len"], fresh["list_len"])
-                for d, n_d in enumerate(fresh["list_len"]):
-                    at = slice(fresh["list_ptr"][d], fresh["list_ptr"][d] + n_d)
-                    np.testing.assert_array_equal(shard["list_topics"][at], fresh["list_topics"][at])
-                    np.testing.assert_array_equal(shard["list_counts"][at], fresh["list_counts"][at])
+            if shard.lists is not None:
+                fresh = document_lists(shard.ptr, shard.z, K)
+                np.testing.assert_array_equal(shard.lists.length, fresh.length)
+                for d, n_d in enumerate(fresh.length):
+                    at = slice(fresh.ptr[d], fresh.ptr[d] + n_d)
+                    np.testing.assert_array_equal(shard.lists.topics[at], fresh.topics[at])
+                    np.testing.assert_array_equal(shard.lists.counts[at], fresh.counts[at])
     assert expected.sum() == words.size
 
 
@@ -218,7 +218,7 @@ def test_every_sampler_gives_the_same_bytes_for_any_thread_count(kind):
     results = []
     for threads in (1, 2, 3):
         z = z0.copy()
-        sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01,
+        sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01,
                                  shard_bounds(doc_ptr, 6), streams(2, 6), threads)
         for _ in range(5):
             sampler.sweep()
@@ -246,7 +246,7 @@ def test_64_bit_word_list_entries_give_the_same_chain(kind, monkeypatch):
             narrow = layouts.list_layout
             monkeypatch.setattr(layouts, "list_layout", lambda f, k: dataclasses.replace(narrow(f, k), dtype=np.uint64))
         z = z0.copy()
-        sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01, shard_bounds(doc_ptr, 3),
+        sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01, shard_bounds(doc_ptr, 3),
                                  streams(3, 3), 2)
         for _ in range(6):
             sampler.sweep()
@@ -271,7 +271,7 @@ def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind, seed
         assert 0.5 * np.abs(exact - oracle.exact_posterior(words, doc_ptr, V, K, alpha, beta)[1]).sum() > 0.1
     index = {z: i for i, z in enumerate(states)}
     z = np.zeros(5, np.int32)
-    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), streams(2024, 1),
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), streams(2024, 1),
                              prior=prior)
     sweeps = 60000
     seen = np.zeros(len(states))
@@ -291,7 +291,7 @@ def test_log_likelihood_equals_the_dense_formula(kind):
     V, K = 9, 4
     words, doc_ptr, z = tiny_corpus(12, D=6, V=V, K=K)
     alpha, beta = np.array([0.1, 0.5, 0.2, 0.3]), 0.07
-    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 2), streams(1, 2))
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 2), streams(1, 2))
     sampler.sweep()
     nwk, ndk = word_topic_counts(words, z, V, K), doc_topic_counts(doc_ptr, z, K)
     lengths = np.diff(doc_ptr)

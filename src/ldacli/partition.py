@@ -7,6 +7,8 @@ never on the threads or the workers that sample them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 # Default shards (default_shards): one per 100,000 tokens up to 4; from 5 M tokens, one per
@@ -57,9 +59,18 @@ def word_slices(freq: np.ndarray, n_slices: int) -> np.ndarray:
     return np.maximum.accumulate(np.array(cuts + [freq.size], np.int64))
 
 
-def shard_ranges(bounds: np.ndarray, offsets: np.ndarray) -> list[dict]:
-    """Each shard's documents ``d_lo:d_hi`` and tokens ``lo:hi`` (Python ints), from the first
-    document of each shard ``bounds`` (S+1,) and the token each of them starts at ``offsets``
-    (S+1,) (``doc_ptr[bounds]``)."""
-    return [{"lo": int(offsets[s]), "hi": int(offsets[s + 1]), "d_lo": int(bounds[s]), "d_hi": int(bounds[s + 1])}
+@dataclass(frozen=True)
+class ShardRange:
+    """Where a shard is in the corpus: its tokens ``lo:hi`` and its documents ``d_lo:d_hi``."""
+
+    lo: int
+    hi: int
+    d_lo: int
+    d_hi: int
+
+
+def shard_ranges(bounds: np.ndarray, offsets: np.ndarray) -> list[ShardRange]:
+    """Each shard's range, from the first document of each shard ``bounds`` (S+1,) and the
+    token each of them starts at ``offsets`` (S+1,) (``doc_ptr[bounds]``)."""
+    return [ShardRange(int(offsets[s]), int(offsets[s + 1]), int(bounds[s]), int(bounds[s + 1]))
             for s in range(len(bounds) - 1)]

@@ -40,7 +40,7 @@ from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import atomic_folder
 from ldacli.formats.matrix import read_scipy_npz, write_scipy_npz
 from ldacli.formats.vocab import vocab_text
-from ldacli.partition import shard_bounds, shard_ranges
+from ldacli.partition import ShardRange, shard_bounds, shard_ranges
 from ldacli.npz import array, read_file, write_npz
 
 INDEX = "index.npz"
@@ -150,7 +150,7 @@ class ShardFolder:
     def doc_ptr(self) -> np.ndarray:
         return doc_pointers(self.doc_lengths)
 
-    def shard_ranges(self) -> list[dict]:
+    def shard_ranges(self) -> list[ShardRange]:
         """Each shard's documents and tokens in the corpus
         (:func:`~ldacli.partition.shard_ranges`), 64-bit sums of the index's lengths."""
         offsets = np.concatenate([[0], np.cumsum([int(self.doc_lengths[a:b].sum(dtype=np.int64))

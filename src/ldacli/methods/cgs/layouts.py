@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldacli import _cgs
-from ldacli.methods.cgs.shard import document_lists, slice_runs
+from ldacli.methods.cgs.shard import Shard, document_lists, slice_runs
 
 MH_STEPS = 2
 # Word-list entries spread out at a time when the counts are added to a dense array.
@@ -85,12 +85,6 @@ class Priors:
                    np.ascontiguousarray(beta_sum, dtype=np.float64), *extra)
 
 
-def sample_block(replica: "Replica", shard: dict, words, z, rng, j: int, priors: Priors) -> None:
-    """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``j`` against
-    ``replica``: the one call of a block, for threads and Dask workers alike."""
-    replica.sweep(shard, words, z, rng, j, priors)
-
-
 def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
     """Per-word packed (topic, count) lists sorted by count (largest first), then topic, from
     the counts of :func:`word_topic_pairs` (sorted by word): a range of words at a time, so
@@ -152,10 +146,12 @@ class Replica:
         return None
 
     @classmethod
-    def shard_arrays(cls, words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> dict:
-        """What the sampler needs of a shard besides its tokens and topics: ``runs``
-        (:func:`slice_runs`)."""
-        return {"runs": slice_runs(words, ptr, slices)}
+    def shard(cls, words: np.ndarray, z: np.ndarray, ptr: np.ndarray, lo: int, rng: np.random.Generator,
+              slices: np.ndarray) -> Shard:
+        """The :class:`~ldacli.methods.cgs.shard.Shard` of these tokens, topics, documents and
+        stream, with what this layout's kernel needs of it for the word slices ``slices``:
+        ``runs`` (:func:`~ldacli.methods.cgs.shard.slice_runs`)."""
+        return Shard(words, z, ptr, lo, rng, slice_runs(words, ptr, slices))
 
     def _scratch(self, K: int) -> None:
         self.ndk = np.zeros(K, np.int32)
@@ -166,8 +162,9 @@ class Replica:
     def _share(self, source: "Replica") -> None:
         raise NotImplementedError
 
-    def sweep(self, shard: dict, words, z, rng, part: int, priors: Priors) -> None:
-        """Sample shard ``shard``'s tokens ``words`` (topics ``z``) of word slice ``part``."""
+    def sweep(self, shard: Shard, part: int, priors: Priors) -> None:
+        """Sample ``shard``'s tokens of word slice ``part`` against these counts (the one call of
+        a block, on threads and Dask workers alike)."""
         raise NotImplementedError
 
     def range(self, lo: int, hi: int) -> "Replica":
@@ -230,10 +227,10 @@ class DenseRows(Replica):
         super()._scratch(K)
         self.work = np.zeros(3 * K)
 
-    def sweep(self, shard, words, z, rng, part, priors):
+    def sweep(self, shard, part, priors):
         p = priors
-        _cgs.dense_sweep(words, shard["runs"], z, self.nwk, self.nk, p.alpha, p.beta, p.beta_sum, p.extra_ptr,
-                         p.extra_topics, p.extra, self.ndk, self.work, rng, part)
+        _cgs.dense_sweep(shard.words, shard.runs, shard.z, self.nwk, self.nk, p.alpha, p.beta, p.beta_sum, p.extra_ptr,
+                         p.extra_topics, p.extra, self.ndk, self.work, shard.rng, part)
 
     def _range_of(self, source, lo, hi):
         self.nwk = source.nwk[lo:hi]
@@ -283,14 +280,14 @@ class WordLists(Replica):
         self.doc_topics = np.zeros(2 * K, np.int32)
         self.work = np.zeros(4 * K)
 
-    def sweep(self, shard, words, z, rng, part, priors):
+    def sweep(self, shard, part, priors):
         p = priors
-        if "list_ptr" not in shard:  # made at the shard's first sweep, from its topics as they are then
-            shard.update(document_lists(shard["ptr"], z, self.nk.size))
-        _cgs.sparse_sweep(words, shard["runs"], z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, p.alpha,
-                          p.beta, p.beta_sum, p.extra_ptr, p.extra_topics, p.extra, self.ndk, self.doc_topics,
-                          shard["list_ptr"], shard["list_len"], shard["list_topics"], shard["list_counts"],
-                          self.work, rng, part)
+        if shard.lists is None:  # made at the shard's first sweep, from its topics as they are then
+            shard.lists = document_lists(shard.ptr, shard.z, self.nk.size)
+        lists = shard.lists
+        _cgs.sparse_sweep(shard.words, shard.runs, shard.z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
+                          p.alpha, p.beta, p.beta_sum, p.extra_ptr, p.extra_topics, p.extra, self.ndk, self.doc_topics,
+                          lists.ptr, lists.length, lists.topics, lists.counts, self.work, shard.rng, part)
 
     def _range_of(self, source, lo, hi):
         start, end = source.word_ptr[lo], source.word_ptr[hi]
@@ -359,13 +356,14 @@ class AliasWordLists(WordLists):
     kind = "alias"
 
     @classmethod
-    def shard_arrays(cls, words, ptr, slices):
+    def shard(cls, words, z, ptr, lo, rng, slices):
         """Besides ``runs``: ``order``, the shard's tokens grouped by word, ``order_cuts``, where
         each word slice's tokens start in ``order``, and ``doc_of``, each token's document."""
-        order = np.argsort(words, kind="stable").astype(np.int32)
-        return {**super().shard_arrays(words, ptr, slices), "order": order,
-                "order_cuts": np.searchsorted(words[order], slices),
-                "doc_of": np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))}
+        shard = super().shard(words, z, ptr, lo, rng, slices)
+        shard.order = np.argsort(words, kind="stable").astype(np.int32)
+        shard.order_cuts = np.searchsorted(words[shard.order], slices)
+        shard.doc_of = np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))
+        return shard
 
     def _scratch(self, K):
         Replica._scratch(self, K)
@@ -374,14 +372,14 @@ class AliasWordLists(WordLists):
         self.work = np.zeros(4 * K)
         self.ndk_shard = np.zeros((0, K), np.int32)
 
-    def sweep(self, shard, words, z, rng, part, priors):
-        runs, cuts, p = shard["runs"], shard["order_cuts"], priors
+    def sweep(self, shard, part, priors):
+        runs, cuts, p = shard.runs, shard.order_cuts, priors
         if self.ndk_shard.shape[0] < runs.shape[0]:
             self.ndk_shard = np.zeros((runs.shape[0], self.nk.size), np.int32)
-        _cgs.alias_sweep(words, runs, z, shard["order"][cuts[part]:cuts[part + 1]], shard["doc_of"], self.word_ptr,
-                         self.wt, self.wt_len, self.bits, self.nk, p.alpha, p.beta, p.beta_sum, p.extra_ptr,
-                         p.extra_topics, p.extra, self.ndk_shard, self.ndk, self.mark, self.iwork, self.work,
-                         MH_STEPS, rng)
+        _cgs.alias_sweep(shard.words, runs, shard.z, shard.order[cuts[part]:cuts[part + 1]], shard.doc_of,
+                         self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, p.alpha, p.beta, p.beta_sum,
+                         p.extra_ptr, p.extra_topics, p.extra, self.ndk_shard, self.ndk, self.mark, self.iwork,
+                         self.work, MH_STEPS, shard.rng)
 
 
 REPLICAS: dict[str, type[Replica]] = {cls.kind: cls for cls in (DenseRows, WordLists, AliasWordLists)}

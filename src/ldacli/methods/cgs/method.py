@@ -1,10 +1,11 @@
 """Collapsed Gibbs sampling (Griffiths & Steyvers 2004): the default method.
 
 The state is the topic of every token; counts are derived from it. One step is one sweep of
-the sharded sampler (:mod:`ldacli.methods.cgs.threads`: dense, sparse or alias kernels, blocks of
-document shards and word slices sampled in parallel) followed, every ``optimize_interval`` sweeps after
-``optimize_burn_in``, by learning an asymmetric alpha and a symmetric beta from the counts
-(:mod:`ldacli.priors`). The trace is the joint log-likelihood ``log p(w, z)`` per token.
+the run's engine (a :class:`~ldacli.methods.cgs.sampler.Sampler`: on threads,
+:mod:`ldacli.methods.cgs.threads`, or on a Dask cluster, :mod:`ldacli.methods.cgs.dask_engine`;
+dense, sparse or alias kernels, blocks of document shards and word slices sampled in parallel)
+followed, every ``optimize_interval`` sweeps after ``optimize_burn_in``, by learning an
+asymmetric alpha and a symmetric beta from the counts (:mod:`ldacli.priors`). The trace is the joint log-likelihood ``log p(w, z)`` per token.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from ldacli import seeds
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start
-from ldacli.methods.cgs.dask_engine import DistributedSampler, ShardsRebuilt, SyncPoint
+from ldacli.methods.cgs.dask_engine import DaskSampler, ShardsRebuilt, SyncPoint
 from ldacli.methods.cgs.dask_checkpoints import ARRAY, ShardFiles, read_topics
-from ldacli.methods.cgs.threads import ShardedSampler
-from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, choose_sampler
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, Sampler, choose_sampler
 from ldacli.methods.cgs.layouts import ENTRY_CHUNK
 from ldacli.partition import default_shards, shard_bounds, shard_ranges
 from ldacli.counts import doc_pointers
@@ -45,7 +46,7 @@ OPTIMIZE_WITH_PRIOR = ("optimize_interval learns a symmetric beta, and the topic
                        "(seed_words) is not one: leave one of them out")
 
 
-def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> float:
+def log_likelihood(sampler: Sampler, alpha: np.ndarray, beta: float) -> float:
     """Joint log-likelihood log p(w, z | alpha, beta_kw) with theta and phi integrated out; the
     topic-word prior ``beta_kw`` is ``beta`` plus the sampler's extra mass (``sampler.prior``).
     Taken from what the sampler answers (a histogram of the word-topic counts, the K totals, a
@@ -226,7 +227,7 @@ class CollapsedGibbs(Method):
             words = np.ascontiguousarray(words, dtype=np.int32)
             bounds = shard_bounds(doc_ptr, settings["shards"])
             ranges = shard_ranges(bounds, doc_ptr[bounds])
-        n_tokens, n_shards = int(ranges[-1]["hi"]), len(ranges)
+        n_tokens, n_shards = int(ranges[-1].hi), len(ranges)
         self.rngs = seeds.generators(settings["seed"], n_shards + 1)
         z, files = None, None
         if start is not None:
@@ -240,7 +241,7 @@ class CollapsedGibbs(Method):
             if ARRAY in checkpoint.arrays:  # written on a cluster: the workers wrote the topics beside the folder
                 files = ShardFiles.from_checkpoint(checkpoint.arrays, source, n_shards, checkpoint.iteration)
                 if folder is None:  # read here
-                    z, _ = read_topics(files, [(r["lo"], r["hi"]) for r in ranges], K, corpus.fingerprint())
+                    z, _ = read_topics(files, [(r.lo, r.hi) for r in ranges], K, corpus.fingerprint())
                     files = None
             else:
                 z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
@@ -264,16 +265,17 @@ class CollapsedGibbs(Method):
             if threads > n_shards > 1:
                 log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
                          "more, see the README's Performance)", n_shards, n_shards)
-            self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
-                                          self.beta, bounds, self.rngs[1:], threads, prior=self.prior)
+            self.sampler: Sampler = ThreadsSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K,
+                                                   self.alpha, self.beta, bounds, self.rngs[1:], threads,
+                                                   prior=self.prior)
         else:  # the first topics (without z) are drawn on the workers, from stream 0 as above
             what = "the start" if checkpoint is None else f"the checkpoint of sweep {checkpoint.iteration}"
             sync = SyncPoint(self.done, self.alpha.copy(), self.beta, seeds.states(self.rngs[1:]), z=z, files=files,
                              what=what)
             freq = folder.word_frequencies() if folder is not None else np.bincount(words, minlength=corpus.n_words)
-            self.sampler = DistributedSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
-                                              self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
-                                              folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior)
+            self.sampler = DaskSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
+                                       self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
+                                       folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior)
 
     def _topic_word_prior(self, given, V: int, K: int, checkpoint: Checkpoint | None, source: str | None
                           ) -> TopicWordPrior | None:
@@ -347,25 +349,27 @@ class CollapsedGibbs(Method):
         out /= (counts.nk[first:last] + s.priors.beta_sum[first:last])[:, None]
 
     def rng_states(self) -> list:
-        return seeds.states(self.rngs)
+        return seeds.states(self.rngs[:1]) + self.sampler.rng_states()
 
     def checkpoint_state(self, path: str, iteration: int) -> tuple[list, dict[str, np.ndarray]]:
-        if not isinstance(self.sampler, DistributedSampler):
-            return super().checkpoint_state(path, iteration)
         states, arrays = self.sampler.checkpoint(path, iteration)
         self._snapshots_at[1] = self.snapshots.state()
-        return seeds.states(self.rngs[:1]) + states, {**arrays, **(self.prior.arrays() if self.prior else {}),
-                                                      **self.snapshots.arrays()}
+        return seeds.states(self.rngs[:1]) + states, {**arrays, **self._own_arrays()}
 
     def checkpoint_written(self, path: str, iteration: int) -> None:
-        if isinstance(self.sampler, DistributedSampler):
-            self.sampler.committed()
-            if self._snapshots_at[1] is not None:
-                self._snapshots_at = [self._snapshots_at[1], None]
+        self.sampler.committed()
+        if self._snapshots_at[1] is not None:
+            self._snapshots_at = [self._snapshots_at[1], None]
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"z": self.sampler.z, **(self.prior.arrays() if self.prior is not None else {}),
-                **self.snapshots.arrays()}
+        """The checkpoint's arrays of a run on threads (on a cluster, :meth:`checkpoint_state`
+        gathers the topics from the workers)."""
+        return {"z": self.sampler.z, **self._own_arrays()}
+
+    def _own_arrays(self) -> dict[str, np.ndarray]:
+        """The method's checkpoint arrays besides the sampler's: the topic-word prior, the
+        snapshots' sums."""
+        return {**(self.prior.arrays() if self.prior is not None else {}), **self.snapshots.arrays()}
 
     def theta(self) -> np.ndarray:
         """(D, K) float64: ``(n_dk + alpha_k) / (N_d + sum alpha)``, assembled a few documents

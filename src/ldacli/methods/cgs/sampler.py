@@ -1,14 +1,20 @@
-"""What the collapsed Gibbs sampler's engines share: the sampler kinds and the rule that picks
-one, the first topics (drawn alike on threads and on a cluster's workers), and the priors they
-sample under.
+"""The collapsed Gibbs sampler's engines and what they share: :class:`Sampler`, the one seam
+between the method and an engine (the threads engine,
+:class:`~ldacli.methods.cgs.threads.ThreadsSampler`, and the Dask engine,
+:class:`~ldacli.methods.cgs.dask_engine.DaskSampler`, both implement it, with the same numbers);
+the sampler kinds and the rule that picks one; the first topics (drawn alike on threads and on a
+cluster's workers); and the priors they sample under.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 
 from ldacli.errors import LdacliError
-from ldacli.methods.cgs.layouts import Priors
+from ldacli.methods.cgs.layouts import Priors, Replica
 from ldacli.topic_word_prior import TopicWordPrior, extra_by_word, topic_sums
 
 SAMPLERS = ("dense", "sparse", "alias")
@@ -91,3 +97,74 @@ class UnderPriors:
         self.alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         self.beta = float(beta)
         self.priors = Priors.of(self.alpha, self.beta, topic_sums(self.prior, self.beta, self.V, self.K), self.extra)
+
+
+@runtime_checkable
+class Sampler(Protocol):
+    """What the method (:class:`~ldacli.methods.cgs.method.CollapsedGibbs`) calls on an engine,
+    and all it calls: an engine is the state of a run's sampler (every token's topic, the counts)
+    wherever it lives, and answers with the same numbers, to the bit, whether it samples on
+    threads or on a Dask cluster's workers (``tests/test_sampler.py`` runs one conformance test
+    on both). Every count it answers is a sum over shards or word slices that adds up exactly,
+    in shard order, so where the parts live never changes the result.
+
+    Attributes: ``kind`` (``dense``, ``sparse`` or ``alias``), ``V``, ``K``, ``n_docs``; the
+    priors it samples under, ``alpha`` (K,), ``beta``, ``prior`` (the topic-word prior's extra
+    mass, or None) and ``priors`` (all of them as the kernels take them, with ``beta_sum``)."""
+
+    kind: str
+    V: int
+    K: int
+    n_docs: int
+    alpha: np.ndarray
+    beta: float
+    prior: TopicWordPrior | None
+    priors: Priors
+
+    def sweep(self) -> None:
+        """One sweep of every token (P rounds of P blocks). The Dask engine raises
+        :class:`~ldacli.methods.cgs.dask_engine.ShardsRebuilt` when a lost worker sent the
+        state back to its last sync point."""
+
+    def set_priors(self, alpha, beta: float) -> None:
+        """New priors for the following sweeps; the topic-word prior's extra mass stays."""
+
+    def topic_totals(self) -> np.ndarray:
+        """(K,) int64: the tokens of each topic."""
+
+    def word_histogram(self) -> tuple:
+        """The histogram (:func:`~ldacli.counts.histogram`) of the non-zero word-topic counts."""
+
+    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
+        """(E,) int64: the word-topic counts of the cells (``words[i]``, ``topics[i]``)."""
+
+    def doc_log_priors(self, alpha: np.ndarray) -> list[float]:
+        """``log p(z | alpha)`` of each shard's documents, in shard order
+        (:func:`~ldacli.methods.cgs.shard.shard_log_prior`)."""
+
+    def doc_histograms(self) -> tuple[tuple, tuple]:
+        """The histograms of the document-topic counts and of the document lengths
+        (:func:`~ldacli.methods.cgs.shard.shard_doc_histograms`, every shard's merged)."""
+
+    def doc_topic_blocks(self, cells: int = ...) -> Iterator[tuple[int, np.ndarray]]:
+        """(first document, (d, K) int32 document-topic counts) blocks of about ``cells`` cells
+        (or more), covering the documents in order."""
+
+    @property
+    def counts(self) -> Replica:
+        """The topic-word counts after the last sweep, in the sampler's layout, with their topic
+        totals ``nk``."""
+
+    def rng_states(self) -> list[dict]:
+        """Every shard's stream's state, in shard order."""
+
+    def checkpoint(self, path: str, iteration: int) -> tuple[list[dict], dict[str, np.ndarray]]:
+        """The shards' part of a checkpoint of sweep ``iteration`` to ``path``: their streams'
+        states and the arrays the checkpoint file holds (``z``; or, for a shard folder on a
+        cluster, the name of the shard files the workers wrote)."""
+
+    def committed(self) -> None:
+        """The checkpoint :meth:`checkpoint` gave the arrays of is written."""
+
+    def close(self) -> None:
+        """Release the threads, or the workers' state."""

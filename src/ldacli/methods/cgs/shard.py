@@ -7,11 +7,57 @@ same on a thread and on a Dask worker.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import gammaln
 
 from ldacli import _cgs
 from ldacli.counts import doc_topic_counts, histogram, merge_histograms
+from ldacli.partition import ShardRange
+
+
+@dataclass(frozen=True)
+class DocumentLists:
+    """The sparse sampler's list of each of a shard's documents' topics (in increasing order)
+    and their counts: ``ptr`` (d+1,) int64, room for min(K, N_d) topics each, ``length`` (d,)
+    int32, ``topics`` and ``counts`` int32 (:func:`document_lists`). The kernel updates them in
+    place."""
+
+    ptr: np.ndarray
+    length: np.ndarray
+    topics: np.ndarray
+    counts: np.ndarray
+
+
+@dataclass(eq=False)
+class Shard:
+    """A shard as an engine samples it, on a thread or a Dask worker: its tokens' ``words`` (n,)
+    int32 and topics ``z`` (n,) int32 (updated in place; on threads a view of the corpus's
+    topics), its documents' pointers ``ptr`` (d+1,) int64 from 0, ``lo`` its first token in
+    the corpus, its random stream ``rng``, and what the kernels need of it: ``runs`` (d, P+1)
+    int64 (:func:`slice_runs`); for the alias sampler ``order``, its tokens grouped by word,
+    ``order_cuts``, where each word slice's tokens start in ``order``, and ``doc_of``, each
+    token's document; for the sparse sampler ``lists`` (:class:`DocumentLists`), made at the
+    shard's first sweep from its topics as they are then (None before). Made by the count
+    layout of the run's sampler (:meth:`~ldacli.methods.cgs.layouts.Replica.shard`)."""
+
+    words: np.ndarray
+    z: np.ndarray
+    ptr: np.ndarray
+    lo: int
+    rng: np.random.Generator
+    runs: np.ndarray
+    order: np.ndarray | None = None
+    order_cuts: np.ndarray | None = None
+    doc_of: np.ndarray | None = None
+    lists: DocumentLists | None = None
+
+
+def shard_pointers(doc_ptr: np.ndarray, shard: ShardRange) -> np.ndarray:
+    """The document pointers (d+1,) int64, from 0, of ``shard`` of a corpus whose documents'
+    pointers are ``doc_ptr``."""
+    return np.ascontiguousarray(doc_ptr[shard.d_lo:shard.d_hi + 1] - shard.lo, dtype=np.int64)
 
 
 def sorted_within_documents(words: np.ndarray, doc_ptr: np.ndarray) -> bool:
@@ -21,16 +67,6 @@ def sorted_within_documents(words: np.ndarray, doc_ptr: np.ndarray) -> bool:
     starts = doc_ptr[1:-1]
     falls[starts[(starts > 0) & (starts < words.size)] - 1] = False
     return not falls.any()
-
-
-def shard_layout(doc_ptr: np.ndarray, bounds: np.ndarray) -> list[dict]:
-    """The shards of a corpus cut at document ``bounds``: each one's token range ``lo:hi`` and
-    its document pointers ``ptr`` (from 0)."""
-    shards = []
-    for s in range(len(bounds) - 1):
-        lo, hi = int(doc_ptr[bounds[s]]), int(doc_ptr[bounds[s + 1]])
-        shards.append({"lo": lo, "hi": hi, "ptr": np.ascontiguousarray(doc_ptr[bounds[s]:bounds[s + 1] + 1] - lo)})
-    return shards
 
 
 def slice_runs(words: np.ndarray, ptr: np.ndarray, slices: np.ndarray) -> np.ndarray:
@@ -56,11 +92,10 @@ def shard_log_prior(ptr: np.ndarray, z: np.ndarray, alpha: np.ndarray) -> float:
                                       np.zeros(alpha.size, np.int32))
 
 
-def document_lists(ptr: np.ndarray, z: np.ndarray, n_topics: int) -> dict[str, np.ndarray]:
+def document_lists(ptr: np.ndarray, z: np.ndarray, n_topics: int) -> DocumentLists:
     """The sparse sampler's list of each document's topics (in increasing order) and their
-    counts, for the documents ``ptr`` (their pointers into ``z``, from 0): ``list_ptr`` (d+1,)
-    int64, room for min(K, N_d) topics each, ``list_len`` (d,) int32, ``list_topics`` and
-    ``list_counts`` int32. The kernel keeps them from one visit of a document to the next,
+    counts, for the documents ``ptr`` (their pointers into ``z``, from 0). The kernel keeps
+    them from one visit of a document to the next,
     which would otherwise count the document's tokens again for each of its word slices; they
     are made from ``z`` alone (topics in increasing order), so a resumed run's are the same."""
     lengths = np.diff(ptr)
@@ -78,7 +113,7 @@ def document_lists(ptr: np.ndarray, z: np.ndarray, n_topics: int) -> dict[str, n
     list_counts = np.zeros(list_ptr[-1], np.int32)
     list_topics[at] = codes % n_topics
     list_counts[at] = counts
-    return {"list_ptr": list_ptr, "list_len": list_len, "list_topics": list_topics, "list_counts": list_counts}
+    return DocumentLists(list_ptr, list_len, list_topics, list_counts)
 
 
 # Document-topic cells counted at a time for their histograms and the model's theta (whole

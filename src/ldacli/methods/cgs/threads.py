@@ -25,17 +25,18 @@ import numpy as np
 
 from ldacli.counts import histogram
 from ldacli.errors import LdacliError
-from ldacli.methods.cgs.layouts import Replica, replica_class, sample_block
+from ldacli.methods.cgs.layouts import Replica, replica_class
 from ldacli.methods.cgs.sampler import SAMPLERS, UnderPriors
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, doc_topic_blocks, merge_doc_histograms,
-                                      shard_doc_histograms, shard_layout, shard_log_prior, sorted_within_documents,
+                                      shard_doc_histograms, shard_log_prior, shard_pointers, sorted_within_documents,
                                       word_topic_pairs)
-from ldacli.partition import word_slices
+from ldacli.partition import shard_ranges, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
 
-class ShardedSampler(UnderPriors):
-    """Collapsed Gibbs sampling of ``z`` for a corpus's token arrays, in blocks and threads.
+class ThreadsSampler(UnderPriors):
+    """The threads engine: collapsed Gibbs sampling of ``z`` for a corpus's token arrays, in
+    blocks and threads (a :class:`~ldacli.methods.cgs.sampler.Sampler`).
 
     ``words`` (N,) int32 and ``doc_ptr`` (D+1,) int64 as from ``Corpus.tokens()`` (each
     document's words sorted); ``z`` (N,) int32 is updated in place; ``rngs`` one generator per
@@ -58,10 +59,9 @@ class ShardedSampler(UnderPriors):
         self.rngs = rngs
         freq = np.bincount(words, minlength=n_words)
         self.slices = word_slices(freq, n_shards)
-        self.shards = shard_layout(doc_ptr, bounds)
         replica = replica_class(kind)
-        for shard in self.shards:
-            shard.update(replica.shard_arrays(words[shard["lo"]:shard["hi"]], shard["ptr"], self.slices))
+        self.shards = [replica.shard(words[r.lo:r.hi], z[r.lo:r.hi], shard_pointers(doc_ptr, r), r.lo, rng, self.slices)
+                       for r, rng in zip(shard_ranges(bounds, doc_ptr[bounds]), rngs)]
         threads = max(1, min(threads, n_shards))
         self.shared = replica(n_words, n_topics, word_topic_pairs(words, z, n_topics),
                               replica.layout_for(freq, n_topics))
@@ -79,12 +79,10 @@ class ShardedSampler(UnderPriors):
     def _run_block(self, s: int, j: int, start: np.ndarray) -> np.ndarray:
         """Sample block (shard ``s``, slice ``j``) from the round's topic totals ``start``;
         returns the change of the totals."""
-        shard = self.shards[s]
-        lo, hi = shard["lo"], shard["hi"]
         worker = self._free.get()
         try:
             np.copyto(worker.nk, start)
-            sample_block(worker, shard, self.words[lo:hi], self.z[lo:hi], self.rngs[s], j, self.priors)
+            worker.sweep(self.shards[s], j, self.priors)
             return worker.nk - start
         finally:
             self._free.put(worker)
@@ -100,7 +98,7 @@ class ShardedSampler(UnderPriors):
                 deltas = list(self._pool.map(lambda b: self._run_block(*b), blocks))
             self.shared.nk += np.sum(deltas, axis=0, dtype=np.int32)
 
-    # What the method reads of the state (a Dask sampler answers the same questions, with the
+    # What the method reads of the state (the Dask engine answers the same questions, with the
     # same numbers, from its workers): histograms and sums that its parts add up to exactly.
 
     def topic_totals(self) -> np.ndarray:
@@ -112,21 +110,31 @@ class ShardedSampler(UnderPriors):
         return histogram(self.shared.nonzero_word_topic_counts().reshape(-1, 1))
 
     def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
-        """The word-topic counts of the cells (``words[i]``, ``topics[i]``)."""
-        return self.shared.counts_at(words, topics)
+        """(E,) int64: the word-topic counts of the cells (``words[i]``, ``topics[i]``)."""
+        return self.shared.counts_at(words, topics).astype(np.int64)
 
     def doc_log_priors(self, alpha: np.ndarray) -> list[float]:
         """:func:`shard_log_prior` of every shard, in shard order."""
-        return [shard_log_prior(sh["ptr"], self.z[sh["lo"]:sh["hi"]], alpha) for sh in self.shards]
+        return [shard_log_prior(sh.ptr, sh.z, alpha) for sh in self.shards]
 
     def doc_histograms(self) -> tuple[tuple, tuple]:
         """:func:`shard_doc_histograms` of the whole corpus (its shards', merged)."""
-        return merge_doc_histograms([shard_doc_histograms(sh["ptr"], self.z[sh["lo"]:sh["hi"]], self.K)
-                                     for sh in self.shards])
+        return merge_doc_histograms([shard_doc_histograms(sh.ptr, sh.z, self.K) for sh in self.shards])
 
     def doc_topic_blocks(self, cells: int = HISTOGRAM_CHUNK_CELLS):
         """:func:`doc_topic_blocks` of the corpus: the model's theta is made from them."""
         return doc_topic_blocks(self.doc_ptr, self.z, self.K, cells)
+
+    def rng_states(self) -> list[dict]:
+        """Every shard's stream's state, in shard order."""
+        return [sh.rng.bit_generator.state for sh in self.shards]
+
+    def checkpoint(self, path: str, iteration: int) -> tuple[list[dict], dict[str, np.ndarray]]:
+        """The shards' part of a checkpoint: their streams' states and every token's topic ``z``."""
+        return self.rng_states(), {"z": self.z}
+
+    def committed(self) -> None:
+        """Nothing to do: the checkpoint holds the whole state."""
 
     def close(self) -> None:
         if self._pool is not None:
