@@ -35,7 +35,7 @@ LAYERS = {
     "ldacli.methods.vem": 4, "ldacli.methods.ugibbs": 4, "ldacli.diff": 4, "ldacli.methods.cgs.dask_engine": 4,
     "ldacli.methods.cgs.threads": 4, "ldacli.methods.cgs.dask_checkpoints": 4, "ldacli.methods.registry": 4,
     "ldacli.methods.cgs.shard": 4, "ldacli.methods.cgs.layouts": 4, "ldacli.methods.cgs.sampler": 4,
-    "ldacli.methods.cgs.snapshots": 4,
+    "ldacli.methods.cgs.snapshots": 4, "ldacli.methods.warm_start": 4,
     "ldacli.methods.driver": 5, "ldacli.inference": 5, "ldacli.evaluate": 5, "ldacli.topic_coherence": 5,
     "ldacli.topic_history": 5, "ldacli.topic_trends": 5,
     "ldacli.info": 6, "ldacli.export": 6, "ldacli.model_selection": 6, "ldacli.topic_diagnostics": 6,
