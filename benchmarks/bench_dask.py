@@ -37,7 +37,7 @@ import time
 import numpy as np
 
 import ldacli
-from ldacli import seeds
+from ldacli import random_streams
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.partition import default_shards, shard_bounds, shard_ranges
 
@@ -53,7 +53,7 @@ def build(corpus, K: int, seed: int = 1, shards: int | None = None):
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)
     bounds = shard_bounds(doc_ptr, shards or default_shards(corpus.n_tokens))
-    rngs = seeds.generators(seed, bounds.size)
+    rngs = random_streams.generators(seed, bounds.size)
     z = rngs[0].integers(0, K, size=words.size, dtype=np.int32)
     return words, doc_ptr, z, bounds, rngs[1:]
 
@@ -71,8 +71,8 @@ def cluster_sampler(corpus, K: int, client, shards: int):
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)
     bounds = shard_bounds(doc_ptr, shards)
-    rngs = seeds.generators(1, bounds.size)
-    sync = SyncPoint(0, np.full(K, ALPHA), BETA, seeds.states(rngs[1:]))
+    rngs = random_streams.generators(1, bounds.size)
+    sync = SyncPoint(0, np.full(K, ALPHA), BETA, random_streams.states(rngs[1:]))
     return DaskSampler("sparse", corpus.n_words, K, shard_ranges(bounds, doc_ptr[bounds]),
                        np.bincount(words, minlength=corpus.n_words), client, sync, rngs[0].bit_generator.state,
                        words=words, doc_ptr=doc_ptr)

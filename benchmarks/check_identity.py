@@ -6,7 +6,7 @@ Usage (build the old kernels, save, rebuild the new ones, compare)::
     python benchmarks/check_identity.py --against /tmp/before.npz
 
 For every sampler with word lists (sparse, alias), K = 30, 100, 1000, 1 and 4 shards and 1 and 2
-threads, it runs ``--sweeps`` sweeps of the sharded sampler on KOS (or ``--corpus``) from a fixed
+threads, it runs ``--sweeps`` sweeps of the threads engine on KOS (or ``--corpus``) from a fixed
 seed and records the topics ``z`` and the topic-word counts. A speed-up that is meant to change
 nothing but speed must leave every one of them equal.
 """

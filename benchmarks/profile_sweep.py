@@ -1,4 +1,4 @@
-"""Where a sweep of the sharded sampler spends its time: in the kernels, and around them.
+"""Where a sweep of the threads engine spends its time: in the kernels, and around them.
 
 Usage::
 

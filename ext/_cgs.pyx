@@ -1,6 +1,6 @@
 """Gibbs-sampling kernels for LDA.
 
-Every array is allocated and coerced by the caller (``ldacli.methods.sharded``); a
+Every array is allocated and coerced by the caller (``ldacli.methods.cgs.layouts``); a
 kernel updates its arrays in place inside one ``nogil`` block and returns a count or nothing.
 One call is one sweep over the tokens of one shard (a contiguous range of documents). Random
 numbers come from the ``numpy.random.Generator`` passed in (its bit generator's

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ldacli import seeds
+from ldacli import random_streams
 from ldacli.methods.cgs.sampler import FirstTopics, Sampler
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.partition import shard_bounds, shard_ranges
@@ -26,7 +26,8 @@ def corpus():
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'ldacli[dask]'")
+    distributed = pytest.importorskip("distributed",
+                                      reason="the dask extra is not installed: pip install 'ldacli[dask]'")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as c:
         yield c
@@ -38,7 +39,7 @@ def start(engine: str, corpus, kind: str, request) -> Sampler:
     words = np.ascontiguousarray(words, dtype=np.int32)
     V = corpus.n_words
     bounds = shard_bounds(doc_ptr, SHARDS)
-    rngs = seeds.generators(SEED, bounds.size)
+    rngs = random_streams.generators(SEED, bounds.size)
     prior = seed_prior({0: [1, 2, 3], 4: [3, 10]}, 30.0, V, K)
     alpha = np.full(K, ALPHA)
     if engine != "dask":
@@ -47,7 +48,7 @@ def start(engine: str, corpus, kind: str, request) -> Sampler:
         return ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, BETA, bounds, rngs[1:], threads, prior=prior)
     from ldacli.methods.cgs.dask_engine import DaskSampler, SyncPoint
 
-    sync = SyncPoint(0, alpha, BETA, seeds.states(rngs[1:]))
+    sync = SyncPoint(0, alpha, BETA, random_streams.states(rngs[1:]))
     return DaskSampler(kind, V, K, shard_ranges(bounds, doc_ptr[bounds]), np.bincount(words, minlength=V),
                        request.getfixturevalue("client"), sync, rngs[0].bit_generator.state, words=words,
                        doc_ptr=doc_ptr, prior=prior)

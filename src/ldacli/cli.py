@@ -52,7 +52,7 @@ from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text, Texts
-from ldacli.tables import TABLE_FORMATS, check_stream, delimited_line, text_cell, write_table
+from ldacli.table_formats import TABLE_FORMATS, check_stream, delimited_line, text_cell, write_table
 from ldacli.tokenizer import TOKENIZING
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli import over_time, topic_history, topic_trends

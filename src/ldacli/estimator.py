@@ -23,7 +23,7 @@ What differs from scikit-learn's estimator, and why:
   unless ``fractional_counts="round"``, which rounds them to the nearest whole number.
 
 scikit-learn's estimator checks (``sklearn.utils.estimator_checks``, in
-``tests/test_estimator.py``) all pass. Two hold only as they are written:
+``tests/test_sklearn_estimator.py``) all pass. Two hold only as they are written:
 ``check_methods_subset_invariance`` and ``check_methods_sample_order_invariance`` fit one topic,
 where every theta is 1; with more topics a row's estimate depends on its chunk (see
 ``transform``). The checks feed random real numbers, so they run with

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import checks, seeds, settings
+from ldacli import checks, random_streams, settings
 from ldacli.api_input import as_corpus, as_model, reading_of
 from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
@@ -32,7 +32,7 @@ from ldacli.heldout import BURN_IN, ITERATIONS, BlockSum, DocQueue, completion_s
 from ldacli.dask_connection import SCHEDULER, cluster
 from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
-from ldacli.seeds import SEED
+from ldacli.random_streams import SEED
 from ldacli.settings import Choice, Flag, Integer, Setting, owned_by
 from ldacli.signatures import takes_settings
 from ldacli.formats.read import READING_FOR_MODEL
@@ -111,8 +111,8 @@ def perplexity(model, corpus, *, progress: bool = False, **given) -> dict:
     method = v["estimator"]
     aligned, _ = corpus.align(model.vocab, frozenset(model.removed_words))
     dropped = aligned.dropped_tokens
-    entropy = seeds.resolve(v["seed"])
-    rng = seeds.generator(entropy)
+    entropy = random_streams.resolve(v["seed"])
+    rng = random_streams.generator(entropy)
     if method == "completion":
         with cluster(v["scheduler"]) as client:
             result = completion_blocks(model, [aligned], corpus.source, v["iterations"], v["burn_in"], entropy,
@@ -141,7 +141,7 @@ def perplexity_stream(model: Model, stream, *, iterations: int | None = None, bu
     :class:`~ldacli.formats.stream.CorpusStream` over the model's vocabulary): the same result
     as over the corpus in memory, in memory that does not grow with it."""
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))
-    entropy = seeds.resolve(v["seed"])
+    entropy = random_streams.resolve(v["seed"])
     with cluster(v["scheduler"]) as client:
         result = completion_blocks(model, stream.blocks(), stream.source, v["iterations"], v["burn_in"], entropy,
                                    v["threads"], client, progress)

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import checks, seeds
+from ldacli import checks, random_streams
 from ldacli._heldout import sparse_fixed_topics_sweep
 from ldacli.corpus import Corpus
 from ldacli.counts import doc_pointers
@@ -150,7 +150,7 @@ def theta_stream(phi: np.ndarray, alpha: np.ndarray, blocks: Iterable[tuple[np.n
                  progress: bool = False) -> Iterator[tuple[np.ndarray, list[np.ndarray]]]:
     """:func:`estimate_theta` of documents arriving in ``blocks`` (each ``(words, doc_ptr)``),
     yielding ``(theta, batch_thetas)`` chunk by chunk in document order: the chunks of
-    :func:`cut_chunks`, chunk i with the stream :func:`ldacli.seeds.stream` (seed, i), run a
+    :func:`cut_chunks`, chunk i with the stream :func:`ldacli.random_streams.stream` (seed, i), run a
     window of chunks at a time on ``threads`` threads or the workers of a Dask ``client``. The
     rows are those :func:`estimate_theta` gives over the whole, for any number of threads or
     workers; memory holds a window of chunks, not the corpus."""
@@ -170,7 +170,7 @@ def theta_stream(phi: np.ndarray, alpha: np.ndarray, blocks: Iterable[tuple[np.n
             group = list(itertools.islice(chunks, window))
             if not group:
                 break
-            args = [(words, doc_ptr, iterations, burn_in, batches, seeds.stream(seed, i).bit_generator.state)
+            args = [(words, doc_ptr, iterations, burn_in, batches, random_streams.stream(seed, i).bit_generator.state)
                     for i, (words, doc_ptr) in group]
             if client is not None:
                 parts = client.gather([client.submit(theta_of_chunk, *shared, *a, pure=False) for a in args])
@@ -320,7 +320,7 @@ def holdout_split(corpus: Corpus, fraction: float, seed: int) -> tuple[Corpus, C
     if D < 2:
         raise LdacliError(f"holdout: expected at least 2 documents to hold some out, found {D}")
     n_held = min(max(1, round(fraction * D)), D - 1)
-    held_docs = np.sort(seeds.generator(seed).choice(D, size=n_held, replace=False)).astype(np.int64)
+    held_docs = np.sort(random_streams.generator(seed).choice(D, size=n_held, replace=False)).astype(np.int64)
     mask = np.zeros(D, dtype=bool)
     mask[held_docs] = True
 

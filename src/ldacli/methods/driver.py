@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import seeds, settings
+from ldacli import random_streams, settings
 from ldacli.version import __version__
 from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpus import Corpus
@@ -45,7 +45,7 @@ from ldacli.methods.registry import DEFAULT_METHOD, METHODS
 from ldacli.model import Checkpoint, Model
 from ldacli.npz import mapped
 from ldacli.parallel import THREADS, check_threads
-from ldacli.seeds import SEED
+from ldacli.random_streams import SEED
 from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Text
 from ldacli.seed_words import seeded_prior, seeded_topics
 from ldacli.signatures import takes_settings
@@ -268,7 +268,7 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
         values = settings.resolve(declared, given)
         if values["warm_start"] is not None:
             parent = warm_start.from_parent(values, given)
-        values["seed"] = seeds.resolve(values["seed"])
+        values["seed"] = random_streams.resolve(values["seed"])
         trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
         cls.resolve(values, given, trained)
     _check_together(cls, values)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ldacli.methods.base import Method
 from ldacli.methods.cgs.method import CollapsedGibbs
-from ldacli.methods.ugibbs import UncollapsedGibbs
+from ldacli.methods.uncollapsed_gibbs import UncollapsedGibbs
 from ldacli.methods.vem import VariationalEM
 
 METHODS: dict[str, type[Method]] = {m.name: m for m in (CollapsedGibbs, VariationalEM, UncollapsedGibbs)}

@@ -5,7 +5,8 @@ the run's engine (a :class:`~ldacli.methods.cgs.sampler.Sampler`: on threads,
 :mod:`ldacli.methods.cgs.threads`, or on a Dask cluster, :mod:`ldacli.methods.cgs.dask_engine`;
 dense, sparse or alias kernels, blocks of document shards and word slices sampled in parallel)
 followed, every ``optimize_interval`` sweeps after ``optimize_burn_in``, by learning an
-asymmetric alpha and a symmetric beta from the counts (:mod:`ldacli.priors`). The trace is the joint log-likelihood ``log p(w, z)`` per token.
+asymmetric alpha and a symmetric beta from the counts (:mod:`ldacli.priors`). The trace is the
+joint log-likelihood ``log p(w, z)`` per token.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import logging
 import numpy as np
 from scipy.special import gammaln
 
-from ldacli import seeds
+from ldacli import random_streams
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start
@@ -228,7 +229,7 @@ class CollapsedGibbs(Method):
             bounds = shard_bounds(doc_ptr, settings["shards"])
             ranges = shard_ranges(bounds, doc_ptr[bounds])
         n_tokens, n_shards = int(ranges[-1].hi), len(ranges)
-        self.rngs = seeds.generators(settings["seed"], n_shards + 1)
+        self.rngs = random_streams.generators(settings["seed"], n_shards + 1)
         z, files = None, None
         if start is not None:
             z = np.array(start.z, dtype=np.int32)
@@ -236,7 +237,7 @@ class CollapsedGibbs(Method):
         elif checkpoint is None:
             self.alpha, self.beta = np.full(K, float(settings["alpha"])), float(settings["beta"])
         else:
-            seeds.restore(self.rngs, checkpoint.rng_states, source)
+            random_streams.restore(self.rngs, checkpoint.rng_states, source)
             self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
             if ARRAY in checkpoint.arrays:  # written on a cluster: the workers wrote the topics beside the folder
                 files = ShardFiles.from_checkpoint(checkpoint.arrays, source, n_shards, checkpoint.iteration)
@@ -270,8 +271,8 @@ class CollapsedGibbs(Method):
                                                    prior=self.prior)
         else:  # the first topics (without z) are drawn on the workers, from stream 0 as above
             what = "the start" if checkpoint is None else f"the checkpoint of sweep {checkpoint.iteration}"
-            sync = SyncPoint(self.done, self.alpha.copy(), self.beta, seeds.states(self.rngs[1:]), z=z, files=files,
-                             what=what)
+            sync = SyncPoint(self.done, self.alpha.copy(), self.beta, random_streams.states(self.rngs[1:]), z=z,
+                             files=files, what=what)
             freq = folder.word_frequencies() if folder is not None else np.bincount(words, minlength=corpus.n_words)
             self.sampler = DaskSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
                                        self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
@@ -349,12 +350,12 @@ class CollapsedGibbs(Method):
         out /= (counts.nk[first:last] + s.priors.beta_sum[first:last])[:, None]
 
     def rng_states(self) -> list:
-        return seeds.states(self.rngs[:1]) + self.sampler.rng_states()
+        return random_streams.states(self.rngs[:1]) + self.sampler.rng_states()
 
     def checkpoint_state(self, path: str, iteration: int) -> tuple[list, dict[str, np.ndarray]]:
         states, arrays = self.sampler.checkpoint(path, iteration)
         self._snapshots_at[1] = self.snapshots.state()
-        return seeds.states(self.rngs[:1]) + states, {**arrays, **self._own_arrays()}
+        return random_streams.states(self.rngs[:1]) + states, {**arrays, **self._own_arrays()}
 
     def checkpoint_written(self, path: str, iteration: int) -> None:
         self.sampler.committed()
