@@ -18,6 +18,7 @@ from ldacli.cli import main
 from ldacli.synthetic import generate
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'ldacli[dask]'")
+pytestmark = pytest.mark.dask   # a real LocalCluster of worker processes
 
 SHARDS = 5
 

@@ -1,7 +1,7 @@
 """The package's shape: one direction of dependency between modules and between folders, no
 import circle, no private name imported across modules, kernels that import nothing from the
-package, and a page that names every module. Read from the source with ``ast``, imports inside
-functions included (:mod:`layout`)."""
+package, and a docs page (docs/development/layout.md) that names every module and no file that
+is gone. Read from the source with ``ast``, imports inside functions included (:mod:`layout`)."""
 
 import ast
 import os
@@ -97,25 +97,27 @@ def test_no_module_is_shadowed_by_a_name_of_the_package():
     assert sorted(names & submodules) == []
 
 
-# The page that says how the code is organised (DOCS-engine.md until the docs site has it).
-LAYOUT_PAGE = os.path.join(ROOT, "DOCS-engine.md")
+# The docs page that says how the code is organised.
+LAYOUT_PAGE = os.path.join(ROOT, "docs", "development", "layout.md")
+
+
+def _layout_page() -> str:
+    with open(LAYOUT_PAGE, encoding="utf-8") as f:
+        return f.read()
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m != "ldacli" and not m.endswith("__main__")))
-def test_the_layout_page_names_every_module(module):
-    page = open(LAYOUT_PAGE, encoding="utf-8").read()
-    section = page.split("## How the code is organised", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_layout_page_names_every_module(module):
+    page = _layout_page()
     package = MODULES[module].endswith("__init__.py")
     path = module.replace("ldacli.", "", 1).replace(".", "/") + ("/" if package else ".py")
-    assert path in section, f"{path} is not described in {os.path.basename(LAYOUT_PAGE)}'s layout section"
+    assert path in page, f"{path} is not described in docs/development/layout.md"
 
 
-def test_the_layout_page_names_no_file_that_is_gone():
+def test_the_docs_layout_page_names_no_file_that_is_gone():
     """Every file the page names (a module, a kernel, a test, a benchmark) is in the tree: the
     page follows the code when a module moves or is renamed."""
-    page = open(LAYOUT_PAGE, encoding="utf-8").read()
-    section = page.split("## How the code is organised", 1)[1].split("\n## ", 1)[0]
-    named = set(re.findall(r"`([a-z0-9_/]+\.(?:py|pyx|pxd))`", section))  # not ext/NAME.pyx
+    named = set(re.findall(r"`([a-z0-9_/]+\.(?:py|pyx|pxd))`", _layout_page()))  # not ext/NAME.pyx
     roots = [os.path.join(ROOT, "src", "ldacli"), EXT, ROOT]
     gone = sorted(n for n in named if not any(os.path.exists(os.path.join(r, n)) for r in roots))
     assert gone == []

@@ -180,6 +180,7 @@ def test_perplexity_streamed_equals_the_whole(setup, small_blocks):
         assert got == expected
 
 
+@pytest.mark.slow   # whole processes in a shell pipe
 def test_infer_in_a_pipe_end_to_end(setup, tmp_path):
     """A real process reading stdin from a pipe and writing parquet to a file."""
     pytest.importorskip("pyarrow", reason="the parquet extra is not installed")
