@@ -21,7 +21,7 @@ from ldacli.corpus import Corpus
 from ldacli.diff import match_topics
 from ldacli.errors import LdacliError, SettingError
 from ldacli.fileio import file_sha256
-from ldacli.heldout import fold_in
+from ldacli.fixed_topics import fold_in
 from ldacli.methods.base import Start
 from ldacli.model import Model
 
