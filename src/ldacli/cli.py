@@ -45,9 +45,10 @@ from ldacli.info import format_text as format_info
 from ldacli.locking import EXIT_LOCKED, locked
 from ldacli.memory import out_of_memory
 from ldacli.methods.driver import SETTINGS as TRAIN
-from ldacli.methods.driver import METHODS, RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
+from ldacli.methods.driver import RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
+from ldacli.methods.registry import METHODS
 from ldacli.methods.driver import train as run_train
-from ldacli.methods.cluster import TLS, tls_options
+from ldacli.dask_connection import TLS, tls_options
 from ldacli.model import TOP_WORDS, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
@@ -55,7 +56,7 @@ from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text, Texts
-from ldacli.tables import TABLE_FORMATS, check_stream, delimited_line, text_cell, write_table
+from ldacli.table_formats import TABLE_FORMATS, check_stream, delimited_line, text_cell, write_table
 from ldacli.tokenizer import TOKENIZING
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli import over_time, topic_history, topic_trends

@@ -11,7 +11,7 @@ import numpy as np
 
 from ldacli import checks
 from ldacli.errors import InputError
-from ldacli.methods.driver import METHODS
+from ldacli.methods.registry import METHODS
 from ldacli.model import Checkpoint, Model
 from ldacli.fileio import open_regular
 from ldacli.npz import file_kind

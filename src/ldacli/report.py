@@ -41,7 +41,7 @@ from ldacli.inference import corpus_theta
 from ldacli.errors import InputError
 from ldacli.fileio import atomic_write, file_sha256, open_regular
 from ldacli.info import describe
-from ldacli.methods.driver import METHODS
+from ldacli.methods.registry import METHODS
 from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
 from ldacli.topic_coherence import coherence

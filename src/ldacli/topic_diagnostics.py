@@ -79,7 +79,7 @@ from ldacli.errors import LdacliError
 from ldacli.inference import corpus_theta
 from ldacli.model import Model
 from ldacli.settings import Flag, Setting
-from ldacli.tables import Table
+from ldacli.table_formats import Table
 from ldacli.topic_coherence import codocument_counts, scores, top_word_ids, word_exclusivity
 
 DIAGNOSTICS = Setting("diagnostics", Flag(), False,

@@ -56,7 +56,7 @@ from ldacli.model import TOP_WORDS, Model, pandas_module
 from ldacli.npz import file_kind
 from ldacli.settings import Choice, Setting
 from ldacli.signatures import takes_settings
-from ldacli.tables import Table, batched
+from ldacli.table_formats import Table, batched
 
 ORDER = Setting("order", Choice(("lineage", "given")), "lineage",
                 "The models' order: lineage (each model after the one it was warm-started from or aligned to, "

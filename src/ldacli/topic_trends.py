@@ -56,7 +56,7 @@ from ldacli.model import Inference, Model, names_of_topics, pandas_module
 from ldacli.npz import file_kind
 from ldacli.settings import Choice, Flag, Setting, Text
 from ldacli.signatures import takes_settings
-from ldacli.tables import Table, pyarrow_modules
+from ldacli.table_formats import Table, pyarrow_modules
 from ldacli.escaping import printable
 from ldacli.topic_history import sparkline
 
