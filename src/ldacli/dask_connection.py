@@ -65,7 +65,7 @@ SCHEDULER = Setting("scheduler", SchedulerAddress(), None,
                     "Run on a Dask cluster: a scheduler's address (tcp://host:8786, or tls://host:8786 with --tls-* "
                     "or Dask's TLS configuration) or local:N for N local worker processes that only you can reach "
                     "(TLS with credentials made for them, no HTTP pages); the result is the same as on threads. The "
-                    f"cluster runs code as you: see the README's trust model. Needs the dask extra: {EXTRA}.")
+                    f"cluster runs code as you: see docs/trust.md. Needs the dask extra: {EXTRA}.")
 # The client's TLS credentials for a tls:// scheduler, as `dask scheduler` and `dask worker` name
 # them; not given, Dask's configuration (distributed.comm.tls.ca-file, .client.cert, .client.key).
 TLS = (

@@ -27,7 +27,7 @@ from ldacli.model import TOP_WORDS, Model
 from ldacli.settings import Real, Setting
 from ldacli.topic_names import carried, with_names
 
-# The default threshold, measured (benchmarks/diff_calibration.py, README): one topic found again
+# The default threshold, measured (benchmarks/diff_calibration.py, docs/guide/retraining.md): one topic found again
 # by another seed is at most about 0.7 from itself (90% of those sharing 5 of their top 10 words,
 # on 20NG and KOS at K=50), and a topic is further than 0.74 from 90% of the other topics of its
 # model; warm starts move topics at most 0.53.

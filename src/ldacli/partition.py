@@ -25,7 +25,7 @@ def default_shards(n_tokens: int) -> int:
     that small corpora get the exact sequential sampler; from 5 M tokens on, one per 625,000
     tokens rounded down to a power of two, at most 32 (8 from 5 M, 16 from 10 M, 32 from 20 M).
     More shards allow more threads but cost more per sweep, since a document is visited once
-    per slice it has tokens in (on 20NG, 4 shards cost 0-5% over one, 16 shards 35-50%: README,
+    per slice it has tokens in (on 20NG, 4 shards cost 0-5% over one, 16 shards 35-50%: docs/performance.md,
     "Performance"), and each of a sweep's P rounds has a serial part; a power of two splits each
     round's P blocks evenly over 8, 16 or 32 threads; 625,000 tokens a shard keeps a block
     (n/P^2 tokens) at about 20,000 tokens or more, where its serial cost stays small. Not 64: on

@@ -32,7 +32,7 @@ documents' rows are combined: a period in only one is kept as it is; a period in
 documents of both, its shares and standard errors those of all its documents together (exact,
 from each side's counts, means and standard errors). A nightly job infers the day's new
 documents and appends their shares; run it once per batch of documents (a batch merged twice
-counts its documents twice; make's dependencies do this, see the README).
+counts its documents twice; make's dependencies do this, see docs/guide/over-time.md).
 """
 
 from __future__ import annotations

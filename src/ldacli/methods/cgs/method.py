@@ -140,7 +140,7 @@ class CollapsedGibbs(Method):
                 "one the final sweep, those in the second half of the run (within --iterations: no sweep is "
                 "added; with --max-seconds, where the pace so far says the run will end), instead of the final "
                 "state alone: less Monte Carlo noise in the topics, a lower "
-                "held-out perplexity for the same sweeps (see the README's Performance). 1: the final state.",
+                "held-out perplexity for the same sweeps (see docs/performance.md). 1: the final state.",
                 FIXED),
         Setting("snapshot_interval", Integer(1), 10, "Sweeps between two of the averaged --snapshots.", FIXED),
         Setting("seed_words", SeedWords(), None,
@@ -265,7 +265,7 @@ class CollapsedGibbs(Method):
                 z = FirstTopics(self.rngs[0], corpus.n_words, K).draw(words)
             if threads > n_shards > 1:
                 log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
-                         "more, see the README's Performance)", n_shards, n_shards)
+                         "more, see docs/performance.md)", n_shards, n_shards)
             self.sampler: Sampler = ThreadsSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K,
                                                    self.alpha, self.beta, bounds, self.rngs[1:], threads,
                                                    prior=self.prior)

@@ -58,7 +58,7 @@ class FirstTopics:
             self.rng.integers(0, self.m, size=min(SKIP_CHUNK, n_tokens - at), dtype=np.int32)
 
 
-# Where dense beats sparse (``benchmarks/auto_rules.py``, README "Performance", default shards):
+# Where dense beats sparse (``benchmarks/auto_rules.py``, docs/performance.md, default shards):
 # below 12 topics on 20NG's documents (sparse ahead from 12 since it keeps its document lists;
 # before them, from 24); on KOS sparse is ahead from 8, on documents of 20 tokens from 24 (by
 # 3% or less below); never on long documents (at 1,000 tokens a document, sparse wins from 8
