@@ -197,7 +197,7 @@ def test_a_received_file_naming_a_device_gets_it_refused_not_read(tmp_path, smal
     import os
 
     from ldacli.errors import InputError
-    from ldacli.methods.shard_checkpoints import read_shard_checkpoint
+    from ldacli.methods.cgs.dask_checkpoints import read_shard_checkpoint
     from ldacli.npz import write_npz
 
     ldacli.train(ldacli.read_corpus(small_ldac), 2, iterations=1, seed=1).save(str(tmp_path / "m.npz"))

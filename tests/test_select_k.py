@@ -206,7 +206,7 @@ def test_a_killed_select_k_continues_the_pair_under_way_with_the_same_bytes(smal
     under_way = [p for p in files if p.endswith(".checkpoint.npz")]
     assert 4 <= len(finished) < 12 and len(under_way) == 1 and not (killed / "select-k.json").exists()
     at = ldacli.Checkpoint.load(str(killed / under_way[0])).iteration
-    assert 0 < at < 1500
+    assert 0 < at <= 1500  # 1500: stopped after the last sweep's checkpoint, before the model was written
     if how == "SIGTERM":
         assert proc.returncode == 143
         assert "stopped by SIGTERM with" in err and "1 pairs under way continue from their checkpoints" in err
