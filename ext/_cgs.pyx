@@ -32,6 +32,7 @@ back), as tomotopy's ``sampleDocument`` reads.
 
 from libc.math cimport lgamma
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport qsort
 from numpy.random cimport bitgen_t
 
 from _shared cimport bitgen_of, prefetch, search_cumulative
@@ -1030,6 +1031,133 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
             for d in range(D):
                 for i in range(runs[d, 0], runs[d, last]):
                     ndk[d, z[i]] = 0
+
+
+# --------------------------------------------------------------------------------------------
+# Cells of the counts, sorted, and their running sums (the snapshots phi and theta average)
+#
+# A set of cells is ``codes`` (int64, increasing, each once: ``row * K + topic``, a word's or a
+# document's) and their counts or sums. These kernels list a state's cells in that order straight
+# from the samplers' lists and add them to running sums in one merge, O(cells), with no sort of
+# them all.
+
+cdef enum:
+    SHORT_LIST = 16  # lists this long or shorter are sorted by insertion, longer ones by qsort
+
+
+cdef int _compare_keys(const void* a, const void* b) noexcept nogil:
+    cdef uint64_t x = (<const uint64_t*> a)[0]
+    cdef uint64_t y = (<const uint64_t*> b)[0]
+    return (x > y) - (x < y)
+
+
+cdef inline void _sort_keys(uint64_t* keys, Py_ssize_t n) noexcept nogil:
+    """Sort ``n`` keys in increasing order."""
+    cdef Py_ssize_t j, at
+    cdef uint64_t key
+    if n > SHORT_LIST:
+        qsort(keys, n, sizeof(uint64_t), _compare_keys)
+        return
+    for j in range(1, n):
+        key = keys[j]
+        at = j
+        while at > 0 and keys[at - 1] > key:
+            keys[at] = keys[at - 1]
+            at -= 1
+        keys[at] = key
+
+
+def word_list_cells(const int64_t[::1] wt_ptr, const packed_t[::1] wt, const int32_t[::1] wt_len, int bits,
+                    Py_ssize_t n_topics, int64_t[::1] codes, int32_t[::1] counts, uint64_t[::1] scratch):
+    """The non-zero word-topic counts of the packed word lists (``wt_ptr`` (V+1,) int64, ``wt``,
+    ``wt_len`` (V,) int32 and ``bits`` as :func:`sparse_sweep` takes them) as cells in word-major
+    order: ``codes[j] = w * K + t``, increasing, and ``counts[j]`` int32; returns how many (the
+    lists' entries, which ``codes`` and ``counts`` must have room for). ``scratch`` (K,) uint64.
+
+    NumPy, from the dense (V, K) counts ``nwk``: ``w, t = np.nonzero(nwk); codes = w * K + t;
+    counts = nwk[w, t]``.
+    """
+    cdef Py_ssize_t V = wt_len.shape[0]
+    cdef Py_ssize_t w, j, length, base, n = 0
+    cdef packed_t mask = ((<packed_t> 1) << bits) - 1
+    cdef packed_t e
+    cdef uint64_t* keys = &scratch[0]
+    cdef uint64_t LOW_32 = (<uint64_t> 1 << 32) - 1
+    with nogil:
+        for w in range(V):
+            length = wt_len[w]
+            base = wt_ptr[w]
+            for j in range(length):  # (topic, count) as one key, sorted by topic
+                e = wt[base + j]
+                keys[j] = ((<uint64_t> (mask - (e & mask))) << 32) | <uint64_t> (e >> bits)
+            _sort_keys(keys, length)
+            for j in range(length):
+                codes[n] = w * n_topics + <int64_t> (keys[j] >> 32)
+                counts[n] = <int32_t> (keys[j] & LOW_32)
+                n += 1
+    return n
+
+
+def list_cells(const int64_t[::1] ptr, const int32_t[::1] length, const int32_t[::1] topics,
+               const int32_t[::1] counts, Py_ssize_t n_topics, int64_t first, int64_t[::1] codes,
+               int32_t[::1] out):
+    """The cells of the sparse sampler's document lists (row j's topics, increasing, and counts at
+    ``ptr[j]:ptr[j] + length[j]``, as ``sharded.document_lists`` makes them) in row-major order:
+    ``codes = (first + j) * K + topic`` and their counts ``out``; returns how many.
+
+    NumPy: ``j = np.repeat(np.arange(d), length); at = ptr[j] + np.arange(j.size) -
+    np.repeat(np.cumsum(length) - length, length); codes = (first + j) * K + topics[at];
+    out = counts[at]``.
+    """
+    cdef Py_ssize_t d = length.shape[0]
+    cdef Py_ssize_t j, i, n = 0
+    with nogil:
+        for j in range(d):
+            for i in range(ptr[j], ptr[j] + length[j]):
+                codes[n] = (first + j) * n_topics + topics[i]
+                out[n] = counts[i]
+                n += 1
+    return n
+
+
+def merge_cells(const int64_t[::1] sum_codes, const double[::1] sums, const int64_t[::1] codes,
+                const int32_t[::1] counts, int64_t[::1] out_codes, double[::1] out_sums):
+    """Add the cells ``codes``, ``counts`` to the running sums ``sum_codes``, ``sums`` (both sets
+    sorted by code, each code once) into ``out_codes``, ``out_sums`` (room for both sets);
+    returns the number of cells of the sum.
+
+    NumPy: ``out_codes, at = np.unique(np.concatenate([sum_codes, codes]), return_inverse=True);
+    out_sums = np.bincount(at, np.concatenate([sums, counts]))``.
+    """
+    cdef Py_ssize_t a = 0, b = 0, n = 0
+    cdef Py_ssize_t na = sum_codes.shape[0], nb = codes.shape[0]
+    with nogil:
+        while a < na and b < nb:
+            if sum_codes[a] < codes[b]:
+                out_codes[n] = sum_codes[a]
+                out_sums[n] = sums[a]
+                a += 1
+            elif codes[b] < sum_codes[a]:
+                out_codes[n] = codes[b]
+                out_sums[n] = counts[b]
+                b += 1
+            else:
+                out_codes[n] = codes[b]
+                out_sums[n] = sums[a] + counts[b]
+                a += 1
+                b += 1
+            n += 1
+        while a < na:
+            out_codes[n] = sum_codes[a]
+            out_sums[n] = sums[a]
+            a += 1
+            n += 1
+        while b < nb:
+            out_codes[n] = codes[b]
+            out_sums[n] = counts[b]
+            b += 1
+            n += 1
+    return n
 
 
 # --------------------------------------------------------------------------------------------
