@@ -322,6 +322,11 @@ cdef inline double _entry_mass(const double* coef, packed_t e, packed_t mask, in
     return coef[<Py_ssize_t> (mask - (e & mask))] * <Py_ssize_t> (e >> bits)
 
 
+cdef enum:
+    MIN_BLOCK_BITS = 4  # blocks of the smoothing bucket's draw: at least 16 topics,
+    MAX_BLOCKS = 256    # at most this many blocks
+
+
 cdef struct Buckets:
     # The sparse sampler's state besides the word lists: the per-topic terms of the three
     # buckets, the current document's counts and topic list, and the sums s and r. A sweep
@@ -509,13 +514,54 @@ cdef inline Py_ssize_t _draw_document_topic(const Buckets* b, double u) noexcept
     return b.dt[j] if j >= 0 else -1
 
 
-cdef inline Py_ssize_t _draw_smoothing_topic(const double* sterm, Py_ssize_t K, double u) noexcept nogil:
-    """The topic of the smoothing bucket that ``u`` (< s) falls in (the last on rounding)."""
-    cdef Py_ssize_t k
-    for k in range(K):
-        u -= sterm[k]
-        if u < 0.0:
-            return k
+cdef inline int _block_bits(Py_ssize_t K) noexcept nogil:
+    """The smoothing bucket's blocks: of 2**bits topics, about sqrt(K) of them, at least
+    ``MIN_BLOCK_BITS`` bits and at most ``MAX_BLOCKS`` blocks."""
+    cdef int bits = MIN_BLOCK_BITS
+    while ((K - 1) >> bits) + 1 > MAX_BLOCKS or (1 << (2 * bits)) < K:
+        bits += 1
+    return bits
+
+
+cdef inline double _block_mass(const double* sterm, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """``sum(sterm[lo:hi])`` in four running sums (topics lo, lo + 4, ...; lo + 1, ...), so
+    that the additions do not wait on each other."""
+    cdef double a = 0.0, b = 0.0, c = 0.0, d = 0.0
+    cdef Py_ssize_t k = lo
+    while k + 3 < hi:
+        a += sterm[k]
+        b += sterm[k + 1]
+        c += sterm[k + 2]
+        d += sterm[k + 3]
+        k += 4
+    if k < hi:
+        a += sterm[k]
+    if k + 1 < hi:
+        b += sterm[k + 1]
+    if k + 2 < hi:
+        c += sterm[k + 2]
+    return (a + b) + (c + d)
+
+
+cdef inline Py_ssize_t _draw_smoothing_topic(const double* sterm, Py_ssize_t K, int bits, double u) noexcept nogil:
+    """The topic of the smoothing bucket that ``u`` (< s) falls in: the block of 2**bits topics
+    it falls in, by the blocks' masses (:func:`_block_mass`; independent sums, which the
+    processor overlaps), then the topic within it (the block's last on rounding, or the last
+    topic). The terms are not summed in one chain of K dependent steps: at K=1000 about 1% of
+    the draws land here (2% in the first sweeps), and that chain cost 5% of a sweep."""
+    cdef Py_ssize_t lo = 0, hi, k
+    cdef double mass
+    while lo < K:
+        hi = min(K, lo + ((<Py_ssize_t> 1) << bits))
+        mass = _block_mass(sterm, lo, hi)
+        if u < mass:
+            for k in range(lo, hi):
+                u -= sterm[k]
+                if u < 0.0:
+                    return k
+            return hi - 1
+        u -= mass
+        lo = hi
     return K - 1
 
 
@@ -612,6 +658,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
     cdef packed_t unit = (<packed_t> 1) << bits
     cdef packed_t mask = unit - 1
     cdef bitgen_t* bitgen = bitgen_of(rng)
+    cdef int block_bits = _block_bits(K)
 
     b.inv, b.coef, b.qterm, b.sterm = &work[0], &work[K], &work[2 * K], &work[3 * K]
     b.nk, b.nd, b.dt, b.dp = &nk[0], &ndk[0], &doc_topics[0], &doc_topics[K]
@@ -667,7 +714,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                         if t < 0:
                             t = _draw_document_topic(&b, u) if u < b.r else -1
                         if t < 0:
-                            t = _draw_smoothing_topic(b.sterm, K, u - b.r)
+                            t = _draw_smoothing_topic(b.sterm, K, block_bits, u - b.r)
                     if t == old:
                         _put_back(&b, old, &kept)
                         continue
