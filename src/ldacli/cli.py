@@ -5,8 +5,8 @@ Conventions, the same for every command: stdout carries results only; notes, pro
 errors go to stderr, an error as one line. ``--format`` chooses the output of a command that
 prints results, ``--input-format`` how a corpus is read, ``-o -`` writes to stdout; ``-q``
 silences notes and progress, ``-v`` adds the log. Exit codes: 0 success, 1 bad data and runtime
-errors, 2 usage errors, 3 ``diff --max-drift`` exceeded, 75 another run holds the lock, 130
-stopped by SIGINT, 143 by SIGTERM.
+errors, 2 usage errors, 3 ``diff --max-drift`` exceeded or ``select-k``'s K not determined, 75
+another run holds the lock, 130 stopped by SIGINT, 143 by SIGTERM.
 """
 
 from __future__ import annotations
@@ -1179,6 +1179,10 @@ def export(ctx, model, what, **values):
 
 # --- select-k -----------------------------------------------------------------------------------------
 
+# Exit code of select-k when the data do not determine K: the command succeeded, but its
+# table needs a look (as diff --max-drift's).
+EXIT_UNDETERMINED = 3
+
 SELECT_K_OUT = Setting("output", Text(path=True), None,
                        "Folder for every pair's model and scores (k{K}-s{i}.npz, .json), the table (select-k.json, "
                        "select-k.tsv) and the page (select-k.html); created if missing. A run started again in it "
@@ -1199,11 +1203,14 @@ def select_k_command(ctx, corpus, **values):
     coherence on the training documents, topic diversity and exclusivity, and stability (how
     well the topics of different seeds match, as ldacli diff matches them).
 
-    It recommends, among the Ks whose perplexity is within 5% (or one standard error) of the
-    best K's, the one whose topics are most stable across seeds; the rule is printed with the
-    table. Every model is written to -o DIR with the
-    table and a page (DIR/select-k.html). Killed (Ctrl-C, SIGTERM, kill -9, a reboot), the
-    same command started again trains only the pairs it had not finished.
+    It recommends the K with the most topic quality (NPMI x diversity) per unit of held-out
+    perplexity, or among the Ks within one standard error of it the most stable; when that K is
+    the smallest or the largest tried, or every K is within one standard error of it, K is not
+    determined: it says so, with the evidence, and exits with code 3. The rule is printed with
+    the table. Every model is written to -o DIR with the table and a page (DIR/select-k.html).
+    Killed (Ctrl-C, SIGTERM, kill -9, a reboot), the same command started again trains only the
+    pairs it had not finished, and continues those under way from their checkpoints (written on
+    Ctrl-C/SIGTERM, and every --checkpoint-every sweeps).
 
     \b
     Examples:
@@ -1248,6 +1255,8 @@ def select_k_command(ctx, corpus, **values):
             echo(line)
     _note(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv"
                   + (", select-k.html" if write_page else ""))
+    if result["recommended"] is None:  # it ran, but a person has to look
+        sys.exit(EXIT_UNDETERMINED)
 
 
 # --- name ---------------------------------------------------------------------------------------------

@@ -179,9 +179,13 @@ class TrainingInterrupted(RunStopped):
 
 
 @contextmanager
-def stop_requests():
+def stop_requests(shared: dict | None = None):
     """Turn SIGINT/SIGTERM into a flag checked between steps (main thread only); a second
-    signal stops at once."""
+    signal stops at once. ``shared``: the flag of the main thread's requests, for a run in
+    another thread (select-k's pairs), which then stops as a signalled run does."""
+    if shared is not None:
+        yield shared
+        return
     flag: dict = {"signal": None}
     if threading.current_thread() is not threading.main_thread():
         yield flag
@@ -407,20 +411,38 @@ def unchanged(output: str, corpus: Corpus, n_topics: int | None = None, **given)
     see it), from the same warm-start parent and aligned to the same model's file: then
     training again would only repeat it (``train --skip-unchanged``). A missing or unreadable
     output is never unchanged."""
-    if not os.path.exists(output):
-        return False
+    model = _loaded(output, Model.load)
+    return model is not None and _same_run(model.params, corpus, {**given, "n_topics": n_topics})
+
+
+def resumable(checkpoint: str, corpus: Corpus, n_topics: int | None = None, **given) -> int | None:
+    """The step the checkpoint at ``checkpoint`` continues from when a run with these settings
+    (as :func:`unchanged` compares them) on this corpus wrote it, so that resuming it gives
+    what that run gives; None when it is missing, unreadable or another run's."""
+    ckpt = _loaded(checkpoint, Checkpoint.load)
+    return ckpt.iteration if ckpt is not None and _same_run(ckpt.params, corpus, {**given, "n_topics": n_topics}) \
+        else None
+
+
+def _loaded(path: str, load):
+    """``load(path)``, or None when the file is missing or unreadable."""
+    if not os.path.exists(path):
+        return None
     try:
-        model = Model.load(output)
+        return load(path)
     except LdacliError:
-        return False
-    p = model.params
-    given = {**given, "n_topics": n_topics}
+        return None
+
+
+def _same_run(p: dict, corpus: Corpus, given: dict) -> bool:
+    """Whether the params ``p`` a model or checkpoint recorded are those of a run of the
+    settings ``given`` on ``corpus``."""
     if given.get("resume") is not None:
         raise SettingError("resume", "a resumed run continues where it stopped: there is nothing to compare")
     if given.get("seed") is None:
         if not isinstance(p.get("seed"), int):
             return False
-        given["seed"] = p["seed"]
+        given = {**given, "seed": p["seed"]}
     run = _settle(corpus, given, notes=False)
     values = run.values
     if p.get("method") != run.cls.name or p.get("corpus_fingerprint") != run.corpus.fingerprint():
@@ -458,7 +480,8 @@ def _provenance(corpus: Corpus) -> dict:
 
 @takes_settings(SETTINGS, method_settings(), READING, roles=True)
 def train(corpus, n_topics: int | None = None, *, progress: bool = False,
-          callback: Callable[[int], None] | None = None, output: str | None = None, **given) -> Model:
+          callback: Callable[[int], None] | None = None, output: str | None = None, stop: dict | None = None,
+          **given) -> Model:
     """Fit LDA to ``corpus`` and return the model.
 
     ``corpus`` is what :func:`ldacli.api_input.as_corpus` takes: a path (any format
@@ -494,7 +517,9 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     the method's own, how the corpus is read) come from it and may not change; those it
     continues (``iterations``, ``checkpoint``, ``checkpoint_every``, ``loglik_every``,
     ``patience``, ``max_seconds``, ``align_to``) come from it unless given. The result is what
-    an uninterrupted run gives. ``callback(iteration)`` is called after every step. With
+    an uninterrupted run gives. ``stop``: the flag of :func:`stop_requests` in the main thread,
+    for a run in another thread that is to stop (and write its checkpoint) when a signal sets it.
+    ``callback(iteration)`` is called after every step. With
     ``output`` (a path), the model is also written there, atomically, a block of rows of phi
     and theta at a time as they are assembled (so that at no time are both whole in memory),
     and the returned model's phi and theta are read-only memory maps of that file. The model's
@@ -523,7 +548,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
             prepared = _prepare(run, client, writing=output is not None)
             streamed = prepared.streamed
             try:
-                model = _loop(prepared, progress=progress, callback=callback, streamed=streamed)
+                model = _loop(prepared, progress=progress, callback=callback, streamed=streamed, stop=stop)
                 if streamed:
                     model.save(output)
             finally:
@@ -623,7 +648,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
                 evaluator, stopper, parent, reference, streamed, corpus.removed_words)
 
 
-def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Model:
+def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: dict | None = None) -> Model:
     """The steps, the trace, early stopping, time limit, checkpoints and signals; the model
     (``streamed``: its phi and theta as :class:`~ldacli.npz.StreamedArray`, to save before the
     state is closed)."""
@@ -670,7 +695,7 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Mod
                unit=unit, dynamic_ncols=True, leave=False)
     it, stopped = run.start, "iterations"
     began = time.perf_counter()
-    with bar, stop_requests() as stop:
+    with bar, stop_requests(stop) as stop:
         while (it < iterations and not (stopper is not None and stopper.should_stop)
                and not state.converged(trace_ll)):
             t0 = time.perf_counter()
