@@ -35,7 +35,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport qsort
 from numpy.random cimport bitgen_t
 
-from _shared cimport bitgen_of, prefetch, search_cumulative
+from _shared cimport alias_draw, alias_table, bitgen_of, prefetch, search_cumulative
 
 
 # --------------------------------------------------------------------------------------------
@@ -784,50 +784,6 @@ def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32
 # --------------------------------------------------------------------------------------------
 # Metropolis-Hastings sampler with alias tables (LightLDA, Yuan et al. 2015), O(1) per token
 
-cdef void _build_alias(const double* weight, Py_ssize_t n, double total, double* prob,
-                       int32_t* alias, int32_t* small, int32_t* large) noexcept nogil:
-    """Vose's alias table for ``weight[:n]`` (summing to ``total``)."""
-    cdef Py_ssize_t j, ns = 0, nl = 0, a, b
-    cdef double scale = n / total
-    for j in range(n):
-        prob[j] = weight[j] * scale
-        alias[j] = <int32_t> j
-        if prob[j] < 1.0:
-            small[ns] = <int32_t> j
-            ns += 1
-        else:
-            large[nl] = <int32_t> j
-            nl += 1
-    while ns > 0 and nl > 0:
-        ns -= 1
-        a = small[ns]
-        b = large[nl - 1]
-        alias[a] = <int32_t> b
-        prob[b] = (prob[b] + prob[a]) - 1.0
-        if prob[b] < 1.0:
-            nl -= 1
-            small[ns] = <int32_t> b
-            ns += 1
-    while nl > 0:
-        nl -= 1
-        prob[large[nl]] = 1.0
-    while ns > 0:  # rounding leftovers
-        ns -= 1
-        prob[small[ns]] = 1.0
-
-
-cdef inline Py_ssize_t _draw_alias(const double* prob, const int32_t* alias, Py_ssize_t n,
-                                   double u) noexcept nogil:
-    """An index from the alias table, for u uniform in [0, 1)."""
-    cdef double x = u * n
-    cdef Py_ssize_t j = <Py_ssize_t> x
-    if j >= n:
-        j = n - 1
-    if x - j < prob[j]:
-        return j
-    return alias[j]
-
-
 cdef struct Proposals:
     # The alias sampler's state for one word's tokens: the topic totals, the word's counts in
     # this shard's list, and the two proposals (document: its tokens and the prior alpha; word:
@@ -897,7 +853,7 @@ cdef inline Py_ssize_t _document_step(Proposals* p, const int32_t* nd, const int
     if u < nd_len:
         t = doc_z[<Py_ssize_t> u]
     else:
-        t = _draw_alias(p.alpha_prob, p.alpha_alias, p.K, (u - nd_len) / p.alpha_sum)
+        t = alias_draw(p.alpha_prob, p.alpha_alias, p.K, (u - nd_len) / p.alpha_sum)
     if t != st:
         ratio = (((p.cur[t] + p.beta_row[t]) * (p.nk[st] + p.beta_sum[st]))
                  / ((p.cur[st] + p.beta_row[st]) * (p.nk[t] + p.beta_sum[t])))
@@ -917,7 +873,7 @@ cdef inline Py_ssize_t _word_step(Proposals* p, const int32_t* nd, Py_ssize_t m,
     cdef double ratio, x
     cdef double u = p.bitgen.next_double(p.bitgen.state) * (p.other_mass + p.run_len + p.K * p.beta + p.extra_mass)
     if u < p.other_mass:
-        t = p.other_topics[_draw_alias(p.other_prob, p.other_alias, p.n_other, u / p.other_mass)]
+        t = p.other_topics[alias_draw(p.other_prob, p.other_alias, p.n_other, u / p.other_mass)]
     elif u < p.other_mass + p.run_len:
         t = p.z[p.run[<Py_ssize_t> (u - p.other_mass)]]
     else:
@@ -1023,7 +979,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                 weight[k] = alpha[k]
                 p.alpha_sum += alpha[k]
                 beta_row[k] = beta
-            _build_alias(weight, K, p.alpha_sum, alpha_prob, alpha_alias, small, large)
+            alias_table(weight, K, p.alpha_sum, alpha_prob, alpha_alias, small, large)
             # the shard's document-topic counts, from all its tokens (cleared at the end, so that
             # the cost follows the tokens, not documents x topics, when a shard is sampled slice
             # by slice)
@@ -1043,7 +999,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                 while i + p.run_len < n and words[order[i + p.run_len]] == w:
                     p.run_len += 1
                 if _spread_word(&p, wp, length, &mark[0], other_topics, weight, mask, bits) > 0:
-                    _build_alias(weight, p.n_other, p.other_mass, other_prob, other_alias, small, large)
+                    alias_table(weight, p.n_other, p.other_mass, other_prob, other_alias, small, large)
                 # the word's extra prior mass
                 e_lo = extra_ptr[w]
                 p.n_extra = extra_ptr[w + 1] - e_lo

@@ -206,7 +206,7 @@ def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo
 
 
 def build_alias(weight, total):
-    """ldacli._cgs's _build_alias: Vose's alias table (prob, alias) of ``weight``."""
+    """_shared.pxd's alias_table: Vose's alias table (prob, alias) of ``weight``."""
     n = len(weight)
     scale = n / total
     prob = [x * scale for x in weight]
@@ -227,7 +227,7 @@ def build_alias(weight, total):
 
 
 def draw_alias(prob, alias, u):
-    """ldacli._cgs's _draw_alias: an index of the table, for u uniform in [0, 1)."""
+    """_shared.pxd's alias_draw: an index of the table, for u uniform in [0, 1)."""
     n = len(prob)
     x = u * n
     j = min(int(x), n - 1)
