@@ -22,12 +22,12 @@ import time
 import numpy as np
 
 import ldacli
-import ldacli.methods.sharded as sharded
+from ldacli.methods.cgs import sampler as first_topics
 from heldout import CORPORA, NAMED, score, split
 
 
 def run(train, held_path: str, k: int, sweeps: int, seed: int, start: str, tmp: str) -> dict:
-    sharded.RESTRICTED_START_FROM = 0 if start == "restricted" else 1 << 62
+    first_topics.RESTRICTED_START_FROM = 0 if start == "restricted" else 1 << 62
     times, last = [], [time.perf_counter()]
 
     def tick(_):

@@ -1,6 +1,6 @@
 """Gibbs-sampling kernels for LDA.
 
-Every array is allocated and coerced by the caller (``ldacli.methods.sharded``); a
+Every array is allocated and coerced by the caller (``ldacli.methods.cgs.layouts``); a
 kernel updates its arrays in place inside one ``nogil`` block and returns a count or nothing.
 One call is one sweep over the tokens of one shard (a contiguous range of documents). Random
 numbers come from the ``numpy.random.Generator`` passed in (its bit generator's
@@ -16,8 +16,7 @@ round (integer additions, in any order). Each document's tokens are sorted by wo
 (``Corpus.tokens``), so its tokens of a slice are one run; :func:`slice_runs` finds where every
 run starts once, and a kernel is given that table, ``runs`` (d, P+1) int64: document j owns
 tokens ``runs[j, 0]:runs[j, P]``, and its tokens of slice p are ``runs[j, p]:runs[j, p+1]``
-(with one slice, ``runs`` is the document pointers as two columns). ``apply_dense`` and
-``apply_sparse`` replay tokens' moves into another copy of the counts (a Dask client's).
+(with one slice, ``runs`` is the document pointers as two columns).
 
 Each sampling kernel's docstring gives the plain NumPy it is equivalent to; those NumPy versions
 live in ``tests/oracle.py`` and the tests check every kernel against them bit for bit, and against
@@ -40,18 +39,6 @@ from _shared cimport alias_draw, alias_table, bitgen_of, prefetch, search_cumula
 
 # --------------------------------------------------------------------------------------------
 # Dense O(K) sampler
-
-cdef enum:
-    PREFETCH_AHEAD = 16  # tokens ahead that apply_dense and apply_sparse ask the memory for
-
-cdef inline void _ask_for_token(const int32_t* words, const int32_t* z_from, const int32_t* z_to,
-                                Py_ssize_t m) noexcept nogil:
-    """Ask the memory for token m's word and topics: a merge visits tokens by word, so these
-    are scattered, and it asks PREFETCH_AHEAD tokens ahead."""
-    prefetch(&z_from[m])
-    prefetch(&z_to[m])
-    prefetch(&words[m])
-
 
 cdef inline Py_ssize_t _first_at_least(const int32_t* words, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t w) noexcept nogil:
     """The first i in [lo, hi) with words[i] >= w (hi if none), for words sorted on [lo, hi)."""
@@ -203,31 +190,6 @@ def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                     _dense_add(nw, nd, n_k, inv, bs, t, 1)
                 for i in range(runs[d, 0], runs[d, last]):
                     nd[z[i]] = 0
-
-
-def apply_dense(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
-                const int32_t[::1] z_to, int32_t[:, ::1] nwk, int32_t[::1] nk):
-    """Move the count of every token ``order[i]`` (the tokens grouped by word, so that a word's
-    row is met once) from its topic in ``z_from`` to its topic in ``z_to``.
-
-    NumPy, for the tokens ``m``: ``np.subtract.at(nwk, (words[m], z_from[m]), 1);
-    np.add.at(nwk, (words[m], z_to[m]), 1)`` and the same on ``nk``.
-    """
-    cdef Py_ssize_t i, m, w, a, b
-    cdef Py_ssize_t n = order.shape[0]
-    with nogil:
-        for i in range(n):
-            m = order[i]
-            if i + PREFETCH_AHEAD < n:
-                _ask_for_token(&words[0], &z_from[0], &z_to[0], order[i + PREFETCH_AHEAD])
-            a = z_from[m]
-            b = z_to[m]
-            if a != b:
-                w = words[m]
-                nwk[w, a] -= 1
-                nwk[w, b] += 1
-                nk[a] -= 1
-                nk[b] += 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -723,62 +685,6 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                     _move_in_word(wp, &wt_len[w], old, t, j_old, j_new, unit, mask)
                     z[i] = <int32_t> t
                 list_len[d] = <int32_t> _leave_document(&b, &list_topics[at], &list_counts[at])
-
-
-def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
-                 const int32_t[::1] z_to, const int64_t[::1] wt_ptr, packed_t[::1] wt,
-                 int32_t[::1] wt_len, int bits, int32_t[::1] nk, int32_t[::1] dense, int32_t[::1] mark):
-    """:func:`apply_dense` for the packed word lists of :func:`sparse_sweep`, word by word.
-
-    ``order`` lists the token indices to replay grouped by word (e.g. a stable argsort of
-    ``words``). For each word with a moved token, its list is spread into ``dense`` (K,)
-    int32, all its moves applied, and the list rebuilt in sorted order: one rebuild per word
-    instead of two list updates per moved token. ``dense`` and ``mark`` (K,) int32 are scratch,
-    zero on entry and exit.
-    """
-    cdef Py_ssize_t n = order.shape[0]
-    cdef Py_ssize_t i = 0, j, m, w, a, b, length
-    cdef Py_ssize_t base = 0
-    cdef packed_t unit = (<packed_t> 1) << bits
-    cdef packed_t mask = unit - 1
-    with nogil:
-        while i < n:
-            w = words[order[i]]
-            j = i
-            length = -1  # the list is not spread yet
-            while j < n and words[order[j]] == w:
-                if j + PREFETCH_AHEAD < n:
-                    _ask_for_token(&words[0], &z_from[0], &z_to[0], order[j + PREFETCH_AHEAD])
-                a = z_from[order[j]]
-                b = z_to[order[j]]
-                if a != b:
-                    if length < 0:
-                        base = wt_ptr[w]
-                        length = wt_len[w]
-                        for m in range(length):
-                            dense[mask - (wt[base + m] & mask)] = <int32_t> (wt[base + m] >> bits)
-                            mark[mask - (wt[base + m] & mask)] = 1
-                    dense[a] -= 1
-                    dense[b] += 1
-                    if mark[b] == 0:  # a new topic for this word
-                        mark[b] = 1
-                        if base + length < wt_ptr[w + 1]:
-                            wt[base + length] = mask - <packed_t> b
-                            length += 1
-                        else:
-                            # full: the counts still fit the capacity, so a slot has dropped
-                            # to zero; reuse it
-                            m = 0
-                            while dense[mask - (wt[base + m] & mask)] != 0:
-                                m += 1
-                            mark[mask - (wt[base + m] & mask)] = 0
-                            wt[base + m] = mask - <packed_t> b
-                    nk[a] -= 1
-                    nk[b] += 1
-                j += 1
-            if length >= 0:
-                wt_len[w] = <int32_t> _rebuild_word(&wt[base], length, &dense[0], &mark[0], bits, mask)
-            i = j
 
 
 # --------------------------------------------------------------------------------------------

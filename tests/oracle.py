@@ -365,8 +365,8 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha,
                        batch_sweeps):
     """ldacli._fixed_topics.theta_of_documents, draw for draw: returns ``(z, theta)`` as the kernel
     writes them. Each document's stream is made through numpy's Python interface
-    (``seeds.document_generator``)."""
-    from ldacli.seeds import document_generator
+    (``random_streams.document_generator``)."""
+    from ldacli.random_streams import document_generator
 
     prob, alias, total = tables
     D, K, B = doc_ptr.size - 1, phi_wk.shape[1], batch_sweeps.size

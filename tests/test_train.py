@@ -221,7 +221,7 @@ def _counts_of(checkpoint_path: str, corpus, K: int) -> tuple[np.ndarray, np.nda
 def test_snapshot_sums_merge_cells_as_a_dense_sum_would():
     # the sparse sums of snapshots (cells in any order, merged into sorted running sums) equal
     # the dense sum of the same states
-    from ldacli.methods.cgs import _summed
+    from ldacli.methods.cgs.snapshots import _summed
 
     rng = np.random.default_rng(2)
     dense, running = np.zeros(5000), None
@@ -351,7 +351,7 @@ def test_default_shards_keep_small_corpora_as_they_were_and_let_32_threads_work_
     # 4), so those runs keep their bytes; from 5 M on, a power of two (each round's blocks split
     # evenly over 8, 16, 32 threads), 32 from 20 M tokens, at most 32 (64 would cost more than
     # it gives below about 50 cores)
-    from ldacli.methods.sharded import default_shards
+    from ldacli.partition import default_shards
 
     for n in [*range(0, 5_000_000, 9_973), 399_999, 400_000, 2_408_812, 4_999_999]:
         assert default_shards(n) == min(4, max(1, n // 100_000))
@@ -364,7 +364,7 @@ def test_first_topics_put_each_word_on_few_topics_and_a_worker_draws_the_threads
     # (so the sparse sampler's first sweeps cost what later ones do); below, every token on any
     # topic, as always (those runs keep their bytes); a cluster's worker skips the draws before
     # its shard and draws that shard's topics alike
-    from ldacli.methods.sharded import RESTRICTED_START_FROM, START_TOPICS, FirstTopics
+    from ldacli.methods.cgs.sampler import RESTRICTED_START_FROM, START_TOPICS, FirstTopics
 
     rng = np.random.default_rng(4)
     words = rng.integers(0, 300, size=50_000).astype(np.int32)

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import seeds as seeding
+from ldacli import random_streams
 from ldacli import settings
 from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpus import Corpus
@@ -65,11 +65,11 @@ from ldacli.fixed_topics import holdout_split
 from ldacli.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods import driver
-from ldacli.methods.cluster import SCHEDULER, cluster
+from ldacli.dask_connection import SCHEDULER, cluster
 from ldacli.methods.driver import TrainingInterrupted, memory_needed, stop_requests, unchanged
 from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
-from ldacli.seeds import SEED
+from ldacli.random_streams import SEED
 from ldacli.settings import Integer, Real, Setting
 from ldacli.signatures import takes_settings
 from ldacli.formats.read import READING
@@ -380,7 +380,7 @@ def select_k(corpus, n_topics, *, output: str, seeds: int | None = None, holdout
     if values["seed"] is None:  # a run started again in its folder continues with its seed
         previous = _read_json(manifest) or _read_json(os.path.join(output, ".select-k.started.json"))
         values["seed"] = previous["seed"] if previous and isinstance(previous.get("seed"), int) else None
-    values["seed"] = seeding.resolve(values["seed"])
+    values["seed"] = random_streams.resolve(values["seed"])
     base = values["seed"]
     train, held, held_docs = holdout_split(corpus, values["holdout"], seed=base)
     pairs = [(k, i) for k in ks for i in range(1, n_seeds + 1)]

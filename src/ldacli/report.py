@@ -28,6 +28,7 @@ Colours are a colour-blind-safe pair (blue, orange); the page reads at a laptop'
 
 from __future__ import annotations
 
+import io
 import os
 import time
 
@@ -37,9 +38,10 @@ from ldacli.corpus import Corpus
 from ldacli.diff import diff_models, js_distances
 from ldacli.export import topic_names
 from ldacli.inference import corpus_theta
-from ldacli.fileio import atomic_write, file_sha256
+from ldacli.errors import InputError
+from ldacli.fileio import atomic_write, file_sha256, open_regular
 from ldacli.info import describe
-from ldacli.methods.driver import METHODS
+from ldacli.methods.registry import METHODS
 from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
 from ldacli.topic_coherence import coherence
@@ -110,7 +112,7 @@ def _first_words(corpus: Corpus, docs: list[int]) -> dict[int, str]:
     try:
         if corpus.format == "text" and os.path.isfile(source):
             wanted = {int(corpus.doc_ids[d]): d for d in docs}
-            with open(source, encoding="utf-8", errors="replace") as f:
+            with io.TextIOWrapper(open_regular(source), encoding="utf-8", errors="replace") as f:
                 for lineno, line in enumerate(f, start=1):
                     if lineno in wanted:
                         out[wanted[lineno]] = " ".join(line.split()[:FIRST_WORDS])
@@ -118,9 +120,10 @@ def _first_words(corpus: Corpus, docs: list[int]) -> dict[int, str]:
                             break
         elif corpus.format == "textdir" and os.path.isdir(source):
             for d in docs:
-                with open(os.path.join(source, corpus.doc_ids[d]), encoding="utf-8", errors="replace") as f:
+                with io.TextIOWrapper(open_regular(os.path.join(source, corpus.doc_ids[d])), encoding="utf-8",
+                                      errors="replace") as f:
                     out[d] = " ".join(f.read(4000).split()[:FIRST_WORDS])
-    except (OSError, ValueError):
+    except (OSError, ValueError, InputError):
         return {}
     return out
 
