@@ -10,7 +10,7 @@ Each run is ``ldacli.train`` as ``ldacli train`` runs it (defaults: snapshots, t
 sweeps, default shards), in a process of its own that first reads the corpus. Per run it
 reports the whole process (reading the corpus included), the window from the end of sweep 5 to
 the end of the last sweep (what the issue calls "sweeps 5-25 of a whole run"), and within that
-window the time in the blocks' kernel calls (``sample_block``, summed over threads), in the
+window the time in the blocks' kernel calls (each count layout's ``sweep``, summed over threads), in the
 snapshots (``Snapshots.take``) and in the trace (``log_likelihood``): what is serial between
 sweeps. ``2T model`` is the window's time on two threads that the one-thread run implies: each
 round's blocks go to two threads in order, each to the first thread free (as
@@ -37,7 +37,9 @@ def worker(spec: dict) -> dict:
     """One whole run in this process: the timings above."""
     began = time.perf_counter()
     import ldacli
-    from ldacli.methods import cgs, sharded
+    from ldacli.methods.cgs import method, snapshots
+    from ldacli.methods.cgs.layouts import REPLICAS
+    from ldacli.partition import default_shards
 
     spent = {"block": 0.0, "snapshot": 0.0, "loglik": 0.0}
     blocks: list[tuple[int, float]] = []  # (sweep, seconds) of every block, in the order run
@@ -57,9 +59,10 @@ def worker(spec: dict) -> dict:
                     blocks.append((state["sweep"] + 1, dt))
         setattr(owner, name, wrapper)
 
-    timed(sharded, "sample_block", "block")
-    timed(cgs.Snapshots, "take", "snapshot")
-    timed(cgs, "log_likelihood", "loglik")
+    for layout in REPLICAS.values():  # each count layout's block call
+        timed(layout, "sweep", "block")
+    timed(snapshots.Snapshots, "take", "snapshot")
+    timed(method, "log_likelihood", "loglik")
     corpus = ldacli.read_corpus(spec["corpus"])
     marks: dict[int, tuple[float, dict]] = {}
 
@@ -72,7 +75,7 @@ def worker(spec: dict) -> dict:
     first, last = spec["from"], spec["iterations"]
     (t0, s0), (t1, s1) = marks[first], marks[last]
     window = {part: s1[part] - s0[part] for part in spent}
-    shards = sharded.default_shards(corpus.n_tokens)
+    shards = default_shards(corpus.n_tokens)
     # the window's rounds: P blocks each, in the order ShardedSampler.sweep hands them out
     inside = [dt for sweep, dt in blocks if first < sweep <= last]
     makespan = 0.0
