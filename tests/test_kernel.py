@@ -344,3 +344,21 @@ def test_log_likelihood_equals_the_dense_formula(kind):
                 + len(lengths) * (gammaln(alpha.sum()) - gammaln(alpha).sum()) + gammaln(ndk + alpha).sum()
                 - gammaln(lengths + alpha.sum()).sum())
     assert np.isclose(log_likelihood(sampler, alpha, beta), expected, rtol=1e-12)
+
+
+def test_the_smoothing_bucket_draws_every_topic_of_every_block_with_its_probability():
+    # one document of one token: with the token taken out every count is 0, so the whole mass is
+    # the smoothing bucket's, a_k b / (V b): the sparse sampler draws topic k with probability
+    # a_k / sum(a), found by the blocks' sums (40 topics: 3 blocks of 16 topics) and then within a block
+    from scipy.stats import chisquare
+
+    K, sweeps = 40, 20000
+    alpha = np.linspace(0.05, 1.0, K)
+    words, doc_ptr, z = np.zeros(1, np.int32), np.array([0, 1], np.int64), np.zeros(1, np.int32)
+    sampler = ShardedSampler("sparse", words, doc_ptr, z, 1, K, alpha, 0.01, shard_bounds(doc_ptr, 1), streams(5, 1))
+    drawn = np.zeros(K, np.int64)
+    for _ in range(sweeps):
+        sampler.sweep()
+        drawn[z[0]] += 1
+    sampler.close()
+    assert chisquare(drawn, sweeps * alpha / alpha.sum()).pvalue > 1e-4
