@@ -355,7 +355,7 @@ def test_the_smoothing_bucket_draws_every_topic_of_every_block_with_its_probabil
     K, sweeps = 40, 20000
     alpha = np.linspace(0.05, 1.0, K)
     words, doc_ptr, z = np.zeros(1, np.int32), np.array([0, 1], np.int64), np.zeros(1, np.int32)
-    sampler = ShardedSampler("sparse", words, doc_ptr, z, 1, K, alpha, 0.01, shard_bounds(doc_ptr, 1), streams(5, 1))
+    sampler = ThreadsSampler("sparse", words, doc_ptr, z, 1, K, alpha, 0.01, shard_bounds(doc_ptr, 1), streams(5, 1))
     drawn = np.zeros(K, np.int64)
     for _ in range(sweeps):
         sampler.sweep()
