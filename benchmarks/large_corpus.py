@@ -30,7 +30,19 @@ after sweep S, as a user's job is, writing ``--checkpoint`` if given; ``--resume
 there (so a run longer than a lock's 30 minutes is timed in parts; without a checkpoint, the first S
 sweeps of a run of ``--iterations`` are timed alone). Printed as one JSON line: the corpus's
 sizes, per-sweep seconds, their mean over all sweeps run and over the second half, the whole run's
-wall time, peak RSS of the whole process and the RSS before training (the corpus loaded).
+wall time, peak RSS of the whole process (the end of a run, where the snapshots' sums become the model,
+is its peak), that peak as it stood at every tenth sweep's end, and the RSS before training (the corpus
+loaded).
+
+Where the time of a sweep goes as the corpus grows, counted rather than timed (so the machine's load
+does not change it; this machine's perf has no hardware counters): run ``train`` under callgrind with
+its cache simulation, counting only sweeps B+1 to B+S::
+
+    valgrind --tool=callgrind --instr-atstart=no --cache-sim=yes --callgrind-out-file=OUT \
+        python benchmarks/large_corpus.py train C.npz -k 1000 --iterations 22 --snapshots 1 --callgrind 20:2
+
+then ``callgrind_annotate OUT`` gives the instructions, and the first-level and last-level data
+cache misses of those sweeps (divide by the tokens and sweeps for per-token figures).
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ import argparse
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -118,14 +131,21 @@ def train(args) -> dict:
     reset_peak_rss()
     stamps: list[float] = []
     sweeps: list[int] = []
+    peaks: list[float] = []  # the peak RSS so far, at each sweep's end
 
     def callback(it: int) -> None:
         stamps.append(time.perf_counter())
         sweeps.append(it)
+        peaks.append(peak_rss_mb())
+        if args.callgrind and it in (args.callgrind[0], sum(args.callgrind)):  # count only these sweeps
+            subprocess.run(["callgrind_control", "-i", "on" if it == args.callgrind[0] else "off", str(os.getpid())],
+                           check=True, capture_output=True)
         if args.stop_after and it == args.stop_after:
             os.kill(os.getpid(), signal.SIGTERM)  # as a scheduler stops a job: the driver writes the checkpoint
 
     given = dict(iterations=args.iterations, seed=args.seed, threads=1, loglik_every=args.loglik_every)
+    if args.snapshots is not None:
+        given["snapshots"] = args.snapshots
     if args.checkpoint:
         given["checkpoint"] = args.checkpoint
     if args.resume:
@@ -136,7 +156,7 @@ def train(args) -> dict:
         t0 = time.perf_counter()
         try:
             ldacli.train(corpus, None if args.resume else args.topics, output=output, callback=callback, **given)
-        except ldacli.errors.TrainingInterrupted:
+        except ldacli.TrainingInterrupted:
             stopped = True
         wall = time.perf_counter() - t0
     per = np.diff(np.concatenate(([t0], stamps)))
@@ -149,6 +169,7 @@ def train(args) -> dict:
             "ns_per_token_sweep_second_half": round(float(half.mean()) / corpus.n_tokens * 1e9, 2),
             "wall_s": round(wall, 2), "first_sweep_s": round(float(per[0]), 3) if per.size else None,
             "rss_loaded_mb": round(loaded), "peak_rss_mb": round(peak_rss_mb()),
+            "peak_rss_by_sweep_mb": {sweeps[i]: round(peaks[i]) for i in range(0, len(sweeps), 10)},
             "per_sweep": [round(float(x), 4) for x in per]}
 
 
@@ -166,9 +187,12 @@ def main(argv=None) -> int:
     tr.add_argument("--iterations", type=int, default=100)
     tr.add_argument("--seed", type=int, default=1)
     tr.add_argument("--loglik-every", type=int, default=10)
+    tr.add_argument("--snapshots", type=int, help="states phi and theta average (default: ldacli's)")
     tr.add_argument("--checkpoint", help="checkpoint file (written at --stop-after; read with --resume)")
     tr.add_argument("--stop-after", type=int, help="stop with SIGTERM after this sweep (writing --checkpoint if given)")
     tr.add_argument("--resume", action="store_true", help="continue from --checkpoint")
+    tr.add_argument("--callgrind", type=lambda t: tuple(int(x) for x in t.split(":")), metavar="B:S",
+                    help="under valgrind --tool=callgrind --instr-atstart=no: count sweeps B+1 to B+S only")
     tr.add_argument("-o", "--output", help="keep the model here (default: a temporary file, deleted)")
     tr.add_argument("--tmp", default=None, help="folder for the temporary model (default: the system's)")
     args = ap.parse_args(argv)
