@@ -31,7 +31,7 @@ import tempfile
 import numpy as np
 
 import ldacli
-from ldacli.heldout import holdout_split
+from ldacli.fixed_topics import holdout_split
 from ldacli.synthetic import generate
 
 HERE = os.path.dirname(os.path.abspath(__file__))

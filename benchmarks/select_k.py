@@ -33,7 +33,7 @@ import numpy as np
 
 import ldacli
 from ldacli.corpus import Corpus
-from ldacli.heldout import holdout_split
+from ldacli.fixed_topics import holdout_split
 from ldacli.synthetic import generate
 
 HERE = os.path.dirname(os.path.abspath(__file__))

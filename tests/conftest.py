@@ -6,6 +6,20 @@ from ldacli.formats.write import write_corpus
 from ldacli.synthetic import generate
 
 
+# The quick check is `pytest -m "not slow"`: a test marked dask, browser or signals is slow too.
+HEAVY = ("dask", "browser", "signals")
+# Fixtures that open a headless chromium (tests/test_report.py): a test that takes one is a browser test.
+BROWSERS = {"browser", "phone"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if BROWSERS & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+        if any(item.get_closest_marker(name) for name in HEAVY):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def planted():
     """A synthetic corpus with 5 well-separated planted topics (200 documents of 60 tokens)."""

@@ -330,28 +330,84 @@ def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs, 
         nk = start + change
 
 
-def sparse_fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, prior_cum, rng):
-    """ldacli._heldout.sparse_fixed_topics_sweep."""
-    K = ndk.shape[1]
-    for d in range(doc_ptr.size - 1):
-        topics = list(dict.fromkeys(int(t) for t in z[doc_ptr[d]:doc_ptr[d + 1]]))
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w, t = words[i], z[i]
-            ndk[d, t] -= 1
+def prior_alias_tables(phi_wk, alpha):
+    """ldacli._fixed_topics.prior_alias_tables: returns ``(prob, alias, total)``."""
+    V, K = phi_wk.shape
+    prob, alias, total = np.ones((V, K)), np.zeros((V, K), np.int32), np.zeros(V)
+    for w in range(V):
+        weight = [alpha[k] * phi_wk[w, k] for k in range(K)]
+        t = 0.0
+        for x in weight:
+            t = t + x
+        total[w] = t
+        if t > 0:
+            prob[w], alias[w] = build_alias(weight, t)
+    return prob, alias, total
+
+
+def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha, alpha_sum, batch_of_sweep,
+                       batch_sweeps):
+    """ldacli._fixed_topics.theta_of_documents, draw for draw: returns ``(z, theta)`` as the kernel
+    writes them. Each document's stream is made through numpy's Python interface
+    (``seeds.document_generator``)."""
+    from ldacli.seeds import document_generator
+
+    prob, alias, total = tables
+    D, K, B = doc_ptr.size - 1, phi_wk.shape[1], batch_sweeps.size
+    z = np.zeros(words.size, np.int32)
+    theta = np.zeros((B + 1 if B > 1 else B, D, K))
+    kept = 0.0
+    for n in batch_sweeps:
+        kept = kept + n
+    for d in range(D):
+        rng = document_generator(run_key, doc_keys[d])
+        count, topics, sums = np.zeros(K, np.int64), [], np.zeros((B, K))
+
+        def draw(w):
             mass, A = [], 0.0
             for k in topics:
-                A = A + ndk[d, k] * phi_wk[w, k]
+                A = A + count[k] * phi_wk[w, k]
                 mass.append(A)
-            u = rng.random() * (A + prior_cum[w, -1])
+            u = rng.random() * (A + total[w])
             if u < A:
-                hits = [j for j, m in enumerate(mass) if u < m]
-                t = topics[hits[0]] if hits else [k for k in topics if ndk[d, k] > 0][-1]
-            else:
-                t = min(int(np.searchsorted(prior_cum[w], u - A, side="right")), K - 1)
-            ndk[d, t] += 1
-            z[i] = t
-            if t not in topics:
+                return next((k for k, m in zip(topics, mass) if u < m), topics[-1])
+            if total[w] <= 0:
+                return 0
+            return int(draw_alias(prob[w], alias[w], (u - A) / total[w]))
+
+        def add(t):
+            if count[t] == 0:
                 topics.append(t)
+            count[t] += 1
+
+        def remove(t):
+            count[t] -= 1
+            if count[t] == 0:
+                j = topics.index(t)
+                last = topics.pop()
+                if j < len(topics):
+                    topics[j] = last
+
+        tokens = range(doc_ptr[d], doc_ptr[d + 1])
+        for i in tokens:
+            z[i] = draw(words[i])
+            add(z[i])
+        for s, b in enumerate(batch_of_sweep):
+            for i in tokens:
+                remove(z[i])
+                z[i] = draw(words[i])
+                add(z[i])
+            if b >= 0:
+                sums[b] += count
+        denom = len(tokens) + alpha_sum
+        if B > 0:
+            summed = np.zeros(K)
+            for b in range(B):
+                summed = summed + sums[b]
+                if B > 1:
+                    theta[1 + b, d] = (sums[b] / batch_sweeps[b] + alpha) / denom
+            theta[0, d] = (summed / kept + alpha) / denom
+    return z, theta
 
 
 def _draw(x, rng):
@@ -360,7 +416,7 @@ def _draw(x, rng):
 
 
 def left_to_right(words, doc_ptr, phi_wk, alpha, resample, n_particles, rng):
-    """ldacli._heldout.left_to_right (ext/_heldout.pyx), draw for draw: returns the arrays the kernel
+    """ldacli._fixed_topics.left_to_right (ext/_fixed_topics.pyx), draw for draw: returns the arrays the kernel
     writes into its arguments, (log_weight (D, R), position_ll (D,), ratio_sum (D, R))."""
     import math
 
@@ -390,7 +446,7 @@ def left_to_right(words, doc_ptr, phi_wk, alpha, resample, n_particles, rng):
 
 
 def loglik_given_theta(indices, counts, indptr, theta, phi_wk):
-    """ldacli._heldout.loglik_given_theta: returns the (D, S) array the kernel writes into ``out``."""
+    """ldacli._fixed_topics.loglik_given_theta: returns the (D, S) array the kernel writes into ``out``."""
     import math
 
     D, S, _ = theta.shape
@@ -405,7 +461,7 @@ def loglik_given_theta(indices, counts, indptr, theta, phi_wk):
 
 
 def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
-    """ldacli._heldout.particle_filter (ext/_heldout.pyx), draw for draw: returns the (D, G) array
+    """ldacli._fixed_topics.particle_filter (ext/_fixed_topics.pyx), draw for draw: returns the (D, G) array
     the kernel writes into ``log_z``."""
     import math
 

@@ -11,6 +11,7 @@ BENCHMARKS = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
 SCRIPTS = sorted(f for f in os.listdir(BENCHMARKS) if f.endswith(".py"))
 
 
+@pytest.mark.slow   # a process each
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_every_benchmark_script_answers_help(script):
     result = subprocess.run([sys.executable, os.path.join(BENCHMARKS, script), "--help"], capture_output=True,

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from ldacli.cli import main
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'ldacli[dask]'")
+pytestmark = pytest.mark.dask   # real local clusters, entered by another user
 
 # The attacker: for every port, try Dask's RPC (identity) and a Client that would run code in
 # the scheduler and the workers; over plain TCP and over TLS with its own credentials; then ask

@@ -1,6 +1,6 @@
 """One convention for every command, derived from the settings' declarations: the options each
 command has, their names and meanings, machine output, -q and -v, one-line usage errors, and the
-README's option tables."""
+docs' option tables."""
 
 import os
 import re
@@ -9,11 +9,12 @@ import click
 import pytest
 from click.testing import CliRunner
 
+import docs_pages
+
 from ldacli import cli, model_selection, settings
 from ldacli.cli import main
 from ldacli.methods import cluster, driver
 
-README = os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md")
 # Commands that print results: they take --format.
 PRINTING = ("topics", "infer", "perplexity", "diff", "info", "export", "select-k", "history", "trends")
 
@@ -156,7 +157,7 @@ ROLES = {settings.FIXED: "fixed", settings.CONTINUED: "continued", settings.FREE
 
 
 def option_table(declared, roles: bool) -> str:
-    """The README's Markdown table of ``declared`` settings (with ``roles``: what a resumed run
+    """The docs' Markdown table of ``declared`` settings (with ``roles``: what a resumed run
     does with each)."""
     rows = ["| option | meaning (default) |" + (" `--resume` |" if roles else ""),
             "|---|---|" + ("---|" if roles else "")]
@@ -180,21 +181,23 @@ TABLES = {
 
 
 @pytest.mark.parametrize("table", sorted(TABLES))
-def test_the_readme_option_tables_are_the_declarations(table):
-    """Regenerate them with LDACLI_WRITE_README=1 pytest tests/test_conventions.py."""
-    text = open(README, encoding="utf-8").read()
+def test_the_docs_option_tables_are_the_declarations(table):
+    """Regenerate them with LDACLI_WRITE_DOCS=1 pytest tests/test_conventions.py."""
     begin, end = f"<!-- options: {table} -->\n", f"\n<!-- end options: {table} -->"
+    pattern = re.escape(begin) + "(.*?)" + re.escape(end)
+    found = [(path, text, match) for path, text in docs_pages.pages().items() for match in re.finditer(pattern, text, re.S)]
+    assert len(found) == 1, f"{len(found)} tables between {begin.strip()} and {end.strip()} in the README and docs/"
+    (path, text, match), = found
     declared, roles = TABLES[table]
     expected = option_table(declared(), roles)
-    match = re.search(re.escape(begin) + "(.*?)" + re.escape(end), text, re.S)
-    assert match, f"README.md has no table between {begin.strip()} and {end.strip()}"
-    if os.environ.get("LDACLI_WRITE_README") and match.group(1) != expected:
-        with open(README, "w", encoding="utf-8") as f:
+    if os.environ.get("LDACLI_WRITE_DOCS") and match.group(1) != expected:
+        with open(os.path.join(docs_pages.ROOT, path), "w", encoding="utf-8") as f:
             f.write(text[:match.start(1)] + expected + text[match.end(1):])
         return
-    assert match.group(1) == expected
+    assert match.group(1) == expected, f"{path}: the table of {table} is not the declarations"
 
 
+@pytest.mark.slow   # whole processes
 def test_a_reader_that_closes_stdout_stops_the_command_quietly(tmp_path):
     import subprocess
     import sys

@@ -614,6 +614,7 @@ def small_corpora(draw) -> Corpus:
     return Corpus(counts, vocab, [str(i) for i in range(1, n_docs + 1)])
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(corpus=small_corpora(), fmt=st.sampled_from(["ldac", "uci"]))
 def test_write_read_round_trip_property(tmp_path, corpus, fmt):

@@ -18,6 +18,7 @@ from ldacli.cli import main
 from ldacli.synthetic import generate
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'ldacli[dask]'")
+pytestmark = pytest.mark.dask   # a real LocalCluster of worker processes
 
 SHARDS = 5
 
@@ -292,13 +293,18 @@ def test_a_lost_scheduler_leaves_a_checkpoint_that_resumes(corpus, tmp_path):
 
 
 def test_infer_and_perplexity_on_the_cluster_give_the_local_results(corpus, client, tmp_path, monkeypatch):
-    import ldacli.heldout
+    import ldacli.fixed_topics
 
-    monkeypatch.setattr(ldacli.heldout, "THETA_CHUNK_TOKENS", 2000)  # several chunks, so several workers work
+    monkeypatch.setattr(ldacli.fixed_topics, "THETA_CHUNK_TOKENS", 2000)  # several chunks, so several workers work
     model = ldacli.train(corpus, 10, iterations=20, seed=1, shards=SHARDS)
     a, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, threads=2)
     b, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, scheduler=client)
     np.testing.assert_array_equal(a.theta, b.theta)
+    # per document: a few documents alone, in another order, on the cluster give their rows
+    some = [40, 3, 17]
+    c, _ = ldacli.infer(model, ldacli.Corpus(corpus.counts[some], corpus.vocab, [corpus.doc_ids[i] for i in some]),
+                        iterations=12, burn_in=4, seed=2, scheduler=client)
+    assert c.theta.tobytes() == a.theta[some].tobytes()
     pa = ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, threads=1)
     pb = ldacli.perplexity(model, corpus, iterations=12, burn_in=4, seed=3, scheduler=client)
     assert pa == pb
@@ -332,13 +338,13 @@ def test_the_cli_runs_on_a_local_cluster(tmp_path, small_ldac):
 def test_streamed_infer_and_perplexity_on_the_cluster(corpus, client, tmp_path, monkeypatch):
     """The command line's path (documents read a block at a time, theta written as it comes) on
     the cluster gives the bytes it gives on threads."""
-    import ldacli.heldout
+    import ldacli.fixed_topics
     from ldacli.evaluate import perplexity_stream
     from ldacli.formats import stream as stream_module
     from ldacli.formats.stream import stream_corpus
     from ldacli.inference import write_inference
 
-    monkeypatch.setattr(ldacli.heldout, "THETA_CHUNK_TOKENS", 2000)
+    monkeypatch.setattr(ldacli.fixed_topics, "THETA_CHUNK_TOKENS", 2000)
     monkeypatch.setattr(stream_module, "DOCS_PER_BLOCK", 37)
     ldacli.write_corpus(corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"))
     model = ldacli.train(corpus, 10, iterations=20, seed=1, shards=SHARDS)

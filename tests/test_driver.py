@@ -187,7 +187,7 @@ def ldacli_process(*args, cwd, **kwargs):
                             stderr=subprocess.PIPE, text=True, **kwargs)
 
 
-@pytest.mark.slow
+@pytest.mark.signals
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_process_stopped_by_a_signal_continues_with_the_command_it_printed(method, signum, small_ldac, tmp_path):

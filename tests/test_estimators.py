@@ -18,10 +18,10 @@ from scipy.special import gammaln, logsumexp
 
 import ldacli
 import ldacli.synthetic
-from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
+from ldacli._fixed_topics import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.evaluate import perplexity
-from ldacli.heldout import completion_split, estimate_theta
+from ldacli.fixed_topics import completion_split, estimate_theta
 
 K, V = 3, 4
 ALPHA = np.array([0.3, 0.8, 0.5])
@@ -203,12 +203,12 @@ def test_estimators_agree_on_a_trained_model(planted):
 
 
 def test_theta_is_the_same_for_any_number_of_threads(planted, monkeypatch):
-    import ldacli.heldout
+    import ldacli.fixed_topics
 
-    monkeypatch.setattr(ldacli.heldout, "THETA_CHUNK_TOKENS", 500)  # many chunks, each its own stream
+    monkeypatch.setattr(ldacli.fixed_topics, "THETA_CHUNK_TOKENS", 500)  # many chunks, each its own stream
     words, ptr = planted.corpus.tokens()
     phi = np.random.default_rng(1).dirichlet(np.ones(planted.corpus.n_words), size=5)
     one, _ = estimate_theta(phi, np.full(5, 0.2), words, ptr, iterations=6, burn_in=2, seed=9, threads=1)
     three, _ = estimate_theta(phi, np.full(5, 0.2), words, ptr, iterations=6, burn_in=2, seed=9, threads=3)
-    assert len(ldacli.heldout.theta_chunks(ptr)) > 10
+    assert len(ldacli.fixed_topics.theta_chunks(ptr)) > 10
     np.testing.assert_array_equal(one, three)

@@ -22,6 +22,7 @@ FAMILIES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_generated_input_is_read_or_refused_with_our_own_error(family):
     @FUZZ

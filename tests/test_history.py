@@ -286,7 +286,6 @@ for (let i = 0; i < n; i++) {
 """
 
 
-@pytest.mark.slow
 @pytest.mark.browser
 def test_the_history_page_in_a_browser_at_desktop_and_phone_widths(schedule, tmp_path):
     pytest.importorskip("vl_convert")
@@ -326,7 +325,6 @@ def test_the_history_page_in_a_browser_at_desktop_and_phone_widths(schedule, tmp
             driver.quit()
 
 
-@pytest.mark.slow
 @pytest.mark.browser
 def test_hostile_names_and_file_names_run_nothing_on_the_history_page(schedule, tmp_path):
     pytest.importorskip("vl_convert")

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from scipy.special import gammaln
 
 from ldacli._cgs import dense_sweep
-from ldacli._heldout import sparse_fixed_topics_sweep
+from ldacli import fixed_topics, seeds
+from ldacli._fixed_topics import document_draws, theta_of_documents
 from ldacli.errors import LdacliError
 from ldacli.methods.sharded import (SAMPLERS, ShardedSampler, document_lists, list_layout, shard_bounds, slice_runs,
                                     unpack_entries, word_slices)
@@ -125,31 +126,74 @@ def test_the_sampler_refuses_documents_whose_words_are_not_sorted():
                        streams(1, 2))
 
 
-@pytest.mark.parametrize("K", [1, 4, 9])
-def test_sparse_fixed_topics_sweep_equals_numpy_oracle_bit_for_bit(K):
-    V = 13
-    words, doc_ptr, z = tiny_corpus(9, V=V, K=K)
-    ndk = doc_topic_counts(doc_ptr, z, K)
-    phi_wk = np.random.default_rng(2).dirichlet(np.full(V, 0.3), size=K).T.copy()
-    prior_cum = np.cumsum(np.linspace(0.1, 0.5, K) * phi_wk, axis=1)
-    z1, z2 = z.copy(), z.copy()
-    n1, n2 = ndk.copy(), ndk.copy()
-    r1 = np.random.Generator(np.random.PCG64(12))
-    r2 = np.random.Generator(np.random.PCG64(12))
-    mark = np.zeros(K, np.int32)
-    for _ in range(4):
-        sparse_fixed_topics_sweep(words, doc_ptr, z1, n1, phi_wk, prior_cum, np.zeros(K, np.int32), mark,
-                                  np.zeros(K), r1)
-        oracle.sparse_fixed_topics_sweep(words, doc_ptr, z2, n2, phi_wk, prior_cum, r2)
-        np.testing.assert_array_equal(z1, z2)
-        np.testing.assert_array_equal(n1, n2)
-        assert not mark.any()
+def fixed_topics_inputs(K, V=13, seed=2):
+    phi_wk = np.random.default_rng(seed).dirichlet(np.full(V, 0.3), size=K).T.copy()
+    alpha = np.linspace(0.1, 0.5, K)
+    return phi_wk, alpha
+
+
+@pytest.mark.parametrize("K", [1, 2, 5, 30])
+def test_the_prior_alias_tables_equal_numpy_oracle_bit_for_bit_and_give_the_prior(K):
+    phi_wk, alpha = fixed_topics_inputs(K, V=40, seed=K)
+    phi_wk[3] = 0.0  # a word without prior mass
+    tables = fixed_topics.PriorTables.of(phi_wk, alpha)
+    for ours, theirs in zip((tables.prob, tables.alias, tables.total), oracle.prior_alias_tables(phi_wk, alpha)):
+        np.testing.assert_array_equal(ours, theirs)
+    # the probability of topic k by the table, summed over its cells, is alpha_k phi_kw / total
+    for w in range(40):
+        if tables.total[w] == 0:
+            continue
+        p = tables.prob[w].copy()
+        np.add.at(p, tables.alias[w], 1 - tables.prob[w])
+        np.testing.assert_allclose(p / K, alpha * phi_wk[w] / tables.total[w], atol=1e-12)
+
+
+def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_sweep, batch_sweeps):
+    K, D, B = phi_wk.shape[1], doc_ptr.size - 1, batch_sweeps.size
+    z = np.zeros(words.size, np.int32)
+    theta = np.zeros((B + 1 if B > 1 else B, D, K))
+    scratch, work = np.zeros(3 * K, np.int32), np.zeros(K * (B + 1))
+    t = fixed_topics.PriorTables.of(phi_wk, alpha)
+    theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, t.prob, t.alias, t.total, alpha,
+                       float(alpha.sum()), batch_of_sweep, batch_sweeps, z, theta, scratch, work,
+                       np.random.Generator(np.random.SFC64()))
+    assert not scratch[:K].any() and not work[K:].any()  # left as found
+    return z, theta
+
+
+@pytest.mark.parametrize("K, iterations, burn_in, batches", [(1, 3, 1, 1), (4, 6, 2, 3), (9, 5, 0, 1), (9, 4, 4, 1),
+                                                              (6, 7, 3, 10)])
+def test_theta_of_documents_equals_numpy_oracle_bit_for_bit(K, iterations, burn_in, batches):
+    words, doc_ptr, _ = tiny_corpus(9, V=13, K=K)
+    phi_wk, alpha = fixed_topics_inputs(K)
+    doc_keys = seeds.content_keys(words, doc_ptr)
+    batch_of_sweep, batch_sweeps = fixed_topics.sweep_batches(iterations, burn_in, batches)
+    run_key = seeds.document_key(5)
+    ours = run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_sweep, batch_sweeps)
+    theirs = oracle.theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, oracle.prior_alias_tables(phi_wk, alpha),
+                                       alpha, float(alpha.sum()), batch_of_sweep, batch_sweeps)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    if burn_in < iterations:
+        np.testing.assert_allclose(ours[1][0].sum(axis=1), 1.0)
+
+
+def test_a_documents_stream_is_numpys_sfc64_seeded_from_its_key_and_the_runs():
+    fixed_topics.check_document_streams()  # what every estimate checks first
+    out = np.zeros(7)
+    document_draws(np.array([3, 2**64 - 1], np.uint64), 2**63 + 5, out, np.random.Generator(np.random.SFC64()))
+    bit_generator = np.random.SFC64()
+    bit_generator.state = {"bit_generator": "SFC64", "has_uint32": 0, "uinteger": 0,
+                           "state": {"state": np.array([3, 2**64 - 1, 2**63 + 5, 1], np.uint64)}}
+    bit_generator.random_raw(12)  # as numpy's own seeding of an SFC64 from three words
+    np.testing.assert_array_equal(out, np.random.Generator(bit_generator).random(7))
 
 
 @pytest.mark.slow
-def test_sparse_fixed_topics_sweep_visits_assignments_with_the_exact_posterior_probabilities():
+def test_theta_of_documents_visits_assignments_with_the_exact_posterior_probabilities():
     # one document of 4 tokens, 3 topics fixed: p(z | w, phi, alpha) over the 81 assignments,
-    # theta integrated out, by enumeration
+    # theta integrated out, by enumeration; the kernel's state after 12 sweeps of 60,000 copies
+    # of the document, each on its own stream
     words, doc_ptr = np.array([0, 1, 2, 1], np.int32), np.array([0, 4], np.int64)
     phi_wk = np.array([[0.5, 0.2, 0.3], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6]])
     alpha = np.array([0.3, 0.5, 0.8])
@@ -160,17 +204,17 @@ def test_sparse_fixed_topics_sweep_visits_assignments_with_the_exact_posterior_p
         logp.append(sum(np.log(phi_wk[w, k]) for w, k in zip(words, zs)) + np.sum(gammaln(n + alpha)))
     exact = np.exp(np.array(logp) - max(logp))
     exact /= exact.sum()
+    copies = 60000
+    many_words = np.tile(words, copies)
+    many_ptr = np.arange(copies + 1, dtype=np.int64) * 4
+    keys = np.random.default_rng(5).integers(0, 2**63, size=(copies, 2)).astype(np.uint64)
+    z, theta = run_theta_kernel(many_words, many_ptr, keys, 7, phi_wk, alpha, np.array([-1] * 10 + [0, 0], np.int32), np.array([2.0]))
     index = {s: i for i, s in enumerate(states)}
-    z = np.zeros(4, np.int32)
-    ndk = doc_topic_counts(doc_ptr, z, 3)
-    prior_cum = np.cumsum(alpha * phi_wk, axis=1)
-    rng = np.random.Generator(np.random.PCG64(5))
-    seen = np.zeros(len(states))
-    scratch = (np.zeros(3, np.int32), np.zeros(3, np.int32), np.zeros(3))
-    for _ in range(60000):
-        sparse_fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, prior_cum, *scratch, rng)
-        seen[index[tuple(z)]] += 1
+    seen = np.bincount([index[tuple(row)] for row in z.reshape(copies, 4).tolist()], minlength=len(states))
     assert 0.5 * np.abs(seen / seen.sum() - exact).sum() < 0.02
+    # theta: the posterior mean of (n_k + alpha_k) / (4 + sum alpha), within its noise
+    mean_counts = sum(p * np.bincount(s, minlength=3) for p, s in zip(exact, states))
+    np.testing.assert_allclose(theta[0].mean(axis=0), (mean_counts + alpha) / (4 + alpha.sum()), atol=0.005)
 
 
 @settings(max_examples=40, deadline=None)

@@ -14,6 +14,7 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
+@pytest.mark.slow   # runs training under an address-space limit
 def test_training_that_cannot_fit_in_memory_is_refused_before_allocating(small_ldac, tmp_path):
     r = run("train", small_ldac, "-k", 10**9, "--iterations", 1, "-o", tmp_path / "m.npz")
     assert r.exit_code == 1 and "Traceback" not in r.stderr
@@ -21,6 +22,7 @@ def test_training_that_cannot_fit_in_memory_is_refused_before_allocating(small_l
     assert not (tmp_path / "m.npz").exists()
 
 
+@pytest.mark.slow
 def test_a_model_written_as_it_is_assembled_is_not_counted_whole(tmp_path, monkeypatch):
     # `train -o` writes phi and theta a block of rows at a time, so a machine with room for the
     # sampler but not for a whole (K, V) phi trains it; a run that returns the whole model

@@ -1,6 +1,6 @@
 """Options as the command line spells them: in usage errors (never Python's names), refused in
 conflict before any input is read, their 0.2 spellings still taken (with one line naming the
-new one), and the README naming only options that exist on their command."""
+new one), and the README and the docs naming only options that exist on their command."""
 
 import os
 import re
@@ -12,6 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+import docs_pages
 import ldacli
 from ldacli import former_options, settings
 from ldacli.cli import main
@@ -236,11 +237,11 @@ def test_every_former_spelling_names_an_option_of_today():
                                            for o in p.opts]
 
 
-# --- the README -----------------------------------------------------------------------------------------
+# --- the README and the docs --------------------------------------------------------------------------
 
-README = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+PAGES = docs_pages.pages()
 OPTION = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
-# Options of other programs that the README names where it compares ldacli with them (MALLET's
+# Options of other programs that the pages name where it compares ldacli with them (MALLET's
 # train-topics); a benchmark script's options are checked against its source.
 FORMER_SPELLINGS = {f.spelling for formers in former_options.FORMER.values() for f in formers}
 OTHER_PROGRAMS = {"--output-doc-topics", "--output-topic-keys", "--topic-word-weights-file", "--doc-topics-threshold",
@@ -252,37 +253,39 @@ def _spelled(command: click.Command) -> dict[str, click.Parameter]:
 
 
 def _command_lines():
-    """Every ``ldacli COMMAND ...`` in the README, in code blocks (continued lines joined) and in
-    inline code, as (line number, words)."""
-    lines = README.split("\n")
-    block, found = False, []
-    for i, line in enumerate(lines):
-        if line.startswith("```"):
-            block = not block
-            continue
-        if block:
-            while line.endswith("\\") and i + 1 < len(lines):
-                i += 1
-                line = line[:-1] + " " + lines[i]
-            texts = [line.split("#", 1)[0] if " #" in line else line]
-        else:
-            texts = re.findall(r"`(ldacli [^`]+)`", line)
-        for text in texts:
-            for part in re.split(r"\||&&|;|\|\||\$\(", text):
-                words = part.strip().split()
-                if words[:1] == ["ldacli"] and len(words) > 1:
-                    found.append((i + 1, words[1:]))
+    """Every ``ldacli COMMAND ...`` in the README and the docs' pages, in code blocks (continued
+    lines joined) and in inline code, as (page:line, words)."""
+    found = []
+    for page, text in PAGES.items():
+        lines = text.split("\n")
+        block = False
+        for i, line in enumerate(lines):
+            if line.startswith("```"):
+                block = not block
+                continue
+            if block:
+                while line.endswith("\\") and i + 1 < len(lines):
+                    i += 1
+                    line = line[:-1] + " " + lines[i]
+                texts = [line.split("#", 1)[0] if " #" in line else line]
+            else:
+                texts = re.findall(r"`(ldacli [^`]+)`", line)
+            for text in texts:
+                for part in re.split(r"\||&&|;|\|\||\$\(|\{", text):
+                    words = part.strip().split()
+                    if words[:1] == ["ldacli"] and len(words) > 1:
+                        found.append((f"{page}:{i + 1}", words[1:]))
     return found
 
 
-def test_every_ldacli_command_in_the_readme_names_options_its_command_has():
+def test_every_ldacli_command_in_the_readme_and_docs_names_options_its_command_has():
     wrong = []
     for line, words in _command_lines():
         command = main.commands.get(words[0])
         if words[0].startswith("-"):
             continue   # ldacli --help, --version
         if command is None:
-            wrong.append(f"README.md:{line}: no command {words[0]!r}")
+            wrong.append(f"{line}: no command {words[0]!r}")
             continue
         spelled = _spelled(command) | {"-h": None, "--help": None}
         for j, word in enumerate(words[1:], 1):
@@ -290,7 +293,7 @@ def test_every_ldacli_command_in_the_readme_names_options_its_command_has():
             if not OPTION.fullmatch(option) or option == "-":
                 continue
             if option not in spelled:
-                wrong.append(f"README.md:{line}: ldacli {words[0]} has no {option}")
+                wrong.append(f"{line}: ldacli {words[0]} has no {option}")
                 continue
             param, value = spelled[option], word.split("=", 1)[1] if "=" in word else \
                 (words[j + 1] if j + 1 < len(words) else "")
@@ -298,12 +301,26 @@ def test_every_ldacli_command_in_the_readme_names_options_its_command_has():
                 values = [v for v in value.strip("`'\"").split("|") if v and not v.isupper()]
                 bad = [v for v in values if v not in param.type.choices and "..." not in v]
                 if bad:
-                    wrong.append(f"README.md:{line}: ldacli {words[0]} {option} takes {'|'.join(param.type.choices)}, "
+                    wrong.append(f"{line}: ldacli {words[0]} {option} takes {'|'.join(param.type.choices)}, "
                                  f"not {'|'.join(bad)}")
     assert wrong == []
 
 
-def test_every_option_the_readme_names_exists_and_takes_the_value_named_with_it():
+def _inline_code():
+    """Every piece of inline code outside code blocks of the README and the docs' pages, as
+    (page:line, the line, the code)."""
+    for page, text in PAGES.items():
+        block = False
+        for i, line in enumerate(text.split("\n"), 1):
+            if line.startswith("```"):
+                block = not block
+            if block or line.startswith("```"):
+                continue
+            for code in re.findall(r"`([^`]*)`", line):
+                yield f"{page}:{i}", line, code
+
+
+def test_every_option_the_readme_and_docs_name_exists_and_takes_the_value_named_with_it():
     """An option in inline code is one of some ldacli command's (or of the peer or benchmark
     script the line is about), and a value named with it is one that option takes."""
     every = {"--help": [None], "--version": [None]}
@@ -312,32 +329,27 @@ def test_every_option_the_readme_names_exists_and_takes_the_value_named_with_it(
             every.setdefault(option, []).append(param)
     benchmarks = "".join(open(os.path.join(ROOT, "benchmarks", n), encoding="utf-8").read()
                          for n in sorted(os.listdir(os.path.join(ROOT, "benchmarks"))) if n.endswith(".py"))
-    wrong, block = [], False
-    for i, line in enumerate(README.split("\n"), 1):
-        if line.startswith("```"):
-            block = not block
-        if block or line.startswith("```"):
-            continue
-        for code in re.findall(r"`([^`]*)`", line):
-            if code.startswith("ldacli "):
-                continue   # a whole command: the test above
-            words = code.split()
-            for j, word in enumerate(words):
-                option = word.split("=", 1)[0]
-                if not option.startswith("--") or not OPTION.fullmatch(option):
-                    continue
-                params = every.get(option)
-                if option in FORMER_SPELLINGS and "0.2" in line:
-                    continue   # named as 0.2's
-                if not params:
-                    if option not in OTHER_PROGRAMS and f'"{option}"' not in benchmarks:
-                        wrong.append(f"README.md:{i}: no command has {option}")
-                    continue
-                value = word.split("=", 1)[1] if "=" in word else (words[j + 1] if j + 1 < len(words) else "")
-                choices = [p.type.choices for p in params
-                           if p is not None and isinstance(p.type, click.Choice) and not p.is_flag]
-                if value and choices and not value.isupper():
-                    values = [v for v in value.split("|") if v]
-                    if not any(all(v in c for v in values) for c in choices):
-                        wrong.append(f"README.md:{i}: {option} takes none of {'|'.join(values)}")
+    wrong = []
+    for i, line, code in _inline_code():
+        if code.startswith("ldacli "):
+            continue   # a whole command: the test above
+        words = code.split()
+        for j, word in enumerate(words):
+            option = word.split("=", 1)[0]
+            if not option.startswith("--") or not OPTION.fullmatch(option):
+                continue
+            params = every.get(option)
+            if option in FORMER_SPELLINGS and "0.2" in line:
+                continue   # named as 0.2's
+            if not params:
+                if option not in OTHER_PROGRAMS and f'"{option}"' not in benchmarks:
+                    wrong.append(f"{i}: no command has {option}")
+                continue
+            value = word.split("=", 1)[1] if "=" in word else (words[j + 1] if j + 1 < len(words) else "")
+            choices = [p.type.choices for p in params
+                       if p is not None and isinstance(p.type, click.Choice) and not p.is_flag]
+            if value and choices and not value.isupper():
+                values = [v for v in value.split("|") if v]
+                if not any(all(v in c for v in values) for c in choices):
+                    wrong.append(f"{i}: {option} takes none of {'|'.join(values)}")
     assert wrong == []

@@ -172,7 +172,7 @@ def test_output_paths_are_checked_before_any_work(tmp_path, small_ldac, args, op
         assert leftovers(tmp_path) == []
 
 
-@pytest.mark.slow
+@pytest.mark.signals
 def test_kill_9_at_random_moments_then_resume_gives_the_same_bytes_and_leaves_nothing(tmp_path, small_ldac):
     out, ckpt = tmp_path / "m.npz", tmp_path / "c.npz"
     args = [small_ldac, "-k", "5", "--seed", "4", "--iterations", "6000", "--shards", "2", "-q", "-o", str(out)]

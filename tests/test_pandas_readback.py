@@ -1,20 +1,18 @@
 """Every table ``ldacli export`` writes reads back with pandas exactly as written, by the lines
-the README shows: words and document ids that pandas takes for missing values (``null``, ``NA``,
+the docs show: words and document ids that pandas takes for missing values (``null``, ``NA``,
 ``nan``, ``None``, ...) or for numbers (``007``) stay the strings they are."""
 
-import os
-import re
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import docs_pages
 import ldacli
 from ldacli import export
 from ldacli.cli import main
 
 pd = pytest.importorskip("pandas")
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
 # Strings pandas' read_csv takes for missing values by default (its STR_NA_VALUES), numbers and
 # dates it converts, and the characters that need quoting.
 HOSTILE = ["null", "NULL", "NA", "N/A", "n/a", "nan", "NaN", "-nan", "-NaN", "None", "none", "<NA>", "#N/A",
@@ -24,9 +22,8 @@ FORMATS = ("parquet", "jsonl", "tsv", "csv")
 
 
 def readme_lines() -> dict[str, str]:
-    """The README's pandas lines: the preamble, and the line reading each format."""
-    text = open(README, encoding="utf-8").read()
-    block = re.search(r"<!-- pandas: read back -->\n```python\n(.*?)```", text, re.S).group(1)
+    """The docs' pandas lines: the preamble, and the line reading each format."""
+    block = docs_pages.marked_block("pandas: read back", "docs/guide/exports-and-report.md")
     lines = {"preamble": "\n".join(line for line in block.splitlines() if "words." not in line)}
     for fmt in FORMATS:
         (line,) = [line for line in block.splitlines() if f'"words.{fmt}"' in line]
@@ -48,7 +45,7 @@ def hostile_model(tmp_path_factory):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("what", ["doc-topics", "topic-words", "topic-keys"])
-def test_every_export_of_hostile_words_reads_back_with_pandas_as_the_readme_shows(hostile_model, what, fmt, tmp_path,
+def test_every_export_of_hostile_words_reads_back_with_pandas_as_the_docs_show(hostile_model, what, fmt, tmp_path,
                                                                                    monkeypatch):
     folder, model = hostile_model
     result = CliRunner().invoke(main, ["export", str(folder / "m.npz"), what, "--format", fmt, "-o",

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import docs_pages
 import ldacli
 from ldacli.cli import EXIT_DRIFT, main
 from ldacli.corpus import Corpus
@@ -163,9 +164,8 @@ def test_skip_unchanged_does_nothing_when_the_model_is_up_to_date(small_ldac, tm
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed on this machine")
-def test_the_readme_makefile_retrains_nightly_with_warm_start_diff_and_rotation(tmp_path):
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
-    makefile = readme.split("```make\n", 1)[1].split("```", 1)[0]
+def test_the_docs_makefile_retrains_nightly_with_warm_start_diff_and_rotation(tmp_path):
+    (makefile,) = docs_pages.code_blocks(docs_pages.read("docs/guide/retraining.md"), "make")
     (tmp_path / "Makefile").write_text(makefile)
     syn = generate(120, 3, 30, doc_length=30, seed=5, planted=True)
     docs = [" ".join(f"word{w}" * 1 for w in np.repeat(np.arange(30), row)) for row in syn.corpus.counts.toarray()]

@@ -125,6 +125,7 @@ def _wait_for_pairs(folder, n, proc, timeout=120):
     raise AssertionError("no pair finished in time")
 
 
+@pytest.mark.signals
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
 def test_a_killed_select_k_resumes_the_unfinished_pairs_with_the_same_bytes(small_ldac, tmp_path, how):
     args = [small_ldac, "-k", "2,5,8", "--seeds", 2, "--iterations", 1500, "--threads", 1]
@@ -153,6 +154,7 @@ def test_a_killed_select_k_resumes_the_unfinished_pairs_with_the_same_bytes(smal
         assert (whole / name).read_bytes() == (killed / name).read_bytes(), name
 
 
+@pytest.mark.slow   # whole processes
 def test_a_second_select_k_in_the_same_folder_is_refused_with_75(small_ldac, tmp_path):
     out = tmp_path / "sk"
     proc = _start([small_ldac, "-k", "2,5,8", "--seeds", 2, "--iterations", 1500, "--seed", 1, "--threads", 1, "-o", out])
@@ -164,6 +166,7 @@ def test_a_second_select_k_in_the_same_folder_is_refused_with_75(small_ldac, tmp
     assert "--wait" not in second.stderr   # select-k has no --wait to give
 
 
+@pytest.mark.dask
 def test_pairs_as_jobs_on_a_dask_cluster_give_the_same_bytes(small_ldac, tmp_path):
     pytest.importorskip("distributed")
     args = [small_ldac, "-k", "2,5", "--seeds", 2, "--iterations", 200, "--seed", 1, "-q"]

@@ -11,7 +11,7 @@ import ldacli.synthetic
 from ldacli.errors import LdacliError
 from ldacli.evaluate import perplexity
 from ldacli.info import describe
-from ldacli.heldout import HeldOutEvaluator, holdout_split
+from ldacli.fixed_topics import HeldOutEvaluator, holdout_split
 from ldacli.stopping import EarlyStopping
 from ldacli.methods.sharded import ShardedSampler, shard_bounds
 

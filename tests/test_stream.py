@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import ldacli
-from ldacli import heldout
+from ldacli import fixed_topics
 from ldacli.cli import main
 from ldacli.evaluate import perplexity_stream
 from ldacli.formats import stream as stream_module
@@ -37,7 +37,7 @@ def run(*args, input=None):
 def small_blocks(monkeypatch):
     """Blocks of 7 documents and theta chunks of 300 tokens, so a small corpus crosses many of each."""
     monkeypatch.setattr(stream_module, "DOCS_PER_BLOCK", 7)
-    monkeypatch.setattr(heldout, "THETA_CHUNK_TOKENS", 300)
+    monkeypatch.setattr(fixed_topics, "THETA_CHUNK_TOKENS", 300)
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +122,8 @@ def test_streamed_theta_equals_the_whole_for_any_thread_count(name, setup, small
     folder, model = setup
     whole = ldacli.read_corpus(str(folder / name), fixed_vocab=model.vocab)
     words, doc_ptr = whole.tokens()
-    assert len(heldout.theta_chunks(doc_ptr)) > 3
-    expected, _ = heldout.estimate_theta(model.phi, model.alpha, words, doc_ptr, iterations=20, burn_in=5, seed=9)
+    assert len(fixed_topics.theta_chunks(doc_ptr)) > 3
+    expected, _ = fixed_topics.estimate_theta(model.phi, model.alpha, words, doc_ptr, iterations=20, burn_in=5, seed=9)
     for threads in (1, 2, 3):
         stream = stream_corpus(str(folder / name), fixed_vocab=model.vocab)
         parts = list(infer_chunks(model, stream.blocks(), iterations=20, burn_in=5, seed=9, threads=threads))
@@ -180,6 +180,7 @@ def test_perplexity_streamed_equals_the_whole(setup, small_blocks):
         assert got == expected
 
 
+@pytest.mark.slow   # whole processes in a shell pipe
 def test_infer_in_a_pipe_end_to_end(setup, tmp_path):
     """A real process reading stdin from a pipe and writing parquet to a file."""
     pytest.importorskip("pyarrow", reason="the parquet extra is not installed")

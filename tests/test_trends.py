@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import docs_pages
 import ldacli
 from ldacli.cli import main
 from ldacli.errors import InputError, SettingError
@@ -270,7 +271,6 @@ def test_a_nightly_job_appends_todays_shares_without_retraining(dated, tmp_path)
 
 # --- the page ------------------------------------------------------------------------------------------
 
-@pytest.mark.slow
 @pytest.mark.browser
 def test_the_trends_page_in_a_browser_with_hostile_names(dated, tmp_path):
     pytest.importorskip("vl_convert")
@@ -332,10 +332,9 @@ def test_what_trends_measures_is_a_model_or_an_inference_file(dated, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed on this machine")
-def test_the_readme_makefile_appends_each_days_shares_once(dated, tmp_path):
+def test_the_docs_makefile_appends_each_days_shares_once(dated, tmp_path):
     folder, model, _ = dated
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
-    makefile = next(block.split("```", 1)[0] for block in readme.split("```make\n")[1:] if "--append" in block)
+    (makefile,) = docs_pages.code_blocks(docs_pages.read("docs/guide/over-time.md"), "make")
     (tmp_path / "Makefile").write_text(makefile)
     shutil.copyfile(model, tmp_path / "model.npz")
     env = {**os.environ, "LDACLI": f"{sys.executable} -m ldacli"}

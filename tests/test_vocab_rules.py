@@ -247,6 +247,7 @@ def corpora_and_rules(draw):
     return counts, vocab, rules, stop, draw(st.booleans())
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=corpora_and_rules())
 def test_the_rules_leave_no_word_of_a_removed_kind_and_counts_only_shrink(tmp_path_factory, case):

@@ -13,9 +13,8 @@ What differs from scikit-learn's estimator, and why:
   occurs in the training documents gets 0), not variational pseudo-counts; normalising either
   gives the topics.
 * ``transform`` estimates theta by Gibbs sampling with the topics fixed, from the seed recorded
-  at ``fit``: the same rows each call, but a document's row depends on the documents sampled in
-  the same chunk of about 65,000 tokens (one random stream per chunk), so transforming a subset
-  or a permutation of the rows gives other Monte Carlo draws (within their noise).
+  at ``fit``, every document on its own random stream (from the seed and its counts): a row is
+  the same whatever other rows are transformed with it, in any order.
 * ``score(X)`` is the held-out log-likelihood of X by document completion (natural log; theta
   from half of each document, the other half scored), the figure ``ldacli perplexity`` prints,
   not scikit-learn's variational bound; ``perplexity(X)`` is ``exp(-score / scored tokens)``.
@@ -23,11 +22,9 @@ What differs from scikit-learn's estimator, and why:
   unless ``fractional_counts="round"``, which rounds them to the nearest whole number.
 
 scikit-learn's estimator checks (``sklearn.utils.estimator_checks``, in
-``tests/test_estimator.py``) all pass. Two hold only as they are written:
-``check_methods_subset_invariance`` and ``check_methods_sample_order_invariance`` fit one topic,
-where every theta is 1; with more topics a row's estimate depends on its chunk (see
-``transform``). The checks feed random real numbers, so they run with
-``fractional_counts="round"``.
+``tests/test_estimator.py``) all pass, ``check_methods_subset_invariance`` and
+``check_methods_sample_order_invariance`` among them. The checks feed random real numbers, so
+they run with ``fractional_counts="round"``.
 """
 
 from __future__ import annotations

@@ -25,10 +25,10 @@ from tqdm import tqdm
 
 from ldacli import checks, seeds, settings
 from ldacli.api_input import as_corpus, as_model, reading_of
-from ldacli._heldout import left_to_right, loglik_given_theta, particle_filter
+from ldacli._fixed_topics import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
-from ldacli.heldout import BURN_IN, ITERATIONS, BlockSum, DocQueue, completion_split, theta_stream, token_logliks
+from ldacli.fixed_topics import BURN_IN, ITERATIONS, BlockSum, DocQueue, completion_split, theta_stream, token_logliks
 from ldacli.methods.cluster import SCHEDULER, cluster
 from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
@@ -112,15 +112,14 @@ def perplexity(model, corpus, *, progress: bool = False, **given) -> dict:
     aligned, _ = corpus.align(model.vocab, frozenset(model.removed_words))
     dropped = aligned.dropped_tokens
     entropy = seeds.resolve(v["seed"])
-    rng = seeds.generator(entropy)
     if method == "completion":
         with cluster(v["scheduler"]) as client:
             result = completion_blocks(model, [aligned], corpus.source, v["iterations"], v["burn_in"], entropy,
                                        v["threads"], client, progress)
     elif method == "left-to-right":
-        result = _left_to_right(model, aligned, v["particles"], v["resample"], rng, progress)
+        result = _left_to_right(model, aligned, v["particles"], v["resample"], entropy, progress)
     else:
-        result = _importance(model, aligned, v["samples"], rng, progress)
+        result = _importance(model, aligned, v["samples"], entropy, progress)
     loglik, n = result["log_likelihood"], result["n_tokens"]
     if n == 0:
         raise LdacliError(f"{corpus.name}: expected at least one token known to the model, found none")
@@ -162,7 +161,7 @@ def completion_blocks(model: Model, blocks: Iterable[Corpus], source: str, itera
                       threads: int | None, client, progress: bool) -> dict:
     """Document completion of the documents of ``blocks`` (corpora over the model's vocabulary,
     in order), read a block at a time, with a batch-means standard error over the sweeps
-    averaged: the observed halves' theta chunk by chunk (:func:`~ldacli.heldout.theta_stream`),
+    averaged: the observed halves' theta chunk by chunk (:func:`~ldacli.fixed_topics.theta_stream`),
     each chunk's scored halves scored as it comes, the sums added up as :func:`score` adds
     them, so the result is the same however the documents arrive."""
     scored = DocQueue()
@@ -209,13 +208,6 @@ def completion_blocks(model: Model, blocks: Iterable[Corpus], source: str, itera
     }
 
 
-def _shuffle_within_documents(words: np.ndarray, doc_ptr: np.ndarray,
-                              rng: np.random.Generator) -> np.ndarray:
-    """Each document's tokens in a random order (one uniform permutation per document)."""
-    docs = np.repeat(np.arange(doc_ptr.size - 1, dtype=np.int64), np.diff(doc_ptr))
-    return np.ascontiguousarray(words[np.lexsort((rng.random(words.size), docs))], dtype=np.int32)
-
-
 def _log_mean_and_se(log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row of ``log_w`` (D, R): log of the mean of exp(log_w), and the standard error of
     that log by the delta method, ``std(W) / (sqrt(R) mean(W))``."""
@@ -243,17 +235,24 @@ def resample_cost_warning(lengths: np.ndarray, particles: int, n_topics: int) ->
             f"without --resample the linear estimator scores the same tokens")
 
 
-def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool,
-                   rng: np.random.Generator, progress: bool) -> dict:
-    """The left-to-right estimator over all tokens of every document (see the module docstring)."""
+def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool, entropy: int,
+                   progress: bool) -> dict:
+    """The left-to-right estimator over all tokens of every document (see the module docstring),
+    each document on its own stream (:func:`ldacli.seeds.document_generator`): its tokens in a
+    random order drawn first, then its particles."""
     words, doc_ptr = aligned.tokens()
-    words = _shuffle_within_documents(words, doc_ptr, rng)
+    keys, run_key = seeds.content_keys(words, doc_ptr), seeds.document_key(entropy)
     lengths = np.diff(doc_ptr)
     D, K, R = aligned.n_docs, model.n_topics, particles
     phi_wk = np.ascontiguousarray(model.phi.T, dtype=np.float64)
     alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
-    chunk = 64
-    chunks = tqdm(range(0, D, chunk), disable=not progress, file=sys.stderr, unit="chunk", leave=False)
+    docs = tqdm(range(D), disable=not progress, file=sys.stderr, unit="doc", leave=False)
+
+    def document(d: int) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
+        rng = seeds.document_generator(run_key, keys[d])
+        shuffled = np.ascontiguousarray(rng.permutation(words[doc_ptr[d]:doc_ptr[d + 1]]), dtype=np.int32)
+        return shuffled, np.array([0, shuffled.size], dtype=np.int64), rng
+
     if resample:
         warning = resample_cost_warning(lengths, R, K)
         if warning:
@@ -264,11 +263,10 @@ def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool
         z = np.zeros((R, max(int(lengths.max(initial=0)), 1)), dtype=np.int32)
         ndk, p, cum = np.zeros((R, K), dtype=np.int32), np.zeros(R), np.zeros(K)
         log_weight, per_doc, ratio_sum = np.zeros((D, R)), np.zeros(D), np.zeros((D, R))
-        for s in chunks:
-            e = min(s + chunk, D)
-            ptr = np.ascontiguousarray(doc_ptr[s:e + 1] - doc_ptr[s], dtype=np.int64)
-            left_to_right(words[doc_ptr[s]:doc_ptr[e]], ptr, phi_wk, alpha, True, z, ndk, p, cum,
-                          log_weight[s:e], per_doc[s:e], ratio_sum[s:e], rng)
+        for d in docs:
+            shuffled, ptr, rng = document(d)
+            left_to_right(shuffled, ptr, phi_wk, alpha, True, z, ndk, p, cum, log_weight[d:d + 1], per_doc[d:d + 1],
+                          ratio_sum[d:d + 1], rng)
         se2 = ratio_sum.var(axis=1, ddof=1) / R
         settings = {"particles": R, "resample": True}
     else:
@@ -278,11 +276,9 @@ def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool
         ndk, ndk_next = np.zeros((P, K), dtype=np.int32), np.zeros((P, K), dtype=np.int32)
         p, cum = np.zeros(P), np.zeros(max(K, R))
         log_z = np.zeros((D, FILTERS))
-        for s in chunks:
-            e = min(s + chunk, D)
-            ptr = np.ascontiguousarray(doc_ptr[s:e + 1] - doc_ptr[s], dtype=np.int64)
-            particle_filter(words[doc_ptr[s]:doc_ptr[e]], ptr, phi_wk, alpha, FILTERS, ndk, ndk_next,
-                            p, cum, log_z[s:e], rng)
+        for d in docs:
+            shuffled, ptr, rng = document(d)
+            particle_filter(shuffled, ptr, phi_wk, alpha, FILTERS, ndk, ndk_next, p, cum, log_z[d:d + 1], rng)
         per_doc, se = _log_mean_and_se(log_z)
         se2 = se ** 2
         settings = {"particles": R, "filters": FILTERS, "resample": False}
@@ -292,25 +288,28 @@ def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool
         "n_tokens": int(lengths.sum()),
         "n_docs": int(np.count_nonzero(lengths)),
         **settings,
-        "token_order": "random permutation of each document's tokens, drawn from the seed",
+        "token_order": "random permutation of each document's tokens, drawn from the seed and the document",
     }
 
 
-def _importance(model: Model, aligned: Corpus, samples: int, rng: np.random.Generator,
-                progress: bool) -> dict:
-    """Importance sampling from the prior: p(w_d) ~ mean_s p(w_d | theta_s), theta_s ~ Dir(alpha)."""
+def _importance(model: Model, aligned: Corpus, samples: int, entropy: int, progress: bool) -> dict:
+    """Importance sampling from the prior: p(w_d) ~ mean_s p(w_d | theta_s), theta_s ~ Dir(alpha),
+    each document's samples from its own stream (:func:`ldacli.seeds.document_generator`)."""
     counts = aligned.counts
     D, K, S = aligned.n_docs, model.n_topics, samples
     indices = np.ascontiguousarray(counts.indices, dtype=np.int32)
     data = np.ascontiguousarray(counts.data, dtype=np.int32)
     indptr = np.ascontiguousarray(counts.indptr, dtype=np.int64)
+    words, doc_ptr = aligned.tokens()
+    keys, run_key = seeds.content_keys(words, doc_ptr), seeds.document_key(entropy)
     phi_wk = np.ascontiguousarray(model.phi.T, dtype=np.float64)
     alpha = np.asarray(model.alpha, dtype=np.float64)
     log_w = np.zeros((D, S))
     chunk = max(1, _THETA_CHUNK // (S * K))
     for s in tqdm(range(0, D, chunk), disable=not progress, file=sys.stderr, unit="chunk", leave=False):
         e = min(s + chunk, D)
-        theta = np.ascontiguousarray(rng.dirichlet(alpha, size=(e - s, S)))
+        theta = np.ascontiguousarray(np.stack([seeds.document_generator(run_key, keys[d]).dirichlet(alpha, size=S)
+                                               for d in range(s, e)]))
         ptr = np.ascontiguousarray(indptr[s:e + 1] - indptr[s])
         loglik_given_theta(indices[indptr[s]:indptr[e]], data[indptr[s]:indptr[e]], ptr, theta,
                            phi_wk, log_w[s:e])

@@ -5,7 +5,7 @@
 or any iterable of corpora) and yields the proportions chunk by chunk, which
 :func:`write_inference` writes as they come: memory holds a few chunks, never D x K. Both give
 the same numbers, for any number of threads or Dask workers: each chunk of about 65,000 tokens
-(:func:`ldacli.heldout.theta_chunks`) has its own random stream.
+(:func:`ldacli.fixed_topics.theta_chunks`) has its own random stream.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ldacli.corpus import Corpus
 from ldacli.errors import SettingError
 from ldacli.counts import tokens_of
 from ldacli.fileio import atomic_write
-from ldacli.heldout import BURN_IN, ITERATIONS, theta_stream
+from ldacli.fixed_topics import BURN_IN, ITERATIONS, theta_stream
 from ldacli.methods.cluster import SCHEDULER, cluster
 from ldacli.model import Inference, Model, file_header
 from ldacli.npz import StreamedArray, write_npz_members
@@ -74,7 +74,7 @@ def infer_chunks(model: Model, blocks: Iterable[Corpus], *, iterations: int | No
                  progress: bool = False) -> Iterator[tuple[list[str], np.ndarray]]:
     """Topic proportions of the documents of ``blocks`` (corpora over the model's vocabulary,
     in order) as ``(doc_ids, theta)`` chunks, in document order, as they are estimated
-    (:func:`ldacli.heldout.theta_stream`; ``seed`` is the entropy, see
+    (:func:`ldacli.fixed_topics.theta_stream`; ``seed`` is the entropy, see
     :func:`ldacli.seeds.resolve`)."""
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads))
     ids: deque[str] = deque()
@@ -112,7 +112,7 @@ def inference_params(model: Model, v: dict, entropy: int, source: str, fingerpri
 @takes_settings(SETTINGS, READING_FOR_MODEL)
 def infer(model, corpus, *, progress: bool = False, **given) -> tuple[Inference, int]:
     """Topic proportions of ``corpus``'s documents under ``model``, by Gibbs sampling with the
-    model's topics fixed (:func:`ldacli.heldout.estimate_theta`): after ``burn_in`` sweeps (50)
+    model's topics fixed (:func:`ldacli.fixed_topics.estimate_theta`): after ``burn_in`` sweeps (50)
     the estimate is averaged over the rest of ``iterations`` (100).
 
     ``model`` is a :class:`~ldacli.model.Model` or a model file's path; ``corpus`` what

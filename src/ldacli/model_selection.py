@@ -52,7 +52,7 @@ from ldacli.diff import THRESHOLD, match_topics
 from ldacli.errors import LdacliError, SettingError
 from ldacli.evaluate import perplexity
 from ldacli.fileio import atomic_write, file_sha256
-from ldacli.heldout import holdout_split
+from ldacli.fixed_topics import holdout_split
 from ldacli.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods import driver

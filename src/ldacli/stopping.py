@@ -1,7 +1,7 @@
 """Early stopping on held-out perplexity: when to stop, and why (``train --holdout F --patience N``).
 
-The training driver holds out a slice of the documents (:func:`ldacli.heldout.holdout_split`),
-scores it every ``loglik_every`` sweeps with :class:`ldacli.heldout.HeldOutEvaluator`, and feeds
+The training driver holds out a slice of the documents (:func:`ldacli.fixed_topics.holdout_split`),
+scores it every ``loglik_every`` sweeps with :class:`ldacli.fixed_topics.HeldOutEvaluator`, and feeds
 each score to :class:`EarlyStopping`, which says when it has stopped improving and why. Its state
 round-trips through JSON, so a checkpointed run resumes to the same decision.
 """

@@ -34,7 +34,7 @@ from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, OutputError, SettingError
 from ldacli.fileio import file_sha256
 from ldacli.diff import align, match_topics
-from ldacli.heldout import HeldOutEvaluator, fold_in, holdout_split
+from ldacli.fixed_topics import HeldOutEvaluator, fold_in, holdout_split
 from ldacli.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods.base import Method, Start

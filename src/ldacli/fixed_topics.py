@@ -1,11 +1,13 @@
-"""Documents under fixed topics: the held-out split, theta estimation and scoring.
+"""Documents under fixed topics: theta estimation, the held-out split and scoring.
 
-``infer`` (theta of new documents), ``perplexity`` (document completion) and early stopping in
-training all go through here:
+``infer`` (theta of new documents), ``perplexity`` (document completion), early stopping in
+training and warm starts all go through here:
 
 * :func:`estimate_theta` -- posterior-mean topic proportions of documents given the topics, by
   exact Gibbs sampling with the topics held fixed (kernel
-  ``ldacli._heldout.sparse_fixed_topics_sweep``, O(topics of the document + log K) per token);
+  ``ldacli._fixed_topics.theta_of_documents``, O(topics of the document) per token),
+  every document on its own random stream (:func:`ldacli.seeds.content_keys`): a document's
+  row depends on the model, its tokens and the seed, not on the documents around it;
 * :func:`fold_in` -- a topic for every token under fixed topics (a warm start's first state);
 * :func:`completion_split` -- each document's tokens cut into an observed and a scored half;
 * :func:`score` -- ``sum log sum_k theta_dk phi_kw`` of scored tokens;
@@ -16,23 +18,25 @@ training all go through here:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 from tqdm import tqdm
 
 from ldacli import checks, seeds
-from ldacli._heldout import sparse_fixed_topics_sweep
+from ldacli._fixed_topics import document_draws, prior_alias_tables, sfc64_layout_matches, theta_of_documents
 from ldacli.corpus import Corpus
 from ldacli.counts import doc_pointers
 from ldacli.errors import LdacliError
 from ldacli.parallel import Pool, doc_ranges
 from ldacli.settings import Integer, Setting
 
-# Tokens per chunk of documents that has its own random stream when theta is estimated.
+# Tokens per chunk of documents, the unit of work of threads and workers when theta is estimated.
 THETA_CHUNK_TOKENS = 1 << 16
 # Chunks in flight per thread (or worker) when theta is estimated as documents stream in.
 WINDOW_PER_WORKER = 4
@@ -47,61 +51,94 @@ EVALUATOR_BURN_IN = 10
 
 
 def theta_chunks(doc_ptr: np.ndarray) -> list[tuple[int, int]]:
-    """The document ranges whose theta is estimated with their own random stream: about
-    :data:`THETA_CHUNK_TOKENS` tokens each, fixed by the documents alone, so the estimate never
-    depends on how many threads or workers share the chunks."""
+    """The document ranges that threads or workers take one at a time when theta is estimated:
+    about :data:`THETA_CHUNK_TOKENS` tokens each. (The result does not depend on them: every
+    document has its own stream.)"""
     return doc_ranges(np.asarray(doc_ptr, dtype=np.int64), THETA_CHUNK_TOKENS)
 
 
-def prior_cumulative(phi_wk: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """``cumsum_k alpha_k phi_kw`` for every word (V, K): the part of the fixed-topics
-    conditional that never changes, drawn from by binary search."""
-    return np.ascontiguousarray(np.cumsum(phi_wk * alpha, axis=1))
+@dataclass(frozen=True)
+class PriorTables:
+    """The alias tables of every word's prior weights ``alpha_k phi_kw`` (the part of the
+    fixed-topics conditional that never changes), drawn from in O(1): ``prob`` (V, K) float64,
+    ``alias`` (V, K) int32 and ``total`` (V,), each word's sum of weights (kernel
+    ``prior_alias_tables``)."""
+
+    prob: np.ndarray
+    alias: np.ndarray
+    total: np.ndarray
+
+    @classmethod
+    def of(cls, phi_wk: np.ndarray, alpha: np.ndarray) -> "PriorTables":
+        """The tables of the word-major topics ``phi_wk`` (V, K) and the prior ``alpha`` (K,)."""
+        V, K = phi_wk.shape
+        tables = cls(np.ones((V, K)), np.zeros((V, K), np.int32), np.zeros(V))
+        prior_alias_tables(phi_wk, alpha, tables.prob, tables.alias, tables.total, np.empty(K, np.int32),
+                           np.empty(K, np.int32), np.empty(K))
+        return tables
 
 
-def gibbs_sweeps(words: np.ndarray, doc_ptr: np.ndarray, z: np.ndarray, ndk: np.ndarray, phi_wk: np.ndarray,
-           prior_cum: np.ndarray, rng: np.random.Generator):
-    """A generator that runs one exact Gibbs sweep of the documents under fixed topics each time
-    it is advanced (kernel ``sparse_fixed_topics_sweep``: O(topics of the document + log K) per
-    token), updating ``z`` and ``ndk`` in place."""
-    K = ndk.shape[1]
-    scratch = (np.zeros(K, np.int32), np.zeros(K, np.int32), np.zeros(K))
-    while True:
-        sparse_fixed_topics_sweep(words, doc_ptr, z, ndk, phi_wk, prior_cum, *scratch, rng)
-        yield
+@functools.cache
+def check_document_streams() -> None:
+    """Refuse to run when numpy's SFC64 is not laid out as the kernels expect (they set a
+    document's state through its struct): checked once per process, by reading the struct of
+    an SFC64 whose state was set through the Python interface, then by comparing the kernel's
+    draws with the Python interface's (:func:`ldacli.seeds.document_generator`)."""
+    words = np.array([11, 12, 13, 14], dtype=np.uint64)
+    sfc64 = np.random.SFC64()
+    sfc64.state = {"bit_generator": "SFC64", "state": {"state": words}, "has_uint32": 0, "uinteger": 0}
+    layout = sfc64_layout_matches(sfc64, type(sfc64).__basicsize__, words)
+    ours = np.zeros(9)
+    if layout:
+        document_draws(words[:2], 15, ours, np.random.Generator(np.random.SFC64()))
+    if not layout or not np.array_equal(ours, seeds.document_generator(15, words[:2]).random(9)):
+        raise LdacliError(f"numpy {np.__version__} lays out its SFC64 generator's state in a way ldacli does not "
+                          f"know: the per-document random streams of infer and perplexity cannot be set")
 
 
-def theta_of_chunk(phi_wk: np.ndarray, prior_cum: np.ndarray, alpha: np.ndarray, words: np.ndarray,
-                   doc_ptr: np.ndarray, iterations: int, burn_in: int, batches: int,
-                   rng_state: dict) -> tuple[np.ndarray, list[np.ndarray]]:
-    """:func:`estimate_theta` for one chunk of documents (``doc_ptr`` from 0), with the
-    word-major topics ``phi_wk`` (V, K), their :func:`prior_cumulative` and its own stream; a
-    plain function of its arguments, so threads or Dask workers can run it."""
-    rng = np.random.Generator(np.random.PCG64())
-    rng.bit_generator.state = rng_state
-    K = phi_wk.shape[1]
-    D = doc_ptr.size - 1
-    z = rng.integers(0, K, size=words.size, dtype=np.int32)
-    docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
-    ndk = np.bincount(docs * K + z, minlength=D * K).astype(np.int32).reshape(D, K)
-    denom = (np.diff(doc_ptr) + alpha.sum())[:, None]
+def sweep_batches(iterations: int, burn_in: int, batches: int) -> tuple[np.ndarray, np.ndarray]:
+    """For :func:`theta_of_documents`: the batch of every sweep (-1 for those discarded), (I,)
+    int32, and the sweeps of each batch, float64: the kept sweeps cut into ``min(batches,
+    kept)`` consecutive, equal-as-possible blocks."""
     kept = iterations - burn_in
     n_batches = min(batches, kept)
-    theta_sum = np.zeros((D, K))
-    batch_sums = [np.zeros((D, K)) for _ in range(n_batches)] if n_batches > 1 else []
-    batch_sizes = np.zeros(n_batches, dtype=np.int64)
-    sweep = gibbs_sweeps(words, doc_ptr, z, ndk, phi_wk, prior_cum, rng)
-    for it in range(iterations):
-        next(sweep)
-        if it >= burn_in:
-            current = (ndk + alpha) / denom
-            theta_sum += current
-            if batch_sums:
-                b = (it - burn_in) * n_batches // kept
-                batch_sums[b] += current
-                batch_sizes[b] += 1
-    theta = theta_sum / kept
-    return theta, ([s / n for s, n in zip(batch_sums, batch_sizes)] if batch_sums else [theta])
+    batch = np.full(iterations, -1, dtype=np.int32)
+    batch[burn_in:] = np.arange(kept, dtype=np.int64) * n_batches // max(kept, 1)
+    return batch, np.bincount(batch[burn_in:], minlength=n_batches).astype(np.float64)
+
+
+def sample_documents(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, key: int,
+                     words: np.ndarray, doc_ptr: np.ndarray, batch_of_sweep: np.ndarray,
+                     batch_sweeps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Run :func:`~ldacli._fixed_topics.theta_of_documents` on the documents ``(words, doc_ptr)``
+    (``doc_ptr`` from 0), each on its stream from the run's ``key`` and its content; returns
+    ``(z, theta)`` as the kernel leaves them."""
+    check_document_streams()
+    K = phi_wk.shape[1]
+    D = doc_ptr.size - 1
+    B = batch_sweeps.size
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    z = np.zeros(words.size, dtype=np.int32)
+    theta = np.zeros((B + 1 if B > 1 else B, D, K))
+    rng = np.random.Generator(np.random.SFC64())
+    theta_of_documents(words, doc_ptr, seeds.content_keys(words, doc_ptr), key, phi_wk, prior.prob, prior.alias,
+                       prior.total, alpha,
+                       float(np.sum(alpha)), batch_of_sweep, batch_sweeps, z, theta, np.zeros(3 * K, np.int32),
+                       np.zeros(K * (B + 1)), rng)
+    return z, theta
+
+
+def theta_of_chunk(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, words: np.ndarray,
+                   doc_ptr: np.ndarray, iterations: int, burn_in: int, batches: int,
+                   key: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """:func:`estimate_theta` for one chunk of documents (``doc_ptr`` from 0), with the
+    word-major topics ``phi_wk`` (V, K), their :class:`PriorTables` and the run's
+    :func:`ldacli.seeds.document_key`; a plain function of its arguments, so threads or Dask
+    workers can run it."""
+    _, theta = sample_documents(phi_wk, prior, alpha, key, words, doc_ptr, *sweep_batches(iterations, burn_in,
+                                                                                             batches))
+    return theta[0], list(theta[1:]) if theta.shape[0] > 1 else [theta[0]]
 
 
 def chunk_bounds(lengths: np.ndarray, before: int) -> np.ndarray:
@@ -150,32 +187,32 @@ def theta_stream(phi: np.ndarray, alpha: np.ndarray, blocks: Iterable[tuple[np.n
                  progress: bool = False) -> Iterator[tuple[np.ndarray, list[np.ndarray]]]:
     """:func:`estimate_theta` of documents arriving in ``blocks`` (each ``(words, doc_ptr)``),
     yielding ``(theta, batch_thetas)`` chunk by chunk in document order: the chunks of
-    :func:`cut_chunks`, chunk i with the stream :func:`ldacli.seeds.stream` (seed, i), run a
-    window of chunks at a time on ``threads`` threads or the workers of a Dask ``client``. The
-    rows are those :func:`estimate_theta` gives over the whole, for any number of threads or
-    workers; memory holds a window of chunks, not the corpus."""
+    :func:`cut_chunks`, run a window of chunks at a time on ``threads`` threads or the workers
+    of a Dask ``client``. Every document has its own stream, so the rows are those
+    :func:`estimate_theta` gives over the whole, or over each document alone, for any number of
+    threads or workers and any blocks; memory holds a window of chunks, not the corpus."""
     iterations = checks.count("iterations", iterations, 1)
     burn_in = checks.count("burn_in", burn_in, 0)
     batches = checks.count("batches", batches, 1)
     checks.smaller("burn_in", burn_in, "iterations", iterations)
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     phi_wk = np.ascontiguousarray(np.asarray(phi).T, dtype=np.float64)
-    prior_cum = prior_cumulative(phi_wk, alpha)
+    prior = PriorTables.of(phi_wk, alpha)
+    key = seeds.document_key(seed)
     window = WINDOW_PER_WORKER * (threads if client is None else max(1, len(client.scheduler_info()["workers"])))
     chunks = enumerate(cut_chunks(blocks))
     bar = tqdm(disable=not progress, file=sys.stderr, unit="chunk", leave=False)
-    shared = client.scatter([phi_wk, prior_cum, alpha], broadcast=True, hash=False) if client is not None else None
+    shared = client.scatter([phi_wk, prior, alpha], broadcast=True, hash=False) if client is not None else None
     with Pool(threads if client is None else 1) as pool:
         while True:
             group = list(itertools.islice(chunks, window))
             if not group:
                 break
-            args = [(words, doc_ptr, iterations, burn_in, batches, seeds.stream(seed, i).bit_generator.state)
-                    for i, (words, doc_ptr) in group]
+            args = [(words, doc_ptr, iterations, burn_in, batches, key) for _, (words, doc_ptr) in group]
             if client is not None:
                 parts = client.gather([client.submit(theta_of_chunk, *shared, *a, pure=False) for a in args])
             else:
-                parts = pool.map(lambda a: theta_of_chunk(phi_wk, prior_cum, alpha, *a), args)
+                parts = pool.map(lambda a: theta_of_chunk(phi_wk, prior, alpha, *a), args)
             bar.update(len(parts))
             yield from parts
     bar.close()
@@ -187,14 +224,16 @@ def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_pt
     """Posterior-mean topic proportions (D, K) of documents given topics ``phi`` (K, V) and
     prior ``alpha`` (K,); the documents are token arrays ``words`` (N,) and ``doc_ptr`` (D+1,).
 
-    Topics are initialised uniformly at random; after ``burn_in`` sweeps, the point estimate
-    ``(n_dk + alpha_k) / (N_d + sum(alpha))`` is averaged over the remaining sweeps. Documents
-    without tokens get the normalised prior. The documents are cut into :func:`theta_chunks`,
-    each with its own stream spawned from ``seed``, and run on ``threads`` threads or, with a
-    Dask ``client``, on its workers: the result is the same for any number of either (this is
-    :func:`theta_stream` over one block). Returns ``(theta, batch_thetas)``: the average, and
-    the averages over ``batches`` consecutive, equal-as-possible blocks of the kept sweeps (for
-    a batch-means standard error).
+    Each document's tokens are first placed in order, each drawn given those before it; after
+    ``burn_in`` sweeps, the point estimate ``(n_dk + alpha_k) / (N_d + sum(alpha))`` is averaged
+    over the remaining sweeps. Documents without tokens get the normalised prior. Every
+    document is sampled on its own stream, from ``seed`` and its tokens
+    (:func:`ldacli.seeds.content_keys`): its row is the same alone or among others, in any
+    position, and two documents of the same tokens get the same row. The documents are cut into
+    :func:`theta_chunks` and run on ``threads`` threads or, with a Dask ``client``, on its
+    workers, with the same result (this is :func:`theta_stream` over one block). Returns
+    ``(theta, batch_thetas)``: the average, and the averages over ``batches`` consecutive,
+    equal-as-possible blocks of the kept sweeps (for a batch-means standard error).
     """
     words = np.ascontiguousarray(words, dtype=np.int32)
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
@@ -210,22 +249,17 @@ def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_pt
 
 def fold_in(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_ptr: np.ndarray, *, sweeps: int,
             rng: np.random.Generator) -> np.ndarray:
-    """A topic for every token (N,) int32, drawn by ``sweeps`` Gibbs sweeps of the documents
-    under the fixed topics ``phi`` (K, V) and prior ``alpha`` (K,), from uniformly random
-    topics: a draw from p(z | w, phi) once the chain has mixed. Words whose column of ``phi``
-    is the same in every topic are assigned by their document's other tokens and the prior."""
-    K = phi.shape[0]
-    D = doc_ptr.size - 1
+    """A topic for every token (N,) int32 under the fixed topics ``phi`` (K, V) and prior
+    ``alpha`` (K,): each document's tokens placed in order given those before, then ``sweeps``
+    Gibbs sweeps, every document on its own stream from a key drawn from ``rng``: a draw from
+    p(z | w, phi) once the chain has mixed. Words whose column of ``phi`` is the same in every
+    topic are assigned by their document's other tokens and the prior."""
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     phi_wk = np.ascontiguousarray(phi.T, dtype=np.float64)
-    words = np.ascontiguousarray(words, dtype=np.int32)
-    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
-    z = rng.integers(0, K, size=words.size, dtype=np.int32)
-    docs = np.repeat(np.arange(D, dtype=np.int64), np.diff(doc_ptr))
-    ndk = np.bincount(docs * K + z, minlength=D * K).astype(np.int32).reshape(D, K)
-    sweep = gibbs_sweeps(words, doc_ptr, z, ndk, phi_wk, prior_cumulative(phi_wk, alpha), rng)
-    for _ in range(checks.count("sweeps", sweeps, 0)):
-        next(sweep)
+    key = int(rng.integers(0, 2**64, dtype=np.uint64))
+    batch_of_sweep = np.full(checks.count("sweeps", sweeps, 0), -1, dtype=np.int32)
+    z, _ = sample_documents(phi_wk, PriorTables.of(phi_wk, alpha), alpha, key, words, doc_ptr, batch_of_sweep,
+                            np.zeros(0))
     return z
 
 
