@@ -91,8 +91,8 @@ def test_a_repeated_pair_is_named_by_its_line_in_any_shard(tmp_path):
     path = write_uci(tmp_path, "rep", 6, ["alpha", "beta", "gamma", "delta"], triples)
     r = ldacli_cli("convert", path, "--shards", 4, "-o", "f", cwd=tmp_path)
     assert r.returncode == 1
-    assert "docword.rep.txt:11: expected each (docID, wordID) pair once, found docID 5 wordID 2 again (first on line 9)" \
-        in r.stderr
+    assert ("docword.rep.txt:11: expected each (docID, wordID) pair once, found docID 5 wordID 2 again "
+            "(first on line 9)") in r.stderr
     assert not (tmp_path / "f").exists()
 
 

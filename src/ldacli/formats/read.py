@@ -167,7 +167,8 @@ def read_corpus(
 
 def detected_note(fmt: str) -> str:
     """The note on a format found by content."""
-    return f"read as {FORMAT_NAMES[fmt]} (detected from the content; --input-format {'|'.join(FILE_FORMATS)} forces one)"
+    return (f"read as {FORMAT_NAMES[fmt]} (detected from the content; --input-format {'|'.join(FILE_FORMATS)} "
+            f"forces one)")
 
 
 def closing_notes(empty: int, unused: int | None) -> list[str]:

@@ -115,9 +115,9 @@ def _split_uci(path: str, source: Source, folder: str, n_shards: int, vocab: str
     spool = FingerprintBuilder(os.path.dirname(os.path.abspath(folder)))
     try:
         shards = _shards(name, uci_triples(source, words, vocab_path)[1], bounds, n_words, used, column, spool)
-        written = write_shard_files(folder, shards, bounds, lengths, totals[used], vocab_kept,
-                                    [str(d) for d in range(1, n_docs + 1)], fingerprint=lambda: spool.hexdigest(vocab_kept),
-                                    source=path, format="uci")
+        doc_ids = [str(d) for d in range(1, n_docs + 1)]
+        written = write_shard_files(folder, shards, bounds, lengths, totals[used], vocab_kept, doc_ids,
+                                    fingerprint=lambda: spool.hexdigest(vocab_kept), source=path, format="uci")
     finally:
         spool.close()
     return written, notes
