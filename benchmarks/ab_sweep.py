@@ -36,11 +36,11 @@ sys.path.insert(0, {here!r})
 import numpy as np
 from bench_dask import build
 from bench_train import load
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs.threads import ThreadsSampler
 corpus_name, kind, K, shards, burn_in = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
 corpus = load(corpus_name)
 words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=1, shards=shards or None)
-sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs)
+sampler = ThreadsSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs)
 for _ in range(burn_in):
     sampler.sweep()
 print("ready", len(bounds) - 1, flush=True)

@@ -21,7 +21,7 @@ import sys
 
 from bench_train import load, measure
 
-from ldacli.methods.sharded import choose_sampler
+from ldacli.methods.cgs.sampler import choose_sampler
 
 CORPORA = ("20ng", "kos", "synth:1M:20", "synth:1M:1000")
 TOPICS = (8, 16, 24, 32, 48, 64, 100)

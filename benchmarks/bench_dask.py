@@ -37,8 +37,9 @@ import time
 import numpy as np
 
 import ldacli
-from ldacli import seeds
-from ldacli.methods.sharded import ShardedSampler, default_shards, shard_bounds, shard_ranges
+from ldacli import random_streams
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.partition import default_shards, shard_bounds, shard_ranges
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
@@ -52,7 +53,7 @@ def build(corpus, K: int, seed: int = 1, shards: int | None = None):
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)
     bounds = shard_bounds(doc_ptr, shards or default_shards(corpus.n_tokens))
-    rngs = seeds.generators(seed, bounds.size)
+    rngs = random_streams.generators(seed, bounds.size)
     z = rngs[0].integers(0, K, size=words.size, dtype=np.int32)
     return words, doc_ptr, z, bounds, rngs[1:]
 
@@ -60,21 +61,21 @@ def build(corpus, K: int, seed: int = 1, shards: int | None = None):
 def threads_sampler(corpus, K: int, threads: int, shards: int):
     """``ldacli train``'s sampler on local threads (seed 1)."""
     words, doc_ptr, z, bounds, rngs = build(corpus, K, 1, shards)
-    return ShardedSampler("sparse", words, doc_ptr, z, corpus.n_words, K, np.full(K, ALPHA), BETA, bounds, rngs, threads)
+    return ThreadsSampler("sparse", words, doc_ptr, z, corpus.n_words, K, np.full(K, ALPHA), BETA, bounds, rngs, threads)
 
 
 def cluster_sampler(corpus, K: int, client, shards: int):
     """The same sampler on the workers of ``client`` (seed 1): the same first topics and streams."""
-    from ldacli.methods.distributed import DistributedSampler, SyncPoint
+    from ldacli.methods.cgs.dask_engine import DaskSampler, SyncPoint
 
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)
     bounds = shard_bounds(doc_ptr, shards)
-    rngs = seeds.generators(1, bounds.size)
-    sync = SyncPoint(0, np.full(K, ALPHA), BETA, seeds.states(rngs[1:]))
-    return DistributedSampler("sparse", corpus.n_words, K, shard_ranges(bounds, doc_ptr[bounds]),
-                              np.bincount(words, minlength=corpus.n_words), client, sync, rngs[0].bit_generator.state,
-                              words=words, doc_ptr=doc_ptr)
+    rngs = random_streams.generators(1, bounds.size)
+    sync = SyncPoint(0, np.full(K, ALPHA), BETA, random_streams.states(rngs[1:]))
+    return DaskSampler("sparse", corpus.n_words, K, shard_ranges(bounds, doc_ptr[bounds]),
+                       np.bincount(words, minlength=corpus.n_words), client, sync, rngs[0].bit_generator.state,
+                       words=words, doc_ptr=doc_ptr)
 
 
 def timed(sampler, warm_up: int, sweeps: int) -> float:

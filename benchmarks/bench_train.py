@@ -138,11 +138,11 @@ def worker(spec: dict) -> dict:
         import numpy as np
 
         from bench_dask import build
-        from ldacli.methods.sharded import ShardedSampler
+        from ldacli.methods.cgs.threads import ThreadsSampler
 
         kind = tool.split(":")[1]
         words, doc_ptr, z, bounds, rngs = build(corpus, k, seed=1, shards=spec["shards"])
-        sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, k, np.full(k, alpha), beta, bounds, rngs,
+        sampler = ThreadsSampler(kind, words, doc_ptr, z, corpus.n_words, k, np.full(k, alpha), beta, bounds, rngs,
                                  threads)
         for _ in range(burn):
             sampler.sweep()

@@ -6,7 +6,7 @@ Usage (build the old kernels, save, rebuild the new ones, compare)::
     python benchmarks/check_identity.py --against /tmp/before.npz
 
 For every sampler with word lists (sparse, alias), K = 30, 100, 1000, 1 and 4 shards and 1 and 2
-threads, it runs ``--sweeps`` sweeps of the sharded sampler on KOS (or ``--corpus``) from a fixed
+threads, it runs ``--sweeps`` sweeps of the threads engine on KOS (or ``--corpus``) from a fixed
 seed and records the topics ``z`` and the topic-word counts. A speed-up that is meant to change
 nothing but speed must leave every one of them equal.
 """
@@ -22,12 +22,12 @@ import numpy as np
 
 import ldacli
 from bench_dask import CORPORA, build
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs.threads import ThreadsSampler
 
 
 def run(corpus, kind: str, K: int, shards: int, threads: int, sweeps: int) -> dict[str, np.ndarray]:
     words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=7, shards=shards)
-    sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs,
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs,
                              threads)
     try:
         for _ in range(sweeps):

@@ -13,7 +13,18 @@ names and params hold escape sequences and control characters, run through topic
 export and name on a real terminal or into a pipe (an input fails when a terminal gets a raw
 control character, text for people or JSON holds one, or a table does not parse back)::
 
-    python benchmarks/fuzz.py --families "hostile names" --per-family 10000 For each family it prints the inputs run, how many were
+    python benchmarks/fuzz.py --families "hostile names" --per-family 10000
+
+and three families of issue 32's inputs: "long words" (text, folders, vocabularies and LDA-C
+with words around the 200 characters a vocabulary holds, and lines around a line limit scaled
+down for the run), "compressed members" (ldacli's own files, which must be refused, and scipy
+corpora with members deflated, bzip2'd or lzma'd and declared sizes changed) and "non-regular
+files" (pipes, devices, sockets, folders, dangling links as a corpus, a vocabulary, a stop list, a
+model, a checkpoint or a folder's document: each must be refused, none may hang)::
+
+    python benchmarks/fuzz.py --families "long words,compressed members,non-regular files" --per-family 3400
+
+For each family it prints the inputs run, how many were
 read and how many refused, the number of distinct error messages (particulars blanked out),
 exceptions other than ldacli's own (must be 0; the first few are shown) and the time taken.
 Exits 1 when any input raised something else.
@@ -44,6 +55,9 @@ FAMILIES = {
     "own files": fuzzing.own_file_inputs,
     "shard folder": fuzzing.shard_folder_inputs,
     "hostile names": fuzzing.hostile_name_inputs,
+    "long words": fuzzing.long_word_inputs,
+    "compressed members": fuzzing.compressed_member_inputs,
+    "non-regular files": fuzzing.non_regular_inputs,
 }
 
 

@@ -39,7 +39,7 @@ sys.path.insert(0, {here!r})
 import numpy as np
 import ldacli
 from bench_dask import build
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs.threads import ThreadsSampler
 path, kind, K, shards, sweeps, state, mode = sys.argv[1:]
 K, shards, sweeps = int(K), int(shards), int(sweeps)
 corpus = ldacli.read_corpus(path)
@@ -49,7 +49,7 @@ if mode == "count":
         z[:] = saved["z"]
         for rng, s in zip(rngs, json.loads(str(saved["rngs"]))):
             rng.bit_generator.state = s
-sampler = ShardedSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs)
+sampler = ThreadsSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs)
 for _ in range(sweeps):
     sampler.sweep()
 sampler.close()

@@ -1,4 +1,4 @@
-"""Where a sweep of the sharded sampler spends its time: in the kernels, and around them.
+"""Where a sweep of the threads engine spends its time: in the kernels, and around them.
 
 Usage::
 
@@ -26,8 +26,10 @@ import numpy as np
 
 from bench_dask import build
 from bench_train import load
-from ldacli.methods import sharded
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs.layouts import REPLICAS
+from ldacli.methods.cgs.sampler import SAMPLERS
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.partition import default_shards
 
 SPENT: dict[str, float] = defaultdict(float)
 
@@ -51,21 +53,22 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--corpus", default="20ng")
     p.add_argument("-k", "--topics", action="append", type=int)
-    p.add_argument("--sampler", default="sparse", choices=sharded.SAMPLERS)
+    p.add_argument("--sampler", default="sparse", choices=SAMPLERS)
     p.add_argument("--shards", type=int, help="default: as ldacli train")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--burn-in", type=int, default=30)
     p.add_argument("--sweeps", type=int, default=5)
     args = p.parse_args(argv)
-    timing(sharded, "sample_block", "sample")
+    for layout in REPLICAS.values():  # each count layout's block call
+        timing(layout, "sweep", "sample")
     corpus = load(args.corpus)
-    shards = args.shards or sharded.default_shards(corpus.n_tokens)
+    shards = args.shards or default_shards(corpus.n_tokens)
     print(f"{os.path.basename(args.corpus)}: {corpus.n_tokens} tokens, {args.sampler}, {shards} shards, "
           f"{args.threads} threads")
     print("    K  s/sweep   sample  visits/doc  scan  ns/token/entry")
     for K in args.topics or [100, 1000]:
         words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=1, shards=shards)
-        sampler = ShardedSampler(args.sampler, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01,
+        sampler = ThreadsSampler(args.sampler, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01,
                                  bounds, rngs, args.threads)
         for _ in range(args.burn_in):
             sampler.sweep()

@@ -10,7 +10,7 @@ For each P the corpus (``--corpus`` as in ``bench_train.py``: ``synth:N`` draws 
 LDA's generative process, 100 topics, 20,000 words, documents of 100 to 300 tokens; ``zipf:N``,
 ``kos``, ``20ng`` or a path) is cut into P shards as ``ldacli train --shards P`` cuts it; after
 ``--burn-in`` sweeps, ``--sweeps`` sweeps run on one thread and the time of every block (one
-call of ``sharded.sample_block``) is recorded. Columns:
+call of a count layout's ``sweep``) is recorded. Columns:
 
 - ``s/sweep``, ``cost``: one core's seconds per sweep, and their ratio to P=1's (the exact
   sequential sampler): what P shards cost in work (a document is visited once per slice it has
@@ -34,45 +34,49 @@ a document): about 1 GB at 50 M tokens and P=64.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import numpy as np
 
 from bench_dask import build, timed
 from bench_train import load
-from ldacli.methods import sharded
-from ldacli.methods.sharded import ShardedSampler
+from ldacli.methods.cgs.layouts import REPLICAS
+from ldacli.methods.cgs.sampler import SAMPLERS
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.partition import default_shards
 
 BLOCKS: list[float] = []
 
 
 def timed_blocks() -> None:
-    """Record the seconds of every call of ``sharded.sample_block`` in :data:`BLOCKS`."""
-    block = sharded.sample_block
+    """Record the seconds of every block call (each count layout's ``sweep``) in :data:`BLOCKS`."""
+    for layout in REPLICAS.values():
+        block = layout.sweep
 
-    def timed(*args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return block(*args, **kwargs)
-        finally:
-            BLOCKS.append(time.perf_counter() - t0)
+        def timed_sweep(*args, block=block, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return block(*args, **kwargs)
+            finally:
+                BLOCKS.append(time.perf_counter() - t0)
 
-    sharded.sample_block = timed
+        layout.sweep = timed_sweep
 
 
-def call_cost(sampler: ShardedSampler, calls: int = 2000) -> float:
+def call_cost(sampler: ThreadsSampler, calls: int = 2000) -> float:
     """Seconds of one block call that samples nothing (a shard of no documents): the Python
     and argument handling around a kernel, which holds the GIL."""
-    shard = dict(sampler.shards[0])
-    shard.update(lo=0, hi=0, ptr=np.zeros(1, np.int64), runs=np.zeros((0, len(sampler.shards) + 1), np.int64))
-    if "order" in shard:
-        shard.update(order=np.zeros(0, np.int32), order_cuts=np.zeros(len(sampler.shards) + 1, np.int64),
-                     doc_of=np.zeros(0, np.int32))
-    replica = sampler.shared.sharing()
+    P = len(sampler.shards)
     empty = np.zeros(0, np.int32)
+    shard = dataclasses.replace(sampler.shards[0], words=empty, z=empty, lo=0, ptr=np.zeros(1, np.int64),
+                                runs=np.zeros((0, P + 1), np.int64), lists=None)
+    if shard.order is not None:
+        shard.order, shard.order_cuts, shard.doc_of = empty, np.zeros(P + 1, np.int64), empty
+    replica = sampler.shared.sharing()
     t0 = time.perf_counter()
     for _ in range(calls):
-        sharded.sample_block(replica, shard, empty, empty, sampler.rngs[0], 0, sampler.priors)
+        replica.sweep(shard, 0, sampler.priors)
     return (time.perf_counter() - t0) / calls
 
 
@@ -94,7 +98,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--corpus", default="synth:50M")
     p.add_argument("-k", "--topics", type=int, default=100)
-    p.add_argument("--sampler", default="sparse", choices=sharded.SAMPLERS)
+    p.add_argument("--sampler", default="sparse", choices=SAMPLERS)
     p.add_argument("--shards", type=int, action="append", help="repeatable; default 1 2 4 8 16 32 64")
     p.add_argument("--burn-in", type=int, default=20)
     p.add_argument("--sweeps", type=int, default=2)
@@ -104,7 +108,7 @@ def main(argv=None) -> int:
     corpus = load(args.corpus)
     K = args.topics
     print(f"{args.corpus}: {corpus.n_tokens:,} tokens, {corpus.n_docs:,} documents, K={K}, {args.sampler}; "
-          f"default shards {sharded.default_shards(corpus.n_tokens)}")
+          f"default shards {default_shards(corpus.n_tokens)}")
     print(f"{'P':>4} {'s/sweep':>8} {'cost':>6} {'call us':>8} {'serial ms':>10} "
           + " ".join(f"{'at ' + str(c):>7}" for c in cores))
     timed_blocks()
@@ -112,7 +116,7 @@ def main(argv=None) -> int:
     for P in args.shards or [1, 2, 4, 8, 16, 32, 64]:
         words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=1, shards=P)
         P = bounds.size - 1
-        sampler = ShardedSampler(args.sampler, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01,
+        sampler = ThreadsSampler(args.sampler, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01,
                                  bounds, rngs, threads=1)
         BLOCKS.clear()
         sweep = timed(sampler, args.burn_in, args.sweeps)

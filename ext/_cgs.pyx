@@ -1,6 +1,6 @@
 """Gibbs-sampling kernels for LDA.
 
-Every array is allocated and coerced by the caller (``ldacli.methods.sharded``); a
+Every array is allocated and coerced by the caller (``ldacli.methods.cgs.layouts``); a
 kernel updates its arrays in place inside one ``nogil`` block and returns a count or nothing.
 One call is one sweep over the tokens of one shard (a contiguous range of documents). Random
 numbers come from the ``numpy.random.Generator`` passed in (its bit generator's
@@ -16,8 +16,7 @@ round (integer additions, in any order). Each document's tokens are sorted by wo
 (``Corpus.tokens``), so its tokens of a slice are one run; :func:`slice_runs` finds where every
 run starts once, and a kernel is given that table, ``runs`` (d, P+1) int64: document j owns
 tokens ``runs[j, 0]:runs[j, P]``, and its tokens of slice p are ``runs[j, p]:runs[j, p+1]``
-(with one slice, ``runs`` is the document pointers as two columns). ``apply_dense`` and
-``apply_sparse`` replay tokens' moves into another copy of the counts (a Dask client's).
+(with one slice, ``runs`` is the document pointers as two columns).
 
 Each sampling kernel's docstring gives the plain NumPy it is equivalent to; those NumPy versions
 live in ``tests/oracle.py`` and the tests check every kernel against them bit for bit, and against
@@ -32,25 +31,14 @@ back), as tomotopy's ``sampleDocument`` reads.
 
 from libc.math cimport lgamma
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport qsort
 from numpy.random cimport bitgen_t
 
-from _shared cimport bitgen_of, prefetch, search_cumulative
+from _shared cimport alias_draw, alias_table, bitgen_of, prefetch, search_cumulative
 
 
 # --------------------------------------------------------------------------------------------
 # Dense O(K) sampler
-
-cdef enum:
-    PREFETCH_AHEAD = 16  # tokens ahead that apply_dense and apply_sparse ask the memory for
-
-cdef inline void _ask_for_token(const int32_t* words, const int32_t* z_from, const int32_t* z_to,
-                                Py_ssize_t m) noexcept nogil:
-    """Ask the memory for token m's word and topics: a merge visits tokens by word, so these
-    are scattered, and it asks PREFETCH_AHEAD tokens ahead."""
-    prefetch(&z_from[m])
-    prefetch(&z_to[m])
-    prefetch(&words[m])
-
 
 cdef inline Py_ssize_t _first_at_least(const int32_t* words, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t w) noexcept nogil:
     """The first i in [lo, hi) with words[i] >= w (hi if none), for words sorted on [lo, hi)."""
@@ -204,31 +192,6 @@ def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                     nd[z[i]] = 0
 
 
-def apply_dense(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
-                const int32_t[::1] z_to, int32_t[:, ::1] nwk, int32_t[::1] nk):
-    """Move the count of every token ``order[i]`` (the tokens grouped by word, so that a word's
-    row is met once) from its topic in ``z_from`` to its topic in ``z_to``.
-
-    NumPy, for the tokens ``m``: ``np.subtract.at(nwk, (words[m], z_from[m]), 1);
-    np.add.at(nwk, (words[m], z_to[m]), 1)`` and the same on ``nk``.
-    """
-    cdef Py_ssize_t i, m, w, a, b
-    cdef Py_ssize_t n = order.shape[0]
-    with nogil:
-        for i in range(n):
-            m = order[i]
-            if i + PREFETCH_AHEAD < n:
-                _ask_for_token(&words[0], &z_from[0], &z_to[0], order[i + PREFETCH_AHEAD])
-            a = z_from[m]
-            b = z_to[m]
-            if a != b:
-                w = words[m]
-                nwk[w, a] -= 1
-                nwk[w, b] += 1
-                nk[a] -= 1
-                nk[b] += 1
-
-
 # --------------------------------------------------------------------------------------------
 # Sparse exact sampler (SparseLDA, Yao, Mimno & McCallum 2009)
 #
@@ -319,6 +282,11 @@ cdef inline Py_ssize_t _rebuild_word(packed_t* wt, Py_ssize_t length, int32_t* c
 cdef inline double _entry_mass(const double* coef, packed_t e, packed_t mask, int bits) noexcept nogil:
     """A word-list entry's term of the word bucket: ``coef[topic] * count``."""
     return coef[<Py_ssize_t> (mask - (e & mask))] * <Py_ssize_t> (e >> bits)
+
+
+cdef enum:
+    MIN_BLOCK_BITS = 4  # blocks of the smoothing bucket's draw: at least 16 topics,
+    MAX_BLOCKS = 256    # at most this many blocks
 
 
 cdef struct Buckets:
@@ -508,13 +476,54 @@ cdef inline Py_ssize_t _draw_document_topic(const Buckets* b, double u) noexcept
     return b.dt[j] if j >= 0 else -1
 
 
-cdef inline Py_ssize_t _draw_smoothing_topic(const double* sterm, Py_ssize_t K, double u) noexcept nogil:
-    """The topic of the smoothing bucket that ``u`` (< s) falls in (the last on rounding)."""
-    cdef Py_ssize_t k
-    for k in range(K):
-        u -= sterm[k]
-        if u < 0.0:
-            return k
+cdef inline int _block_bits(Py_ssize_t K) noexcept nogil:
+    """The smoothing bucket's blocks: of 2**bits topics, about sqrt(K) of them, at least
+    ``MIN_BLOCK_BITS`` bits and at most ``MAX_BLOCKS`` blocks."""
+    cdef int bits = MIN_BLOCK_BITS
+    while ((K - 1) >> bits) + 1 > MAX_BLOCKS or (1 << (2 * bits)) < K:
+        bits += 1
+    return bits
+
+
+cdef inline double _block_mass(const double* sterm, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """``sum(sterm[lo:hi])`` in four running sums (topics lo, lo + 4, ...; lo + 1, ...), so
+    that the additions do not wait on each other."""
+    cdef double a = 0.0, b = 0.0, c = 0.0, d = 0.0
+    cdef Py_ssize_t k = lo
+    while k + 3 < hi:
+        a += sterm[k]
+        b += sterm[k + 1]
+        c += sterm[k + 2]
+        d += sterm[k + 3]
+        k += 4
+    if k < hi:
+        a += sterm[k]
+    if k + 1 < hi:
+        b += sterm[k + 1]
+    if k + 2 < hi:
+        c += sterm[k + 2]
+    return (a + b) + (c + d)
+
+
+cdef inline Py_ssize_t _draw_smoothing_topic(const double* sterm, Py_ssize_t K, int bits, double u) noexcept nogil:
+    """The topic of the smoothing bucket that ``u`` (< s) falls in: the block of 2**bits topics
+    it falls in, by the blocks' masses (:func:`_block_mass`; independent sums, which the
+    processor overlaps), then the topic within it (the block's last on rounding, or the last
+    topic). The terms are not summed in one chain of K dependent steps: at K=1000 about 1% of
+    the draws land here (2% in the first sweeps), and that chain cost 5% of a sweep."""
+    cdef Py_ssize_t lo = 0, hi, k
+    cdef double mass
+    while lo < K:
+        hi = min(K, lo + ((<Py_ssize_t> 1) << bits))
+        mass = _block_mass(sterm, lo, hi)
+        if u < mass:
+            for k in range(lo, hi):
+                u -= sterm[k]
+                if u < 0.0:
+                    return k
+            return hi - 1
+        u -= mass
+        lo = hi
     return K - 1
 
 
@@ -611,6 +620,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
     cdef packed_t unit = (<packed_t> 1) << bits
     cdef packed_t mask = unit - 1
     cdef bitgen_t* bitgen = bitgen_of(rng)
+    cdef int block_bits = _block_bits(K)
 
     b.inv, b.coef, b.qterm, b.sterm = &work[0], &work[K], &work[2 * K], &work[3 * K]
     b.nk, b.nd, b.dt, b.dp = &nk[0], &ndk[0], &doc_topics[0], &doc_topics[K]
@@ -666,7 +676,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                         if t < 0:
                             t = _draw_document_topic(&b, u) if u < b.r else -1
                         if t < 0:
-                            t = _draw_smoothing_topic(b.sterm, K, u - b.r)
+                            t = _draw_smoothing_topic(b.sterm, K, block_bits, u - b.r)
                     if t == old:
                         _put_back(&b, old, &kept)
                         continue
@@ -677,108 +687,8 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                 list_len[d] = <int32_t> _leave_document(&b, &list_topics[at], &list_counts[at])
 
 
-def apply_sparse(const int32_t[::1] words, const int32_t[::1] order, const int32_t[::1] z_from,
-                 const int32_t[::1] z_to, const int64_t[::1] wt_ptr, packed_t[::1] wt,
-                 int32_t[::1] wt_len, int bits, int32_t[::1] nk, int32_t[::1] dense, int32_t[::1] mark):
-    """:func:`apply_dense` for the packed word lists of :func:`sparse_sweep`, word by word.
-
-    ``order`` lists the token indices to replay grouped by word (e.g. a stable argsort of
-    ``words``). For each word with a moved token, its list is spread into ``dense`` (K,)
-    int32, all its moves applied, and the list rebuilt in sorted order: one rebuild per word
-    instead of two list updates per moved token. ``dense`` and ``mark`` (K,) int32 are scratch,
-    zero on entry and exit.
-    """
-    cdef Py_ssize_t n = order.shape[0]
-    cdef Py_ssize_t i = 0, j, m, w, a, b, length
-    cdef Py_ssize_t base = 0
-    cdef packed_t unit = (<packed_t> 1) << bits
-    cdef packed_t mask = unit - 1
-    with nogil:
-        while i < n:
-            w = words[order[i]]
-            j = i
-            length = -1  # the list is not spread yet
-            while j < n and words[order[j]] == w:
-                if j + PREFETCH_AHEAD < n:
-                    _ask_for_token(&words[0], &z_from[0], &z_to[0], order[j + PREFETCH_AHEAD])
-                a = z_from[order[j]]
-                b = z_to[order[j]]
-                if a != b:
-                    if length < 0:
-                        base = wt_ptr[w]
-                        length = wt_len[w]
-                        for m in range(length):
-                            dense[mask - (wt[base + m] & mask)] = <int32_t> (wt[base + m] >> bits)
-                            mark[mask - (wt[base + m] & mask)] = 1
-                    dense[a] -= 1
-                    dense[b] += 1
-                    if mark[b] == 0:  # a new topic for this word
-                        mark[b] = 1
-                        if base + length < wt_ptr[w + 1]:
-                            wt[base + length] = mask - <packed_t> b
-                            length += 1
-                        else:
-                            # full: the counts still fit the capacity, so a slot has dropped
-                            # to zero; reuse it
-                            m = 0
-                            while dense[mask - (wt[base + m] & mask)] != 0:
-                                m += 1
-                            mark[mask - (wt[base + m] & mask)] = 0
-                            wt[base + m] = mask - <packed_t> b
-                    nk[a] -= 1
-                    nk[b] += 1
-                j += 1
-            if length >= 0:
-                wt_len[w] = <int32_t> _rebuild_word(&wt[base], length, &dense[0], &mark[0], bits, mask)
-            i = j
-
-
 # --------------------------------------------------------------------------------------------
 # Metropolis-Hastings sampler with alias tables (LightLDA, Yuan et al. 2015), O(1) per token
-
-cdef void _build_alias(const double* weight, Py_ssize_t n, double total, double* prob,
-                       int32_t* alias, int32_t* small, int32_t* large) noexcept nogil:
-    """Vose's alias table for ``weight[:n]`` (summing to ``total``)."""
-    cdef Py_ssize_t j, ns = 0, nl = 0, a, b
-    cdef double scale = n / total
-    for j in range(n):
-        prob[j] = weight[j] * scale
-        alias[j] = <int32_t> j
-        if prob[j] < 1.0:
-            small[ns] = <int32_t> j
-            ns += 1
-        else:
-            large[nl] = <int32_t> j
-            nl += 1
-    while ns > 0 and nl > 0:
-        ns -= 1
-        a = small[ns]
-        b = large[nl - 1]
-        alias[a] = <int32_t> b
-        prob[b] = (prob[b] + prob[a]) - 1.0
-        if prob[b] < 1.0:
-            nl -= 1
-            small[ns] = <int32_t> b
-            ns += 1
-    while nl > 0:
-        nl -= 1
-        prob[large[nl]] = 1.0
-    while ns > 0:  # rounding leftovers
-        ns -= 1
-        prob[small[ns]] = 1.0
-
-
-cdef inline Py_ssize_t _draw_alias(const double* prob, const int32_t* alias, Py_ssize_t n,
-                                   double u) noexcept nogil:
-    """An index from the alias table, for u uniform in [0, 1)."""
-    cdef double x = u * n
-    cdef Py_ssize_t j = <Py_ssize_t> x
-    if j >= n:
-        j = n - 1
-    if x - j < prob[j]:
-        return j
-    return alias[j]
-
 
 cdef struct Proposals:
     # The alias sampler's state for one word's tokens: the topic totals, the word's counts in
@@ -849,7 +759,7 @@ cdef inline Py_ssize_t _document_step(Proposals* p, const int32_t* nd, const int
     if u < nd_len:
         t = doc_z[<Py_ssize_t> u]
     else:
-        t = _draw_alias(p.alpha_prob, p.alpha_alias, p.K, (u - nd_len) / p.alpha_sum)
+        t = alias_draw(p.alpha_prob, p.alpha_alias, p.K, (u - nd_len) / p.alpha_sum)
     if t != st:
         ratio = (((p.cur[t] + p.beta_row[t]) * (p.nk[st] + p.beta_sum[st]))
                  / ((p.cur[st] + p.beta_row[st]) * (p.nk[t] + p.beta_sum[t])))
@@ -869,7 +779,7 @@ cdef inline Py_ssize_t _word_step(Proposals* p, const int32_t* nd, Py_ssize_t m,
     cdef double ratio, x
     cdef double u = p.bitgen.next_double(p.bitgen.state) * (p.other_mass + p.run_len + p.K * p.beta + p.extra_mass)
     if u < p.other_mass:
-        t = p.other_topics[_draw_alias(p.other_prob, p.other_alias, p.n_other, u / p.other_mass)]
+        t = p.other_topics[alias_draw(p.other_prob, p.other_alias, p.n_other, u / p.other_mass)]
     elif u < p.other_mass + p.run_len:
         t = p.z[p.run[<Py_ssize_t> (u - p.other_mass)]]
     else:
@@ -975,7 +885,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                 weight[k] = alpha[k]
                 p.alpha_sum += alpha[k]
                 beta_row[k] = beta
-            _build_alias(weight, K, p.alpha_sum, alpha_prob, alpha_alias, small, large)
+            alias_table(weight, K, p.alpha_sum, alpha_prob, alpha_alias, small, large)
             # the shard's document-topic counts, from all its tokens (cleared at the end, so that
             # the cost follows the tokens, not documents x topics, when a shard is sampled slice
             # by slice)
@@ -995,7 +905,7 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
                 while i + p.run_len < n and words[order[i + p.run_len]] == w:
                     p.run_len += 1
                 if _spread_word(&p, wp, length, &mark[0], other_topics, weight, mask, bits) > 0:
-                    _build_alias(weight, p.n_other, p.other_mass, other_prob, other_alias, small, large)
+                    alias_table(weight, p.n_other, p.other_mass, other_prob, other_alias, small, large)
                 # the word's extra prior mass
                 e_lo = extra_ptr[w]
                 p.n_extra = extra_ptr[w + 1] - e_lo
@@ -1030,6 +940,133 @@ def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
             for d in range(D):
                 for i in range(runs[d, 0], runs[d, last]):
                     ndk[d, z[i]] = 0
+
+
+# --------------------------------------------------------------------------------------------
+# Cells of the counts, sorted, and their running sums (the snapshots phi and theta average)
+#
+# A set of cells is ``codes`` (int64, increasing, each once: ``row * K + topic``, a word's or a
+# document's) and their counts or sums. These kernels list a state's cells in that order straight
+# from the samplers' lists and add them to running sums in one merge, O(cells), with no sort of
+# them all.
+
+cdef enum:
+    SHORT_LIST = 16  # lists this long or shorter are sorted by insertion, longer ones by qsort
+
+
+cdef int _compare_keys(const void* a, const void* b) noexcept nogil:
+    cdef uint64_t x = (<const uint64_t*> a)[0]
+    cdef uint64_t y = (<const uint64_t*> b)[0]
+    return (x > y) - (x < y)
+
+
+cdef inline void _sort_keys(uint64_t* keys, Py_ssize_t n) noexcept nogil:
+    """Sort ``n`` keys in increasing order."""
+    cdef Py_ssize_t j, at
+    cdef uint64_t key
+    if n > SHORT_LIST:
+        qsort(keys, n, sizeof(uint64_t), _compare_keys)
+        return
+    for j in range(1, n):
+        key = keys[j]
+        at = j
+        while at > 0 and keys[at - 1] > key:
+            keys[at] = keys[at - 1]
+            at -= 1
+        keys[at] = key
+
+
+def word_list_cells(const int64_t[::1] wt_ptr, const packed_t[::1] wt, const int32_t[::1] wt_len, int bits,
+                    Py_ssize_t n_topics, int64_t[::1] codes, int32_t[::1] counts, uint64_t[::1] scratch):
+    """The non-zero word-topic counts of the packed word lists (``wt_ptr`` (V+1,) int64, ``wt``,
+    ``wt_len`` (V,) int32 and ``bits`` as :func:`sparse_sweep` takes them) as cells in word-major
+    order: ``codes[j] = w * K + t``, increasing, and ``counts[j]`` int32; returns how many (the
+    lists' entries, which ``codes`` and ``counts`` must have room for). ``scratch`` (K,) uint64.
+
+    NumPy, from the dense (V, K) counts ``nwk``: ``w, t = np.nonzero(nwk); codes = w * K + t;
+    counts = nwk[w, t]``.
+    """
+    cdef Py_ssize_t V = wt_len.shape[0]
+    cdef Py_ssize_t w, j, length, base, n = 0
+    cdef packed_t mask = ((<packed_t> 1) << bits) - 1
+    cdef packed_t e
+    cdef uint64_t* keys = &scratch[0]
+    cdef uint64_t LOW_32 = (<uint64_t> 1 << 32) - 1
+    with nogil:
+        for w in range(V):
+            length = wt_len[w]
+            base = wt_ptr[w]
+            for j in range(length):  # (topic, count) as one key, sorted by topic
+                e = wt[base + j]
+                keys[j] = ((<uint64_t> (mask - (e & mask))) << 32) | <uint64_t> (e >> bits)
+            _sort_keys(keys, length)
+            for j in range(length):
+                codes[n] = w * n_topics + <int64_t> (keys[j] >> 32)
+                counts[n] = <int32_t> (keys[j] & LOW_32)
+                n += 1
+    return n
+
+
+def list_cells(const int64_t[::1] ptr, const int32_t[::1] length, const int32_t[::1] topics,
+               const int32_t[::1] counts, Py_ssize_t n_topics, int64_t first, int64_t[::1] codes,
+               int32_t[::1] out):
+    """The cells of the sparse sampler's document lists (row j's topics, increasing, and counts at
+    ``ptr[j]:ptr[j] + length[j]``, as ``sharded.document_lists`` makes them) in row-major order:
+    ``codes = (first + j) * K + topic`` and their counts ``out``; returns how many.
+
+    NumPy: ``j = np.repeat(np.arange(d), length); at = ptr[j] + np.arange(j.size) -
+    np.repeat(np.cumsum(length) - length, length); codes = (first + j) * K + topics[at];
+    out = counts[at]``.
+    """
+    cdef Py_ssize_t d = length.shape[0]
+    cdef Py_ssize_t j, i, n = 0
+    with nogil:
+        for j in range(d):
+            for i in range(ptr[j], ptr[j] + length[j]):
+                codes[n] = (first + j) * n_topics + topics[i]
+                out[n] = counts[i]
+                n += 1
+    return n
+
+
+def merge_cells(const int64_t[::1] sum_codes, const double[::1] sums, const int64_t[::1] codes,
+                const int32_t[::1] counts, int64_t[::1] out_codes, double[::1] out_sums):
+    """Add the cells ``codes``, ``counts`` to the running sums ``sum_codes``, ``sums`` (both sets
+    sorted by code, each code once) into ``out_codes``, ``out_sums`` (room for both sets);
+    returns the number of cells of the sum.
+
+    NumPy: ``out_codes, at = np.unique(np.concatenate([sum_codes, codes]), return_inverse=True);
+    out_sums = np.bincount(at, np.concatenate([sums, counts]))``.
+    """
+    cdef Py_ssize_t a = 0, b = 0, n = 0
+    cdef Py_ssize_t na = sum_codes.shape[0], nb = codes.shape[0]
+    with nogil:
+        while a < na and b < nb:
+            if sum_codes[a] < codes[b]:
+                out_codes[n] = sum_codes[a]
+                out_sums[n] = sums[a]
+                a += 1
+            elif codes[b] < sum_codes[a]:
+                out_codes[n] = codes[b]
+                out_sums[n] = counts[b]
+                b += 1
+            else:
+                out_codes[n] = codes[b]
+                out_sums[n] = sums[a] + counts[b]
+                a += 1
+                b += 1
+            n += 1
+        while a < na:
+            out_codes[n] = sum_codes[a]
+            out_sums[n] = sums[a]
+            a += 1
+            n += 1
+        while b < nb:
+            out_codes[n] = codes[b]
+            out_sums[n] = counts[b]
+            b += 1
+            n += 1
+    return n
 
 
 # --------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ cdef inline Py_ssize_t search_cumulative(const double* cum, Py_ssize_t n, double
 cdef inline void alias_table(const double* weight, Py_ssize_t n, double total, double* prob, int32_t* alias,
                              int32_t* small, int32_t* large) noexcept nogil:
     """Vose's alias table (``prob``, ``alias``, n each) of ``weight[:n]`` summing to ``total``;
-    ``small``, ``large`` (n,) scratch. (The same table as ``_cgs.pyx``'s ``_build_alias``.)"""
+    ``small``, ``large`` (n,) scratch: the alias sampler's (``_cgs.pyx``) and inference's."""
     cdef Py_ssize_t j, ns = 0, nl = 0, a, b
     cdef double scale = n / total
     for j in range(n):

@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 import ldacli
@@ -18,6 +20,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if any(item.get_closest_marker(name) for name in HEAVY):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """`pytest -n auto`: one worker per core this process may use (its CPU affinity, which
+    taskset, containers and batch schedulers narrow), as ldacli's own --threads counts them."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @pytest.fixture(scope="session")

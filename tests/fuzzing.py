@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import ldacli
 from ldacli.corpus import MAX_TOKENS
+from ldacli.formats.parsing import MAX_WORD_LENGTH
 from ldacli.formats.read import read_corpus
 from ldacli.formats.vocab import read_vocab
 from ldacli.errors import LdacliError
@@ -288,6 +289,133 @@ def all_inputs():
     return st.one_of(transported(corpus_inputs()), own_file_inputs())
 
 
+# --- long words, compressed members, files that are not files (issue 32) ------------------------------
+
+long_words = st.builds(lambda c, n: c * n, st.sampled_from(["a", "é", "中", "😀", "ab1"]),
+                       st.sampled_from([1, 5, 199, 200, 201, 250, 1000, 20_000]))
+
+
+@st.composite
+def long_word_inputs(draw):
+    """Text corpora (a file, a folder, standard input) and vocabularies with words around the
+    longest a vocabulary holds, and lines around a line limit made small for the run (the
+    readers' limit, 16 MiB, scaled down so that thousands of inputs stay quick)."""
+    kind = draw(st.sampled_from(["text", "text", "textdir", "vocab", "ldac"]))
+    lines = draw(st.lists(st.lists(words | long_words, max_size=5).map(" ".join), min_size=1, max_size=5))
+    spec = {"line_cap": draw(st.sampled_from([64, 1024, 1 << 20]))}
+    if kind == "textdir":
+        return "textdir", {**spec, "files": {f"d{i}.txt": line.encode("utf-8") for i, line in enumerate(lines)}}
+    if kind == "vocab":
+        return "vocab", {**spec, "data": "\n".join(w for line in lines for w in line.split() or ["x"]).encode() + b"\n"}
+    if kind == "ldac":
+        vocab = list(dict.fromkeys(w for line in lines for w in line.split())) or ["x"]
+        data = "".join(f"{len(vocab)} " + " ".join(f"{i}:1" for i in range(len(vocab))) + "\n" for _ in lines)
+        return "ldac", {**spec, "data": data.encode(), "vocab": "".join(w + "\n" for w in vocab)}
+    return "text", {**spec, "data": "\n".join(lines).encode("utf-8") + b"\n", "stdin": draw(st.booleans())}
+
+
+def _recompressed(draw, data: bytes) -> tuple[bytes, bool]:
+    """The archive ``data`` with some members compressed (deflate, bzip2, lzma) and, maybe, a
+    member's declared size changed in the central directory (a bomb's or a liar's); and whether
+    any member is compressed."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    compressed = False
+    with zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            method = draw(st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_DEFLATED,
+                                           zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]))
+            compressed = compressed or method != zipfile.ZIP_STORED
+            dst.writestr(info.filename, src.read(info), compress_type=method)
+    data = bytearray(out.getvalue())
+    if draw(st.booleans()):
+        entries = [i for i in range(len(data)) if data.startswith(b"PK\x01\x02", i)]
+        if entries:
+            at = draw(st.sampled_from(entries))
+            size = draw(st.sampled_from([0, 1, 2**31, 2**32 - 1, 10**6, 10**9]))
+            data[at + 24:at + 28] = size.to_bytes(4, "little")
+    return bytes(data), compressed
+
+
+@st.composite
+def compressed_member_inputs(draw):
+    """ldacli's own files (which it never compresses) and scipy ``.npz`` corpora (which scipy
+    may) with members compressed by every method zip knows, declared sizes changed."""
+    if draw(st.booleans()):
+        templates = own_file_templates()
+        kind = draw(st.sampled_from(sorted(templates)))
+        data, compressed = _recompressed(draw, npz_bytes(templates[kind]))
+        return "own-" + kind.split("-")[0], {"data": data, "loader": kind.split("-")[0], "compressed": compressed}
+    m = draw(count_matrix())
+    buf = io.BytesIO()
+    sp.save_npz(buf, sp.csr_matrix(m), compressed=draw(st.booleans()))
+    return "npz", {"data": _recompressed(draw, buf.getvalue())[0], "vocab": vocab_text(m.shape[1])}
+
+
+@st.composite
+def non_regular_inputs(draw):
+    """A path that is not a regular file where one is read: a pipe no one writes (opening it to
+    read would wait for ever), a device (``/dev/zero`` never ends), a socket, a folder, a
+    dangling link; as a corpus, a vocabulary, a stop list, a model or a folder's document."""
+    what = draw(st.sampled_from(["fifo", "/dev/zero", "/dev/null", "/dev/urandom", "socket", "folder", "dangling"]))
+    role = draw(st.sampled_from(["corpus", "vocab", "stop words", "model", "checkpoint", "textdir", "gzip corpus"]))
+    return "special", {"what": what, "role": role, "link": draw(st.booleans())}
+
+
+def _special(spec: dict, folder: str) -> None:
+    """Read the special file of :func:`non_regular_inputs` in its role; it must be refused (but a
+    folder inside a folder of documents, which is skipped)."""
+    import socket
+
+    path = os.path.join(folder, "special.txt")
+    target = os.path.join(folder, "target")
+    what = spec["what"]
+    made = path if not spec["link"] else target
+    if what == "fifo":
+        os.mkfifo(made)
+    elif what == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(made)
+        sock.close()
+    elif what == "folder":
+        os.mkdir(made)
+    elif what == "dangling":
+        made = target
+        spec = {**spec, "link": True}
+    else:
+        made = what
+    if spec["link"] or made == what:
+        os.symlink(made, path)
+    small = os.path.join(folder, "small.ldac")
+    with open(small, "w") as f:
+        f.write("2 0:1 1:2\n1 1:1\n")
+    with open(os.path.join(folder, "small.vocab"), "w") as f:
+        f.write("a\nb\n")
+    role = spec["role"]
+    if role == "corpus":
+        read_corpus(path)
+    elif role == "gzip corpus":
+        read_corpus(path, format="text")
+    elif role == "vocab":
+        read_corpus(small, vocab=path)
+    elif role == "stop words":
+        read_corpus(small, stop_words=path)
+    elif role == "model":
+        ldacli.load_model(path)
+    elif role == "checkpoint":
+        ldacli.Checkpoint.load(path)
+    else:
+        docs = os.path.join(folder, "docs")
+        os.mkdir(docs)
+        with open(os.path.join(docs, "a.txt"), "w") as f:
+            f.write("some words\n")
+        os.rename(path, os.path.join(docs, "b.txt"))
+        read_corpus(docs)
+        if what == "folder":  # a folder's sub-folders are skipped, as documented
+            return None
+    raise NotOurError(f"special: {what} as {role} was read, not refused")
+
+
 # --- the property ------------------------------------------------------------------------------------
 
 class NotOurError(AssertionError):
@@ -307,13 +435,26 @@ def check(kind: str, spec: dict) -> str | None:
     with tempfile.TemporaryDirectory() as folder:
         if kind == "names":
             return _show_names(spec, folder)
+        import ldacli.fileio
+
+        cap = ldacli.fileio.MAX_LINE_BYTES
+        ldacli.fileio.MAX_LINE_BYTES = spec.get("line_cap", cap)
         try:
             try:
-                return _read(kind, spec, folder)
+                if kind == "special":
+                    return _special(spec, folder)
+                _read(kind, spec, folder)
+                if spec.get("compressed"):
+                    raise NotOurError(f"{kind}: an ldacli file with compressed members was read")
+                return None
             except LdacliError as exc:
                 return template(str(exc))
+        except NotOurError:
+            raise
         except Exception as exc:  # noqa: BLE001 - what this check exists to catch
             raise NotOurError(f"{kind}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            ldacli.fileio.MAX_LINE_BYTES = cap
 
 
 def _read(kind: str, spec: dict, folder: str) -> None:
@@ -351,7 +492,7 @@ def _read(kind: str, spec: dict, folder: str) -> None:
     with open(path, "wb") as f:
         f.write(spec["data"])
     if kind == "vocab":
-        read_vocab(path)
+        _short_words(read_vocab(path))
         return
     if kind.startswith("own-"):
         loader = {"model": ldacli.load_model, "checkpoint": ldacli.Checkpoint.load,
@@ -376,6 +517,11 @@ def _consistent(corpus) -> None:
     assert c.shape == (len(corpus.doc_ids), len(corpus.vocab)), "shape disagrees with ids and vocabulary"
     assert c.nnz == 0 or c.data.min() > 0, "a stored count is not positive"
     assert corpus.n_tokens <= MAX_TOKENS, "more tokens than the samplers can count"
+    _short_words(corpus.vocab)
+
+
+def _short_words(vocab) -> None:
+    assert max(map(len, vocab), default=0) <= MAX_WORD_LENGTH, "a word longer than a vocabulary holds was read"
 
 
 # --- hostile names: what a terminal, a pipe and a table get ---------------------------------------

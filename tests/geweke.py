@@ -23,7 +23,7 @@ nwk (V, K) int32, ndk (D, K) int32, nk (K,) int32, alpha (K,) float64, beta floa
 Generator. This is the whole chain's state, not a kernel's arguments: ldacli's kernels sample
 one shard's tokens of one word slice, located by ``runs`` (e.g. ``ldacli._cgs.dense_sweep(words,
 runs, z, nwk, nk, alpha, beta, beta_sum, ndk, work, rng, part)``, ``ndk`` a (K,) scratch), so
-test_geweke.py adapts each through :class:`~ldacli.methods.sharded.ShardedSampler`.
+test_geweke.py adapts each through :class:`~ldacli.methods.cgs.threads.ThreadsSampler`.
 """
 
 from __future__ import annotations

@@ -109,11 +109,27 @@ def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo
         with_mass = [k for k in dt if nd[k] > 0]
         return with_mass[-1] if with_mass else -1
 
-    def draw_smoothing_topic(u):  # _draw_smoothing_topic
-        for k in range(K):
-            u -= sterm[k]
-            if u < 0.0:
-                return k
+    bits = 4  # _block_bits: blocks of 2**bits topics, about sqrt(K) of them, at most 256
+    while ((K - 1) >> bits) + 1 > 256 or (1 << (2 * bits)) < K:
+        bits += 1
+
+    def block_mass(lo, hi):  # _block_mass: four running sums, topics lo + j, lo + j + 4, ... in sum j
+        parts = [0.0, 0.0, 0.0, 0.0]
+        for k in range(lo, hi):
+            parts[(k - lo) % 4] += sterm[k]
+        return (parts[0] + parts[1]) + (parts[2] + parts[3])
+
+    def draw_smoothing_topic(u):  # _draw_smoothing_topic: the block by its mass, then the topic
+        for lo in range(0, K, 1 << bits):
+            hi = min(K, lo + (1 << bits))
+            mass = block_mass(lo, hi)
+            if u < mass:
+                for k in range(lo, hi):
+                    u -= sterm[k]
+                    if u < 0.0:
+                        return k
+                return hi - 1
+            u -= mass
         return K - 1
 
     for d in range(doc_ptr.size - 1):
@@ -190,7 +206,7 @@ def sparse_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo
 
 
 def build_alias(weight, total):
-    """ldacli._cgs's _build_alias: Vose's alias table (prob, alias) of ``weight``."""
+    """_shared.pxd's alias_table: Vose's alias table (prob, alias) of ``weight``."""
     n = len(weight)
     scale = n / total
     prob = [x * scale for x in weight]
@@ -211,7 +227,7 @@ def build_alias(weight, total):
 
 
 def draw_alias(prob, alias, u):
-    """ldacli._cgs's _draw_alias: an index of the table, for u uniform in [0, 1)."""
+    """_shared.pxd's alias_draw: an index of the table, for u uniform in [0, 1)."""
     n = len(prob)
     x = u * n
     j = min(int(x), n - 1)
@@ -349,8 +365,8 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha,
                        batch_sweeps):
     """ldacli._fixed_topics.theta_of_documents, draw for draw: returns ``(z, theta)`` as the kernel
     writes them. Each document's stream is made through numpy's Python interface
-    (``seeds.document_generator``)."""
-    from ldacli.seeds import document_generator
+    (``random_streams.document_generator``)."""
+    from ldacli.random_streams import document_generator
 
     prob, alias, total = tables
     D, K, B = doc_ptr.size - 1, phi_wk.shape[1], batch_sweeps.size

@@ -185,7 +185,7 @@ def test_the_signature_shows_every_setting_with_its_declared_default(function):
             assert p.default == (None if callable(s.default) else s.default), name
         assert p.annotation is not p.empty
     own = set(parameters) - set(settings_of)   # the function's own: the inputs, progress, callback, ...
-    assert own <= {"corpus", "model", "progress", "callback", "output", "page"}
+    assert own <= {"corpus", "model", "progress", "callback", "stop", "output", "page"}
     # what the signature promises, the function takes: none of its names is an unknown setting
     assert f.settings == tuple(settings_of.values())
 

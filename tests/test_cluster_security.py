@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from ldacli.cli import main
+from users import as_nobody
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'ldacli[dask]'")
 pytestmark = pytest.mark.dask   # real local clusters, entered by another user
@@ -86,17 +87,6 @@ print(json.dumps(out))
 """
 
 
-def as_nobody():
-    """preexec_fn for a child run as the user nobody (the tests run as root)."""
-    user = pwd.getpwnam("nobody")
-
-    def switch():
-        os.setgroups([])
-        os.setgid(user.pw_gid)
-        os.setuid(user.pw_uid)
-    return switch
-
-
 def nobodys_python(env: dict) -> str | None:
     """A Python of this version that the user nobody can run and that imports Dask from this
     environment (``env``'s PYTHONPATH): this one, or the system's when this one's folder is
@@ -133,7 +123,7 @@ def listening_ports(pid: int) -> dict[int, int]:
 def test_another_local_user_cannot_enter_a_local_cluster_and_no_http_server_listens(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("the attacker runs as the user nobody, which needs the tests to run as root")
-    from ldacli.methods.cluster import cluster
+    from ldacli.dask_connection import cluster
 
     env = {**os.environ, "HOME": "/tmp", "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     python = nobodys_python(env)

@@ -13,7 +13,8 @@ import docs_pages
 
 from ldacli import cli, model_selection, settings
 from ldacli.cli import main
-from ldacli.methods import cluster, driver
+from ldacli import dask_connection
+from ldacli.methods import driver
 
 # Commands that print results: they take --format.
 PRINTING = ("topics", "infer", "perplexity", "diff", "info", "export", "select-k", "history", "trends")
@@ -47,7 +48,7 @@ def test_train_has_exactly_the_declared_settings_of_every_method():
     names = {p.name for p in options(main.commands["train"])}
     declared = {s.name for s in driver.SETTINGS + driver.method_settings() + cli.READING}
     assert declared <= names
-    tls = {s.name for s in cluster.TLS}  # the client's credentials for a tls:// scheduler, the CLI's only
+    tls = {s.name for s in dask_connection.TLS}  # the client's credentials for a tls:// scheduler, the CLI's only
     assert names - declared == {"output", "skip_unchanged", "quiet", "verbose"} | tls
     for method in driver.METHODS.values():  # a method's settings are all on the command line
         assert {s.name for s in method.SETTINGS} <= names

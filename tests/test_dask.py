@@ -98,7 +98,7 @@ def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threa
 def _die_in_sweep_4_round_3(rounds):
     """Run in a worker (client.run): its ShardHost dies (the process exits) in the third round
     of the 4th sweep (``rounds`` a sweep), while the other worker waits for the slice it sends."""
-    from ldacli.methods import distributed as d
+    from ldacli.methods.cgs import dask_engine as d
 
     round_, calls = d.ShardHost.round, []
 
@@ -115,7 +115,7 @@ def _die_in_sweep_4_round_3(rounds):
                                           ("memory", "mid-sweep")])
 def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus, client, source, when, tmp_path,
                                                                         monkeypatch, ldacli_log):
-    from ldacli.methods.distributed import DistributedSampler
+    from ldacli.methods.cgs.dask_engine import DaskSampler
 
     snapshots = dict(snapshots=3, snapshot_interval=2)
     local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1, **snapshots)
@@ -132,13 +132,13 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
         if iteration == 6 and when == "between sweeps":
             os.kill(victim, signal.SIGKILL)
 
-    init, seen = DistributedSampler.__init__, []
+    init, seen = DaskSampler.__init__, []
 
     def keep(self, *args, **kwargs):
         seen.append(self)
         init(self, *args, **kwargs)
 
-    monkeypatch.setattr(DistributedSampler, "__init__", keep)
+    monkeypatch.setattr(DaskSampler, "__init__", keep)
     try:
         remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill,
                               **snapshots, **written)
@@ -160,7 +160,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
 def test_the_restricted_start_of_many_topics_is_drawn_alike_by_the_workers(corpus, client, tmp_path):
     # from RESTRICTED_START_FROM topics each word starts on a few topics; a worker draws them
     # for its shards whether the client sent it the tokens or it read them from a shard folder
-    from ldacli.methods.sharded import RESTRICTED_START_FROM as K
+    from ldacli.methods.cgs.sampler import RESTRICTED_START_FROM as K
 
     given = dict(iterations=2, seed=3, sampler="sparse")
     local = ldacli.train(corpus, K, shards=SHARDS, threads=2, **given)
@@ -211,7 +211,7 @@ def test_a_cluster_run_checkpoints_and_resumes_on_threads(corpus, client, tmp_pa
 
 def test_the_workers_checkpoint_beside_the_shard_folder_and_it_resumes_on_a_cluster_or_locally(corpus, client,
                                                                                                 tmp_path):
-    import ldacli.methods.shard_checkpoints as sc
+    import ldacli.methods.cgs.dask_checkpoints as sc
 
     local = ldacli.train(corpus, 20, iterations=8, seed=5, shards=SHARDS, threads=2)
     ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
@@ -364,7 +364,7 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     import scipy.sparse as sp
 
     from ldacli.formats.shards import write_shard_folder
-    from ldacli.methods.distributed import HEADROOM, INT32_MAX, ShardHost
+    from ldacli.methods.cgs.dask_engine import HEADROOM, INT32_MAX, ShardHost
 
     big = (1 << 28) + 3  # a shard of two such documents stays under HEADROOM tokens
     rows = np.array([[big, 5, 0, 1], [0, big, 7, 0], [3, 0, big, 2], [big, 1, 0, 0], [0, 0, 4, big]] * 4)
@@ -377,8 +377,8 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     assert folder.doc_lengths.tolist() == exact
     assert folder.word_frequencies().tolist() == [sum(int(r[w]) for r in rows.tolist()) for w in range(4)]
     ranges = folder.shard_ranges()
-    assert [r["hi"] - r["lo"] for r in ranges] == [sum(exact[r["d_lo"]:r["d_hi"]]) for r in ranges]
-    assert ranges[-1]["hi"] == folder.n_tokens and all(r["hi"] - r["lo"] <= HEADROOM for r in ranges)
+    assert [r.hi - r.lo for r in ranges] == [sum(exact[r.d_lo:r.d_hi]) for r in ranges]
+    assert ranges[-1].hi == folder.n_tokens and all(r.hi - r.lo <= HEADROOM for r in ranges)
     # a worker's totals: (n_k - base) as int32 plus (sum_w beta_kw + base) is n_k + sum_w beta_kw
     K, beta = 3, 0.01
     host = ShardHost("sparse", 4, K, None, np.array([0, 2, 4]), (np.zeros(5, np.int64), np.zeros(0, np.int32),

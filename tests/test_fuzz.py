@@ -19,6 +19,9 @@ FAMILIES = {
     "vocab": fuzzing.vocab_inputs(),
     "own files": fuzzing.own_file_inputs(),
     "shard folder": fuzzing.shard_folder_inputs(),
+    "long words": fuzzing.long_word_inputs(),
+    "compressed members": fuzzing.compressed_member_inputs(),
+    "non-regular files": fuzzing.non_regular_inputs(),
 }
 
 

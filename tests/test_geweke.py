@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from geweke import TinyModel, geweke
 
-from ldacli.methods.sharded import SAMPLERS as KINDS
-from ldacli.methods.sharded import ShardedSampler, shard_bounds
+from ldacli.methods.cgs.sampler import SAMPLERS as KINDS
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.partition import shard_bounds
 from ldacli.topic_word_prior import TopicWordPrior
 
 
@@ -22,7 +23,7 @@ def adapter(kind, prior=None):
 
     def sweep(words, doc_ptr, z, nwk, ndk, nk, alpha, beta, rng):
         V, K = nwk.shape
-        ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), [rng],
+        ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), [rng],
                        prior=prior).sweep()
 
     return sweep

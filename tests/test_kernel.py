@@ -13,11 +13,14 @@ from hypothesis import strategies as st
 from scipy.special import gammaln
 
 from ldacli._cgs import dense_sweep
-from ldacli import fixed_topics, seeds
+from ldacli import fixed_topics, random_streams
 from ldacli._fixed_topics import document_draws, theta_of_documents
 from ldacli.errors import LdacliError
-from ldacli.methods.sharded import (SAMPLERS, ShardedSampler, document_lists, list_layout, shard_bounds, slice_runs,
-                                    unpack_entries, word_slices)
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.methods.cgs.sampler import SAMPLERS
+from ldacli.methods.cgs.layouts import list_layout, unpack_entries
+from ldacli.methods.cgs.shard import document_lists, slice_runs
+from ldacli.partition import shard_bounds, word_slices
 from ldacli.counts import doc_topic_counts
 from ldacli.methods.base import word_topic_counts
 from ldacli.topic_word_prior import extra_by_word, seed_prior, topic_sums
@@ -81,7 +84,7 @@ def test_every_sampler_equals_its_numpy_oracle_bit_for_bit_for_any_thread_count(
     slices = word_slices(np.bincount(words, minlength=V), shards)
     assert np.all(np.diff(slices) > 0)  # every slice has words
     z_oracle = z.copy()
-    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, shards), threads,
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, 0.05, bounds, streams(1, shards), threads,
                              prior=prior)
     np.testing.assert_array_equal(sampler.slices, slices)
     oracle_rngs = streams(1, shards)
@@ -122,7 +125,7 @@ def test_slice_runs_give_where_each_documents_tokens_of_each_slice_start():
 def test_the_sampler_refuses_documents_whose_words_are_not_sorted():
     words, doc_ptr = np.array([3, 1, 2, 0], np.int32), np.array([0, 2, 4], np.int64)
     with pytest.raises(LdacliError, match="increasing id order"):
-        ShardedSampler("sparse", words, doc_ptr, np.zeros(4, np.int32), 4, 2, np.ones(2), 0.1, np.array([0, 1, 2]),
+        ThreadsSampler("sparse", words, doc_ptr, np.zeros(4, np.int32), 4, 2, np.ones(2), 0.1, np.array([0, 1, 2]),
                        streams(1, 2))
 
 
@@ -166,9 +169,9 @@ def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_
 def test_theta_of_documents_equals_numpy_oracle_bit_for_bit(K, iterations, burn_in, batches):
     words, doc_ptr, _ = tiny_corpus(9, V=13, K=K)
     phi_wk, alpha = fixed_topics_inputs(K)
-    doc_keys = seeds.content_keys(words, doc_ptr)
+    doc_keys = random_streams.content_keys(words, doc_ptr)
     batch_of_sweep, batch_sweeps = fixed_topics.sweep_batches(iterations, burn_in, batches)
-    run_key = seeds.document_key(5)
+    run_key = random_streams.document_key(5)
     ours = run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_sweep, batch_sweeps)
     theirs = oracle.theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, oracle.prior_alias_tables(phi_wk, alpha),
                                        alpha, float(alpha.sum()), batch_of_sweep, batch_sweeps)
@@ -225,7 +228,7 @@ def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, 
     words, doc_ptr, z = tiny_corpus(seed, D=D, V=V, K=K)
     # with or without extra topic-word prior mass (seeds of topics 0 and K - 1)
     prior = seed_prior({0: [0, V - 1], K - 1: [V // 2]}, strength, V, K) if strength else None
-    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.05,
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.05,
                              shard_bounds(doc_ptr, shards), streams(seed, shards), threads, prior=prior)
     for _ in range(sweeps):
         sampler.sweep()
@@ -242,13 +245,13 @@ def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, 
             pairs = list(zip(-n, topics))
             assert pairs == sorted(pairs) and n.min(initial=1) > 0
         for shard in sampler.shards:  # each document's list: its topics in increasing order, its counts
-            if "list_ptr" in shard:
-                fresh = document_lists(shard["ptr"], z[shard["lo"]:shard["hi"]], K)
-                np.testing.assert_array_equal(shard["list_len"], fresh["list_len"])
-                for d, n_d in enumerate(fresh["list_len"]):
-                    at = slice(fresh["list_ptr"][d], fresh["list_ptr"][d] + n_d)
-                    np.testing.assert_array_equal(shard["list_topics"][at], fresh["list_topics"][at])
-                    np.testing.assert_array_equal(shard["list_counts"][at], fresh["list_counts"][at])
+            if shard.lists is not None:
+                fresh = document_lists(shard.ptr, shard.z, K)
+                np.testing.assert_array_equal(shard.lists.length, fresh.length)
+                for d, n_d in enumerate(fresh.length):
+                    at = slice(fresh.ptr[d], fresh.ptr[d] + n_d)
+                    np.testing.assert_array_equal(shard.lists.topics[at], fresh.topics[at])
+                    np.testing.assert_array_equal(shard.lists.counts[at], fresh.counts[at])
     assert expected.sum() == words.size
 
 
@@ -259,7 +262,7 @@ def test_every_sampler_gives_the_same_bytes_for_any_thread_count(kind):
     results = []
     for threads in (1, 2, 3):
         z = z0.copy()
-        sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01,
+        sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01,
                                  shard_bounds(doc_ptr, 6), streams(2, 6), threads)
         for _ in range(5):
             sampler.sweep()
@@ -277,17 +280,17 @@ def test_word_lists_take_64_bit_entries_only_when_a_count_could_overflow_32():
 
 @pytest.mark.parametrize("kind", ["sparse", "alias"])
 def test_64_bit_word_list_entries_give_the_same_chain(kind, monkeypatch):
-    from ldacli.methods import sharded
+    from ldacli.methods.cgs import layouts
 
     V, K = 30, 37
     words, doc_ptr, z0 = tiny_corpus(5, D=40, V=V, K=K, max_len=30)
     results = []
     for wide in (False, True):
         if wide:
-            narrow = sharded.list_layout
-            monkeypatch.setattr(sharded, "list_layout", lambda f, k: dataclasses.replace(narrow(f, k), dtype=np.uint64))
+            narrow = layouts.list_layout
+            monkeypatch.setattr(layouts, "list_layout", lambda f, k: dataclasses.replace(narrow(f, k), dtype=np.uint64))
         z = z0.copy()
-        sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01, shard_bounds(doc_ptr, 3),
+        sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.01, shard_bounds(doc_ptr, 3),
                                  streams(3, 3), 2)
         for _ in range(6):
             sampler.sweep()
@@ -312,7 +315,7 @@ def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind, seed
         assert 0.5 * np.abs(exact - oracle.exact_posterior(words, doc_ptr, V, K, alpha, beta)[1]).sum() > 0.1
     index = {z: i for i, z in enumerate(states)}
     z = np.zeros(5, np.int32)
-    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), streams(2024, 1),
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 1), streams(2024, 1),
                              prior=prior)
     sweeps = 60000
     seen = np.zeros(len(states))
@@ -327,12 +330,12 @@ def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind, seed
 
 @pytest.mark.parametrize("kind", SAMPLERS)
 def test_log_likelihood_equals_the_dense_formula(kind):
-    from ldacli.methods.cgs import log_likelihood
+    from ldacli.methods.cgs.method import log_likelihood
 
     V, K = 9, 4
     words, doc_ptr, z = tiny_corpus(12, D=6, V=V, K=K)
     alpha, beta = np.array([0.1, 0.5, 0.2, 0.3]), 0.07
-    sampler = ShardedSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 2), streams(1, 2))
+    sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, beta, shard_bounds(doc_ptr, 2), streams(1, 2))
     sampler.sweep()
     nwk, ndk = word_topic_counts(words, z, V, K), doc_topic_counts(doc_ptr, z, K)
     lengths = np.diff(doc_ptr)
@@ -341,3 +344,21 @@ def test_log_likelihood_equals_the_dense_formula(kind):
                 + len(lengths) * (gammaln(alpha.sum()) - gammaln(alpha).sum()) + gammaln(ndk + alpha).sum()
                 - gammaln(lengths + alpha.sum()).sum())
     assert np.isclose(log_likelihood(sampler, alpha, beta), expected, rtol=1e-12)
+
+
+def test_the_smoothing_bucket_draws_every_topic_of_every_block_with_its_probability():
+    # one document of one token: with the token taken out every count is 0, so the whole mass is
+    # the smoothing bucket's, a_k b / (V b): the sparse sampler draws topic k with probability
+    # a_k / sum(a), found by the blocks' sums (40 topics: 3 blocks of 16 topics) and then within a block
+    from scipy.stats import chisquare
+
+    K, sweeps = 40, 20000
+    alpha = np.linspace(0.05, 1.0, K)
+    words, doc_ptr, z = np.zeros(1, np.int32), np.array([0, 1], np.int64), np.zeros(1, np.int32)
+    sampler = ShardedSampler("sparse", words, doc_ptr, z, 1, K, alpha, 0.01, shard_bounds(doc_ptr, 1), streams(5, 1))
+    drawn = np.zeros(K, np.int64)
+    for _ in range(sweeps):
+        sampler.sweep()
+        drawn[z[0]] += 1
+    sampler.close()
+    assert chisquare(drawn, sweeps * alpha / alpha.sum()).pvalue > 1e-4

@@ -79,3 +79,138 @@ def test_the_format_picked_by_content_is_said_and_quiet_hides_it(small_ldac, tmp
     assert r.exit_code == 0 and "read as LDA-C (detected from the content; --input-format uci|ldac|text|mtx|npz forces one)" in r.stderr
     r = run("convert", small_ldac, "-q", "-o", tmp_path / "y.ldac", "--vocab-out", tmp_path / "y.vocab")
     assert r.exit_code == 0 and r.stderr == ""
+
+
+# --- under a limit the process is given (issue 32, rows 7, 11 and 12) ----------------------------------
+
+LIMITED = """
+import resource, sys
+from ldacli.cli import main
+with open("/proc/self/status") as f:
+    size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+room = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (size + room, size + room))  # as ulimit -v, SGE's h_vmem
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def run_limited(room, *args, env=None):
+    """The command ``args`` in a process whose address space may grow by ``room`` bytes at most."""
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-c", LIMITED, str(int(room)), *map(str, args)], capture_output=True,
+                          text=True, timeout=300, env={**__import__("os").environ, **(env or {})})
+
+
+def test_the_memory_check_honours_an_address_space_limit(small_ldac, tmp_path):
+    # a run that fits in the machine's memory but not under ulimit -v: refused up front, in one line
+    import re
+    r = run_limited(300 << 20, "train", small_ldac, "-k", 30_000_000, "--iterations", 1, "-q", "-o", tmp_path / "m.npz")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "training cgs with 30000000 topics" in r.stderr
+    assert re.search(r"and (0\.[0-3] GiB|\d+ MiB) is available", r.stderr), r.stderr  # the limit's, not the machine's
+    assert len(r.stderr.splitlines()) == 1 and not (tmp_path / "m.npz").exists()
+
+
+def test_a_billion_topics_are_refused_before_anything_of_their_size_is_made(small_ldac, tmp_path):
+    # 500 MiB of room: a list of 10^9 topic names (8 GB) was made before the check
+    r = run_limited(500 << 20, "train", small_ldac, "-k", 10**9, "--iterations", 1, "-q", "-o", tmp_path / "m.npz")
+    assert r.returncode == 1 and r.stderr.startswith("Error: training cgs with 1000000000 topics"), r.stderr
+
+
+def test_memory_that_runs_out_where_no_estimate_foresaw_is_one_line(small_ldac, tmp_path):
+    r = run_limited(500 << 20, "train", small_ldac, "-k", 10**9, "--iterations", 1, "-q", "-o", tmp_path / "m.npz",
+                    env={"LDACLI_NO_MEMORY_CHECK": "1"})
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("Error: ldacli train: out of memory (") and len(r.stderr.splitlines()) == 1
+
+
+def test_a_25_byte_header_declaring_30_million_documents_is_counted_as_they_cost(tmp_path):
+    (tmp_path / "docword.x.txt").write_text("30000000\n2\n1\n1 1 3\n")
+    (tmp_path / "vocab.x.txt").write_text("a\nb\n")
+    r = run_limited(2 << 30, "convert", tmp_path / "docword.x.txt", "-q", "-o", tmp_path / "x.ldac")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "the 30000000 documents its header declares (line 1) needs about 2.8 GiB" in r.stderr
+
+
+def test_a_word_longer_than_a_vocabulary_holds_is_refused_with_its_line(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("first document words\nsecond " + "x" * 100_000 + " words\nthird\n")
+    r = run("train", text, "-k", 2, "--iterations", 1, "-o", tmp_path / "m.npz")
+    assert r.exit_code == 1 and "Traceback" not in r.stderr
+    assert f"{text}:2: expected words of at most 200 characters, found one of 100,000 ('xxxxxxxxxxxxxxxxxxxx'" \
+           in r.stderr and not (tmp_path / "m.npz").exists()
+    # a vocabulary file too, with its line; over a model's vocabulary such a token is just unknown
+    (tmp_path / "c.ldac").write_text("1 0:2\n")
+    (tmp_path / "c.vocab").write_text("a\n" + "y" * 5000 + "\n")
+    r = run("convert", tmp_path / "c.ldac", "-o", tmp_path / "x.ldac")
+    assert r.exit_code == 1 and f"{tmp_path / 'c.vocab'}:2: expected words of at most 200 characters" in r.stderr
+    text.write_text("first document words\nsecond words\n")
+    assert run("train", text, "-k", 2, "--iterations", 1, "--seed", 1, "-o", tmp_path / "m.npz").exit_code == 0
+    (tmp_path / "new.txt").write_text("second " + "x" * 100_000 + "\n")
+    r = run("infer", tmp_path / "m.npz", tmp_path / "new.txt", "-o", tmp_path / "t.tsv")
+    assert r.exit_code == 0 and "1 token of words the model has never seen" in r.stderr, r.stderr
+
+
+@pytest.mark.slow
+def test_a_line_longer_than_any_document_is_refused_before_it_is_held(tmp_path):
+    import gzip
+    big = tmp_path / "one-line.txt.gz"
+    with gzip.open(big, "wb", compresslevel=1) as f:
+        f.write(b"a short first line\n")
+        for _ in range(40):
+            f.write(b"word " * 200_000)  # 40 MB without a line break, 80 KB compressed
+    r = run_limited(400 << 20, "train", big, "-k", 2, "--iterations", 1, "-o", tmp_path / "m.npz")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"{big}:2: expected lines of at most 16 MiB, found a longer one" in r.stderr
+    pairs = tmp_path / "c.ldac"  # an LDA-C document of 3 million pairs
+    pairs.write_bytes(b"3000000 " + b" ".join(b"%d:1" % i for i in range(3_000_000)) + b"\n")
+    (tmp_path / "c.vocab").write_text("a\n")
+    r = run("convert", pairs, "-o", tmp_path / "x.ldac")
+    assert r.exit_code == 1 and f"{pairs}:1: expected lines of at most 16 MiB" in r.stderr
+
+
+@pytest.mark.parametrize("role", ["corpus", "vocab", "stop-words", "model", "textdir-file"])
+def test_devices_and_pipes_are_refused_where_a_file_is_read(tmp_path, small_ldac, role):
+    import os
+    m = tmp_path / "m.npz"
+    ldacli.train(ldacli.read_corpus(small_ldac), 2, iterations=1, seed=1).save(str(m))
+    fifo = tmp_path / "fifo.txt"
+    os.mkfifo(fifo)  # nobody writes it: opening it to read would wait for ever
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("some words here\n")
+    os.symlink("/dev/zero", folder / "b.txt")
+    args = {"corpus": ["train", "/dev/zero", "-k", 2, "-o", tmp_path / "o.npz"],
+            "vocab": ["train", small_ldac, "--vocab", "/dev/zero", "-k", 2, "-o", tmp_path / "o.npz"],
+            "stop-words": ["train", small_ldac, "--stop-words", fifo, "-k", 2, "-o", tmp_path / "o.npz"],
+            "model": ["topics", "/dev/zero"],
+            "textdir-file": ["train", folder, "-k", 2, "-o", tmp_path / "o.npz"]}[role]
+    r = run_limited(1 << 30, *args)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "expected a file, found a character device (give - to read standard input)" in r.stderr \
+        or "expected a file, found a pipe (give - to read standard input)" in r.stderr, r.stderr
+
+
+def test_a_received_file_naming_a_device_gets_it_refused_not_read(tmp_path, small_ldac):
+    import json
+    import os
+
+    from ldacli.errors import InputError
+    from ldacli.methods.cgs.dask_checkpoints import read_shard_checkpoint
+    from ldacli.npz import write_npz
+
+    ldacli.train(ldacli.read_corpus(small_ldac), 2, iterations=1, seed=1).save(str(tmp_path / "m.npz"))
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    params = json.loads(str(arrays["params"]))
+    params["corpus_source"] = "/dev/zero"  # the training corpus report and topics read again
+    arrays["params"] = np.str_(json.dumps(params))
+    write_npz(str(tmp_path / "z.npz"), arrays)
+    r = run_limited(1 << 30, "report", tmp_path / "z.npz", "-o", tmp_path / "z.html")
+    assert r.returncode == 0 and "cannot re-read the training corpus: /dev/zero: expected a file, found a " \
+                                  "character device" in r.stderr, r.stderr
+    # a shard checkpoint that a checkpoint names, made a link to /dev/zero: hashed for ever before
+    os.symlink("/dev/zero", tmp_path / "shard-00000-sweep-000004-0123abcd.npz")
+    with pytest.raises(InputError, match="expected a file, found a character device"):
+        read_shard_checkpoint(str(tmp_path / "shard-00000-sweep-000004-0123abcd.npz"), "0" * 64, 0, 10, 2, "x")

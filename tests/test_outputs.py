@@ -194,3 +194,18 @@ def test_kill_9_at_random_moments_then_resume_gives_the_same_bytes_and_leaves_no
     assert kills == 5
     assert out.read_bytes() == (tmp_path / "straight.npz").read_bytes()
     assert leftovers(tmp_path) == []
+
+
+def test_a_disk_full_from_the_start_names_the_file_and_leaves_no_lock_file(tiny_disk, small_ldac):
+    (tiny_disk / "filler").write_bytes(b"\0" * (256 * 1024))  # as full as it gets
+    while True:  # the last blocks too
+        try:
+            with open(tiny_disk / "filler", "ab") as f:
+                f.write(b"\0" * 4096)
+        except OSError:
+            break
+    out = tiny_disk / "m.npz"
+    r = run("train", small_ldac, "-k", 3, "--iterations", 2, "--seed", 1, "-q", "-o", out)
+    assert r.exit_code == 1 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == f"Error: {out}: cannot write the model: No space left on device"
+    assert leftovers(tiny_disk) == [] and not out.exists()

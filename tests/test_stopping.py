@@ -13,7 +13,8 @@ from ldacli.evaluate import perplexity
 from ldacli.info import describe
 from ldacli.fixed_topics import HeldOutEvaluator, holdout_split
 from ldacli.stopping import EarlyStopping
-from ldacli.methods.sharded import ShardedSampler, shard_bounds
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.partition import shard_bounds
 
 
 def test_holdout_split_is_a_seeded_partition(planted):
@@ -67,7 +68,7 @@ def test_a_training_loop_wired_as_intended_stops_and_records_why(planted, tmp_pa
     K, V, alpha, beta = 5, train.n_words, np.full(5, 0.1), 0.01
     rng = np.random.default_rng(1)
     z = rng.integers(0, K, words.size, dtype=np.int32)
-    state = ShardedSampler("dense", words.astype(np.int32), doc_ptr, z, V, K, alpha, beta,
+    state = ThreadsSampler("dense", words.astype(np.int32), doc_ptr, z, V, K, alpha, beta,
                            shard_bounds(doc_ptr, 1), [rng])
     for it in range(1, 1001):
         state.sweep()

@@ -102,12 +102,18 @@ def test_add_topics_keeps_ids_and_names_and_the_new_topic_takes_the_new_theme(gr
     ws = child.params["warm_start"]
     assert ws["descent"] == [0, 1, 2, 3, None] and ws["added"] == [4] and ws["removed"] == []
     assert child.params["id_stability"]["kept"] == 4 and child.params["id_stability"]["moved"] == []
-    # each old id keeps its topic (close to its parent's), and the added one is the planted fifth theme
+    # each old id that held a planted theme keeps it, and the added one is the planted fifth theme.
+    # The parent (seed 1) also has two mixed topics (1 and 3, each part of two themes, see the
+    # fixture): given the fifth theme's documents a mixed topic may settle on one of its themes,
+    # so it is not held to its parent's words (12 seeds: at most 2 would keep topic 1 within 0.4)
+    truth_model = ldacli.Model(grown["syn"].phi, np.zeros((0, 5)), np.ones(5), 0.01, grown["syn"].corpus.vocab, [],
+                               np.zeros(0), np.zeros(0))
+    themes = js_distances(*common_topics(truth_model, p)[:2])
+    held = [k for k in range(4) if themes[:, k].min() < 0.1]
+    assert held == [0, 2]
     d = js_distances(*common_topics(p, child)[:2])[:, :4]
-    assert np.all(np.argmin(d, axis=1) == np.arange(4)) and np.diag(d).max() < 0.4
-    truth = js_distances(*common_topics(ldacli.Model(grown["syn"].phi, np.zeros((0, 5)), np.ones(5), 0.01,
-                                                     grown["syn"].corpus.vocab, [], np.zeros(0), np.zeros(0)),
-                                        child)[:2])
+    assert all(np.argmin(d[k]) == k and d[k, k] < 0.1 for k in held)
+    truth = js_distances(*common_topics(truth_model, child)[:2])
     assert np.argmin(truth[4]) == 4 and truth[4, 4] < 0.3
     diff = run("diff", parent, out)
     assert "B was warm-started from A" in diff.stdout and "B   4 added (--add-topics)" in diff.stdout

@@ -7,9 +7,9 @@ test_geweke.py; on Dask in test_dask.py.)"""
 import numpy as np
 import pytest
 
-from ldacli import seeds, settings
+from ldacli import random_streams, settings
 from ldacli.errors import LdacliError, SettingError
-from ldacli.methods.cgs import CollapsedGibbs
+from ldacli.methods.cgs.method import CollapsedGibbs
 from ldacli.methods.driver import settings_of
 from ldacli.model import Checkpoint
 from ldacli.synthetic import generate
@@ -20,7 +20,7 @@ def cgs(corpus, prior, *, threads=1, checkpoint=None, source=None, client=None, 
     """A collapsed Gibbs state as the training driver builds it: the settings ``given`` resolved
     from their declarations, and the prior as ``settings["topic_word_prior"]``."""
     values = settings.resolve(settings_of(CollapsedGibbs), {"n_topics": 10, "seed": 1, **given})
-    values["seed"] = seeds.resolve(values["seed"])
+    values["seed"] = random_streams.resolve(values["seed"])
     CollapsedGibbs.resolve(values, given, corpus)
     values["topic_word_prior"] = prior
     return CollapsedGibbs(corpus, values, threads=threads, checkpoint=checkpoint, source=source,

@@ -29,7 +29,8 @@ from ldacli.formats.shards import ShardFolder, open_shard_folder  # noqa: E402
 from ldacli.formats.write import write_corpus, write_shards  # noqa: E402
 from ldacli.inference import infer  # noqa: E402
 from ldacli.info import describe  # noqa: E402
-from ldacli.methods.driver import METHODS, RunStopped, TrainingInterrupted, train  # noqa: E402
+from ldacli.methods.driver import RunStopped, TrainingInterrupted, train  # noqa: E402
+from ldacli.methods.registry import METHODS  # noqa: E402
 from ldacli.model import Checkpoint, Inference, Model  # noqa: E402
 from ldacli.model_selection import select_k  # noqa: E402
 from ldacli.topic_names import name_topic  # noqa: E402

@@ -5,16 +5,19 @@ Conventions, the same for every command: stdout carries results only; notes, pro
 errors go to stderr, an error as one line. ``--format`` chooses the output of a command that
 prints results, ``--input-format`` how a corpus is read, ``-o -`` writes to stdout; ``-q``
 silences notes and progress, ``-v`` adds the log. Exit codes: 0 success, 1 bad data and runtime
-errors, 2 usage errors, 3 ``diff --max-drift`` exceeded, 75 another run holds the lock, 130
-stopped by SIGINT, 143 by SIGTERM.
+errors, 2 usage errors, 3 ``diff --max-drift`` exceeded or ``select-k``'s K not determined, 75
+another run holds the lock, 130 stopped by SIGINT, 143 by SIGTERM.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from contextlib import contextmanager
 
@@ -41,10 +44,12 @@ from ldacli.inference import SPARSE, write_inference
 from ldacli.info import describe as describe_file
 from ldacli.info import format_text as format_info
 from ldacli.locking import EXIT_LOCKED, locked
+from ldacli.memory import out_of_memory
 from ldacli.methods.driver import SETTINGS as TRAIN
-from ldacli.methods.driver import METHODS, RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
+from ldacli.methods.driver import RunStopped, TrainingInterrupted, check_given, method_settings, unchanged
+from ldacli.methods.registry import METHODS
 from ldacli.methods.driver import train as run_train
-from ldacli.methods.cluster import TLS, tls_options
+from ldacli.dask_connection import TLS, tls_options
 from ldacli.model import TOP_WORDS, Model
 from ldacli.report import SETTINGS as REPORT
 from ldacli.formats.shards import is_shard_folder, open_shard_folder
@@ -52,7 +57,7 @@ from ldacli.formats.stream import stream_corpus
 from ldacli.report import write_report, write_select_k_page
 from ldacli.webpage import REPORT_EXTRA
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text, Texts
-from ldacli.tables import TABLE_FORMATS, check_stream, delimited_line, text_cell, write_table
+from ldacli.table_formats import TABLE_FORMATS, check_stream, delimited_line, text_cell, write_table
 from ldacli.tokenizer import TOKENIZING
 from ldacli.topic_coherence import MEASURE, REFERENCE, training_reference
 from ldacli import over_time, topic_history, topic_trends
@@ -136,7 +141,8 @@ class Group(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with terminated_as_interrupted():
+                code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as exc:
             click.echo(exc.ctx.get_help())
             sys.exit(0)
@@ -147,9 +153,10 @@ class Group(click.Group):
         except click.ClickException as exc:
             echo(f"Error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
-        except click.exceptions.Abort:
-            echo("stopped", err=True)
-            sys.exit(130)
+        except click.exceptions.Abort as exc:
+            signum = getattr(exc.__context__, "signum", signal.SIGINT)
+            echo(f"stopped by {signal.Signals(signum).name}", err=True)
+            sys.exit(128 + signum)
         if standalone_mode:
             sys.exit(code if isinstance(code, int) else 0)
         return code
@@ -157,9 +164,39 @@ class Group(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except MemoryError:  # an allocation no estimate foresaw: one line, as the estimates' refusals
+            what = " ".join(["ldacli", *([ctx.invoked_subcommand] if ctx.invoked_subcommand else [])])
+            raise click.ClickException(str(out_of_memory(what))) from None
         except BrokenPipeError:  # the reader of stdout went away (a pipe into head): stop quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(EXIT_PIPE)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised wherever the command is, as Ctrl-C raises KeyboardInterrupt: what it was
+    writing (temporary files, lock files) is cleaned up on the way out, and it exits 143."""
+
+    signum = signal.SIGTERM
+
+
+@contextmanager
+def terminated_as_interrupted():
+    """While a command runs (in the main thread), SIGTERM raises :class:`Terminated` unless
+    something (the training loop's stop requests) has its own handler; SIGTERM's previous
+    handling is restored after."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def echo(text: str, err: bool = False) -> None:
@@ -258,12 +295,15 @@ def user_errors(ctx: click.Context):
         sys.exit(EXIT_LOCKED)
     except LdacliError as exc:
         raise click.ClickException(str(exc)) from None
-    except KeyboardInterrupt:
-        echo("stopped by SIGINT", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated), outside the training loop
+        signum = getattr(exc, "signum", signal.SIGINT)
+        echo(f"stopped by {signal.Signals(signum).name}", err=True)
+        sys.exit(128 + signum)
     except BrokenPipeError:
         raise
     except OSError as exc:  # writing outputs: full disk, permissions, missing folder
+        if exc.errno == errno.ENOMEM:  # a thread, a map: memory as for a MemoryError
+            raise click.ClickException(str(out_of_memory(f"ldacli {ctx.command.name}"))) from None
         where = exc.filename or "output"
         raise click.ClickException(f"{where}: cannot write: {exc.strerror or exc}") from None
 
@@ -1180,6 +1220,10 @@ def export(ctx, model, what, **values):
 
 # --- select-k -----------------------------------------------------------------------------------------
 
+# Exit code of select-k when the data do not determine K: the command succeeded, but its
+# table needs a look (as diff --max-drift's).
+EXIT_UNDETERMINED = 3
+
 SELECT_K_OUT = Setting("output", Text(path=True), None,
                        "Folder for every pair's model and scores (k{K}-s{i}.npz, .json), the table (select-k.json, "
                        "select-k.tsv) and the page (select-k.html); created if missing. A run started again in it "
@@ -1200,11 +1244,14 @@ def select_k_command(ctx, corpus, **values):
     coherence on the training documents, topic diversity and exclusivity, and stability (how
     well the topics of different seeds match, as ldacli diff matches them).
 
-    It recommends, among the Ks whose perplexity is within 5% (or one standard error) of the
-    best K's, the one whose topics are most stable across seeds; the rule is printed with the
-    table. Every model is written to -o DIR with the
-    table and a page (DIR/select-k.html). Killed (Ctrl-C, SIGTERM, kill -9, a reboot), the
-    same command started again trains only the pairs it had not finished.
+    It recommends the K with the most topic quality (NPMI x diversity) per unit of held-out
+    perplexity, or among the Ks within one standard error of it the most stable; when that K is
+    the smallest or the largest tried, or every K is within one standard error of it, K is not
+    determined: it says so, with the evidence, and exits with code 3. The rule is printed with
+    the table. Every model is written to -o DIR with the table and a page (DIR/select-k.html).
+    Killed (Ctrl-C, SIGTERM, kill -9, a reboot), the same command started again trains only the
+    pairs it had not finished, and continues those under way from their checkpoints (written on
+    Ctrl-C/SIGTERM, and every --checkpoint-every sweeps).
 
     \b
     Examples:
@@ -1249,6 +1296,8 @@ def select_k_command(ctx, corpus, **values):
             echo(line)
     _note(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv"
                   + (", select-k.html" if write_page else ""))
+    if result["recommended"] is None:  # it ran, but a person has to look
+        sys.exit(EXIT_UNDETERMINED)
 
 
 # --- name ---------------------------------------------------------------------------------------------

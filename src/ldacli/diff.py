@@ -27,7 +27,7 @@ from ldacli.model import TOP_WORDS, Model
 from ldacli.settings import Real, Setting
 from ldacli.topic_names import carried, with_names
 
-# The default threshold, measured (benchmarks/diff_calibration.py, README): one topic found again
+# The default threshold, measured (benchmarks/diff_calibration.py, docs/guide/retraining.md): one topic found again
 # by another seed is at most about 0.7 from itself (90% of those sharing 5 of their top 10 words,
 # on 20NG and KOS at K=50), and a topic is further than 0.74 from 90% of the other topics of its
 # model; warm starts move topics at most 0.53.
@@ -152,7 +152,7 @@ def lineage_of(a: Model, b: Model, a_sha256: str | None) -> dict | None:
     topic it continues, None for one added; after B's topics were renumbered by ``--align-to``,
     in their new order), ``added`` (B's ids) and ``removed`` (A's ids); else None."""
     ws = b.params.get("warm_start") or {}
-    if a_sha256 is None or ws.get("sha256") != a_sha256 or "descent" not in ws:
+    if a_sha256 is None or not isinstance(ws, dict) or ws.get("sha256") != a_sha256 or "descent" not in ws:
         return None
     descent = list(ws["descent"])
     if len(descent) != b.n_topics or any(d is not None and not 0 <= d < a.n_topics for d in descent):

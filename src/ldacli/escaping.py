@@ -22,7 +22,7 @@ Where ldacli escapes, and why:
 * tables (TSV, CSV, MALLET's layouts) on stdout: escaped when stdout is a terminal (a person
   reads it; tabs and line ends kept); exact when it is a pipe or a file (``export -o - |
   python -c 'pandas.read_csv(...)'`` must read back every id and word), where the fields are
-  quoted instead (:mod:`ldacli.tables`). Binary formats (Parquet) are refused on a terminal.
+  quoted instead (:mod:`ldacli.table_formats`). Binary formats (Parquet) are refused on a terminal.
 """
 
 from __future__ import annotations

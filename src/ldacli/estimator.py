@@ -22,7 +22,7 @@ What differs from scikit-learn's estimator, and why:
   unless ``fractional_counts="round"``, which rounds them to the nearest whole number.
 
 scikit-learn's estimator checks (``sklearn.utils.estimator_checks``, in
-``tests/test_estimator.py``) all pass, ``check_methods_subset_invariance`` and
+``tests/test_sklearn_estimator.py``) all pass, ``check_methods_subset_invariance`` and
 ``check_methods_sample_order_invariance`` among them. The checks feed random real numbers, so
 they run with ``fractional_counts="round"``.
 """

@@ -23,16 +23,16 @@ from collections.abc import Iterable
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import checks, seeds, settings
+from ldacli import checks, random_streams, settings
 from ldacli.api_input import as_corpus, as_model, reading_of
 from ldacli._fixed_topics import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.fixed_topics import BURN_IN, ITERATIONS, BlockSum, DocQueue, completion_split, theta_stream, token_logliks
-from ldacli.methods.cluster import SCHEDULER, cluster
+from ldacli.dask_connection import SCHEDULER, cluster
 from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
-from ldacli.seeds import SEED
+from ldacli.random_streams import SEED
 from ldacli.settings import Choice, Flag, Integer, Setting, owned_by
 from ldacli.signatures import takes_settings
 from ldacli.formats.read import READING_FOR_MODEL
@@ -111,7 +111,7 @@ def perplexity(model, corpus, *, progress: bool = False, **given) -> dict:
     method = v["estimator"]
     aligned, _ = corpus.align(model.vocab, frozenset(model.removed_words))
     dropped = aligned.dropped_tokens
-    entropy = seeds.resolve(v["seed"])
+    entropy = random_streams.resolve(v["seed"])
     if method == "completion":
         with cluster(v["scheduler"]) as client:
             result = completion_blocks(model, [aligned], corpus.source, v["iterations"], v["burn_in"], entropy,
@@ -140,7 +140,7 @@ def perplexity_stream(model: Model, stream, *, iterations: int | None = None, bu
     :class:`~ldacli.formats.stream.CorpusStream` over the model's vocabulary): the same result
     as over the corpus in memory, in memory that does not grow with it."""
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))
-    entropy = seeds.resolve(v["seed"])
+    entropy = random_streams.resolve(v["seed"])
     with cluster(v["scheduler"]) as client:
         result = completion_blocks(model, stream.blocks(), stream.source, v["iterations"], v["burn_in"], entropy,
                                    v["threads"], client, progress)
@@ -238,10 +238,10 @@ def resample_cost_warning(lengths: np.ndarray, particles: int, n_topics: int) ->
 def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool, entropy: int,
                    progress: bool) -> dict:
     """The left-to-right estimator over all tokens of every document (see the module docstring),
-    each document on its own stream (:func:`ldacli.seeds.document_generator`): its tokens in a
+    each document on its own stream (:func:`ldacli.random_streams.document_generator`): its tokens in a
     random order drawn first, then its particles."""
     words, doc_ptr = aligned.tokens()
-    keys, run_key = seeds.content_keys(words, doc_ptr), seeds.document_key(entropy)
+    keys, run_key = random_streams.content_keys(words, doc_ptr), random_streams.document_key(entropy)
     lengths = np.diff(doc_ptr)
     D, K, R = aligned.n_docs, model.n_topics, particles
     phi_wk = np.ascontiguousarray(model.phi.T, dtype=np.float64)
@@ -249,7 +249,7 @@ def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool
     docs = tqdm(range(D), disable=not progress, file=sys.stderr, unit="doc", leave=False)
 
     def document(d: int) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
-        rng = seeds.document_generator(run_key, keys[d])
+        rng = random_streams.document_generator(run_key, keys[d])
         shuffled = np.ascontiguousarray(rng.permutation(words[doc_ptr[d]:doc_ptr[d + 1]]), dtype=np.int32)
         return shuffled, np.array([0, shuffled.size], dtype=np.int64), rng
 
@@ -294,21 +294,22 @@ def _left_to_right(model: Model, aligned: Corpus, particles: int, resample: bool
 
 def _importance(model: Model, aligned: Corpus, samples: int, entropy: int, progress: bool) -> dict:
     """Importance sampling from the prior: p(w_d) ~ mean_s p(w_d | theta_s), theta_s ~ Dir(alpha),
-    each document's samples from its own stream (:func:`ldacli.seeds.document_generator`)."""
+    each document's samples from its own stream (:func:`ldacli.random_streams.document_generator`)."""
     counts = aligned.counts
     D, K, S = aligned.n_docs, model.n_topics, samples
     indices = np.ascontiguousarray(counts.indices, dtype=np.int32)
     data = np.ascontiguousarray(counts.data, dtype=np.int32)
     indptr = np.ascontiguousarray(counts.indptr, dtype=np.int64)
     words, doc_ptr = aligned.tokens()
-    keys, run_key = seeds.content_keys(words, doc_ptr), seeds.document_key(entropy)
+    keys, run_key = random_streams.content_keys(words, doc_ptr), random_streams.document_key(entropy)
     phi_wk = np.ascontiguousarray(model.phi.T, dtype=np.float64)
     alpha = np.asarray(model.alpha, dtype=np.float64)
     log_w = np.zeros((D, S))
     chunk = max(1, _THETA_CHUNK // (S * K))
     for s in tqdm(range(0, D, chunk), disable=not progress, file=sys.stderr, unit="chunk", leave=False):
         e = min(s + chunk, D)
-        theta = np.ascontiguousarray(np.stack([seeds.document_generator(run_key, keys[d]).dirichlet(alpha, size=S)
+        theta = np.ascontiguousarray(np.stack([random_streams.document_generator(run_key, keys[d]).dirichlet(alpha,
+                                                                                                               size=S)
                                                for d in range(s, e)]))
         ptr = np.ascontiguousarray(indptr[s:e + 1] - indptr[s])
         loglik_given_theta(indices[indptr[s]:indptr[e]], data[indptr[s]:indptr[e]], ptr, theta,

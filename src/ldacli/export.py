@@ -1,7 +1,7 @@
 """``ldacli export``: a model's results as the tables people take elsewhere.
 
-One function per table, each a :class:`~ldacli.tables.Table` of row batches (written by
-:func:`ldacli.tables.write_table` as TSV, CSV, JSON lines or Parquet), and MALLET's own layouts:
+One function per table, each a :class:`~ldacli.table_formats.Table` of row batches (written by
+:func:`ldacli.table_formats.write_table` as TSV, CSV, JSON lines or Parquet), and MALLET's own layouts:
 
 * :func:`doc_topics`: each document's topic proportions: all of them (``doc_id, topic_0 ...
   topic_{K-1}``), or sparse (``doc_id, rank, topic, proportion``, largest first) with
@@ -37,7 +37,7 @@ from ldacli.errors import LdacliError, SettingError
 from ldacli.inference import (MIN_PROPORTION, SPARSE, TOP_TOPICS, corpus_theta, doc_topic_columns, doc_topic_rows,
                               sparse_order)
 from ldacli.model import TOP_WORDS, Model
-from ldacli.tables import TABLE_FORMATS, Table, batched, text_writer
+from ldacli.table_formats import TABLE_FORMATS, Table, batched, text_writer
 from ldacli.topic_coherence import MEASURE, REFERENCE, coherence, top_word_ids, training_reference
 from ldacli import topic_diagnostics
 

@@ -9,6 +9,8 @@
 * :func:`iter_blocks` and :func:`iter_lines` stream a :class:`Source` in whole lines with their
   1-based line numbers, turning every read or decompression failure into an
   :class:`~ldacli.errors.InputError` that names the file and the line being read.
+* :func:`open_regular` opens an input that must be a regular file (never a device or a pipe:
+  ``/dev/zero`` as a corpus or a model would be read until memory runs out).
 * :func:`file_sha256` names a file by its bytes (how a model names its parent).
 """
 
@@ -21,6 +23,7 @@ import io
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import zlib
@@ -73,8 +76,36 @@ def _fsync_directory(folder: str) -> None:
         os.close(fd)
 
 
+# The longest line a reader holds (a document of a text corpus, an LDA-C document): a file of one
+# 200 MB line took 4 GB to read. 16 MiB is a few million words, more than any document.
+MAX_LINE_BYTES = 16 << 20
+
 # Temporary files are named ".NAME.<8 random characters>.tmp" beside the target NAME.
 TEMP_PATTERN = r"\.{name}\.[a-z0-9_]{{8}}\.tmp"
+
+
+def _replaced_mode(target: str, default: int) -> int:
+    """The permission bits a file written over ``target`` gets: those of the regular file there
+    now (a 0600 model stays 0600 when it is retrained or renamed), else ``default``."""
+    try:
+        st = os.lstat(target)
+    except OSError:
+        return default
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else default
+
+
+def _check_in_place(target: str, fd: int) -> None:
+    """``target`` (a temporary file before it is renamed, the output after) must be the file
+    open as ``fd``. Another user who can write the folder can rename or replace names in it: say
+    so rather than give our file their permissions or report a success that is not ours."""
+    try:
+        there, ours = os.lstat(target), os.fstat(fd)
+    except OSError as exc:
+        raise OSError(exc.errno, f"{exc.strerror} after it was written (another user may have removed it: "
+                                 f"is the folder writable by others?)") from None
+    if (there.st_dev, there.st_ino) != (ours.st_dev, ours.st_ino):
+        raise OSError(0, "it was replaced by another file as it was written (another user can rename files in "
+                         "its folder: write to a folder only you can write, or one with the sticky bit)")
 
 
 @contextlib.contextmanager
@@ -82,13 +113,16 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", what: str = "fi
     """Open ``path`` for writing so that it appears complete or not at all.
 
     Yields a file object (binary for ``mode="wb"``, UTF-8 text with ``\\n`` line ends for
-    ``mode="w"``) on a temporary file ``.NAME.XXXXXXXX.tmp`` in the target's folder. When the
-    block ends normally the file is flushed, fsynced, given the usual permissions (0666 minus
-    the umask) and renamed over ``path`` with :func:`os.replace`, then the folder is fsynced
-    (best effort). When anything fails -- the block, or the flush on a full disk -- the
-    temporary file is removed, ``path`` is left untouched, and an :class:`OutputError` names
-    ``path`` (never the temporary file) and ``what`` was being written (``"model"``,
-    ``"checkpoint"``, ...); other exceptions from the block propagate unchanged.
+    ``mode="w"``) on a temporary file ``.NAME.XXXXXXXX.tmp`` in the target's folder, created
+    with ``O_EXCL | O_NOFOLLOW`` (mode 0600). When the block ends normally the file is flushed,
+    fsynced, given its permissions through its descriptor (those of the file it replaces, else
+    0666 minus the umask; never by name: in a folder others can write, the name may have become
+    a symbolic link by then) and renamed over ``path`` with :func:`os.replace`; the file at
+    ``path`` is then checked to be ours, and the folder fsynced (best effort). When anything
+    fails -- the block, the flush on a full disk, another user's renaming -- the temporary file
+    is removed, ``path`` is left untouched (unless another user replaced it), and an
+    :class:`OutputError` names ``path`` (never the temporary file) and ``what`` was being written
+    (``"model"``, ``"checkpoint"``, ...); other exceptions from the block propagate unchanged.
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"mode: expected 'wb' or 'w', found {mode!r}")
@@ -100,40 +134,62 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", what: str = "fi
                                           suffix=".tmp", delete=False, **kwargs)
     except OSError as exc:
         raise OutputError(target, what, exc) from None
+    fd = -1
     try:
         yield tmp
         tmp.flush()
-        os.fsync(tmp.fileno())
+        fd = os.dup(tmp.fileno())  # kept past the close: the file is checked by it after the rename
+        os.fsync(fd)
         tmp.close()
-        os.chmod(tmp.name, 0o666 & ~_current_umask())
+        _check_in_place(tmp.name, fd)  # still 0600 if another user has moved it: readable by us alone
+        os.fchmod(fd, _replaced_mode(target, 0o666 & ~_current_umask()))
         os.replace(tmp.name, target)
+        _check_in_place(target, fd)
     except BaseException as exc:
         with contextlib.suppress(OSError, ValueError):
             tmp.close()  # flushes again, which fails again on a full disk: never mind
         if not tmp.closed:  # the close failed half-way: release the descriptor anyway
             with contextlib.suppress(OSError):
                 os.close(tmp.fileno())
-        with contextlib.suppress(OSError):
-            os.unlink(tmp.name)
+        if fd >= 0 and same_file(tmp.name, fd):  # never a file another user put at its name
+            with contextlib.suppress(OSError):
+                os.unlink(tmp.name)
+        elif fd < 0:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp.name)
+        if fd >= 0:
+            os.close(fd)
         if isinstance(exc, OSError):
-            raise OutputError(target, what, exc) from None
+            raise OutputError(target, what, exc.strerror or str(exc)) from None
         raise
+    os.close(fd)
     _fsync_directory(folder)
+
+
+def same_file(name: str, fd: int) -> bool:
+    """Whether the name ``name`` (not followed) is the file open as ``fd``: what is checked before
+    removing a name that another user could have replaced."""
+    try:
+        there, held = os.lstat(name), os.fstat(fd)
+    except OSError:
+        return False
+    return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
 
 
 @contextlib.contextmanager
 def atomic_folder(path: str | os.PathLike[str], what: str = "folder", replaces: str = "") -> Iterator[str]:
     """:func:`atomic_write` for a folder of files: yields a temporary folder
-    ``.NAME.XXXXXXXX.tmp`` beside ``path`` to write the files into (each one fsynced by the
-    caller's writes being closed); when the block ends normally it becomes ``path``. An existing
-    ``path`` is replaced only if it holds the file ``replaces`` (a folder this writer made
+    ``.NAME.XXXXXXXX.tmp`` beside ``path`` (mode 0700 while it is written) to write the files
+    into (each one fsynced by the caller's writes being closed); when the block ends normally it
+    becomes ``path``, its permissions set through a descriptor opened with ``O_NOFOLLOW``. An
+    existing ``path`` is replaced only if it holds the file ``replaces`` (a folder this writer made
     before); it is renamed away first and removed after, so a crash in between leaves the old
     folder as ``.NAME.XXXXXXXX.tmp``, swept by the next run that locks ``path``. On failure the
     temporary folder is removed and an :class:`OutputError` names ``path``."""
     target = os.fspath(path).rstrip(os.sep) or os.sep
     parent = os.path.dirname(os.path.abspath(target))
     name = os.path.basename(os.path.abspath(target))
-    if os.path.lexists(target) and not (os.path.isdir(target) and replaces
+    if os.path.lexists(target) and not (os.path.isdir(target) and not os.path.islink(target) and replaces
                                         and os.path.isfile(os.path.join(target, replaces))):
         raise OutputError(target, what, "it exists and is not one written by ldacli: "
                                         "refusing to replace it (remove it, or choose another name)")
@@ -141,25 +197,32 @@ def atomic_folder(path: str | os.PathLike[str], what: str = "folder", replaces: 
         tmp = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent)
     except OSError as exc:
         raise OutputError(target, what, exc) from None
+    fd = -1
     try:
+        fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         yield tmp
-        for entry in os.listdir(tmp):
-            fd = os.open(os.path.join(tmp, entry), os.O_RDONLY)
+        for entry in os.listdir(fd):
+            efd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
             try:
-                os.fsync(fd)
+                os.fsync(efd)
             finally:
-                os.close(fd)
-        os.chmod(tmp, 0o777 & ~_current_umask())
+                os.close(efd)
+        os.fchmod(fd, 0o777 & ~_current_umask())
         old = None
         if os.path.lexists(target):
             old = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent)
             os.replace(target, old)
         os.replace(tmp, target)
+        _check_in_place(target, fd)
     except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if fd < 0 or same_file(tmp, fd):
+            shutil.rmtree(tmp, ignore_errors=True)
+        if fd >= 0:
+            os.close(fd)
         if isinstance(exc, OSError):
-            raise OutputError(target, what, exc) from None
+            raise OutputError(target, what, exc.strerror or str(exc)) from None
         raise
+    os.close(fd)
     _fsync_directory(parent)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
@@ -167,7 +230,7 @@ def atomic_folder(path: str | os.PathLike[str], what: str = "folder", replaces: 
 
 def stale_temporaries(path: str | os.PathLike[str]) -> list[str]:
     """The temporary files of :func:`atomic_write` for ``path`` left in its folder by runs that
-    died before renaming them (``kill -9``, a crash). Only call this while holding the lock on
+    died before renaming them (``kill -9``, a crash): this user's only. Only call this while holding the lock on
     ``path`` (:mod:`ldacli.locking`), so that no live run's temporary file is among them."""
     target = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(target))
@@ -176,7 +239,47 @@ def stale_temporaries(path: str | os.PathLike[str]) -> list[str]:
         names = os.listdir(folder)
     except OSError:
         return []
-    return sorted(os.path.join(folder, n) for n in names if pattern.fullmatch(n))
+    mine = getattr(os, "geteuid", lambda: None)()
+    found = []
+    for n in names:
+        if pattern.fullmatch(n):
+            try:
+                owner = os.lstat(os.path.join(folder, n)).st_uid
+            except OSError:
+                continue
+            if mine is None or owner == mine:  # another user's file of that name is theirs
+                found.append(os.path.join(folder, n))
+    return sorted(found)
+
+
+_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISFIFO, "a pipe"), (stat.S_ISSOCK, "a socket"))
+
+
+def open_regular(path: str | os.PathLike[str], name: str | None = None) -> BinaryIO:
+    """``path`` opened for reading, binary, once it is known to be a regular file (a symbolic
+    link to one is fine): a device (``/dev/zero`` never ends), a pipe or a socket is refused with
+    an :class:`InputError` naming ``name`` (default ``path``) before a byte is read -- standard
+    input, given as ``-``, is the way to read a pipe. Opened without blocking (a pipe with no
+    writer would hang the open), then checked by descriptor."""
+    path = os.fspath(path)
+    name = path if name is None else name
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            found = next((what for test, what in _FILE_TYPES if test(mode)), "a special file")
+            hint = " (give - to read standard input)" if found in ("a pipe", "a character device") else ""
+            raise InputError(name, None, f"expected a file, found {found}{hint}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _read_error(name: str, line: int | None, exc: BaseException, compressed: bool) -> InputError:
@@ -219,13 +322,7 @@ class Source:
             if isinstance(data, str):
                 data = data.encode("utf-8")
             return cls("<stdin>", None, bytes(data))
-        if os.path.isdir(path):
-            raise InputError(path, None, "expected a file, found a directory")
-        try:
-            with open(path, "rb"):
-                pass
-        except OSError as exc:
-            raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+        open_regular(path).close()
         return cls(path, path, None)
 
     @classmethod
@@ -266,10 +363,7 @@ class Source:
         elif self.path is None:
             raw = io.BytesIO(self.data or b"")
         else:
-            try:
-                raw = open(self.path, "rb")
-            except OSError as exc:
-                raise InputError(self.name, None, f"cannot read: {exc.strerror or exc}") from None
+            raw = open_regular(self.path, self.name)
         try:
             try:
                 head = raw.peek(2)[:2] if hasattr(raw, "peek") else raw.read(2)
@@ -336,11 +430,13 @@ def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[
 
     Each block holds whole lines, each ending in ``\\n`` except possibly the very last line of
     the input; line numbers start at 1. A UTF-8 byte-order mark at the start is dropped. A line
-    longer than ``block_size`` is returned whole in a larger block.
+    longer than ``block_size`` is returned whole in a larger block; one longer than
+    :data:`MAX_LINE_BYTES` is an :class:`InputError` naming it, before it is held whole.
     """
     with source.stream() as (stream, compressed):
         lineno = 1
         pending: list[bytes] = []  # pieces of a line not yet ended
+        held = 0  # their bytes
         first = True
         while True:
             try:
@@ -356,7 +452,12 @@ def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[
             cut = chunk.rfind(b"\n") + 1
             if cut == 0:
                 pending.append(chunk)
+                held += len(chunk)
+                if held > MAX_LINE_BYTES:
+                    raise InputError(source.name, lineno, f"expected lines of at most {MAX_LINE_BYTES >> 20} MiB, "
+                                                          f"found a longer one (a file without line breaks?)")
                 continue
+            held = len(chunk) - cut
             block = b"".join(pending) + chunk[:cut] if pending else chunk[:cut]
             pending = [chunk[cut:]] if cut < len(chunk) else []
             yield lineno, block
@@ -381,7 +482,7 @@ def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
 def file_sha256(path: str) -> str:
     """SHA-256 of a file's bytes: how a model names its parent."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

@@ -6,7 +6,7 @@ training and warm starts all go through here:
 * :func:`estimate_theta` -- posterior-mean topic proportions of documents given the topics, by
   exact Gibbs sampling with the topics held fixed (kernel
   ``ldacli._fixed_topics.theta_of_documents``, O(topics of the document) per token),
-  every document on its own random stream (:func:`ldacli.seeds.content_keys`): a document's
+  every document on its own random stream (:func:`ldacli.random_streams.content_keys`): a document's
   row depends on the model, its tokens and the seed, not on the documents around it;
 * :func:`fold_in` -- a topic for every token under fixed topics (a warm start's first state);
 * :func:`completion_split` -- each document's tokens cut into an observed and a scored half;
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import checks, seeds
+from ldacli import checks, random_streams
 from ldacli._fixed_topics import document_draws, prior_alias_tables, sfc64_layout_matches, theta_of_documents
 from ldacli.corpus import Corpus
 from ldacli.counts import doc_pointers
@@ -83,7 +83,7 @@ def check_document_streams() -> None:
     """Refuse to run when numpy's SFC64 is not laid out as the kernels expect (they set a
     document's state through its struct): checked once per process, by reading the struct of
     an SFC64 whose state was set through the Python interface, then by comparing the kernel's
-    draws with the Python interface's (:func:`ldacli.seeds.document_generator`)."""
+    draws with the Python interface's (:func:`ldacli.random_streams.document_generator`)."""
     words = np.array([11, 12, 13, 14], dtype=np.uint64)
     sfc64 = np.random.SFC64()
     sfc64.state = {"bit_generator": "SFC64", "state": {"state": words}, "has_uint32": 0, "uinteger": 0}
@@ -91,7 +91,7 @@ def check_document_streams() -> None:
     ours = np.zeros(9)
     if layout:
         document_draws(words[:2], 15, ours, np.random.Generator(np.random.SFC64()))
-    if not layout or not np.array_equal(ours, seeds.document_generator(15, words[:2]).random(9)):
+    if not layout or not np.array_equal(ours, random_streams.document_generator(15, words[:2]).random(9)):
         raise LdacliError(f"numpy {np.__version__} lays out its SFC64 generator's state in a way ldacli does not "
                           f"know: the per-document random streams of infer and perplexity cannot be set")
 
@@ -122,8 +122,8 @@ def sample_documents(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, 
     z = np.zeros(words.size, dtype=np.int32)
     theta = np.zeros((B + 1 if B > 1 else B, D, K))
     rng = np.random.Generator(np.random.SFC64())
-    theta_of_documents(words, doc_ptr, seeds.content_keys(words, doc_ptr), key, phi_wk, prior.prob, prior.alias,
-                       prior.total, alpha,
+    theta_of_documents(words, doc_ptr, random_streams.content_keys(words, doc_ptr), key, phi_wk, prior.prob,
+                       prior.alias, prior.total, alpha,
                        float(np.sum(alpha)), batch_of_sweep, batch_sweeps, z, theta, np.zeros(3 * K, np.int32),
                        np.zeros(K * (B + 1)), rng)
     return z, theta
@@ -134,7 +134,7 @@ def theta_of_chunk(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, wo
                    key: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """:func:`estimate_theta` for one chunk of documents (``doc_ptr`` from 0), with the
     word-major topics ``phi_wk`` (V, K), their :class:`PriorTables` and the run's
-    :func:`ldacli.seeds.document_key`; a plain function of its arguments, so threads or Dask
+    :func:`ldacli.random_streams.document_key`; a plain function of its arguments, so threads or Dask
     workers can run it."""
     _, theta = sample_documents(phi_wk, prior, alpha, key, words, doc_ptr, *sweep_batches(iterations, burn_in,
                                                                                              batches))
@@ -198,7 +198,7 @@ def theta_stream(phi: np.ndarray, alpha: np.ndarray, blocks: Iterable[tuple[np.n
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     phi_wk = np.ascontiguousarray(np.asarray(phi).T, dtype=np.float64)
     prior = PriorTables.of(phi_wk, alpha)
-    key = seeds.document_key(seed)
+    key = random_streams.document_key(seed)
     window = WINDOW_PER_WORKER * (threads if client is None else max(1, len(client.scheduler_info()["workers"])))
     chunks = enumerate(cut_chunks(blocks))
     bar = tqdm(disable=not progress, file=sys.stderr, unit="chunk", leave=False)
@@ -228,7 +228,7 @@ def estimate_theta(phi: np.ndarray, alpha: np.ndarray, words: np.ndarray, doc_pt
     ``burn_in`` sweeps, the point estimate ``(n_dk + alpha_k) / (N_d + sum(alpha))`` is averaged
     over the remaining sweeps. Documents without tokens get the normalised prior. Every
     document is sampled on its own stream, from ``seed`` and its tokens
-    (:func:`ldacli.seeds.content_keys`): its row is the same alone or among others, in any
+    (:func:`ldacli.random_streams.content_keys`): its row is the same alone or among others, in any
     position, and two documents of the same tokens get the same row. The documents are cut into
     :func:`theta_chunks` and run on ``threads`` threads or, with a Dask ``client``, on its
     workers, with the same result (this is :func:`theta_stream` over one block). Returns
@@ -354,7 +354,7 @@ def holdout_split(corpus: Corpus, fraction: float, seed: int) -> tuple[Corpus, C
     if D < 2:
         raise LdacliError(f"holdout: expected at least 2 documents to hold some out, found {D}")
     n_held = min(max(1, round(fraction * D)), D - 1)
-    held_docs = np.sort(seeds.generator(seed).choice(D, size=n_held, replace=False)).astype(np.int64)
+    held_docs = np.sort(random_streams.generator(seed).choice(D, size=n_held, replace=False)).astype(np.int64)
     mask = np.zeros(D, dtype=bool)
     mask[held_docs] = True
 

@@ -19,22 +19,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldacli import checks, seeds, settings
+from ldacli import checks, random_streams, settings
 from ldacli.api_input import as_corpus, as_model, reading_of
 from ldacli.corpus import Corpus
 from ldacli.errors import SettingError
 from ldacli.counts import tokens_of
 from ldacli.fileio import atomic_write
 from ldacli.fixed_topics import BURN_IN, ITERATIONS, theta_stream
-from ldacli.methods.cluster import SCHEDULER, cluster
+from ldacli.dask_connection import SCHEDULER, cluster
 from ldacli.model import Inference, Model, file_header
 from ldacli.npz import StreamedArray, write_npz_members
 from ldacli.parallel import THREADS, check_threads
-from ldacli.seeds import SEED
+from ldacli.random_streams import SEED
 from ldacli.settings import Integer, Real, Setting
 from ldacli.signatures import takes_settings
 from ldacli.formats.read import READING_FOR_MODEL
-from ldacli.tables import BATCH_ROWS, Table, batched, write_table
+from ldacli.table_formats import BATCH_ROWS, Table, batched, write_table
 from ldacli.version import __version__
 
 # The settings of ``infer``.
@@ -75,7 +75,7 @@ def infer_chunks(model: Model, blocks: Iterable[Corpus], *, iterations: int | No
     """Topic proportions of the documents of ``blocks`` (corpora over the model's vocabulary,
     in order) as ``(doc_ids, theta)`` chunks, in document order, as they are estimated
     (:func:`ldacli.fixed_topics.theta_stream`; ``seed`` is the entropy, see
-    :func:`ldacli.seeds.resolve`)."""
+    :func:`ldacli.random_streams.resolve`)."""
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads))
     ids: deque[str] = deque()
 
@@ -126,7 +126,7 @@ def infer(model, corpus, *, progress: bool = False, **given) -> tuple[Inference,
     either, and counted apart (the params' ``removed_tokens``). Without ``seed``, fresh entropy
     is drawn and recorded in the inference's params. The documents run on ``threads`` threads
     (all cores) or on the workers of a Dask ``scheduler`` (see
-    :data:`~ldacli.methods.cluster.SCHEDULER`); the result is the same.
+    :data:`~ldacli.dask_connection.SCHEDULER`); the result is the same.
     """
     reading = reading_of(given, READING_FOR_MODEL)
     settings.check_names(SETTINGS, given)
@@ -135,7 +135,7 @@ def infer(model, corpus, *, progress: bool = False, **given) -> tuple[Inference,
     corpus = as_corpus(corpus, reading=reading, model=model)
     aligned, _ = corpus.align(model.vocab, frozenset(model.removed_words))
     dropped = aligned.dropped_tokens
-    entropy = seeds.resolve(v["seed"])
+    entropy = random_streams.resolve(v["seed"])
     with cluster(v["scheduler"]) as client:
         parts = list(infer_chunks(model, [aligned], iterations=v["iterations"], burn_in=v["burn_in"], seed=entropy,
                                   threads=v["threads"], client=client, progress=progress))
@@ -216,11 +216,11 @@ def write_inference(model: Model, stream, output: str, format: str, *, out=None,
     the model's vocabulary, made with ``fingerprint=True`` for npz) and write their proportions
     as they come to ``output`` (atomically) or to the binary stream ``out``: ``format`` npz
     (the :class:`~ldacli.model.Inference` file, its theta written through a temporary file
-    beside it, never held whole) or a table format of :mod:`ldacli.tables` (the doc-topics table
+    beside it, never held whole) or a table format of :mod:`ldacli.table_formats` (the doc-topics table
     of :mod:`ldacli.export`: dense, or sparse with ``min_proportion``/``top_topics``)."""
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))
     min_proportion, top_topics = check_table(format, min_proportion=min_proportion, top_topics=top_topics)
-    entropy = seeds.resolve(v["seed"])
+    entropy = random_streams.resolve(v["seed"])
     with cluster(v["scheduler"]) as client:
         chunks = infer_chunks(model, stream.blocks(), iterations=v["iterations"], burn_in=v["burn_in"], seed=entropy,
                               threads=v["threads"], client=client, progress=progress)

@@ -11,9 +11,10 @@ import numpy as np
 
 from ldacli import checks
 from ldacli.errors import InputError
-from ldacli.methods.driver import METHODS
+from ldacli.methods.registry import METHODS
 from ldacli.model import Checkpoint, Model
-from ldacli.npz import read_npz, scalar
+from ldacli.fileio import open_regular
+from ldacli.npz import file_kind
 
 # Up to this many topics, every alpha is listed in the text output (JSON always lists them).
 ALPHA_LISTED = 10
@@ -30,8 +31,8 @@ def _kind(path: str) -> str | None:
     """The ``kind`` stored in an ``.npz``, or None when it cannot be told (the loader then
     reports what is wrong with the file)."""
     try:
-        arrays = read_npz(path)
-        return scalar(path, arrays, "kind", "U") if "kind" in arrays else None
+        with open_regular(path) as f:
+            return file_kind(f)
     except InputError:
         return None
 

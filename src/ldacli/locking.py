@@ -18,14 +18,16 @@ not locked.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 
 from ldacli.errors import LockedError, OutputError
-from ldacli.fileio import stale_temporaries
+from ldacli.fileio import same_file, stale_temporaries
 
 try:
     import fcntl
@@ -55,6 +57,43 @@ def _holder(fd: int) -> str:
     return f"PID {pid}" if pid.isdigit() else "a process"
 
 
+def _open_lock(name: str, path: str) -> int:
+    """A descriptor of the lock file ``name`` (of the output ``path``), created if missing, checked
+    before anything is written into it: never through a symbolic link (``O_NOFOLLOW``: in a shared
+    folder another user may have planted one pointing at a file of ours), a regular file of ours
+    with no other name (a hard link to a file of ours would be truncated too). Refused with an
+    :class:`OutputError` naming the output and the lock file."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        try:
+            fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:  # a killed run's, or a live run's: open it as it is
+            fd = os.open(name, flags)
+    except FileNotFoundError:
+        return -1  # removed between the two opens by the run that held it: try again
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OutputError(path, "lock file", f"{name} is a symbolic link, which ldacli never follows "
+                                                 f"(someone else may have put it there): remove it") from None
+        raise OutputError(path, "lock file", f"cannot open {name}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        problem = None
+        if not stat.S_ISREG(st.st_mode):
+            problem = "is not a regular file"
+        elif st.st_nlink != 1:
+            problem = f"has {st.st_nlink} names (a hard link to another file)"
+        elif hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            problem = f"belongs to another user (uid {st.st_uid})"
+        if problem is not None:
+            raise OutputError(path, "lock file", f"{name} {problem}: refusing to use it as a lock "
+                                                 f"(someone else may have put it there): remove it")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _acquire(path: str, deadline: float) -> int | None:
     """A descriptor of ``path``'s lock file, locked; None when the platform cannot lock. While
     it waits for another run's lock, it says so (once) on ldacli's log, naming the holder."""
@@ -63,10 +102,9 @@ def _acquire(path: str, deadline: float) -> int | None:
     name = lock_file(path)
     waiting = False
     while True:
-        try:
-            fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise OutputError(path, "lock file", exc) from None
+        fd = _open_lock(name, path)
+        if fd < 0:
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -82,13 +120,12 @@ def _acquire(path: str, deadline: float) -> int | None:
                 waiting = True
             time.sleep(POLL_SECONDS)
             continue
-        try:
-            same = os.stat(name).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+        if same_file(name, fd):
+            try:  # who holds it, for a run that waits: a full disk only costs that message
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+            except OSError:
+                pass
             return fd
         os.close(fd)  # the holder we waited for removed it: lock the new one
 
@@ -96,8 +133,10 @@ def _acquire(path: str, deadline: float) -> int | None:
 def _release(path: str, fd: int | None) -> None:
     if fd is None:
         return
-    with contextlib.suppress(OSError):
-        os.unlink(lock_file(path))
+    name = lock_file(path)
+    if same_file(name, fd):  # ours still: never another file put at its name since
+        with contextlib.suppress(OSError):
+            os.unlink(name)
     os.close(fd)
 
 

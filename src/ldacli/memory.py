@@ -17,7 +17,8 @@ GIB = 1 << 30
 
 def available_bytes() -> int | None:
     """Memory available to this process now: the kernel's MemAvailable, capped by a cgroup
-    memory limit when there is one; None where the platform does not say."""
+    memory limit and by the room left under ``RLIMIT_AS`` and ``RLIMIT_DATA`` when there are
+    some; None where the platform does not say."""
     found = None
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
@@ -41,11 +42,49 @@ def available_bytes() -> int | None:
             room = max(0, int(limit) - usage)
             found = room if found is None else min(found, room)
         break
+    room = _rlimit_room()
+    if room is not None:
+        found = room if found is None else min(found, room)
     return found
+
+
+def _rlimit_room() -> int | None:
+    """What this process may still map under its ``RLIMIT_AS`` (address space, as ``ulimit -v``
+    and SGE's h_vmem set it) and ``RLIMIT_DATA`` limits, from its current sizes (VmSize,
+    VmData); None without a limit."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return None
+    used = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith(("VmSize:", "VmData:")):
+                    used[line.split(":")[0]] = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    room = None
+    for limit, field in ((resource.RLIMIT_AS, "VmSize"), (getattr(resource, "RLIMIT_DATA", None), "VmData")):
+        if limit is None or field not in used:
+            continue
+        soft = resource.getrlimit(limit)[0]
+        if soft != resource.RLIM_INFINITY:
+            left = max(0, soft - used[field])
+            room = left if room is None else min(room, left)
+    return room
 
 
 def _size(n: float) -> str:
     return f"{n / GIB:.1f} GiB" if n >= GIB / 10 else f"{n / (1 << 20):.0f} MiB"
+
+
+def out_of_memory(what: str) -> LdacliError:
+    """The one-line refusal for a :class:`MemoryError` met while doing ``what`` (an allocation
+    that the estimates did not foresee)."""
+    available = available_bytes()
+    room = f" ({_size(available)} is available)" if available is not None else ""
+    return LdacliError(f"{what}: out of memory{room}; use fewer topics or a smaller corpus, or free memory")
 
 
 def check_fits(what: str, needed: float) -> None:

@@ -164,7 +164,8 @@ class Model:
     def read_params(path: str) -> dict:
         """The ``params`` of the model at ``path``, without reading its arrays."""
         path = checks.path("path", path, "the path of a model file")
-        return read_file(path, "model", READABLE_VERSIONS, members=("kind", "format_version", "params"))[1]
+        return checked_params(path, read_file(path, "model", READABLE_VERSIONS,
+                                              members=("kind", "format_version", "params"))[1])
 
     @classmethod
     def load(cls, path: str) -> "Model":
@@ -187,7 +188,7 @@ class Model:
             doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (theta.shape[0],))],
             loglik_iterations=iterations,
             loglik_per_token=array(path, a, "loglik_per_token", "f", iterations.shape),
-            params=_checked_tokenizer(path, _checked_names(path, params, K)),
+            params=_checked_tokenizer(path, _checked_names(path, checked_params(path, params), K)),
             removed_words=read_word_list(path, a, "removed_words") if "removed_words" in a else [],
         )
 
@@ -262,7 +263,8 @@ class Checkpoint:
     def read_params(path: str) -> dict:
         """The ``params`` of the checkpoint at ``path``, without reading its arrays."""
         path = checks.path("path", path, "the path of a checkpoint file")
-        return read_file(path, "checkpoint", READABLE_VERSIONS, members=("kind", "format_version", "params"))[1]
+        return checked_params(path, read_file(path, "checkpoint", READABLE_VERSIONS,
+                                              members=("kind", "format_version", "params"))[1])
 
     @classmethod
     def load(cls, path: str) -> "Checkpoint":
@@ -289,7 +291,7 @@ class Checkpoint:
         vocab = [str(w) for w in array(path, a, "vocab", "U", (None,))] if "vocab" in a else None
         header = ("format_version", "kind", "params", "vocab") + cls.COMMON
         return cls(
-            params=_checked_names(path, params, alpha.size),
+            params=_checked_names(path, checked_params(path, params), alpha.size),
             iteration=iteration,
             rng_states=json_object(path, a, "rng_states", list),
             loglik_iterations=iterations,
@@ -353,6 +355,54 @@ def _checked_names(path: str, params: dict, n_topics: int) -> dict:
     return params
 
 
+# What the params a file records hold where commands read them (info, report, diff, a warm start):
+# a type, a tuple of alternatives, [item] for a list of items, {key: ...} for an object whose keys
+# are optional unless they end in !. A received file may hold anything there.
+_COUNT = "count"
+_LINK = {"path": str, "sha256": str, "method": (str, None), "n_topics": _COUNT, "corpus_fingerprint": (str, None)}
+PARAMS_SHAPES = {
+    **{k: str for k in ("method", "ldacli_version", "corpus_source", "corpus_format", "corpus_fingerprint", "trace",
+                        "stop_reason")},
+    **{k: _COUNT for k in ("n_docs", "n_tokens", "n_words", "n_topics", "iterations", "iterations_done")},
+    "warm_start": (None, str, {**_LINK, "new_words": _COUNT, "gone_words": _COUNT, "fold_in_sweeps": _COUNT,
+                               "descent": [(_COUNT, None)], "added": [_COUNT], "removed": [_COUNT]}),
+    "lineage": [_LINK],
+    "seeded": (None, {"topics!": [{"topic!": _COUNT, "name!": str, "words!": [str], "unknown!": [str]}], "source": str,
+                      "strength": (float, None), "found": _COUNT, "given": _COUNT}),
+    "id_stability": (None, {"kept": _COUNT, "topics": _COUNT, "median_distance": float, "max_distance": float}),
+}
+
+
+def _fits(value, shape) -> bool:
+    """Whether ``value`` (parsed JSON) has the ``shape`` of :data:`PARAMS_SHAPES`."""
+    if isinstance(shape, tuple):
+        return any(_fits(value, s) for s in shape)
+    if shape is None:
+        return value is None
+    if shape == _COUNT:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if shape is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+    if isinstance(shape, list):
+        return isinstance(value, list) and all(_fits(v, shape[0]) for v in value)
+    if isinstance(shape, dict):  # a key ending in ! must be there
+        return (isinstance(value, dict) and all(k[:-1] in value for k in shape if k.endswith("!"))
+                and all(_fits(v, shape.get(k, shape.get(k + "!"))) for k, v in value.items()
+                        if k in shape or k + "!" in shape))
+    return isinstance(value, shape)
+
+
+def checked_params(path: str, params: dict) -> dict:
+    """``params`` after checking that what commands read of them has the shape ldacli writes
+    (:data:`PARAMS_SHAPES`): an :class:`InputError` naming the file and the key, never a
+    traceback where a number or a list was expected."""
+    for key, shape in PARAMS_SHAPES.items():
+        if key in params and not _fits(params[key], shape):
+            raise InputError(path, None, f"expected params '{key}' as ldacli records it, found "
+                                         f"{json.dumps(params[key])[:80]}")
+    return params
+
+
 def _checked_tokenizer(path: str, params: dict) -> dict:
     """``params`` after checking the tokenizer settings they record (a model's token pattern is
     run on the text that ``infer`` reads: it must be one the tokenizer accepts)."""
@@ -378,6 +428,9 @@ def read_word_list(path: str, arrays: dict, name: str) -> list[str]:
                                      f"shape {raw.shape}")
     try:
         words = json.loads(raw.tobytes().decode("utf-8"))
+    except RecursionError:
+        raise InputError(path, None, f"expected a JSON list of words in '{name}', found values nested too "
+                                     f"deeply") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(path, None, f"expected a JSON list of words in '{name}', found invalid text ({exc})") from None
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
@@ -460,6 +513,7 @@ class Inference:
         """Read an inference ``.npz`` written by :meth:`save`."""
         path = checks.path("path", path, "the path of an inference file")
         a, params = read_file(path, "inference", READABLE_VERSIONS)
+        params = checked_params(path, params)
         theta = array(path, a, "theta", "f", (None, None), minimum=0)
         _rows_sum_to_one(path, "theta", theta)
         doc_ids = array(path, a, "doc_ids", "U", (theta.shape[0],))

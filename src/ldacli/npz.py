@@ -24,10 +24,13 @@ from typing import IO, Any
 import numpy as np
 
 from ldacli.errors import InputError
-from ldacli.fileio import atomic_write
+from ldacli.fileio import atomic_write, open_regular
+from ldacli.memory import check_fits
 
 # What a damaged archive can raise while it is read.
 _DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError, RuntimeError, KeyError)
+# The most that deflate can expand (258 bytes from about 2 bits): a member declaring more is lying.
+MAX_DEFLATE_RATIO = 1032
 # A 'kind' member is a short string; anything bigger is not an ldacli file's.
 _MAX_KIND_BYTES = 4096
 # The rows of an array written by rows (StreamedArray.by_rows) held at a time.
@@ -125,16 +128,18 @@ def _header(member) -> tuple[tuple[int, ...], bool, np.dtype]:
 
 
 def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = None,
-             members: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+             members: tuple[str, ...] | None = None, compressed: bool = False) -> dict[str, np.ndarray]:
     """All arrays of the ``.npz`` at ``path`` (or in ``file``, then ``path`` only names it), or
     only those named in ``members``, each checked as the module docstring says; ``what`` is what
-    errors say was expected."""
+    errors say was expected. A compressed member is refused (ldacli writes none: its size could
+    not be known before it is decompressed), or with ``compressed`` (a corpus another tool
+    wrote, ``scipy.sparse.save_npz``) read when deflate could have made it (a ratio of at most
+    :data:`MAX_DEFLATE_RATIO`) and what all the members declare fits in memory."""
+    if file is None:
+        with open_regular(path) as f:
+            return read_npz(path, what, f, members, compressed)
     try:
-        zf = zipfile.ZipFile(path if file is None else file)
-    except FileNotFoundError:
-        raise InputError(path, None, "cannot read: no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "expected a file, found a directory") from None
+        zf = zipfile.ZipFile(file)
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
     except _DAMAGE:
@@ -142,6 +147,8 @@ def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = Non
                                      f"file, or a truncated or damaged one") from None
     arrays = {}
     with zf:
+        wanted = [info for info in zf.infolist() if members is None or info.filename[:-4] in members]
+        _check_compression(path, wanted, compressed)
         for info in zf.infolist():
             name = info.filename
             if not name.endswith(".npy"):
@@ -170,6 +177,27 @@ def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = Non
             except _DAMAGE as exc:
                 raise InputError(path, None, f"damaged: array '{key}' cannot be read ({_reason(exc)})") from None
     return arrays
+
+
+def _check_compression(path: str, infos: list[zipfile.ZipInfo], compressed: bool) -> None:
+    """Refuse what the members ``infos`` could decompress to before any is read (see
+    :func:`read_npz`)."""
+    for info in infos:
+        key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+        if info.compress_type == zipfile.ZIP_STORED:
+            continue
+        if not compressed:
+            raise InputError(path, None, f"expected uncompressed arrays, as ldacli writes them, found '{key}' "
+                                         f"compressed (its size is only known once decompressed)")
+        if info.compress_type != zipfile.ZIP_DEFLATED:
+            raise InputError(path, None, f"expected arrays stored or deflated (as numpy writes them), found "
+                                         f"'{key}' compressed by method {info.compress_type}")
+        if info.file_size > MAX_DEFLATE_RATIO * max(info.compress_size, 1):
+            raise InputError(path, None, f"damaged: array '{key}' declares {info.file_size} bytes from "
+                                         f"{info.compress_size} compressed, more than deflate can give "
+                                         f"({MAX_DEFLATE_RATIO}:1)")
+    if any(info.compress_type != zipfile.ZIP_STORED for info in infos):  # a stored one holds what it declares
+        check_fits(f"{path}: the arrays it declares", sum(info.file_size for info in infos))
 
 
 def file_kind(file: IO[bytes]) -> str | None:
@@ -240,6 +268,8 @@ def json_object(path: str, arrays: dict, name: str, kind: type):
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(path, None, f"expected JSON in '{name}', found invalid text ({exc})") from None
+    except RecursionError:
+        raise InputError(path, None, f"expected JSON in '{name}', found values nested too deeply") from None
     if not isinstance(value, kind):
         raise InputError(path, None, f"expected a JSON {'object' if kind is dict else 'list'} in '{name}', "
                                      f"found {type(value).__name__}")

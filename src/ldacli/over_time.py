@@ -1,5 +1,5 @@
 """The outputs of ``ldacli history`` and ``ldacli trends``: text for people, JSON, tables (TSV,
-CSV, JSON lines, Parquet: :mod:`ldacli.tables`) and pages, the pages in the report's frame
+CSV, JSON lines, Parquet: :mod:`ldacli.table_formats`) and pages, the pages in the report's frame
 (:func:`ldacli.webpage.page`: one self-contained file, its Content-Security-Policy, every
 string from a model escaped, phone and desktop layouts).
 
@@ -26,7 +26,7 @@ from typing import IO
 import numpy as np
 
 from ldacli import topic_history, topic_trends
-from ldacli.tables import TABLE_FORMATS, text_writer, write_table
+from ldacli.table_formats import TABLE_FORMATS, text_writer, write_table
 from ldacli.version import __version__
 from ldacli.webpage import javascript_bundle, page, text, vl_convert
 

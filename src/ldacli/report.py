@@ -28,6 +28,7 @@ Colours are a colour-blind-safe pair (blue, orange); the page reads at a laptop'
 
 from __future__ import annotations
 
+import io
 import os
 import time
 
@@ -37,9 +38,10 @@ from ldacli.corpus import Corpus
 from ldacli.diff import diff_models, js_distances
 from ldacli.export import topic_names
 from ldacli.inference import corpus_theta
-from ldacli.fileio import atomic_write, file_sha256
+from ldacli.errors import InputError
+from ldacli.fileio import atomic_write, file_sha256, open_regular
 from ldacli.info import describe
-from ldacli.methods.driver import METHODS
+from ldacli.methods.registry import METHODS
 from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
 from ldacli.topic_coherence import coherence
@@ -110,7 +112,7 @@ def _first_words(corpus: Corpus, docs: list[int]) -> dict[int, str]:
     try:
         if corpus.format == "text" and os.path.isfile(source):
             wanted = {int(corpus.doc_ids[d]): d for d in docs}
-            with open(source, encoding="utf-8", errors="replace") as f:
+            with io.TextIOWrapper(open_regular(source), encoding="utf-8", errors="replace") as f:
                 for lineno, line in enumerate(f, start=1):
                     if lineno in wanted:
                         out[wanted[lineno]] = " ".join(line.split()[:FIRST_WORDS])
@@ -118,9 +120,10 @@ def _first_words(corpus: Corpus, docs: list[int]) -> dict[int, str]:
                             break
         elif corpus.format == "textdir" and os.path.isdir(source):
             for d in docs:
-                with open(os.path.join(source, corpus.doc_ids[d]), encoding="utf-8", errors="replace") as f:
+                with io.TextIOWrapper(open_regular(os.path.join(source, corpus.doc_ids[d])), encoding="utf-8",
+                                      errors="replace") as f:
                     out[d] = " ".join(f.read(4000).split()[:FIRST_WORDS])
-    except (OSError, ValueError):
+    except (OSError, ValueError, InputError):
         return {}
     return out
 
@@ -562,6 +565,7 @@ def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, 
 
 SELECT_K_CHARTS = (
     ("perplexity", "Held-out perplexity (document completion; lower is better)"),
+    ("balance", "Topic quality per perplexity (the rule's; higher is better)"),
     ("npmi", "NPMI coherence on the training documents (higher is better)"),
     ("distance", "Stability: JS distance between seeds (lower is better)"),
     ("matched", "Stability: topics matched across seeds"),
@@ -576,9 +580,9 @@ Promise.all(Object.entries(ldacli.data.charts).map(([key, spec]) =>
 """
 
 
-def _select_k_spec(table: list[dict], key: str, title: str, recommended: int) -> dict:
+def _select_k_spec(table: list[dict], key: str, title: str, recommended: int | None) -> dict:
     """One measure against K (log scale), its mean and one standard error over seeds as a bar,
-    the recommended K dashed."""
+    the recommended K (if any) dashed."""
     values = [{"k": r["k"], "mean": r[key], "lo": r[key] - (r.get(f"{key}_se") or 0.0),
                "hi": r[key] + (r.get(f"{key}_se") or 0.0), "se": r.get(f"{key}_se")}
               for r in table if r[key] is not None]
@@ -587,9 +591,9 @@ def _select_k_spec(table: list[dict], key: str, title: str, recommended: int) ->
     return _fluid({
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
         "title": {"text": title, "fontSize": 13}, "height": 200, "data": {"values": values},
-        "layer": [
-            {"mark": {"type": "rule", "color": ORANGE, "strokeDash": [4, 3], "strokeWidth": 2},
-             "data": {"values": [{"k": recommended}]}, "encoding": {"x": x}},
+        "layer": ([{"mark": {"type": "rule", "color": ORANGE, "strokeDash": [4, 3], "strokeWidth": 2},
+                    "data": {"values": [{"k": recommended}]}, "encoding": {"x": x}}] if recommended is not None else [])
+        + [
             {"mark": {"type": "rule", "color": BLUE},
              "encoding": {"x": x, "y": {"field": "lo", "type": "quantitative"}, "y2": {"field": "hi"}}},
             {"mark": {"type": "line", "point": True, "color": BLUE},
@@ -608,6 +612,7 @@ def write_select_k_page(result: dict, output: str) -> None:
     dashed. Needs the report extra (vl-convert's Vega bundle)."""
     table, k = result["table"], result["recommended"]
     h, s = result["heldout"], result["settings"]
+    reason = result["reason"][:1].upper() + result["reason"][1:]
 
     def cell(r, key, fmt):
         mean, se = r[key], r.get(f"{key}_se")
@@ -616,12 +621,14 @@ def write_select_k_page(result: dict, output: str) -> None:
         return (f"<td class='num' data-value='{mean!r}'>{mean:{fmt}}"
                 + (f" ± {se:{fmt}}" if se is not None else "") + "</td>")
 
-    heads = ("K", "held-out perplexity", "NPMI", "diversity", "exclusivity", "stability: JS", "matched")
+    heads = ("K", "held-out perplexity", "NPMI", "diversity", "quality/perplexity", "exclusivity", "stability: JS",
+             "matched")
     head = "".join(f"<th scope='col' data-type='num' class='num'><button>{x}</button></th>" for x in heads)
     rows = "".join(
         f"<tr class='{'selected' if r['recommended'] else ''}'><td class='num'>{r['k']}</td>"
         + cell(r, "perplexity", ".1f") + cell(r, "npmi", ".3f") + cell(r, "diversity", ".3f")
-        + cell(r, "exclusivity", ".3f") + cell(r, "distance", ".3f") + cell(r, "matched", ".2f") + "</tr>"
+        + cell(r, "balance", ".3f") + cell(r, "exclusivity", ".3f") + cell(r, "distance", ".3f")
+        + cell(r, "matched", ".2f") + "</tr>"
         for r in table)
     train = ", ".join(f"{name} {value}" for name, value in sorted(s["train"].items())) or "train's defaults"
     title = f"ldacli select-k: {os.path.basename(str(result['corpus']['source']))}"
@@ -631,7 +638,9 @@ def write_select_k_page(result: dict, output: str) -> None:
     charts = {key: _select_k_spec(table, key, name, k) for key, name in SELECT_K_CHARTS
               if any(r[key] is not None for r in table)}
     sections = [
-        f"<section id='recommendation'><h2>Recommended: K = {k}</h2><p>{text(result['reason'])}.</p>"
+        (f"<section id='recommendation'><h2>Recommended: K = {k}</h2><p>{text(reason)}.</p>" if k is not None
+         else f"<section id='recommendation'><h2>K not determined</h2><p>{text(reason)}.</p>")
+        +
         f"<p class='muted'>Rule: {text(result['rule'])}.</p></section>",
         f"<section id='table'><h2>Every K</h2><p>Mean ± standard error over {s['seeds']} seeds (stability: over "
         f"pairs of seeds; matched: topics within Jensen-Shannon distance {result['stability_threshold']:g}). "

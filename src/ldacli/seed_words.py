@@ -9,19 +9,27 @@ The file has one seeded topic a line, its name, a colon and its seed words separ
 Names follow :func:`ldacli.model.check_name` and are unique; a word may seed one topic only.
 The seeded topics become topics 0, 1, ... of the model, in the file's order, carrying their
 names; their topic-word prior favours their seed words (:func:`seed_ids` matches the words to the
-corpus's vocabulary; words it lacks are reported, not fatal).
+corpus's vocabulary; words it lacks are reported, not fatal). :func:`seeded_prior` makes a run's
+seeded topics and their prior, from a file or kept from a seeded warm start.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ldacli.corpus import Corpus
 from ldacli.errors import InputError, SettingError
 from ldacli.fileio import Source, iter_lines
 from ldacli.settings import Text
 from ldacli.model import check_name
+from ldacli.topic_word_prior import TopicWordPrior
+
+log = logging.getLogger("ldacli")
+# The default strength of a seed word's prior in its topic: this share of the word's count.
+DEFAULT_SEED_STRENGTH = 0.25
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,10 @@ class SeedWords(Text):
 
     def check(self, name: str, value):
         if isinstance(value, Mapping):
+            if not all(isinstance(v, str) or (isinstance(v, (list, tuple)) and all(isinstance(w, str) for w in v))
+                       for v in value.values()):
+                raise SettingError(name, f"{name} must be {self.describe()} (each a list of words, or one string "
+                                         f"of them), found {value!r:.80}")
             return {str(k): [str(w) for w in v] if not isinstance(v, str) else v.split() for k, v in value.items()}
         return super().check(name, value)
 
@@ -114,3 +126,55 @@ def seed_ids(topics: list[SeededTopic], vocab: list[str]) -> tuple[list[list[int
         if missing:
             unknown[t.name] = missing
     return ids, unknown
+
+
+def seeded_prior(values: dict, corpus: Corpus, method: str, kept: dict | None = None,
+                 descent: list[int | None] | None = None, notes: bool = True) -> dict | None:
+    """The seeded topics of a fresh run of ``method`` on ``corpus`` (its settings ``values``),
+    from ``values["seed_words"]`` or kept from a seeded warm start (``kept``, the parent's
+    ``params["seeded"]``, mapped through the topics' ``descent``), as the model records them
+    (``params["seeded"]``); sets ``values["topic_word_prior"]``, the prior the method samples
+    under (:class:`~ldacli.topic_word_prior.TopicWordPrior`: beta plus ``seed_strength`` times
+    each seed word's count in its topic), and ``values["seed_strength"]``. None: no seeds."""
+    K, spec = values["n_topics"], values.get("seed_words")
+    if spec is not None:
+        topics = [(k, t.name, list(t.words)) for k, t in enumerate(seeded_topics(spec))]
+        source = os.path.abspath(spec) if isinstance(spec, str) else "seed_words given in Python"
+        if len(topics) > K:
+            raise SettingError("seed_words", f"seed_words names {len(topics)} topics, more than the {K} of the run")
+    elif kept:
+        old = kept
+        topics = [(descent.index(t["topic"]), t["name"], list(t["words"])) for t in old["topics"]
+                  if t["topic"] in descent]
+        source = f"kept from the warm start {values['warm_start']}"
+        if values.get("seed_strength") is None:
+            values["seed_strength"] = old["strength"]
+        if "seed_words" not in values:  # a method without a seeded prior keeps the names only
+            log.warning("%s: method %s has no seeded prior: the warm start's seeded topics keep their names only",
+                        values["warm_start"], method)
+            return {"source": source, "strength": None, "topics": [
+                {"topic": k, "name": name, "words": words, "unknown": []} for k, name, words in topics]}
+    else:
+        return None
+    ids, unknown = seed_ids([SeededTopic(name, tuple(words)) for _, name, words in topics], corpus.vocab)
+    if values.get("seed_strength") is None:
+        values["seed_strength"] = DEFAULT_SEED_STRENGTH
+    frequency = corpus.word_frequencies()
+    cells = [(w, k) for (k, _, _), i in zip(topics, ids) for w in i]
+    values["topic_word_prior"] = TopicWordPrior.of_cells(
+        corpus.n_words, K, [w for w, _ in cells], [k for _, k in cells],
+        [values["seed_strength"] * max(1, int(frequency[w])) for w, _ in cells], source="seed_words")
+    total = sum(len(w) for _, _, w in topics)
+    found = sum(len(i) for i in ids)
+    if notes and unknown:
+        log.warning("seed words: %d of %d found in the vocabulary of %s; not found: %s", found, total, corpus.source,
+                    "; ".join(f"{name}: {' '.join(words)}" for name, words in unknown.items()))
+    elif notes:
+        log.info("seed words: all %d found in the vocabulary", total)
+    for (k, name, _), i in zip(topics, ids):
+        if not i and notes:
+            log.warning("seed words: none of topic %d %s's words is in the vocabulary: it is named, not seeded",
+                        k, name)
+    return {"source": source, "strength": values["seed_strength"], "found": found, "given": total, "topics": [
+        {"topic": k, "name": name, "words": [w for w in words if w not in unknown.get(name, ())],
+         "unknown": unknown.get(name, [])} for k, name, words in topics]}

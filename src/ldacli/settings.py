@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ldacli import checks
-from ldacli.errors import SettingError
+from ldacli.errors import InputError, SettingError
 
 
 class Role(enum.Enum):
@@ -331,7 +331,7 @@ def resume(settings: Iterable[Setting], given: dict, recorded: dict, source: str
             values[s.name] = v if v is not None else s.default_for(values)
             continue
         if s.name in recorded:
-            stored = recorded[s.name]
+            stored = _recorded_value(s, recorded[s.name], values, source)
         else:
             stored = fallback(s, values) if fallback is not None else s.default_for(values)
         if s.role is FIXED and v is not None and s.comparable(v) != s.comparable(stored) and not _auto(s, v):
@@ -339,6 +339,24 @@ def resume(settings: Iterable[Setting], given: dict, recorded: dict, source: str
                                        f"resume (given {v!r})", (s.name,))
         values[s.name] = v if (v is not None and s.role is CONTINUED) else stored
     return values
+
+
+def _recorded_value(s: Setting, value, values: dict, source: str):
+    """The value of ``s`` a checkpoint (``source``) records, checked as a given one is: a file from
+    elsewhere may hold anything there. None only where the setting may be None."""
+    try:
+        if value is None and s.default_for(values) is not None:
+            raise SettingError(s.name, f"{s.name} must be {s.type.describe()}, found None")
+        if isinstance(value, list) and isinstance(s.type, (Integer, Real)) and len(value) == values.get("n_topics"):
+            # one per topic (a warm start's alpha)
+            for v in value:
+                s.check(v)
+        else:
+            s.check(value)
+    except SettingError as exc:
+        raise InputError(source, None, f"expected the settings a checkpoint records in 'params', found {exc}") \
+            from None
+    return value
 
 
 def _auto(s: Setting, value) -> bool:

@@ -149,8 +149,11 @@ EXCLUSIVITY_WORDS = 10
 
 def diversity(phi: np.ndarray, top_words: int = DIVERSITY_WORDS) -> float:
     """The share of distinct words among the ``top_words`` most probable words of every topic of
-    ``phi`` (K, V): 1 when no two topics share a top word, 1/K when all have the same ones."""
-    top = top_word_ids(phi, top_words)
+    ``phi`` (K, V): 1 when no two topics share a top word, 1/K when all have the same ones. A
+    vocabulary of fewer than K x ``top_words`` words leaves each topic V // K words of its own
+    at most: then each topic's V // K most probable words are counted, so that the measure
+    still reaches 1 when no two topics share a top word."""
+    top = top_word_ids(phi, max(1, min(top_words, phi.shape[1] // phi.shape[0])))
     return float(np.unique(top).size / top.size)
 
 

@@ -60,7 +60,7 @@ word, 0 for the first), ``uniform_dist``, ``corpus_dist``, ``token_doc_diff`` an
 (each term of the topic's sum or mean).
 
 Flags (:data:`FLAGS`): each names a way a topic is likely junk, with thresholds measured on raw
-20 Newsgroups and KOS at K=50 (``benchmarks/diagnostics_calibration.py``, README). A flag that
+20 Newsgroups and KOS at K=50 (``benchmarks/diagnostics_calibration.py``, docs/guide/models.md). A flag that
 needs the corpus is not raised without it.
 """
 
@@ -79,7 +79,7 @@ from ldacli.errors import LdacliError
 from ldacli.inference import corpus_theta
 from ldacli.model import Model
 from ldacli.settings import Flag, Setting
-from ldacli.tables import Table
+from ldacli.table_formats import Table
 from ldacli.topic_coherence import codocument_counts, scores, top_word_ids, word_exclusivity
 
 DIAGNOSTICS = Setting("diagnostics", Flag(), False,

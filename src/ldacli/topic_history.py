@@ -51,12 +51,12 @@ from ldacli import checks
 from ldacli.diff import THRESHOLD, common_topics, js_distance_rows, lineage_of, match_topics, prevalence
 from ldacli.errors import InputError, LdacliError, SettingError
 from ldacli.escaping import printable
-from ldacli.fileio import file_sha256
+from ldacli.fileio import file_sha256, open_regular
 from ldacli.model import TOP_WORDS, Model, pandas_module
 from ldacli.npz import file_kind
 from ldacli.settings import Choice, Setting
 from ldacli.signatures import takes_settings
-from ldacli.tables import Table, batched
+from ldacli.table_formats import Table, batched
 
 ORDER = Setting("order", Choice(("lineage", "given")), "lineage",
                 "The models' order: lineage (each model after the one it was warm-started from or aligned to, "
@@ -76,9 +76,9 @@ PAIRINGS = {"descent": "warm-started from the previous model: topics paired by t
 
 def _kind(path: str) -> str | None:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return file_kind(f)
-    except OSError:
+    except (OSError, InputError):
         return None
 
 

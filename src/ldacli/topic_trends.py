@@ -32,13 +32,14 @@ documents' rows are combined: a period in only one is kept as it is; a period in
 documents of both, its shares and standard errors those of all its documents together (exact,
 from each side's counts, means and standard errors). A nightly job infers the day's new
 documents and appends their shares; run it once per batch of documents (a batch merged twice
-counts its documents twice; make's dependencies do this, see the README).
+counts its documents twice; make's dependencies do this, see docs/guide/over-time.md).
 """
 
 from __future__ import annotations
 
 import csv
 import datetime
+import io
 import json
 import math
 import os
@@ -50,12 +51,12 @@ import numpy as np
 
 from ldacli import checks
 from ldacli.errors import InputError, LdacliError, SettingError
-from ldacli.fileio import Source, iter_lines
+from ldacli.fileio import Source, iter_lines, open_regular
 from ldacli.model import Inference, Model, names_of_topics, pandas_module
 from ldacli.npz import file_kind
 from ldacli.settings import Choice, Flag, Setting, Text
 from ldacli.signatures import takes_settings
-from ldacli.tables import Table, pyarrow_modules
+from ldacli.table_formats import Table, pyarrow_modules
 from ldacli.escaping import printable
 from ldacli.topic_history import sparkline
 
@@ -407,9 +408,9 @@ def as_proportions(given) -> Proportions:
     if isinstance(given, (str, os.PathLike)) and isinstance(os.fspath(given), str) and os.fspath(given):
         path = os.fspath(given)
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 kind = file_kind(f)
-        except OSError:  # a folder, a missing file: the loader says which
+        except (OSError, InputError):  # a folder, a missing file: the loader says which
             kind = "model"
         if kind is None:
             raise InputError(path, None, "expected a model or an inference file (.npz, as ldacli infer -o FILE.npz "
@@ -530,7 +531,7 @@ def read_table(path: str, format: str) -> list[dict]:
                                              f"{', '.join(table.column_names)}")
             raw = [(None, r) for r in table.to_pylist()]
         elif format == "jsonl":
-            with open(path, encoding="utf-8") as f:
+            with io.TextIOWrapper(open_regular(path), encoding="utf-8") as f:
                 for lineno, line in enumerate(f, start=1):
                     if not line.strip():
                         continue
@@ -542,7 +543,7 @@ def read_table(path: str, format: str) -> list[dict]:
                         raise InputError(path, lineno, f"expected an object of {', '.join(names)}, found {line[:80]!r}")
                     raw.append((lineno, row))
         else:
-            with open(path, encoding="utf-8", newline="") as f:
+            with io.TextIOWrapper(open_regular(path), encoding="utf-8", newline="") as f:
                 reader = csv.reader(f, delimiter="\t" if format == "tsv" else ",")
                 header = next(reader, None)
                 if header is None:

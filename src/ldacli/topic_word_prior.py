@@ -3,7 +3,7 @@
 A seeded topic's prior favours its seed words: ``beta_kw = beta + extra_kw``, where ``extra``
 is zero except on the (topic, seed word) cells. The collapsed Gibbs samplers (dense, sparse and
 alias, on threads or Dask) sample the exact posterior under it; phi and the joint
-log-likelihood use it (:mod:`ldacli.methods.cgs`); a checkpoint carries it, so that a resumed
+log-likelihood use it (:mod:`ldacli.methods.cgs.method`); a checkpoint carries it, so that a resumed
 run samples under the same prior, and a model records it in ``params["topic_word_prior"]``.
 
 Build one with :func:`seed_prior` and give it to the method as ``settings["topic_word_prior"]``

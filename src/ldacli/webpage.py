@@ -31,6 +31,7 @@ import hashlib
 import html
 import json
 import os
+import stat
 
 from ldacli.errors import LdacliError
 from ldacli.fileio import atomic_write
@@ -81,23 +82,62 @@ def vl_convert():
 
 def javascript_bundle() -> str:
     """Vega, Vega-Lite and Vega-Embed in one script, bundled by vl-convert (a few seconds)
-    once per version, then read from the user's cache folder."""
+    once per version, then read from the user's cache folder. The cache is trusted as OpenSSH
+    trusts ``~/.ssh``: a folder and a file of this user's that no one else can write (else
+    it is not used, and not written), the file named by its SHA-256 and read only if its bytes
+    still match it (a truncated or changed bundle is bundled again): every script of every
+    report runs in its readers' browsers."""
     vlc = vl_convert()
     cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ldacli")
-    path = os.path.join(cache, f"vega-bundle-{getattr(vlc, '__version__', 'unknown')}.js")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        pass
+    prefix = f"vega-bundle-{getattr(vlc, '__version__', 'unknown')}-"
+    trusted = _own_folder(cache)
+    if trusted:
+        for name in sorted(os.listdir(cache)):
+            if name.startswith(prefix) and name.endswith(".js"):
+                bundle = _cached(os.path.join(cache, name), name[len(prefix):-3])
+                if bundle is not None:
+                    return bundle
     bundle = vlc.javascript_bundle()
+    digest = hashlib.sha256(bundle.encode("utf-8")).hexdigest()
     try:
-        os.makedirs(cache, exist_ok=True)
-        with atomic_write(path, "w", what="script cache") as f:
-            f.write(bundle)
+        if not os.path.lexists(cache):
+            os.makedirs(cache, mode=0o700)
+            trusted = _own_folder(cache)
+        if trusted:
+            with atomic_write(os.path.join(cache, f"{prefix}{digest}.js"), "w", what="script cache") as f:
+                f.write(bundle)
     except (OSError, LdacliError):
         pass  # no cache: the next report bundles again
     return bundle
+
+
+def _own_folder(path: str) -> bool:
+    """Whether ``path`` is a folder (not a link to one) of this user's that no one else can write."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def _cached(path: str, digest: str) -> str | None:
+    """The bundle in the cache file ``path``, if it is a regular file of this user's that no
+    one else can write and its bytes have the SHA-256 ``digest`` (its name's); else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            return None
+        data = f.read()
+    if hashlib.sha256(data).hexdigest() != digest:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 CSS = """

@@ -115,7 +115,7 @@ def read_mtx(name: str, data: bytes, vocab_size: int, vocab_name: str | None) ->
 
 def read_scipy_npz(name: str, data: bytes, vocab_size: int, vocab_name: str | None) -> sp.csr_array:
     """The counts (D, V) of the scipy sparse ``.npz`` ``name`` whose bytes are ``data``."""
-    arrays = read_npz(name, "a scipy sparse matrix (.npz)", io.BytesIO(data))
+    arrays = read_npz(name, "a scipy sparse matrix (.npz)", io.BytesIO(data), compressed=True)
     fmt = arrays.get("format")
     kind = fmt.item() if fmt is not None and fmt.ndim == 0 and fmt.dtype.kind in "SU" else None
     kind = kind.decode("latin-1") if isinstance(kind, bytes) else kind

@@ -10,7 +10,7 @@
 
 Each shard file, with ``vocab.txt`` beside it, is an ordinary corpus in the ``npz`` format that
 every command reads alone; every shard has the whole vocabulary's columns. Documents are cut by
-:func:`~ldacli.methods.sharded.shard_bounds`, the rule the sampler's shards follow, so shard s of
+:func:`~ldacli.partition.shard_bounds`, the rule the sampler's shards follow, so shard s of
 the folder is shard s of a run with ``--shards N`` on the whole corpus, and the two runs give the
 same bytes.
 
@@ -38,10 +38,10 @@ import scipy.sparse as sp
 from ldacli import checks
 from ldacli.counts import doc_lengths, doc_pointers, word_totals
 from ldacli.errors import InputError, LdacliError
-from ldacli.fileio import atomic_folder
+from ldacli.fileio import atomic_folder, open_regular
 from ldacli.formats.matrix import read_scipy_npz, write_scipy_npz
 from ldacli.formats.vocab import vocab_text
-from ldacli.methods.sharded import shard_bounds, shard_ranges
+from ldacli.partition import ShardRange, shard_bounds, shard_ranges
 from ldacli.npz import array, read_file, write_npz
 
 INDEX = "index.npz"
@@ -163,9 +163,9 @@ class ShardFolder:
     def doc_ptr(self) -> np.ndarray:
         return doc_pointers(self.doc_lengths)
 
-    def shard_ranges(self) -> list[dict]:
+    def shard_ranges(self) -> list[ShardRange]:
         """Each shard's documents and tokens in the corpus
-        (:func:`~ldacli.methods.sharded.shard_ranges`), 64-bit sums of the index's lengths."""
+        (:func:`~ldacli.partition.shard_ranges`), 64-bit sums of the index's lengths."""
         offsets = np.concatenate([[0], np.cumsum([int(self.doc_lengths[a:b].sum(dtype=np.int64))
                                                   for a, b in zip(self.bounds[:-1], self.bounds[1:])])])
         return shard_ranges(self.bounds, offsets)
@@ -184,10 +184,13 @@ class ShardFolder:
         index names (its SHA-256) and holds the documents it says."""
         name = os.path.join(self.path, self.files[s])
         try:
-            with open(name, "rb") as f:
+            with open_regular(name) as f:
                 data = f.read()
         except OSError as exc:
             raise InputError(name, None, f"cannot read shard {s} of {self.path}: {exc.strerror or exc}") from None
+        except InputError as exc:  # missing, or not a regular file
+            reason = exc.detail.removeprefix("cannot read: ")
+            raise InputError(name, None, f"cannot read shard {s} of {self.path}: {reason}") from None
         if hashlib.sha256(data).hexdigest() != self.sha256[s]:
             raise InputError(name, None, f"expected the shard file {INDEX} describes (SHA-256 {self.sha256[s][:12]}...), "
                                          f"found another: the folder was changed after it was written")

@@ -20,7 +20,7 @@ from ldacli.corpus import Corpus
 from ldacli.counts import CountBuilder, sort_vocabulary
 from ldacli.errors import InputError
 from ldacli.fileio import Source, iter_lines
-from ldacli.formats.parsing import decode_error
+from ldacli.formats.parsing import check_word_lengths, decode_error
 from ldacli.tokenizer import Tokenizer
 
 
@@ -34,37 +34,51 @@ def _decoded_lines(source: Source, auto: bool) -> Iterator[tuple[int, str]]:
             raise decode_error(source.name, lineno, raw, exc, auto) from None
 
 
-def _text_file_documents(source: Source, auto: bool, tokenizer: Tokenizer) -> Iterator[tuple[str, Counter[str]]]:
-    """One document per line of ``source`` (ids: line numbers), as token counts."""
+def _text_file_documents(source: Source, auto: bool, tokenizer: Tokenizer,
+                         limit: bool) -> Iterator[tuple[str, Counter[str]]]:
+    """One document per line of ``source`` (ids: line numbers), as token counts; ``limit``:
+    refuse words too long for a vocabulary (:func:`~ldacli.formats.parsing.check_word_lengths`)."""
     for lineno, line in _decoded_lines(source, auto):
-        yield str(lineno), Counter(tokenizer(line))
+        tokens = tokenizer(line)
+        if limit:
+            check_word_lengths(source.name, lineno, tokens)
+        yield str(lineno), Counter(tokens)
 
 
-def _text_dir_documents(folder: str, tokenizer: Tokenizer) -> Iterator[tuple[str, Counter[str]]]:
+def _text_dir_documents(folder: str, tokenizer: Tokenizer, limit: bool) -> Iterator[tuple[str, Counter[str]]]:
     """Each ``.txt`` file of ``folder`` as one document (sorted by name; ids: file names).
 
-    Hidden files (names starting with ``.``) and sub-folders are skipped. A name that is not
+    Hidden files (names starting with ``.``) and sub-folders are skipped; any other ``.txt``
+    that is not a regular file (a device, a pipe) is refused. A name that is not
     UTF-8 gives the id its bytes would print as (``a\\xffb.txt``): text every output can carry.
     """
     try:
         entries = sorted(
             entry.name for entry in os.scandir(folder)
-            if entry.name.endswith(".txt") and not entry.name.startswith(".") and entry.is_file()
+            if entry.name.endswith(".txt") and not entry.name.startswith(".") and not entry.is_dir()
         )
     except OSError as exc:
         raise InputError(folder, None, f"cannot read: {exc.strerror or exc}") from None
     for file_name in entries:
         counts: Counter[str] = Counter()
-        for _, line in _decoded_lines(Source.open(os.path.join(folder, file_name)), auto=False):
-            counts.update(tokenizer(line))
+        source = Source.open(os.path.join(folder, file_name))
+        for lineno, line in _decoded_lines(source, auto=False):
+            tokens = tokenizer(line)
+            if limit:
+                check_word_lengths(source.name, lineno, tokens)
+            counts.update(tokens)
         yield os.fsencode(file_name).decode("utf-8", "backslashreplace"), counts
 
 
-def text_documents(path: str, source: Source | None, auto: bool,
-                   tokenizer: Tokenizer) -> Iterator[tuple[str, Counter[str]]]:
+def text_documents(path: str, source: Source | None, auto: bool, tokenizer: Tokenizer,
+                   limit: bool = False) -> Iterator[tuple[str, Counter[str]]]:
     """The documents of a text file (``source``) or of the folder ``path`` (``source is None``)
-    as ``(id, token counts)``, one at a time."""
-    return _text_dir_documents(path, tokenizer) if source is None else _text_file_documents(source, auto, tokenizer)
+    as ``(id, token counts)``, one at a time; ``limit``: a vocabulary is built from them, so a
+    word longer than :data:`~ldacli.formats.parsing.MAX_WORD_LENGTH` is refused with its line
+    (over a fixed vocabulary it is merely unknown)."""
+    if source is None:
+        return _text_dir_documents(path, tokenizer, limit)
+    return _text_file_documents(source, auto, tokenizer, limit)
 
 
 def text_parts(path: str, source: Source | None, *, fixed: list[str], auto: bool, docs_per_part: int,
@@ -88,7 +102,7 @@ def read_text(path: str, source: Source | None, *, fixed: list[str] | None, auto
     them whose word is one of ``removed_words``) or its own, sorted; ``auto``: the format was
     detected, not given (see :func:`~ldacli.formats.parsing.decode_error`)."""
     builder = CountBuilder(fixed, removed_words)
-    for doc_id, counts in text_documents(path, source, auto, tokenizer):
+    for doc_id, counts in text_documents(path, source, auto, tokenizer, limit=fixed is None):
         builder.add(doc_id, counts)
     fmt, name = ("textdir", path) if source is None else ("text", source.name)
     if builder.n_docs == 0:

@@ -14,7 +14,7 @@ from typing import IO
 
 from ldacli.errors import InputError, LdacliError
 from ldacli.fileio import Source, iter_lines
-from ldacli.formats.parsing import decode_error
+from ldacli.formats.parsing import check_word_lengths, decode_error
 
 
 def read_vocab(path: str | os.PathLike[str], *, stdin: IO | None = None) -> list[str]:
@@ -38,6 +38,7 @@ def read_vocab(path: str | os.PathLike[str], *, stdin: IO | None = None) -> list
             continue
         if blank is not None:
             raise InputError(source.name, blank, "expected a word (one per line), found an empty line")
+        check_word_lengths(source.name, lineno, (word,), "is it a vocabulary file, one word per line?")
         if word in first_line:
             raise InputError(source.name, lineno, f"expected each word once, found {word!r} again "
                                                   f"(first on line {first_line[word]})")

@@ -3,7 +3,7 @@
 Everything around the steps (settings common to all methods, resume, checkpoints, signals, time
 limits, early stopping, the trace, progress and the model file) is the driver's
 (:mod:`ldacli.methods.driver`). A method is a subclass of :class:`Method` in its own module,
-listed in :data:`ldacli.methods.driver.METHODS`; nothing else changes to add one.
+listed in :data:`ldacli.methods.registry.METHODS`; nothing else changes to add one.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ progress bar and a log, takes the trace every ``loglik_every`` steps, stops earl
 perplexity, on a time limit or when the method converges, writes checkpoints on a schedule and
 when SIGINT/SIGTERM arrives, assembles the model and aligns it to another model's topic ids
 when asked. A method (:class:`~ldacli.methods.base.Method`) supplies only its settings, its
-state and one step.
+state and one step. Warm starts, lineage and id stability are :mod:`ldacli.methods.warm_start`'s;
+seeded topics and their prior :mod:`ldacli.seed_words`'s.
 """
 
 from __future__ import annotations
@@ -27,39 +28,33 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from ldacli import seeds, settings
+from ldacli import random_streams, settings
 from ldacli.version import __version__
 from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpus import Corpus
-from ldacli.errors import LdacliError, OutputError, SettingError
+from ldacli.errors import InputError, LdacliError, OutputError, SettingError
 from ldacli.fileio import file_sha256
-from ldacli.diff import align, match_topics
-from ldacli.fixed_topics import HeldOutEvaluator, fold_in, holdout_split
+from ldacli.diff import align
+from ldacli.fixed_topics import HeldOutEvaluator, holdout_split
 from ldacli.locking import locked
 from ldacli.memory import check_fits
-from ldacli.methods.base import Method, Start
-from ldacli.methods.cgs import CollapsedGibbs
-from ldacli.methods.cluster import SCHEDULER, ClusterLost, cluster, distributed_module
-from ldacli.methods.ugibbs import UncollapsedGibbs
-from ldacli.methods.vem import VariationalEM
+from ldacli.methods import warm_start
+from ldacli.methods.base import Method
+from ldacli.dask_connection import SCHEDULER, ClusterLost, cluster, distributed_module
+from ldacli.methods.registry import DEFAULT_METHOD, METHODS
 from ldacli.model import Checkpoint, Model
 from ldacli.npz import mapped
 from ldacli.parallel import THREADS, check_threads
-from ldacli.seeds import SEED
+from ldacli.random_streams import SEED
 from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Text
-from ldacli.seed_words import SeededTopic, seed_ids, seeded_topics
+from ldacli.seed_words import seeded_prior, seeded_topics
 from ldacli.signatures import takes_settings
 from ldacli.formats.read import READING
 from ldacli.topic_names import with_names
-from ldacli.topic_word_prior import TopicWordPrior
 from ldacli.formats.shards import ShardFolder
 from ldacli.stopping import EarlyStopping
 
 log = logging.getLogger("ldacli")
-
-# --method name -> the method; adding a method is one module and one line here.
-METHODS: dict[str, type[Method]] = {m.name: m for m in (CollapsedGibbs, VariationalEM, UncollapsedGibbs)}
-DEFAULT_METHOD = "cgs"
 
 DEFAULT_TOPICS = 20
 DEFAULT_ALPHA = 0.1
@@ -67,9 +62,6 @@ DEFAULT_BETA = 0.01
 # Priors above this are refused: the log-gamma differences of the likelihood lose all precision
 # in double arithmetic well before 1e15, and no prior that large changes a model anyway.
 MAX_PRIOR = 1e6
-
-# The default strength of a seed word's prior in its topic: this share of the word's count.
-DEFAULT_SEED_STRENGTH = 0.25
 
 # Why a run stopped (params["stopped"]).
 STOPPED = ("iterations", "converged", "early stopping", "time limit")
@@ -88,7 +80,7 @@ SETTINGS = (
     Setting("n_topics", Integer(1), DEFAULT_TOPICS, "Number of topics.", FIXED, flags=("-k", "--topics")),
     Setting("iterations", Integer(1), _of_method("DEFAULT_ITERATIONS"),
             "Sweeps in all (vem: at most this many EM iterations), those before a --resume included.",
-            CONTINUED, default_help=f"{CollapsedGibbs.DEFAULT_ITERATIONS}; vem: {VariationalEM.DEFAULT_ITERATIONS}"),
+            CONTINUED, default_help=f"{METHODS['cgs'].DEFAULT_ITERATIONS}; vem: {METHODS['vem'].DEFAULT_ITERATIONS}"),
     Setting("alpha", Real(0, MAX_PRIOR, min_open=True), DEFAULT_ALPHA,
             "Document-topic prior for EACH topic (not MALLET's sum over topics; the sum is K * alpha); the "
             "starting value where it is learned or estimated.", FIXED),
@@ -99,7 +91,7 @@ SETTINGS = (
     Setting("loglik_every", Integer(1), _of_method("DEFAULT_LOGLIK_EVERY"),
             "Sweeps between log-likelihood evaluations (the trace, progress, early stopping; vem records its "
             "evidence lower bound every iteration).", CONTINUED,
-            default_help=f"{CollapsedGibbs.DEFAULT_LOGLIK_EVERY}; vem: 1"),
+            default_help=f"{METHODS['cgs'].DEFAULT_LOGLIK_EVERY}; vem: 1"),
     Setting("holdout", Real(0, 1, min_open=True, max_open=True), None,
             "Hold out this fraction of the documents and stop when their document-completion perplexity under "
             "the current topics, computed every --loglik-every sweeps, has not improved --patience times in a "
@@ -179,9 +171,13 @@ class TrainingInterrupted(RunStopped):
 
 
 @contextmanager
-def stop_requests():
+def stop_requests(shared: dict | None = None):
     """Turn SIGINT/SIGTERM into a flag checked between steps (main thread only); a second
-    signal stops at once."""
+    signal stops at once. ``shared``: the flag of the main thread's requests, for a run in
+    another thread (select-k's pairs), which then stops as a signalled run does."""
+    if shared is not None:
+        yield shared
+        return
     flag: dict = {"signal": None}
     if threading.current_thread() is not threading.main_thread():
         yield flag
@@ -200,7 +196,7 @@ def stop_requests():
             signal.signal(s, h)
 
 
-def _corpus_to_train(corpus: Corpus, parent: Model | None, warm_start: str | None, ckpt: Checkpoint | None,
+def _corpus_to_train(corpus: Corpus, parent: Model | None, parent_path: str | None, ckpt: Checkpoint | None,
                      resume: str | None, notes: bool = True) -> Corpus:
     """The corpus as the run trains on it: without the words that never occur; over a warm
     start's vocabulary order, or the vocabulary a resumed run trained on."""
@@ -210,10 +206,28 @@ def _corpus_to_train(corpus: Corpus, parent: Model | None, warm_start: str | Non
     if unused and notes:
         log.info("%s: the model leaves out the %d words of the vocabulary that never occur", corpus.source, unused)
     if parent is not None:
-        return _grown_corpus(corpus, parent, warm_start, notes)
+        return warm_start.grown_corpus(corpus, parent, parent_path, notes)
     if ckpt is not None and ckpt.vocab is not None:
         return _corpus_as_trained(corpus, ckpt.vocab, resume)
     return corpus
+
+
+def _resolved_in(cls: type[Method], values: dict, corpus: Corpus, source: str) -> None:
+    """Refuse a checkpoint (``source``) whose settings leave None what a run resolves before it
+    starts (``cls.resolve``: the sampler, the shards): a run records the values it resolved, and
+    a file from elsewhere may hold anything."""
+    nones = [name for name, value in values.items() if value is None]
+    if not nones:
+        return
+    fresh = dict(values)
+    try:
+        cls.resolve(fresh, {}, corpus)
+    except LdacliError:
+        return  # what the method refuses, it refuses again where it is used
+    missing = [name for name in nones if fresh.get(name) is not None]
+    if missing:
+        raise InputError(source, None, f"expected the settings a checkpoint records in 'params', found {missing[0]} "
+                                       f"None (a run records the value it chose)")
 
 
 def _as_recorded(params: dict) -> dict:
@@ -263,89 +277,33 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
                                          f"scheduler) or leave {name} out", ("scheduler",))
     parent = None
     if ckpt is not None:
-        values = settings.resume(declared, given, _as_recorded(ckpt.params), resume,
+        # the checkpoint path it records is not followed: a received file names no path we write,
+        # so a resumed run checkpoints to --checkpoint or else to the file it resumes
+        recorded = {k: v for k, v in _as_recorded(ckpt.params).items() if k != "checkpoint"}
+        values = settings.resume(declared, given, recorded, resume,
                                  fallback=lambda s, v: resume if s.name == "checkpoint" else s.default_for(v))
         if values["iterations"] < ckpt.iteration:
             raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
                                              f"{values['iterations']} asked for")
         trained = _corpus_to_train(corpus, None, None, ckpt, resume, notes)
+        _resolved_in(cls, values, trained, resume)
         if ckpt.params.get("corpus_fingerprint") != trained.fingerprint():
             raise LdacliError(f"{resume}: expected a checkpoint of this corpus ({trained.source}), found one of "
                               f"another corpus ({ckpt.params.get('corpus_source')}, fingerprint differs)")
     else:
         values = settings.resolve(declared, given)
         if values["warm_start"] is not None:
-            parent = Model.load(values["warm_start"])
-            descent = topic_descent(parent.n_topics, values["add_topics"], values["remove_topics"],
-                                    values["warm_start"])
-            if given.get("n_topics") is not None and values["n_topics"] != len(descent):
-                raise SettingError("n_topics", f"n_topics must be the warm start's {parent.n_topics} topics "
-                                               + (f"with {values['add_topics'] or 0} added and "
-                                                  f"{len(values['remove_topics'] or [])} removed, {len(descent)}, "
-                                                  if len(descent) != parent.n_topics else "")
-                                               + f"(topic k descends from its topic k), found {values['n_topics']}")
-            values["n_topics"] = len(descent)
-            if given.get("alpha") is None:  # the parent's priors are the starting values unless given
-                kept = [float(parent.alpha[d]) for d in descent if d is not None]
-                new = kept[0] if len(set(kept)) == 1 else float(np.mean(kept))  # a symmetric alpha stays so
-                values["alpha"] = [float(parent.alpha[d]) if d is not None else new for d in descent]
-            if given.get("beta") is None and parent.beta > 0:
-                values["beta"] = float(parent.beta)
-        values["seed"] = seeds.resolve(values["seed"])
+            parent = warm_start.from_parent(values, given)
+        values["seed"] = random_streams.resolve(values["seed"])
         trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
         cls.resolve(values, given, trained)
     _check_together(cls, values)
-    seeded = _seeds(cls, values, trained, parent, notes) if ckpt is None else ckpt.params.get("seeded")
-    return _Settled(cls, values, ckpt, parent, trained, seeded)
-
-
-def _seeds(cls: type[Method], values: dict, corpus: Corpus, parent: Model | None, notes: bool) -> dict | None:
-    """The seeded topics of a fresh run, from ``seed_words`` or kept from a seeded warm start
-    (mapped through the topics' descent), as the model records them (``params["seeded"]``);
-    sets ``values["topic_word_prior"]``, the prior the method samples under."""
-    K, spec = values["n_topics"], values.get("seed_words")
-    if spec is not None:
-        topics = [(k, t.name, list(t.words)) for k, t in enumerate(seeded_topics(spec))]
-        source = os.path.abspath(spec) if isinstance(spec, str) else "seed_words given in Python"
-        if len(topics) > K:
-            raise SettingError("seed_words", f"seed_words names {len(topics)} topics, more than the {K} of the run")
-    elif parent is not None and parent.params.get("seeded"):
-        old = parent.params["seeded"]
-        descent = _descent(parent, values)
-        topics = [(descent.index(t["topic"]), t["name"], list(t["words"])) for t in old["topics"]
-                  if t["topic"] in descent]
-        source = f"kept from the warm start {values['warm_start']}"
-        if values.get("seed_strength") is None:
-            values["seed_strength"] = old["strength"]
-        if "seed_words" not in values:  # a method without a seeded prior keeps the names only
-            log.warning("%s: method %s has no seeded prior: the warm start's seeded topics keep their names only",
-                        values["warm_start"], cls.name)
-            return {"source": source, "strength": None, "topics": [
-                {"topic": k, "name": name, "words": words, "unknown": []} for k, name, words in topics]}
+    if ckpt is not None:
+        seeded = ckpt.params.get("seeded")
     else:
-        return None
-    ids, unknown = seed_ids([SeededTopic(name, tuple(words)) for _, name, words in topics], corpus.vocab)
-    if values.get("seed_strength") is None:
-        values["seed_strength"] = DEFAULT_SEED_STRENGTH
-    frequency = corpus.word_frequencies()
-    cells = [(w, k) for (k, _, _), i in zip(topics, ids) for w in i]
-    values["topic_word_prior"] = TopicWordPrior.of_cells(
-        corpus.n_words, K, [w for w, _ in cells], [k for _, k in cells],
-        [values["seed_strength"] * max(1, int(frequency[w])) for w, _ in cells], source="seed_words")
-    total = sum(len(w) for _, _, w in topics)
-    found = sum(len(i) for i in ids)
-    if notes and unknown:
-        log.warning("seed words: %d of %d found in the vocabulary of %s; not found: %s", found, total, corpus.source,
-                    "; ".join(f"{name}: {' '.join(words)}" for name, words in unknown.items()))
-    elif notes:
-        log.info("seed words: all %d found in the vocabulary", total)
-    for (k, name, _), i in zip(topics, ids):
-        if not i and notes:
-            log.warning("seed words: none of topic %d %s's words is in the vocabulary: it is named, not seeded",
-                        k, name)
-    return {"source": source, "strength": values["seed_strength"], "found": found, "given": total, "topics": [
-        {"topic": k, "name": name, "words": [w for w in words if w not in unknown.get(name, ())],
-         "unknown": unknown.get(name, [])} for k, name, words in topics]}
+        seeded = seeded_prior(values, trained, cls.name, kept=parent.params.get("seeded") if parent else None,
+                              descent=warm_start.descent_of(parent, values) if parent else None, notes=notes)
+    return _Settled(cls, values, ckpt, parent, trained, seeded)
 
 
 def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float:
@@ -407,20 +365,38 @@ def unchanged(output: str, corpus: Corpus, n_topics: int | None = None, **given)
     see it), from the same warm-start parent and aligned to the same model's file: then
     training again would only repeat it (``train --skip-unchanged``). A missing or unreadable
     output is never unchanged."""
-    if not os.path.exists(output):
-        return False
+    model = _loaded(output, Model.load)
+    return model is not None and _same_run(model.params, corpus, {**given, "n_topics": n_topics})
+
+
+def resumable(checkpoint: str, corpus: Corpus, n_topics: int | None = None, **given) -> int | None:
+    """The step the checkpoint at ``checkpoint`` continues from when a run with these settings
+    (as :func:`unchanged` compares them) on this corpus wrote it, so that resuming it gives
+    what that run gives; None when it is missing, unreadable or another run's."""
+    ckpt = _loaded(checkpoint, Checkpoint.load)
+    return ckpt.iteration if ckpt is not None and _same_run(ckpt.params, corpus, {**given, "n_topics": n_topics}) \
+        else None
+
+
+def _loaded(path: str, load):
+    """``load(path)``, or None when the file is missing or unreadable."""
+    if not os.path.exists(path):
+        return None
     try:
-        model = Model.load(output)
+        return load(path)
     except LdacliError:
-        return False
-    p = model.params
-    given = {**given, "n_topics": n_topics}
+        return None
+
+
+def _same_run(p: dict, corpus: Corpus, given: dict) -> bool:
+    """Whether the params ``p`` a model or checkpoint recorded are those of a run of the
+    settings ``given`` on ``corpus``."""
     if given.get("resume") is not None:
         raise SettingError("resume", "a resumed run continues where it stopped: there is nothing to compare")
     if given.get("seed") is None:
         if not isinstance(p.get("seed"), int):
             return False
-        given["seed"] = p["seed"]
+        given = {**given, "seed": p["seed"]}
     run = _settle(corpus, given, notes=False)
     values = run.values
     if p.get("method") != run.cls.name or p.get("corpus_fingerprint") != run.corpus.fingerprint():
@@ -458,7 +434,8 @@ def _provenance(corpus: Corpus) -> dict:
 
 @takes_settings(SETTINGS, method_settings(), READING, roles=True)
 def train(corpus, n_topics: int | None = None, *, progress: bool = False,
-          callback: Callable[[int], None] | None = None, output: str | None = None, **given) -> Model:
+          callback: Callable[[int], None] | None = None, output: str | None = None, stop: dict | None = None,
+          **given) -> Model:
     """Fit LDA to ``corpus`` and return the model.
 
     ``corpus`` is what :func:`ldacli.api_input.as_corpus` takes: a path (any format
@@ -479,7 +456,8 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     computed at every trace point, has not improved ``patience`` times in a row; the model is
     fitted to the rest. Words of the vocabulary that never occur take no row in the model.
 
-    ``warm_start`` (a model file) begins the run from that model (:func:`warm_start_state`):
+    ``warm_start`` (a model file) begins the run from that model
+    (:func:`~ldacli.methods.warm_start.warm_start_state`):
     the vocabulary keeps its words' order (words gone from the corpus are left out, new ones
     appended), each token's first topic is drawn from its topics, its priors are the starting
     values unless ``alpha``/``beta`` are given, and topic k of the new model descends from its
@@ -494,7 +472,9 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     the method's own, how the corpus is read) come from it and may not change; those it
     continues (``iterations``, ``checkpoint``, ``checkpoint_every``, ``loglik_every``,
     ``patience``, ``max_seconds``, ``align_to``) come from it unless given. The result is what
-    an uninterrupted run gives. ``callback(iteration)`` is called after every step. With
+    an uninterrupted run gives. ``stop``: the flag of :func:`stop_requests` in the main thread,
+    for a run in another thread that is to stop (and write its checkpoint) when a signal sets it.
+    ``callback(iteration)`` is called after every step. With
     ``output`` (a path), the model is also written there, atomically, a block of rows of phi
     and theta at a time as they are assembled (so that at no time are both whole in memory),
     and the returned model's phi and theta are read-only memory maps of that file. The model's
@@ -504,7 +484,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     cannot be written (a full disk) is reported and training goes on.
 
     ``scheduler`` runs the collapsed Gibbs sampler's shards on a Dask cluster
-    (:mod:`ldacli.methods.distributed`): a scheduler's address, ``"local:N"`` for a local
+    (:mod:`ldacli.methods.cgs.dask_engine`): a scheduler's address, ``"local:N"`` for a local
     cluster of N worker processes, or a ``distributed.Client``; the result is the same as with
     threads. A lost cluster writes the checkpoint of the last finished sweep and raises
     :class:`RunStopped`. ``corpus`` may then be a :class:`~ldacli.formats.shards.ShardFolder`
@@ -523,7 +503,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
             prepared = _prepare(run, client, writing=output is not None)
             streamed = prepared.streamed
             try:
-                model = _loop(prepared, progress=progress, callback=callback, streamed=streamed)
+                model = _loop(prepared, progress=progress, callback=callback, streamed=streamed, stop=stop)
                 if streamed:
                     model.save(output)
             finally:
@@ -532,7 +512,8 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
         model.phi, model.theta = mapped(output, ("phi", "theta")).values()
         return model
     if prepared.parent is not None:
-        model.params["id_stability"] = id_stability(prepared.parent, model, model.params["warm_start"].get("descent"))
+        model.params["id_stability"] = warm_start.id_stability(prepared.parent, model,
+                                                               model.params["warm_start"].get("descent"))
     if prepared.reference is not None:
         model = _aligned(model, prepared.reference, values["align_to"])
     if output is not None:
@@ -590,18 +571,23 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
         evaluator = HeldOutEvaluator(held, seed=values["seed"])
         stored = ckpt.state.get("early_stopping") if ckpt is not None else None
         stopper = EarlyStopping.from_state(stored, values["patience"]) if stored else EarlyStopping(values["patience"])
+    memory = (f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
+              f"{fitted.n_docs} documents and {fitted.n_tokens} tokens")
+    # before anything K-sized (the topics' names) is made; again below once the parent is known
+    early = writing and run.parent is None and reference is None
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, early))
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
               "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
     parent = run.parent
     names = [None] * values["n_topics"]
     if parent is not None:
-        descent = _descent(parent, values)
-        params.update(_lineage(parent, values["warm_start"], corpus, descent))
+        descent = warm_start.descent_of(parent, values)
+        params.update(warm_start.lineage(parent, values["warm_start"], corpus, descent))
         names = [None if d is None else parent.topic_names[d] for d in descent]
     elif ckpt is not None:  # a resumed warm start keeps its lineage and names, and checks its ids if it can
         params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names", "seeded")
                        if k in ckpt.params})
-        parent = _parent_if_unchanged(params.get("warm_start"))
+        parent = warm_start.parent_if_unchanged(params.get("warm_start"))
     if run.seeded is not None and ckpt is None:
         params["seeded"] = run.seeded
         for t in run.seeded["topics"]:  # a seeded topic's name wins over a kept one of the same name
@@ -610,10 +596,9 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     if ckpt is None:
         params = with_names(params, names)
     streamed = writing and parent is None and reference is None
-    check_fits(f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
-               f"{fitted.n_docs} documents and {fitted.n_tokens} tokens",
-               cls.estimate_bytes(fitted, values, threads, streamed))
-    start = warm_start_state(run.parent, fitted, values, _descent(run.parent, values)) if run.parent is not None else None
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed))
+    start = (warm_start.warm_start_state(run.parent, fitted, values, warm_start.descent_of(run.parent, values))
+             if run.parent is not None else None)
     resume = values["resume"]
     state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
                 **({"client": client} if client is not None else {}))
@@ -623,7 +608,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
                 evaluator, stopper, parent, reference, streamed, corpus.removed_words)
 
 
-def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Model:
+def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: dict | None = None) -> Model:
     """The steps, the trace, early stopping, time limit, checkpoints and signals; the model
     (``streamed``: its phi and theta as :class:`~ldacli.npz.StreamedArray`, to save before the
     state is closed)."""
@@ -670,14 +655,14 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Mod
                unit=unit, dynamic_ncols=True, leave=False)
     it, stopped = run.start, "iterations"
     began = time.perf_counter()
-    with bar, stop_requests() as stop:
+    with bar, stop_requests(stop) as stop:
         while (it < iterations and not (stopper is not None and stopper.should_stop)
                and not state.converged(trace_ll)):
             t0 = time.perf_counter()
             if max_seconds is not None and it > run.start:  # the sweeps left, at this run's pace so far
                 spent = t0 - began
-                state.expect_last(min(iterations, it + max(1, math.ceil((max_seconds - spent) / spent
-                                                                        * (it - run.start)))))
+                pace = min(float(iterations), (max_seconds - spent) / spent * (it - run.start))  # 1e308 s: finite
+                state.expect_last(min(iterations, it + max(1, math.ceil(pace))))
             try:
                 state.step(it + 1)
             except ClusterLost as exc:
@@ -737,42 +722,6 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False) -> Mod
     )
 
 
-# --- warm starts -----------------------------------------------------------------------------------
-
-# Gibbs sweeps under the parent's topics that draw a warm start's first topics.
-FOLD_IN_SWEEPS = 10
-# The random stream of the fold-in, apart from every method's (those are children 0, 1, ...).
-_FOLD_IN_STREAM = 2**32 - 1
-
-
-def _grown_corpus(corpus: Corpus, parent: Model, source: str, notes: bool = True) -> Corpus:
-    """``corpus`` over the parent's vocabulary order: the parent's words that still occur, in
-    its order, then the new words in the corpus's order; says how many are new and gone."""
-    present = set(corpus.vocab)
-    known = set(parent.vocab)
-    kept = [w for w in parent.vocab if w in present]
-    new = [w for w in corpus.vocab if w not in known]
-    if notes:
-        log.warning("%s: warm start from %s: %d new words appended to its %d, %d of its words no longer occur",
-                    corpus.source, source, len(new), parent.phi.shape[1], parent.phi.shape[1] - len(kept))
-    grown, _ = corpus.align(kept + new)
-    return grown
-
-
-def _parent_if_unchanged(warm_start: dict | None) -> Model | None:
-    """The parent model a warm start recorded, when its file is still there unchanged."""
-    if not warm_start:
-        return None
-    path = warm_start.get("path", "")
-    try:
-        if os.path.isfile(path) and file_sha256(path) == warm_start.get("sha256"):
-            return Model.load(path)
-    except (OSError, LdacliError):
-        pass
-    log.warning("%s: the warm start's parent is gone or changed; topic ids are not checked against it", path)
-    return None
-
-
 def _corpus_as_trained(corpus: Corpus, vocab: list[str], source: str) -> Corpus:
     """``corpus`` over the vocabulary a checkpoint's run trained on (a warm start grows it)."""
     if vocab == corpus.vocab:
@@ -785,92 +734,3 @@ def _corpus_as_trained(corpus: Corpus, vocab: list[str], source: str) -> Corpus:
         raise LdacliError(f"{source}: expected a checkpoint of this corpus ({corpus.source}), found one trained "
                           f"without {dropped} of its tokens' words")
     return aligned
-
-
-def topic_descent(n_parent: int, add: int | None, remove: list[int] | None, source: str) -> list[int | None]:
-    """Which topic of a warm start's parent (of ``n_parent`` topics) each topic of the new model
-    descends from: the parent's topics but those in ``remove``, in their order, then ``add`` new
-    ones (None)."""
-    remove = sorted(set(remove or []))
-    outside = [k for k in remove if k >= n_parent]
-    if outside:
-        raise SettingError("remove_topics", f"remove_topics must be topic ids of the warm start {source} (0 to "
-                                            f"{n_parent - 1}), found {outside[0]}")
-    descent: list[int | None] = [k for k in range(n_parent) if k not in remove] + [None] * (add or 0)
-    if not descent:
-        raise SettingError("remove_topics", f"remove_topics would leave no topic of the {n_parent} of {source}: "
-                                            f"keep one, or add some with add_topics", ("add_topics",))
-    return descent
-
-
-def _descent(parent: Model, values: dict) -> list[int | None]:
-    return topic_descent(parent.n_topics, values["add_topics"], values["remove_topics"], values["warm_start"])
-
-
-def warm_start_state(parent: Model, corpus: Corpus, settings: dict, descent: list[int | None] | None = None) -> Start:
-    """The first state of a run warm-started from ``parent`` on ``corpus`` (whose vocabulary
-    begins with the parent's surviving words): every token's topic drawn by
-    :data:`FOLD_IN_SWEEPS` Gibbs sweeps under the parent's topics (words the parent never saw
-    weigh every topic alike, so their tokens follow their document and the prior), and the
-    starting priors. ``descent`` (:func:`topic_descent`; by default the parent's topics as they
-    are) says which parent topic each new topic is; a new topic (None) weighs the words the
-    parent saw by their frequency in ``corpus``, a background that takes the tokens the
-    parent's topics explain badly, where a new theme begins. Deterministic given the run's seed."""
-    descent = list(range(parent.n_topics)) if descent is None else descent
-    index = {w: i for i, w in enumerate(parent.vocab)}
-    phi = np.ones((len(descent), corpus.n_words))
-    old = [(j, index[w]) for j, w in enumerate(corpus.vocab) if w in index]
-    if old:
-        cols, parent_cols = (list(c) for c in zip(*old))
-        rows = [i for i, d in enumerate(descent) if d is not None]
-        phi[np.ix_(rows, cols)] = parent.phi[np.ix_([d for d in descent if d is not None], parent_cols)]
-        added = [i for i, d in enumerate(descent) if d is None]
-        if added:
-            frequency = corpus.word_frequencies()[cols].astype(np.float64) + 1.0
-            phi[np.ix_(added, cols)] = frequency / frequency.sum()
-    alpha = np.broadcast_to(np.asarray(settings["alpha"], dtype=np.float64), (len(descent),)).copy()
-    words, doc_ptr = corpus.tokens()
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(settings["seed"], spawn_key=(_FOLD_IN_STREAM,))))
-    z = fold_in(phi, alpha, words, doc_ptr, sweeps=FOLD_IN_SWEEPS, rng=rng)
-    return Start(z, alpha, float(settings["beta"]))
-
-
-def _lineage(parent: Model, path: str, corpus: Corpus, descent: list[int | None]) -> dict:
-    """What a warm-started model records about where it comes from: the parent, the words new
-    and gone, and the topics' descent (``descent[k]``: the parent topic topic k continues, or
-    None for a topic added; ``added``, ``removed``: the new model's added ids, the parent's
-    removed ones)."""
-    grown = len(set(corpus.vocab) - set(parent.vocab))
-    this = {"path": os.path.abspath(path), "sha256": file_sha256(path),
-            "corpus_fingerprint": parent.params.get("corpus_fingerprint"),
-            "method": parent.params.get("method"), "n_topics": parent.n_topics}
-    return {"warm_start": {**this, "new_words": grown,
-                           "gone_words": len(set(parent.vocab) - set(corpus.vocab)),
-                           "fold_in_sweeps": FOLD_IN_SWEEPS, "descent": list(descent),
-                           "added": [k for k, d in enumerate(descent) if d is None],
-                           "removed": sorted(set(range(parent.n_topics)) - set(descent))},
-            "lineage": [this] + list(parent.params.get("lineage", []))[:MAX_LINEAGE - 1]}
-
-
-# Generations of parents a model lists.
-MAX_LINEAGE = 20
-
-
-def id_stability(parent: Model, model: Model, descent: list[int | None] | None = None) -> dict:
-    """How well a warm-started model kept its parent's topic ids: topic k should still be the
-    parent's topic ``descent[k]`` (by default k; None for a topic added). The Hungarian matching
-    of its topics to the parent's (Jensen-Shannon distance) tells; topics matched better to
-    another parent topic are listed (and logged), with the distance of each kept topic to the
-    one it descends from."""
-    descent = list(range(min(parent.n_topics, model.n_topics))) if descent is None else descent
-    matching = match_topics(parent, model)
-    expected = {k: d for k, d in enumerate(descent) if d is not None}
-    moved = [[a, b] for a, b in matching.pairs if b in expected and expected[b] != a]
-    own = {b: d for (a, b), d in zip(matching.pairs, matching.distances) if expected.get(b) == a}
-    if moved:
-        log.warning("warm start: %d of %d topics match another id of the parent better (new <- parent: %s)",
-                    len(moved), model.n_topics, ", ".join(f"{b} <- {a}" for a, b in moved[:10]))
-    distances = np.array(list(own.values())) if own else np.zeros(0)
-    return {"kept": len(own), "topics": model.n_topics, "moved": moved,
-            "median_distance": float(np.median(distances)) if distances.size else None,
-            "max_distance": float(distances.max()) if distances.size else None}

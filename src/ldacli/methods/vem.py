@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, gammaln, polygamma
 
-from ldacli import seeds
+from ldacli import random_streams
 from ldacli._vem import estep, word_stats
 from ldacli.corpus import Corpus
 from ldacli.counts import doc_topic_counts
@@ -251,7 +251,7 @@ class VariationalEM(Method):
                                              settings["smoothed"], self.beta)
             self.gamma = self.alpha + doc_topic_counts(doc_ptr, start.z, K)
         elif checkpoint is None:
-            rng = seeds.generator(settings["seed"])
+            rng = random_streams.generator(settings["seed"])
             self.beta = float(settings["beta"]) if settings["smoothed"] else 0.0
             self.topics = _topics_from_stats(_initial_topics(V, K, rng), settings["smoothed"], self.beta)
             self.alpha = np.full(K, float(settings["alpha"]))

@@ -10,7 +10,7 @@ table of millions of rows is written as it is produced, never held whole. The wr
   ``read.delim(quote='"')`` (Python's :mod:`csv` writer leaves ``\r`` unquoted with ``\n`` line
   ends, and pandas then starts a new row at it); floats with 6 significant digits.
   pandas reads ``null``, ``NA``, ``nan``, ``None``, ... as missing values, quoted or not, unless
-  told ``keep_default_na=False`` (the README shows how each format reads back);
+  told ``keep_default_na=False`` (docs/guide/exports-and-report.md shows how each format reads back);
 * ``jsonl``: one JSON object per row, UTF-8; U+2028 and U+2029, DEL, the C1 and bidi controls
   escaped too (:func:`ldacli.escaping.json_text`), so no reader takes them for line ends and no
   terminal acts on them; floats in full;

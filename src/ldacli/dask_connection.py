@@ -1,9 +1,13 @@
 """Connecting to a Dask cluster, quietly: a scheduler's address, or a local cluster started here.
 
+The one connection of every command that runs on a cluster (training's Dask engine,
+:mod:`ldacli.methods.cgs.dask_engine`; ``perplexity``, ``infer`` and ``select-k``), below them
+all: it imports nothing of training.
+
 ``--scheduler tcp://host:8786`` connects to a running scheduler, ``tls://host:8786`` to one that
 speaks TLS (the credentials from :data:`TLS`'s options or Dask's configuration,
 ``distributed.comm.tls``); ``--scheduler local:N`` starts N worker processes on this machine
-that only this user can reach (:mod:`ldacli.methods.local_cluster`: TLS with credentials made
+that only this user can reach (:mod:`ldacli.dask_local_cluster`: TLS with credentials made
 for it, no HTTP pages). Anything else is refused in one line. Either way Dask's own log
 lines (the nanny restarting a worker, a connection reset while a worker dies, the client
 reconnecting) stay out of the user's stderr unless ldacli's log is verbose (``-v``): ldacli
@@ -61,7 +65,7 @@ SCHEDULER = Setting("scheduler", SchedulerAddress(), None,
                     "Run on a Dask cluster: a scheduler's address (tcp://host:8786, or tls://host:8786 with --tls-* "
                     "or Dask's TLS configuration) or local:N for N local worker processes that only you can reach "
                     "(TLS with credentials made for them, no HTTP pages); the result is the same as on threads. The "
-                    f"cluster runs code as you: see the README's trust model. Needs the dask extra: {EXTRA}.")
+                    f"cluster runs code as you: see docs/trust.md. Needs the dask extra: {EXTRA}.")
 # The client's TLS credentials for a tls:// scheduler, as `dask scheduler` and `dask worker` name
 # them; not given, Dask's configuration (distributed.comm.tls.ca-file, .client.cert, .client.key).
 TLS = (
@@ -249,7 +253,7 @@ def _why_not_started(exc: BaseException, n: int, seconds: float) -> tuple[str, b
 
 def start_local(n: int):
     """A ``distributed.Client`` of a new local cluster of ``n`` worker processes (one thread
-    each, loopback) that only this user can reach (:mod:`ldacli.methods.local_cluster`), started
+    each, loopback) that only this user can reach (:mod:`ldacli.dask_local_cluster`), started
     after raising the open-file limit if needed, and again with twice the time when its workers
     were too slow to start; one line saying why when it cannot."""
     distributed_module()
@@ -260,7 +264,7 @@ def start_local(n: int):
                           f"which the dask extra installs: {EXTRA}") from None
     import dask
 
-    from ldacli.methods import local_cluster
+    from ldacli import dask_local_cluster
 
     raise_open_file_limit(n)
     silence = logging.CRITICAL if not verbose() else logging.WARNING
@@ -268,7 +272,7 @@ def start_local(n: int):
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
             with quiet_dask(), dask.config.set({"distributed.comm.timeouts.connect": f"{seconds}s"}):
-                return local_cluster.start(n, silence_logs=silence, death_timeout=seconds)
+                return dask_local_cluster.start(n, silence_logs=silence, death_timeout=seconds)
         except Exception as exc:  # noqa: BLE001 - Dask raises RuntimeError, TimeoutError and others
             last, again = _why_not_started(exc, n, seconds)
             if not again or attempt == START_ATTEMPTS:

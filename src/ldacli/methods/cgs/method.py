@@ -1,10 +1,12 @@
 """Collapsed Gibbs sampling (Griffiths & Steyvers 2004): the default method.
 
 The state is the topic of every token; counts are derived from it. One step is one sweep of
-the sharded sampler (:mod:`ldacli.methods.sharded`: dense, sparse or alias kernels, blocks of
-document shards and word slices sampled in parallel) followed, every ``optimize_interval`` sweeps after
-``optimize_burn_in``, by learning an asymmetric alpha and a symmetric beta from the counts
-(:mod:`ldacli.priors`). The trace is the joint log-likelihood ``log p(w, z)`` per token.
+the run's engine (a :class:`~ldacli.methods.cgs.sampler.Sampler`: on threads,
+:mod:`ldacli.methods.cgs.threads`, or on a Dask cluster, :mod:`ldacli.methods.cgs.dask_engine`;
+dense, sparse or alias kernels, blocks of document shards and word slices sampled in parallel)
+followed, every ``optimize_interval`` sweeps after ``optimize_burn_in``, by learning an
+asymmetric alpha and a symmetric beta from the counts (:mod:`ldacli.priors`). The trace is the
+joint log-likelihood ``log p(w, z)`` per token.
 """
 
 from __future__ import annotations
@@ -14,20 +16,23 @@ import logging
 import numpy as np
 from scipy.special import gammaln
 
-from ldacli import seeds
+from ldacli import random_streams
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start
-from ldacli.methods.distributed import DistributedSampler, ShardsRebuilt, SyncPoint
-from ldacli.methods.shard_checkpoints import ARRAY, ShardFiles, read_topics
-from ldacli.methods.sharded import (ENTRY_CHUNK, SAMPLERS, FirstTopics, ShardedSampler, choose_sampler, default_shards,
-                                    shard_bounds, shard_ranges)
+from ldacli.methods.cgs.dask_engine import DaskSampler, ShardsRebuilt, SyncPoint
+from ldacli.methods.cgs.dask_checkpoints import ARRAY, ShardFiles, read_topics
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, Sampler, choose_sampler
+from ldacli.methods.cgs.layouts import ENTRY_CHUNK
+from ldacli.partition import default_shards, shard_bounds, shard_ranges
 from ldacli.counts import doc_pointers
 from ldacli.formats.shards import ShardFolder
 from ldacli.seed_words import SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
 from ldacli.npz import ROW_BLOCK_BYTES, StreamedArray
+from ldacli.methods.cgs.snapshots import Snapshots, snapshot_sweeps
 from ldacli.priors import alpha_from_histograms, beta_from_histogram
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -42,7 +47,7 @@ OPTIMIZE_WITH_PRIOR = ("optimize_interval learns a symmetric beta, and the topic
                        "(seed_words) is not one: leave one of them out")
 
 
-def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> float:
+def log_likelihood(sampler: Sampler, alpha: np.ndarray, beta: float) -> float:
     """Joint log-likelihood log p(w, z | alpha, beta_kw) with theta and phi integrated out; the
     topic-word prior ``beta_kw`` is ``beta`` plus the sampler's extra mass (``sampler.prior``).
     Taken from what the sampler answers (a histogram of the word-topic counts, the K totals, a
@@ -65,177 +70,6 @@ def log_likelihood(sampler: ShardedSampler, alpha: np.ndarray, beta: float) -> f
     for part in sampler.doc_log_priors(alpha):  # log p(z | alpha), shard by shard
         ll += part
     return float(ll)
-
-
-def snapshot_sweeps(iterations: int, snapshots: int, interval: int) -> frozenset[int]:
-    """The sweeps whose states phi and theta average: the last and every ``interval`` before
-    it, ``snapshots`` in all, those in the second half of the run only (a state of the first
-    half is too far from the posterior to help a short run)."""
-    return frozenset(s for s in range(iterations, iterations - snapshots * interval, -interval)
-                     if s > iterations // 2)
-
-
-class Snapshots:
-    """Sums of the word-topic, topic and document-topic counts of the states at ``sweeps``,
-    which phi and theta average (Griffiths & Steyvers 2004 average samples of the chain; so does
-    topica by default). The sums are kept sparse, as sorted cell codes (``topic * V + word``,
-    ``doc * K + topic``) and their sums: a few snapshots of a converged chain share most cells,
-    so they take about what the sampler's own counts take, not a dense (K, V) and (D, K) more.
-    A checkpoint holds them (``snapshot_taken``, the sweeps summed; ``snapshot_cells``, the
-    word-topic cells' words and topics (2, C) int32 and ``snapshot_cell_sums`` (C,);
-    ``snapshot_topic`` (K,); ``snapshot_doc_cells`` (2, E) int32, documents and topics, and
-    ``snapshot_doc_sums`` (E,)); a resumed run whose schedule no longer contains those sweeps
-    starts the sums again.
-
-    A time-limited run (``paced``: the number of snapshots and the sweeps between them) cannot
-    know its last sweep in advance: it takes them where the pace so far says its last sweeps
-    are (:meth:`due`, after :meth:`expect_last`), so that a run stopped by ``--max-seconds``
-    still averages the states of its end, not its final state alone."""
-
-    def __init__(self, sweeps: frozenset[int], K: int, V: int, doc_ptr: np.ndarray, checkpoint: Checkpoint | None,
-                 source: str | None, paced: tuple[int, int] | None = None):
-        # one sweep to average is the final state alone: no sums
-        self.sweeps, self.K, self.V = (sweeps if len(sweeps) > 1 else frozenset()), K, V
-        self.paced, self.last = paced, None
-        self.lengths = np.diff(np.asarray(doc_ptr, dtype=np.int64)).astype(np.float64)
-        self.taken: list[int] = []
-        self.cells = self.doc_cells = None  # (codes int64 sorted, sums float64)
-        self.topic = np.zeros(K)
-        if checkpoint is None or "snapshot_taken" not in checkpoint.arrays or not self.sweeps:
-            return
-        a = checkpoint.arrays
-        shapes = {"snapshot_taken": a["snapshot_taken"].shape, "snapshot_cells": (2, a["snapshot_cell_sums"].size),
-                  "snapshot_cell_sums": a["snapshot_cell_sums"].shape, "snapshot_topic": (K,),
-                  "snapshot_doc_cells": (2, a["snapshot_doc_sums"].size), "snapshot_doc_sums": a["snapshot_doc_sums"].shape}
-        stored = Method.checkpoint_arrays(checkpoint, source, shapes)
-        taken = [int(t) for t in stored["snapshot_taken"]]
-        if self.paced is None and not set(taken) <= self.sweeps:
-            log.info("%s: the snapshots of sweeps %s are not among this run's (--iterations changed); phi and "
-                     "theta average the states from here on", source, ", ".join(map(str, taken)))
-            return
-        words, topics = stored["snapshot_cells"]
-        docs, doc_topics = stored["snapshot_doc_cells"]
-        if words.size and (words.min() < 0 or words.max() >= V or topics.min() < 0 or topics.max() >= K):
-            raise LdacliError(f"{source}: expected snapshot cells within {K} topics and {V} words, found others")
-        if docs.size and (docs.min() < 0 or docs.max() >= self.lengths.size or doc_topics.min() < 0
-                          or doc_topics.max() >= K):
-            raise LdacliError(f"{source}: expected snapshot cells within {self.lengths.size} documents and {K} "
-                              f"topics, found others")
-        self.taken, self.topic = taken, stored["snapshot_topic"]
-        self.cells = _summed(None, topics.astype(np.int64) * V + words, stored["snapshot_cell_sums"])
-        self.doc_cells = _summed(None, docs.astype(np.int64) * K + doc_topics, stored["snapshot_doc_sums"])
-        if any(np.any(c[1:] == c[:-1]) for c, _ in (self.cells, self.doc_cells)):
-            raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
-
-    def expect_last(self, sweep: int) -> None:
-        """A time-limited run's projected last sweep. States summed more than ``interval``
-        sweeps before the projected end's window (a resumed run's, whose end was the previous
-        run's; a pace that has grown since) are not of this run's end: the sums start again."""
-        self.last = sweep
-        if self.paced is None or not self.taken:
-            return
-        n, interval = self.paced
-        if self.taken[0] < max(sweep - (n - 1) * interval, sweep // 2 + 1) - interval:
-            self.restore(([], None, None, np.zeros(self.K)))
-
-    def due(self, sweep: int) -> bool:
-        """Whether the state after ``sweep`` is one to sum: one of the schedule's sweeps; for a
-        time-limited run, one of the last ``n`` the projection allows, in the second half of the
-        projected run and at least ``interval`` sweeps after the one taken before (a projection
-        that moves takes a sweep later, never two close together)."""
-        if not self.sweeps:
-            return False
-        if self.paced is None:
-            return sweep in self.sweeps
-        if self.last is None:
-            return False
-        n, interval = self.paced
-        return (sweep > self.last // 2 and sweep >= self.last - (n - 1) * interval
-                and (not self.taken or sweep - self.taken[-1] >= interval))
-
-    def state(self) -> tuple:
-        """The sums as they are (to go back to: :meth:`restore`)."""
-        return list(self.taken), self.cells, self.doc_cells, self.topic.copy()
-
-    def restore(self, state: tuple) -> None:
-        taken, self.cells, self.doc_cells, topic = state
-        self.taken, self.topic = list(taken), topic.copy()
-
-    def take(self, sweep: int, sampler) -> None:
-        """Add the sampler's current counts to the sums."""
-        K, V = self.K, self.V
-        counts = sampler.counts
-        words, topics, n = counts.cells()
-        self.cells = _summed(self.cells, topics.astype(np.int64) * V + words, n)
-        self.topic += counts.nk
-        parts = []
-        for lo, block in sampler.doc_topic_blocks():
-            flat = block.reshape(-1)  # (documents, K) in C order: cell d, k is lo * K + d * K + k
-            at = np.flatnonzero(flat)
-            parts.append((at + lo * np.int64(K), flat[at]))
-        self.doc_cells = _summed(self.doc_cells, np.concatenate([c for c, _ in parts]),
-                                 np.concatenate([v for _, v in parts]))
-        self.taken.append(sweep)
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        if not self.taken:
-            return {}
-        (codes, sums), (doc_codes, doc_sums) = self.cells, self.doc_cells
-        return {"snapshot_taken": np.array(self.taken, dtype=np.int32),
-                "snapshot_cells": np.array([codes % self.V, codes // self.V], dtype=np.int32),
-                "snapshot_cell_sums": sums, "snapshot_topic": self.topic,
-                "snapshot_doc_cells": np.array([doc_codes // self.K, doc_codes % self.K], dtype=np.int32),
-                "snapshot_doc_sums": doc_sums}
-
-    def phi_rows(self, out: np.ndarray, first: int, beta: float, beta_sum: np.ndarray,
-                 prior: TopicWordPrior | None) -> None:
-        """Rows ``first`` to ``first + len(out)`` of ``(mean n_kw + beta_kw) / (mean n_k + sum_w
-        beta_kw)`` into ``out``."""
-        n, last = len(self.taken), first + out.shape[0]
-        _mean_rows(out, first, self.cells, n)
-        out += beta
-        if prior is not None:
-            inside = (prior.topics >= first) & (prior.topics < last)
-            out[prior.topics[inside] - first, prior.words[inside]] += prior.extra[inside]
-        out /= (self.topic[first:last] / n + beta_sum[first:last])[:, None]
-
-    def theta_rows(self, out: np.ndarray, first: int, alpha: np.ndarray) -> None:
-        """Rows (documents) ``first`` to ``first + len(out)`` of ``(mean n_dk + alpha_k) / (N_d +
-        sum alpha)`` into ``out``."""
-        last = first + out.shape[0]
-        _mean_rows(out, first, self.doc_cells, len(self.taken))
-        out += alpha
-        out /= (self.lengths[first:last] + alpha.sum())[:, None]
-
-
-def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray], n: int) -> None:
-    """Rows ``first`` to ``first + len(out)`` of the dense array whose sparse sums are ``cells``
-    (sorted codes ``row * columns + column``, sums), divided by ``n``, into ``out``."""
-    codes, sums = cells
-    columns = out.shape[1]
-    lo, hi = np.searchsorted(codes, [first * columns, (first + out.shape[0]) * columns])
-    out.fill(0.0)
-    out.reshape(-1)[codes[lo:hi] - first * columns] = sums[lo:hi] / n
-
-
-def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, values: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """``running`` (sorted codes and their sums) plus the cells ``codes`` (each once) with
-    ``values``: the new cells sorted (unless they are), then merged into the running ones."""
-    values = np.asarray(values, dtype=np.float64)
-    if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
-        order = np.argsort(codes, kind="stable")
-        codes, values = codes[order], values[order]
-    if running is None:
-        return codes, values
-    old, sums = running
-    at = np.searchsorted(old, codes)
-    found = at < old.size
-    found[found] = old[at[found]] == codes[found]
-    sums = sums.copy()
-    sums[at[found]] += values[found]
-    new = ~found
-    return np.insert(old, at[new], codes[new]), np.insert(sums, at[new], values[new])
 
 
 def rows_from_blocks(blocks):
@@ -263,10 +97,10 @@ class CollapsedGibbs(Method):
     """Collapsed Gibbs sampling of every token's topic, theta and phi integrated out.
 
     Options: ``sampler`` (``dense``, ``sparse``, ``alias`` or ``auto``: by K), ``shards``
-    (document shards and word slices, default :func:`~ldacli.methods.sharded.default_shards`, or the files of the shard
+    (document shards and word slices, default :func:`~ldacli.partition.default_shards`, or the files of the shard
     folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
     and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
-    first topics (:class:`~ldacli.methods.sharded.FirstTopics`), stream 1 + s samples shard s.
+    first topics (:class:`~ldacli.methods.cgs.threads.FirstTopics`), stream 1 + s samples shard s.
 
     ``settings["topic_word_prior"]`` (not a command-line setting: built by the caller, e.g. by
     :func:`~ldacli.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric
@@ -306,7 +140,7 @@ class CollapsedGibbs(Method):
                 "one the final sweep, those in the second half of the run (within --iterations: no sweep is "
                 "added; with --max-seconds, where the pace so far says the run will end), instead of the final "
                 "state alone: less Monte Carlo noise in the topics, a lower "
-                "held-out perplexity for the same sweeps (see the README's Performance). 1: the final state.",
+                "held-out perplexity for the same sweeps (see docs/performance.md). 1: the final state.",
                 FIXED),
         Setting("snapshot_interval", Integer(1), 10, "Sweeps between two of the averaged --snapshots.", FIXED),
         Setting("seed_words", SeedWords(), None,
@@ -394,8 +228,8 @@ class CollapsedGibbs(Method):
             words = np.ascontiguousarray(words, dtype=np.int32)
             bounds = shard_bounds(doc_ptr, settings["shards"])
             ranges = shard_ranges(bounds, doc_ptr[bounds])
-        n_tokens, n_shards = int(ranges[-1]["hi"]), len(ranges)
-        self.rngs = seeds.generators(settings["seed"], n_shards + 1)
+        n_tokens, n_shards = int(ranges[-1].hi), len(ranges)
+        self.rngs = random_streams.generators(settings["seed"], n_shards + 1)
         z, files = None, None
         if start is not None:
             z = np.array(start.z, dtype=np.int32)
@@ -403,12 +237,12 @@ class CollapsedGibbs(Method):
         elif checkpoint is None:
             self.alpha, self.beta = np.full(K, float(settings["alpha"])), float(settings["beta"])
         else:
-            seeds.restore(self.rngs, checkpoint.rng_states, source)
+            random_streams.restore(self.rngs, checkpoint.rng_states, source)
             self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
             if ARRAY in checkpoint.arrays:  # written on a cluster: the workers wrote the topics beside the folder
                 files = ShardFiles.from_checkpoint(checkpoint.arrays, source, n_shards, checkpoint.iteration)
                 if folder is None:  # read here
-                    z, _ = read_topics(files, [(r["lo"], r["hi"]) for r in ranges], K, corpus.fingerprint())
+                    z, _ = read_topics(files, [(r.lo, r.hi) for r in ranges], K, corpus.fingerprint())
                     files = None
             else:
                 z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
@@ -431,17 +265,18 @@ class CollapsedGibbs(Method):
                 z = FirstTopics(self.rngs[0], corpus.n_words, K).draw(words)
             if threads > n_shards > 1:
                 log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
-                         "more, see the README's Performance)", n_shards, n_shards)
-            self.sampler = ShardedSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K, self.alpha,
-                                          self.beta, bounds, self.rngs[1:], threads, prior=self.prior)
+                         "more, see docs/performance.md)", n_shards, n_shards)
+            self.sampler: Sampler = ThreadsSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K,
+                                                   self.alpha, self.beta, bounds, self.rngs[1:], threads,
+                                                   prior=self.prior)
         else:  # the first topics (without z) are drawn on the workers, from stream 0 as above
             what = "the start" if checkpoint is None else f"the checkpoint of sweep {checkpoint.iteration}"
-            sync = SyncPoint(self.done, self.alpha.copy(), self.beta, seeds.states(self.rngs[1:]), z=z, files=files,
-                             what=what)
+            sync = SyncPoint(self.done, self.alpha.copy(), self.beta, random_streams.states(self.rngs[1:]), z=z,
+                             files=files, what=what)
             freq = folder.word_frequencies() if folder is not None else np.bincount(words, minlength=corpus.n_words)
-            self.sampler = DistributedSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
-                                              self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
-                                              folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior)
+            self.sampler = DaskSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
+                                       self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
+                                       folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior)
 
     def _topic_word_prior(self, given, V: int, K: int, checkpoint: Checkpoint | None, source: str | None
                           ) -> TopicWordPrior | None:
@@ -515,25 +350,27 @@ class CollapsedGibbs(Method):
         out /= (counts.nk[first:last] + s.priors.beta_sum[first:last])[:, None]
 
     def rng_states(self) -> list:
-        return seeds.states(self.rngs)
+        return random_streams.states(self.rngs[:1]) + self.sampler.rng_states()
 
     def checkpoint_state(self, path: str, iteration: int) -> tuple[list, dict[str, np.ndarray]]:
-        if not isinstance(self.sampler, DistributedSampler):
-            return super().checkpoint_state(path, iteration)
         states, arrays = self.sampler.checkpoint(path, iteration)
         self._snapshots_at[1] = self.snapshots.state()
-        return seeds.states(self.rngs[:1]) + states, {**arrays, **(self.prior.arrays() if self.prior else {}),
-                                                      **self.snapshots.arrays()}
+        return random_streams.states(self.rngs[:1]) + states, {**arrays, **self._own_arrays()}
 
     def checkpoint_written(self, path: str, iteration: int) -> None:
-        if isinstance(self.sampler, DistributedSampler):
-            self.sampler.committed()
-            if self._snapshots_at[1] is not None:
-                self._snapshots_at = [self._snapshots_at[1], None]
+        self.sampler.committed()
+        if self._snapshots_at[1] is not None:
+            self._snapshots_at = [self._snapshots_at[1], None]
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"z": self.sampler.z, **(self.prior.arrays() if self.prior is not None else {}),
-                **self.snapshots.arrays()}
+        """The checkpoint's arrays of a run on threads (on a cluster, :meth:`checkpoint_state`
+        gathers the topics from the workers)."""
+        return {"z": self.sampler.z, **self._own_arrays()}
+
+    def _own_arrays(self) -> dict[str, np.ndarray]:
+        """The method's checkpoint arrays besides the sampler's: the topic-word prior, the
+        snapshots' sums."""
+        return {**(self.prior.arrays() if self.prior is not None else {}), **self.snapshots.arrays()}
 
     def theta(self) -> np.ndarray:
         """(D, K) float64: ``(n_dk + alpha_k) / (N_d + sum alpha)``, assembled a few documents

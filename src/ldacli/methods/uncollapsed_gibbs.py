@@ -16,8 +16,8 @@ import queue
 
 import numpy as np
 
-from ldacli import checks, seeds
-from ldacli._ugibbs import doc_loglik, draw_topic, draw_z_theta
+from ldacli import checks, random_streams
+from ldacli._uncollapsed_gibbs import doc_loglik, draw_topic, draw_z_theta
 from ldacli.corpus import Corpus
 from ldacli.counts import doc_topic_counts
 from ldacli.methods.base import Method, Start, word_topic_counts
@@ -69,7 +69,7 @@ class UncollapsedGibbs(Method):
         self.indices = np.ascontiguousarray(c.indices, dtype=np.int32)
         self.counts = np.ascontiguousarray(c.data, dtype=np.int32)
         self.ranges = doc_ranges(self.indptr)
-        self.rngs = seeds.generators(settings["seed"], len(self.ranges) + K)
+        self.rngs = random_streams.generators(settings["seed"], len(self.ranges) + K)
         if checkpoint is None:
             self.alpha = np.full(K, float(settings["alpha"])) if start is None else np.array(start.alpha, dtype=np.float64)
             self.beta = float(settings["beta"]) if start is None else float(start.beta)
@@ -88,7 +88,7 @@ class UncollapsedGibbs(Method):
             self.theta, self.phi_wk = arrays["theta"], arrays["phi_wk"]
             self.theta_sum, self.phi_sum = arrays["theta_sum"], arrays["phi_sum"]
             self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
-            seeds.restore(self.rngs, checkpoint.rng_states, source)
+            random_streams.restore(self.rngs, checkpoint.rng_states, source)
         self.pool = Pool(threads)
         self.buffers: queue.SimpleQueue = queue.SimpleQueue()
         self.all_buffers = [np.zeros((V, K), dtype=np.int32) for _ in range(min(threads, len(self.ranges)))]
@@ -131,7 +131,7 @@ class UncollapsedGibbs(Method):
         return np.ascontiguousarray(self.phi_wk.T)
 
     def rng_states(self) -> list:
-        return seeds.states(self.rngs)
+        return random_streams.states(self.rngs)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"theta": self.theta, "phi_wk": self.phi_wk, "theta_sum": self.theta_sum, "phi_sum": self.phi_sum}

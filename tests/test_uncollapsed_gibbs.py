@@ -13,11 +13,11 @@ import scipy.sparse as sp
 
 import ldacli
 from ldacli import parallel
-from ldacli._ugibbs import doc_loglik, draw_topic, draw_z_theta, gamma_fill
+from ldacli._uncollapsed_gibbs import doc_loglik, draw_topic, draw_z_theta, gamma_fill
 from ldacli.cli import main
 from ldacli.corpus import Corpus
 from ldacli.errors import LdacliError
-from ldacli.methods.ugibbs import UncollapsedGibbs
+from ldacli.methods.uncollapsed_gibbs import UncollapsedGibbs
 from ldacli.synthetic import generate, recovery
 
 

@@ -2,7 +2,8 @@
 slices of the counts travel from worker to worker, and the client only schedules the rounds.
 The same bytes as local threads.
 
-The sweep is the one of :class:`~ldacli.methods.sharded.ShardedSampler` (the partition scheme):
+The Dask engine (:class:`DaskSampler`, a :class:`~ldacli.methods.cgs.sampler.Sampler`). The
+sweep is the one of :class:`~ldacli.methods.cgs.threads.ThreadsSampler` (the partition scheme):
 P rounds, and in round r shard s samples its tokens of word slice (s + r) mod P, with its own
 random stream, against the counts of those words as the earlier rounds left them and the topic
 totals as they were at the round's start. Here a :class:`ShardHost` actor per worker keeps, for
@@ -33,7 +34,7 @@ The corpus: either the client holds it and sends each worker its shards' tokens 
 shard folder, :mod:`ldacli.formats.shards`) every worker reads its shards' files from the
 folder's path, which every worker must see, and the client reads only the index. Then the
 workers also write the checkpoint's topics and streams beside the folder
-(:mod:`~ldacli.methods.shard_checkpoints`). A fresh run's first topics are drawn from one stream
+(:mod:`~ldacli.methods.cgs.dask_checkpoints`). A fresh run's first topics are drawn from one stream
 (stream 0) on every machine alike: each worker replays it up to its shards.
 """
 
@@ -54,12 +55,14 @@ from ldacli.errors import InputError, LdacliError, OutputError
 from ldacli.formats.shards import ShardFolder, open_shard_folder
 from ldacli.locking import locked
 from ldacli.memory import available_bytes
-from ldacli.methods.cluster import ClusterLost
-from ldacli.methods.shard_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
+from ldacli.dask_connection import ClusterLost
+from ldacli.methods.cgs.dask_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
                                               shard_file, write_shard_checkpoint)
-from ldacli.methods.sharded import (HISTOGRAM_CHUNK_CELLS, SAMPLERS, FirstTopics, Priors, Replica, UnderPriors,
-                                    merge_doc_histograms, merge_pairs, replica_class, sample_block,
-                                    shard_doc_histograms, shard_log_prior, word_slices, word_topic_pairs)
+from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, UnderPriors
+from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
+from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, merge_doc_histograms, merge_pairs,
+                                      shard_doc_histograms, shard_log_prior, shard_pointers, word_topic_pairs)
+from ldacli.partition import ShardRange, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -108,6 +111,20 @@ class SyncPoint:
     what: str = "the start"
 
 
+@dataclass
+class ShardSpec:
+    """What a worker is sent to load shard ``s`` (:meth:`ShardHost.load`): its ``range`` in the
+    corpus; its stream's state ``rng_state`` and topics ``z`` when the sync point has them;
+    its ``words`` and document pointers ``ptr`` (from 0) when the client holds the corpus."""
+
+    s: int
+    range: ShardRange
+    rng_state: dict | None = None
+    z: np.ndarray | None = None
+    words: np.ndarray | None = None
+    ptr: np.ndarray | None = None
+
+
 def _is_loss(exc: BaseException) -> bool:
     """Whether ``exc`` (raised by a call to a worker) means a worker, or the connection to one,
     was lost (rather than an error of the call itself)."""
@@ -147,7 +164,7 @@ class ShardHost:
         self.slices, self.P = slices, slices.size - 1
         self.extra, self.wide = extra, wide
         self.replica: Replica | None = None
-        self.shards: dict[int, dict] = {}
+        self.shards: dict[int, Shard] = {}
         self.mine: list[int] = []
         self.resident: set[int] = set()
         self.incoming: dict[int, dict] = {}
@@ -164,49 +181,50 @@ class ShardHost:
         self.prev = peers[index - 1] if len(peers) > 1 else None
         return os.getpid()
 
-    def load(self, specs: list[dict], source: dict) -> None:
-        """Take the shards ``specs`` (each: ``s``, its tokens ``lo:hi`` in the corpus, documents
-        ``d_lo:d_hi``; ``words`` and ``ptr`` when the client sends them, else read from
-        ``source["folder"]``), their topics and streams from ``source``: ``"seed"`` (drawn from
-        stream 0, whose state is ``source["state"]``; streams in the specs), ``"z"`` (topics and
-        streams in the specs) or ``"files"`` (a checkpoint's shard files, ``source["files"]``)."""
+    def load(self, specs: list[ShardSpec], source: dict) -> None:
+        """Take the shards ``specs`` (``words`` and ``ptr`` when the client sends them, else read
+        from ``source["folder"]``), their topics and streams from ``source``: ``"seed"`` (drawn
+        from stream 0, whose state is ``source["state"]``; streams in the specs), ``"z"``
+        (topics and streams in the specs) or ``"files"`` (a checkpoint's shard files,
+        ``source["files"]``)."""
         need = sum(self._bytes_for(spec) for spec in specs)
         self._check_memory(need, specs)
         folder = open_shard_folder(source["folder"]) if source.get("folder") else None
-        for spec in sorted(specs, key=lambda sp: sp["lo"]):
-            s = spec["s"]
-            if "words" in spec:
-                words, ptr = np.ascontiguousarray(spec["words"], dtype=np.int32), np.asarray(spec["ptr"], np.int64)
+        loaded = []
+        for spec in sorted(specs, key=lambda sp: sp.range.lo):
+            s, r = spec.s, spec.range
+            if spec.words is not None:
+                words, ptr = np.ascontiguousarray(spec.words, dtype=np.int32), np.asarray(spec.ptr, np.int64)
             else:
                 words, ptr = tokens_of(folder.shard_counts(s))
-                if words.size != spec["hi"] - spec["lo"]:
+                if words.size != r.hi - r.lo:
                     raise InputError(os.path.join(folder.path, folder.files[s]), None,
-                                     f"expected {spec['hi'] - spec['lo']} tokens in shard {s}, found {words.size}")
-            shard = {"words": words, "ptr": ptr, "lo": spec["lo"]}
+                                     f"expected {r.hi - r.lo} tokens in shard {s}, found {words.size}")
             if source["kind"] == "files":
                 files: ShardFiles = source["files"]
                 z, state = read_shard_checkpoint(files.path(s), files.sha256[s], s, words.size, self.K,
                                                  source["fingerprint"])
             else:
-                z, state = (spec.get("z"), spec["rng_state"])
-            shard["z"] = None if z is None else np.array(z, dtype=np.int32)
-            shard["rng"] = np.random.Generator(np.random.PCG64())
-            shard["rng"].bit_generator.state = state
-            shard.update(self.cls.shard_arrays(words, ptr, self.slices))
-            self.shards[s] = shard
+                z, state = spec.z, spec.rng_state
+            loaded.append([spec, words, ptr, z, state])
         if source["kind"] == "seed":
-            self._replay(source["state"])
+            self._replay(source["state"], loaded)
+        for spec, words, ptr, z, state in loaded:
+            rng = np.random.Generator(np.random.PCG64())
+            rng.bit_generator.state = state
+            self.shards[spec.s] = self.cls.shard(words, np.array(z, dtype=np.int32), ptr, spec.range.lo, rng,
+                                                 self.slices)
         self.mine = sorted(self.shards)
 
-    def _bytes_for(self, spec: dict) -> float:
+    def _bytes_for(self, spec: ShardSpec) -> float:
         """About the memory a shard takes here: tokens and topics, where each document's slices
         start, and the alias sampler's orders or the sparse sampler's lists of each document's
         topics (at most one entry a token)."""
-        n, d = spec["hi"] - spec["lo"], spec["d_hi"] - spec["d_lo"]
+        n, d = spec.range.hi - spec.range.lo, spec.range.d_hi - spec.range.d_lo
         lists = 8.0 * min(n, self.K * d) + 12.0 * d if self.cls.kind == "sparse" else 0.0
         return n * (16.0 if self.cls.kind == "alias" else 8.0) + 8.0 * d * (self.P + 2) + lists
 
-    def _check_memory(self, need: float, specs: list[dict]) -> None:
+    def _check_memory(self, need: float, specs: list[ShardSpec]) -> None:
         """Refuse shards that cannot fit in this worker's memory (the machine's available memory,
         and the Dask worker's memory limit), before reading them."""
         from distributed import get_worker
@@ -214,23 +232,24 @@ class ShardHost:
         limit = getattr(getattr(get_worker(), "memory_manager", None), "memory_limit", None) or None
         room = [x for x in (available_bytes(), limit) if x]
         if room and need > min(room):
-            names = ", ".join(str(sp["s"]) for sp in specs)
-            tokens = sum(sp["hi"] - sp["lo"] for sp in specs)
+            names = ", ".join(str(sp.s) for sp in specs)
+            tokens = sum(sp.range.hi - sp.range.lo for sp in specs)
             raise LdacliError(f"shards {names} ({tokens:,} tokens) need about {need / 2**30:.1f} GiB of memory, and "
                               f"this worker has {min(room) / 2**30:.1f} GiB (its memory limit or the machine's "
                               f"available memory): use more workers or more shards")
 
-    def _replay(self, state: dict) -> None:
-        """Each shard's first topics, drawn from stream 0 (state ``state``) as a run on threads
-        draws them: all the corpus's, in order, so the draws before a shard's are drawn again."""
+    def _replay(self, state: dict, loaded: list[list]) -> None:
+        """Each shard's first topics (``loaded``: [spec, words, ptr, z, state] in token order,
+        z set here), drawn from stream 0 (state ``state``) as a run on threads draws them: all
+        the corpus's, in order, so the draws before a shard's are drawn again."""
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = state
         first, at = FirstTopics(rng, self.V, self.K), 0
-        for s in sorted(self.shards, key=lambda t: self.shards[t]["lo"]):
-            shard = self.shards[s]
-            first.skip(shard["lo"] - at)
-            shard["z"] = first.draw(shard["words"])
-            at = shard["lo"] + shard["words"].size
+        for part in loaded:
+            spec, words = part[0], part[1]
+            first.skip(spec.range.lo - at)
+            part[3] = first.draw(words)
+            at = spec.range.lo + words.size
 
     async def contribute(self, holders: list[int]) -> np.ndarray:
         """Send each slice's first holder (worker ``holders[j]`` has slice j at round 0) this
@@ -253,8 +272,8 @@ class ShardHost:
         out: dict[int, dict] = {}
         for s in self.mine:
             shard = self.shards[s]
-            totals += np.bincount(shard["z"], minlength=self.K)
-            codes, counts = word_topic_pairs(shard["words"], shard["z"], self.K)
+            totals += np.bincount(shard.z, minlength=self.K)
+            codes, counts = word_topic_pairs(shard.words, shard.z, self.K)
             cuts = np.searchsorted(codes, self.slices * self.K)
             for j in range(self.P):
                 if cuts[j] < cuts[j + 1]:
@@ -314,9 +333,8 @@ class ShardHost:
             j = (s + r) % self.P
             if j not in self.resident:
                 raise LdacliError(f"worker {self.index}: word slice {j} is not here for shard {s} in round {r}")
-            shard = self.shards[s]
             np.copyto(self.replica.nk, nk)
-            sample_block(self.replica, shard, shard["words"], shard["z"], shard["rng"], j, priors)
+            self.replica.sweep(self.shards[s], j, priors)
             delta += self.replica.nk
             delta -= nk
             if i == 0 and self.prev is not None:
@@ -367,10 +385,10 @@ class ShardHost:
         return np.flatnonzero(here), self.replica.counts_at(words[here], topics[here]).astype(np.int64)
 
     def doc_log_priors(self, alpha: np.ndarray) -> dict[int, float]:
-        return {s: shard_log_prior(self.shards[s]["ptr"], self.shards[s]["z"], alpha) for s in self.mine}
+        return {s: shard_log_prior(self.shards[s].ptr, self.shards[s].z, alpha) for s in self.mine}
 
     def doc_histograms(self) -> tuple[tuple, tuple]:
-        return merge_doc_histograms([shard_doc_histograms(self.shards[s]["ptr"], self.shards[s]["z"], self.K)
+        return merge_doc_histograms([shard_doc_histograms(self.shards[s].ptr, self.shards[s].z, self.K)
                                      for s in self.mine])
 
     def slice_counts(self, j: int) -> dict:
@@ -379,23 +397,23 @@ class ShardHost:
 
     def doc_topic_counts(self, s: int, lo: int, hi: int) -> np.ndarray:
         """The (hi - lo, K) counts of documents ``lo:hi`` of shard ``s`` (numbered in the shard)."""
-        ptr = self.shards[s]["ptr"][lo:hi + 1]
-        return doc_topic_counts(ptr - ptr[0], self.shards[s]["z"][ptr[0]:ptr[-1]], self.K)
+        ptr = self.shards[s].ptr[lo:hi + 1]
+        return doc_topic_counts(ptr - ptr[0], self.shards[s].z[ptr[0]:ptr[-1]], self.K)
 
     def rng_states(self) -> dict[int, dict]:
-        return {s: self.shards[s]["rng"].bit_generator.state for s in self.mine}
+        return {s: self.shards[s].rng.bit_generator.state for s in self.mine}
 
     def topics(self, s: int) -> np.ndarray:
-        return self.shards[s]["z"]
+        return self.shards[s].z
 
     def write_checkpoint(self, folder: str, names: dict[int, str], params: dict) -> dict[int, str]:
         """Write each of this worker's shards' topics and stream to ``folder/names[s]``
-        (:func:`~ldacli.methods.shard_checkpoints.write_shard_checkpoint`); their SHA-256s."""
+        (:func:`~ldacli.methods.cgs.dask_checkpoints.write_shard_checkpoint`); their SHA-256s."""
         out = {}
         for s in self.mine:
             shard = self.shards[s]
-            out[s] = write_shard_checkpoint(os.path.join(folder, names[s]), shard["z"], shard["rng"].bit_generator.state,
-                                            {**params, "shard": s, "n_tokens": int(shard["z"].size)})
+            out[s] = write_shard_checkpoint(os.path.join(folder, names[s]), shard.z, shard.rng.bit_generator.state,
+                                            {**params, "shard": s, "n_tokens": int(shard.z.size)})
         return out
 
     async def pid(self) -> int:
@@ -414,8 +432,8 @@ class _Placement:
     owner: list[int] = field(default_factory=list)
 
 
-class DistributedSampler(UnderPriors):
-    """:class:`~ldacli.methods.sharded.ShardedSampler`'s surface and numbers, the shards and the
+class DaskSampler(UnderPriors):
+    """:class:`~ldacli.methods.cgs.threads.ThreadsSampler`'s surface and numbers, the shards and the
     counts on the workers of ``client``: the client keeps the K topic totals (int64), each shard's
     place, and the sync point, nothing per token or per word.
 
@@ -427,7 +445,7 @@ class DistributedSampler(UnderPriors):
     read (``fingerprint`` its corpus's). ``traffic`` has, per sweep, the bytes the client sent
     and received and that crossed between workers, and ``rebuilds`` every rebuild."""
 
-    def __init__(self, kind: str, n_words: int, n_topics: int, shards: list[dict], freq: np.ndarray, client,
+    def __init__(self, kind: str, n_words: int, n_topics: int, shards: list[ShardRange], freq: np.ndarray, client,
                  sync: SyncPoint, stream0: dict, *, words: np.ndarray | None = None,
                  doc_ptr: np.ndarray | None = None, folder: ShardFolder | None = None, fingerprint: str = "",
                  prior: TopicWordPrior | None = None):
@@ -437,12 +455,12 @@ class DistributedSampler(UnderPriors):
         self.words, self.doc_ptr = words, doc_ptr
         self.V, self.K = n_words, n_topics
         self.shards = shards
-        self.n_tokens, self.n_docs = int(shards[-1]["hi"]), int(shards[-1]["d_hi"])
+        self.n_tokens, self.n_docs = int(shards[-1].hi), int(shards[-1].d_hi)
         self.wide = self.n_tokens > INT32_MAX
         if self.wide and kind == "dense" and int(freq.max()) > INT32_MAX:
             raise LdacliError(f"the dense sampler counts a word's tokens in 32 bits, and a word has {int(freq.max()):,} "
                               f"tokens: use --sampler sparse")
-        if self.wide and max(sh["hi"] - sh["lo"] for sh in shards) > HEADROOM:
+        if self.wide and max(sh.hi - sh.lo for sh in shards) > HEADROOM:
             raise LdacliError(f"a shard of more than {HEADROOM:,} tokens in a corpus of more than {INT32_MAX:,}: "
                               f"cut the corpus into more shards")
         self.slices = word_slices(freq, len(shards))
@@ -521,16 +539,16 @@ class DistributedSampler(UnderPriors):
             source = {"kind": "seed", "state": self.stream0}
         if self.folder is not None:
             source["folder"] = os.path.abspath(self.folder.path)
-        specs: list[list[dict]] = [[] for _ in workers]
+        specs: list[list[ShardSpec]] = [[] for _ in workers]
         for s, shard in enumerate(self.shards):
-            spec = dict(shard, s=s)
+            spec = ShardSpec(s, shard)
             if sync.files is None:
-                spec["rng_state"] = sync.rng_states[s]
+                spec.rng_state = sync.rng_states[s]
             if sync.z is not None:
-                spec["z"] = sync.z[shard["lo"]:shard["hi"]]
+                spec.z = sync.z[shard.lo:shard.hi]
             if self.words is not None:
-                spec["words"] = self.words[shard["lo"]:shard["hi"]]
-                spec["ptr"] = self.doc_ptr[shard["d_lo"]:shard["d_hi"] + 1] - shard["lo"]
+                spec.words = self.words[shard.lo:shard.hi]
+                spec.ptr = shard_pointers(self.doc_ptr, shard)
             specs[self.place.owner[s]].append(spec)
         self._each("load", [(specs[i], source) for i in range(W)])
         holders = self.place.owner
@@ -621,7 +639,7 @@ class DistributedSampler(UnderPriors):
                               "in_a_row": in_a_row})
         raise ShardsRebuilt(sync.iteration, sync.alpha.copy(), sync.beta)
 
-    # --- what the method reads of the state (ShardedSampler's questions) ----------------------------
+    # --- what the method reads of the state (the Sampler's questions) ------------------------------
 
     def topic_totals(self) -> np.ndarray:
         return self.nk.copy()
@@ -662,9 +680,9 @@ class DistributedSampler(UnderPriors):
         step = max(1, max(cells, HISTOGRAM_CHUNK_CELLS) // self.K)
         for s, shard in enumerate(self.shards):
             host = self.place.hosts[self.place.owner[s]]
-            for lo in range(0, shard["d_hi"] - shard["d_lo"], step):
-                hi = min(lo + step, shard["d_hi"] - shard["d_lo"])
-                yield shard["d_lo"] + lo, host.doc_topic_counts(s, lo, hi).result()
+            for lo in range(0, shard.d_hi - shard.d_lo, step):
+                hi = min(lo + step, shard.d_hi - shard.d_lo)
+                yield shard.d_lo + lo, host.doc_topic_counts(s, lo, hi).result()
 
     def rng_states(self) -> list[dict]:
         """Every shard's stream's state, in shard order."""
@@ -683,7 +701,7 @@ class DistributedSampler(UnderPriors):
     def checkpoint(self, path: str, iteration: int) -> tuple[list[dict], dict[str, np.ndarray]]:
         """The shards' part of a checkpoint of sweep ``iteration`` to ``path``: the streams'
         states and the arrays for the client's file: ``z``, gathered shard by shard when the
-        client holds the corpus; else :data:`~ldacli.methods.shard_checkpoints.ARRAY`, naming
+        client holds the corpus; else :data:`~ldacli.methods.cgs.dask_checkpoints.ARRAY`, naming
         the files the workers wrote beside the shard folder. Becomes the sync point when
         :meth:`committed`. A failure is an :class:`~ldacli.errors.OutputError` (the run goes
         on; a lost worker is rebuilt at the next sweep)."""
@@ -693,7 +711,7 @@ class DistributedSampler(UnderPriors):
                 if self.folder is None:
                     z = np.empty(self.n_tokens, np.int32)
                     for s, shard in enumerate(self.shards):
-                        z[shard["lo"]:shard["hi"]] = self.place.hosts[self.place.owner[s]].topics(s).result()
+                        z[shard.lo:shard.hi] = self.place.hosts[self.place.owner[s]].topics(s).result()
                     self._pending = SyncPoint(iteration, self.alpha.copy(), self.beta, states, z=z,
                                               what=f"the checkpoint of sweep {iteration}")
                     return states, {"z": z}

@@ -2,9 +2,10 @@
 
 Given theta (D, K) and phi, the topics of all tokens are independent, so a sweep can run over
 fixed ranges of documents in parallel, each range with its own ``numpy.random.Generator``. Every
-array is allocated by the caller (``ldacli.methods.ugibbs``); a kernel updates its arrays in place inside
-one ``nogil`` block and returns nothing. Random numbers come from the generator passed in (its
-bit generator's ``next_double``); its lock is held for the call. The kernels never validate.
+array is allocated by the caller (``ldacli.methods.uncollapsed_gibbs``); a kernel updates its
+arrays in place inside one ``nogil`` block and returns nothing. Random numbers come from the
+generator passed in (its bit generator's ``next_double``); its lock is held for the call. The
+kernels never validate.
 
 The corpus is the CSR document-term matrix: ``indptr`` (D+1,) int64, ``indices`` (NNZ,) int32,
 ``counts`` (NNZ,) int32. Topics are word-major, ``phi_wk`` (V, K) float64 (column k is topic k).

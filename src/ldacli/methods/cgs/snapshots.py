@@ -1,0 +1,188 @@
+"""The states of the chain that phi and theta average (snapshots): which sweeps, and their
+counts' sums, kept sparse; what a checkpoint holds of them.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ldacli.errors import LdacliError
+from ldacli.methods.base import Method
+from ldacli.model import Checkpoint
+from ldacli.topic_word_prior import TopicWordPrior
+
+log = logging.getLogger("ldacli")
+
+
+def snapshot_sweeps(iterations: int, snapshots: int, interval: int) -> frozenset[int]:
+    """The sweeps whose states phi and theta average: the last and every ``interval`` before
+    it, ``snapshots`` in all, those in the second half of the run only (a state of the first
+    half is too far from the posterior to help a short run)."""
+    return frozenset(s for s in range(iterations, iterations - snapshots * interval, -interval)
+                     if s > iterations // 2)
+
+
+class Snapshots:
+    """Sums of the word-topic, topic and document-topic counts of the states at ``sweeps``,
+    which phi and theta average (Griffiths & Steyvers 2004 average samples of the chain; so does
+    topica by default). The sums are kept sparse, as sorted cell codes (``topic * V + word``,
+    ``doc * K + topic``) and their sums: a few snapshots of a converged chain share most cells,
+    so they take about what the sampler's own counts take, not a dense (K, V) and (D, K) more.
+    A checkpoint holds them (``snapshot_taken``, the sweeps summed; ``snapshot_cells``, the
+    word-topic cells' words and topics (2, C) int32 and ``snapshot_cell_sums`` (C,);
+    ``snapshot_topic`` (K,); ``snapshot_doc_cells`` (2, E) int32, documents and topics, and
+    ``snapshot_doc_sums`` (E,)); a resumed run whose schedule no longer contains those sweeps
+    starts the sums again.
+
+    A time-limited run (``paced``: the number of snapshots and the sweeps between them) cannot
+    know its last sweep in advance: it takes them where the pace so far says its last sweeps
+    are (:meth:`due`, after :meth:`expect_last`), so that a run stopped by ``--max-seconds``
+    still averages the states of its end, not its final state alone."""
+
+    def __init__(self, sweeps: frozenset[int], K: int, V: int, doc_ptr: np.ndarray, checkpoint: Checkpoint | None,
+                 source: str | None, paced: tuple[int, int] | None = None):
+        # one sweep to average is the final state alone: no sums
+        self.sweeps, self.K, self.V = (sweeps if len(sweeps) > 1 else frozenset()), K, V
+        self.paced, self.last = paced, None
+        self.lengths = np.diff(np.asarray(doc_ptr, dtype=np.int64)).astype(np.float64)
+        self.taken: list[int] = []
+        self.cells = self.doc_cells = None  # (codes int64 sorted, sums float64)
+        self.topic = np.zeros(K)
+        if checkpoint is None or "snapshot_taken" not in checkpoint.arrays or not self.sweeps:
+            return
+        a = checkpoint.arrays
+        shapes = {"snapshot_taken": a["snapshot_taken"].shape, "snapshot_cells": (2, a["snapshot_cell_sums"].size),
+                  "snapshot_cell_sums": a["snapshot_cell_sums"].shape, "snapshot_topic": (K,),
+                  "snapshot_doc_cells": (2, a["snapshot_doc_sums"].size),
+                  "snapshot_doc_sums": a["snapshot_doc_sums"].shape}
+        stored = Method.checkpoint_arrays(checkpoint, source, shapes)
+        taken = [int(t) for t in stored["snapshot_taken"]]
+        if self.paced is None and not set(taken) <= self.sweeps:
+            log.info("%s: the snapshots of sweeps %s are not among this run's (--iterations changed); phi and "
+                     "theta average the states from here on", source, ", ".join(map(str, taken)))
+            return
+        words, topics = stored["snapshot_cells"]
+        docs, doc_topics = stored["snapshot_doc_cells"]
+        if words.size and (words.min() < 0 or words.max() >= V or topics.min() < 0 or topics.max() >= K):
+            raise LdacliError(f"{source}: expected snapshot cells within {K} topics and {V} words, found others")
+        if docs.size and (docs.min() < 0 or docs.max() >= self.lengths.size or doc_topics.min() < 0
+                          or doc_topics.max() >= K):
+            raise LdacliError(f"{source}: expected snapshot cells within {self.lengths.size} documents and {K} "
+                              f"topics, found others")
+        self.taken, self.topic = taken, stored["snapshot_topic"]
+        self.cells = _summed(None, topics.astype(np.int64) * V + words, stored["snapshot_cell_sums"])
+        self.doc_cells = _summed(None, docs.astype(np.int64) * K + doc_topics, stored["snapshot_doc_sums"])
+        if any(np.any(c[1:] == c[:-1]) for c, _ in (self.cells, self.doc_cells)):
+            raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
+
+    def expect_last(self, sweep: int) -> None:
+        """A time-limited run's projected last sweep. States summed more than ``interval``
+        sweeps before the projected end's window (a resumed run's, whose end was the previous
+        run's; a pace that has grown since) are not of this run's end: the sums start again."""
+        self.last = sweep
+        if self.paced is None or not self.taken:
+            return
+        n, interval = self.paced
+        if self.taken[0] < max(sweep - (n - 1) * interval, sweep // 2 + 1) - interval:
+            self.restore(([], None, None, np.zeros(self.K)))
+
+    def due(self, sweep: int) -> bool:
+        """Whether the state after ``sweep`` is one to sum: one of the schedule's sweeps; for a
+        time-limited run, one of the last ``n`` the projection allows, in the second half of the
+        projected run and at least ``interval`` sweeps after the one taken before (a projection
+        that moves takes a sweep later, never two close together)."""
+        if not self.sweeps:
+            return False
+        if self.paced is None:
+            return sweep in self.sweeps
+        if self.last is None:
+            return False
+        n, interval = self.paced
+        return (sweep > self.last // 2 and sweep >= self.last - (n - 1) * interval
+                and (not self.taken or sweep - self.taken[-1] >= interval))
+
+    def state(self) -> tuple:
+        """The sums as they are (to go back to: :meth:`restore`)."""
+        return list(self.taken), self.cells, self.doc_cells, self.topic.copy()
+
+    def restore(self, state: tuple) -> None:
+        taken, self.cells, self.doc_cells, topic = state
+        self.taken, self.topic = list(taken), topic.copy()
+
+    def take(self, sweep: int, sampler) -> None:
+        """Add the sampler's current counts to the sums."""
+        K, V = self.K, self.V
+        counts = sampler.counts
+        words, topics, n = counts.cells()
+        self.cells = _summed(self.cells, topics.astype(np.int64) * V + words, n)
+        self.topic += counts.nk
+        parts = []
+        for lo, block in sampler.doc_topic_blocks():
+            flat = block.reshape(-1)  # (documents, K) in C order: cell d, k is lo * K + d * K + k
+            at = np.flatnonzero(flat)
+            parts.append((at + lo * np.int64(K), flat[at]))
+        self.doc_cells = _summed(self.doc_cells, np.concatenate([c for c, _ in parts]),
+                                 np.concatenate([v for _, v in parts]))
+        self.taken.append(sweep)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        if not self.taken:
+            return {}
+        (codes, sums), (doc_codes, doc_sums) = self.cells, self.doc_cells
+        return {"snapshot_taken": np.array(self.taken, dtype=np.int32),
+                "snapshot_cells": np.array([codes % self.V, codes // self.V], dtype=np.int32),
+                "snapshot_cell_sums": sums, "snapshot_topic": self.topic,
+                "snapshot_doc_cells": np.array([doc_codes // self.K, doc_codes % self.K], dtype=np.int32),
+                "snapshot_doc_sums": doc_sums}
+
+    def phi_rows(self, out: np.ndarray, first: int, beta: float, beta_sum: np.ndarray,
+                 prior: TopicWordPrior | None) -> None:
+        """Rows ``first`` to ``first + len(out)`` of ``(mean n_kw + beta_kw) / (mean n_k + sum_w
+        beta_kw)`` into ``out``."""
+        n, last = len(self.taken), first + out.shape[0]
+        _mean_rows(out, first, self.cells, n)
+        out += beta
+        if prior is not None:
+            inside = (prior.topics >= first) & (prior.topics < last)
+            out[prior.topics[inside] - first, prior.words[inside]] += prior.extra[inside]
+        out /= (self.topic[first:last] / n + beta_sum[first:last])[:, None]
+
+    def theta_rows(self, out: np.ndarray, first: int, alpha: np.ndarray) -> None:
+        """Rows (documents) ``first`` to ``first + len(out)`` of ``(mean n_dk + alpha_k) / (N_d +
+        sum alpha)`` into ``out``."""
+        last = first + out.shape[0]
+        _mean_rows(out, first, self.doc_cells, len(self.taken))
+        out += alpha
+        out /= (self.lengths[first:last] + alpha.sum())[:, None]
+
+
+def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray], n: int) -> None:
+    """Rows ``first`` to ``first + len(out)`` of the dense array whose sparse sums are ``cells``
+    (sorted codes ``row * columns + column``, sums), divided by ``n``, into ``out``."""
+    codes, sums = cells
+    columns = out.shape[1]
+    lo, hi = np.searchsorted(codes, [first * columns, (first + out.shape[0]) * columns])
+    out.fill(0.0)
+    out.reshape(-1)[codes[lo:hi] - first * columns] = sums[lo:hi] / n
+
+
+def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, values: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """``running`` (sorted codes and their sums) plus the cells ``codes`` (each once) with
+    ``values``: the new cells sorted (unless they are), then merged into the running ones."""
+    values = np.asarray(values, dtype=np.float64)
+    if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
+        order = np.argsort(codes, kind="stable")
+        codes, values = codes[order], values[order]
+    if running is None:
+        return codes, values
+    old, sums = running
+    at = np.searchsorted(old, codes)
+    found = at < old.size
+    found[found] = old[at[found]] == codes[found]
+    sums = sums.copy()
+    sums[at[found]] += values[found]
+    new = ~found
+    return np.insert(old, at[new], codes[new]), np.insert(sums, at[new], values[new])

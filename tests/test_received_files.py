@@ -1,0 +1,163 @@
+"""Files received from someone else (issue 32, rows 3, 6 and 10): a checkpoint, a model, a
+corpus sent by another person is data. It names no path that ldacli writes, decompresses to no
+more than it says and no more than memory holds, and a doctored one is refused in one line."""
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import ldacli
+from ldacli.cli import main
+from ldacli.npz import write_npz
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_a_received_checkpoint_writes_where_the_command_line_says_not_where_it_says(tmp_path, small_ldac):
+    sender = tmp_path / "sender"
+    sender.mkdir()
+    r = run("train", small_ldac, "-k", 3, "--iterations", 4, "--seed", 1, "--checkpoint", sender / "c.npz",
+            "-q", "-o", sender / "m.npz")
+    assert r.exit_code == 0 and (sender / "c.npz").exists(), r.stderr
+    # what the sender's checkpoint records as its path is a file of ours, which it must not touch
+    ours = tmp_path / "ours.npz"
+    ckpt = ldacli.Checkpoint.load(str(sender / "c.npz"))
+    ckpt.params["checkpoint"] = str(ours)
+    ckpt.save(str(tmp_path / "received.npz"))
+    ours.write_bytes(b"my own file")
+    r = run("train", small_ldac, "--resume", tmp_path / "received.npz", "--iterations", 8, "-o", tmp_path / "m.npz")
+    assert r.exit_code == 0, r.stderr
+    assert ours.read_bytes() == b"my own file" and str(ours) not in r.stderr
+    assert ldacli.Checkpoint.load(str(tmp_path / "received.npz")).iteration == 8  # --resume X writes X
+    # and --checkpoint, when given, wins
+    ckpt.save(str(tmp_path / "received2.npz"))
+    r = run("train", small_ldac, "--resume", tmp_path / "received2.npz", "--iterations", 8, "--checkpoint",
+            tmp_path / "mine.npz", "-o", tmp_path / "m2.npz")
+    assert r.exit_code == 0, r.stderr
+    assert ldacli.Checkpoint.load(str(tmp_path / "mine.npz")).iteration == 8 and ours.read_bytes() == b"my own file"
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory, planted):
+    folder = tmp_path_factory.mktemp("received")
+    ldacli.train(planted.corpus, 3, iterations=4, seed=1).save(str(folder / "m.npz"))
+    ldacli.train(planted.corpus, 3, iterations=4, seed=1, checkpoint=str(folder / "c.npz"))
+    return folder
+
+
+# The child's own peak (VmHWM): ru_maxrss would count the large test process it was forked from.
+PEAK = """
+import sys
+from ldacli.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    with open("/proc/self/status") as f:
+        print(next(line.split()[1] for line in f if line.startswith("VmHWM:")), file=sys.stderr)
+"""
+
+
+def peak_run(*args):
+    """The command in a process of its own: (exit code, stderr without the last line, peak RSS in MiB)."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", PEAK, *map(str, args)], capture_output=True, text=True, timeout=300)
+    *lines, peak = r.stderr.splitlines()
+    return r.returncode, "\n".join(lines), int(peak) / 1024
+
+
+@pytest.mark.slow
+def test_a_compressed_member_in_a_model_is_refused_before_it_is_decompressed(model_file, tmp_path):
+    # 800 MB of zeros as phi, deflated to under 1 MB: the zip declares its size truthfully
+    bomb = tmp_path / "m.npz"
+    with zipfile.ZipFile(model_file / "m.npz") as src, zipfile.ZipFile(bomb, "w") as dst:
+        for info in src.infolist():
+            if info.filename != "phi.npy":
+                dst.writestr(info, src.read(info))
+        member_info = zipfile.ZipInfo("phi.npy")
+        member_info.compress_type = zipfile.ZIP_DEFLATED
+        with dst.open(member_info, "w", force_zip64=True) as member:
+            np.lib.format.write_array_header_1_0(member, {"descr": "<f8", "fortran_order": False,
+                                                          "shape": (2, 50_000_000)})
+            zeros = bytes(8 << 20)
+            for _ in range(100):
+                member.write(zeros)
+    assert bomb.stat().st_size < 4 << 20
+    for command in (["info", bomb], ["topics", bomb]):
+        code, err, peak = peak_run(*command)
+        assert code == 1 and "Traceback" not in err, err
+        assert err == f"Error: {bomb}: expected uncompressed arrays, as ldacli writes them, found 'phi' compressed " \
+                      "(its size is only known once decompressed)"
+        assert peak < 300, peak  # MiB: the 800 MB were never made
+
+
+def test_a_compressed_corpus_is_read_within_what_deflate_and_memory_allow(tmp_path, planted):
+    import scipy.sparse as sp
+    from ldacli.formats.write import write_corpus
+    write_corpus(planted.corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"), format="ldac")
+    sp.save_npz(tmp_path / "c.npz", planted.corpus.counts, compressed=True)  # as scikit-learn pipelines save
+    r = run("convert", tmp_path / "c.npz", "--vocab", tmp_path / "c.vocab", "-o", tmp_path / "back.ldac")
+    assert r.exit_code == 0, r.stderr
+    # a member whose zip entry declares more than deflate can give: damaged, refused unread
+    data = bytearray((tmp_path / "c.npz").read_bytes())
+    with zipfile.ZipFile(tmp_path / "c.npz") as zf:
+        info = zf.getinfo("data.npy")
+    lying = info.compress_size * 2000
+    for at in [i for i in range(len(data)) if data.startswith(b"PK\x01\x02", i)]:  # the central directory's
+        name_len = int.from_bytes(data[at + 28:at + 30], "little")
+        if bytes(data[at + 46:at + 46 + name_len]) == b"data.npy":
+            data[at + 24:at + 28] = lying.to_bytes(4, "little")
+    (tmp_path / "lying.npz").write_bytes(bytes(data))
+    r = run("convert", tmp_path / "lying.npz", "--vocab", tmp_path / "c.vocab", "-o", tmp_path / "x.ldac")
+    assert r.exit_code == 1 and "Traceback" not in r.stderr
+    assert f"damaged: array 'data' declares {lying} bytes from {info.compress_size} compressed, more than deflate " \
+           f"can give (1032:1)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("key, value", [
+    ("n_docs", "x"), ("n_tokens", [1]), ("method", [1]), ("warm_start", 3), ("warm_start", {"path": 3}),
+    ("lineage", None), ("lineage", "x"), ("lineage", -1), ("seeded", "x"), ("seeded", {"a": 1}),
+    ("seeded", {"topics": [{"topic": "0"}]}), ("iterations_done", 1e308),
+])
+def test_params_of_the_wrong_shape_are_one_line_for_every_command(model_file, tmp_path, small_ldac, key, value):
+    with np.load(model_file / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    params = json.loads(str(arrays["params"]))
+    params[key] = value
+    arrays["params"] = np.str_(json.dumps(params))
+    write_npz(str(tmp_path / "m.npz"), arrays)
+    m = tmp_path / "m.npz"
+    for args in (["info", m], ["topics", m], ["diff", m, m], ["report", m, "-o", tmp_path / "r.html"],
+                 ["train", small_ldac, "--warm-start", m, "--iterations", 2, "-o", tmp_path / "w.npz"]):
+        r = run(*args)
+        assert r.exit_code == 1 and "Traceback" not in r.stderr and r.exception is None or \
+            isinstance(r.exception, SystemExit), (args, r.exception)
+        assert f"{m}: expected params '{key}' as ldacli records it" in r.stderr, (args, r.stderr)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("checkpoint_every", "x"), ("loglik_every", None), ("max_seconds", "x"), ("seed", "x"), ("seed", -1),
+    ("shards", None), ("shards", [1]), ("snapshots", None), ("seed_words", {"a": 1}), ("optimize_interval", "x"),
+])
+def test_a_checkpoints_settings_of_the_wrong_type_are_one_line(model_file, tmp_path, small_ldac, key, value):
+    ckpt = ldacli.Checkpoint.load(str(model_file / "c.npz"))
+    ckpt.params[key] = value
+    ckpt.save(str(tmp_path / "c.npz"))
+    r = run("train", small_ldac, "--resume", tmp_path / "c.npz", "--iterations", 6, "-o", tmp_path / "m.npz")
+    assert r.exit_code == 1 and r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert f"{tmp_path / 'c.npz'}: expected the settings a checkpoint records in 'params', found {key}" in r.stderr
+
+
+def test_json_nested_two_hundred_thousand_deep_is_damage(model_file, tmp_path):
+    with np.load(model_file / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["params"] = np.str_("[" * 200_000 + "]" * 200_000)
+    write_npz(str(tmp_path / "m.npz"), arrays)
+    r = run("topics", tmp_path / "m.npz")
+    assert r.exit_code == 1 and f"{tmp_path / 'm.npz'}: expected JSON in 'params', found values nested too deeply" \
+        in r.stderr

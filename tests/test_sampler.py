@@ -1,0 +1,114 @@
+"""The one seam between the collapsed Gibbs method and its engines (:class:`Sampler`): the
+threads engine and the Dask engine, on a real LocalCluster over loopback, both implement every
+call the method makes, and the same calls give the same bytes (those of a one-thread run)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ldacli import random_streams
+from ldacli.methods.cgs.sampler import FirstTopics, Sampler
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.partition import shard_bounds, shard_ranges
+from ldacli.synthetic import generate
+from ldacli.topic_word_prior import seed_prior
+
+K, SHARDS, SEED = 13, 3, 7
+ALPHA, BETA = 0.1, 0.01
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    c, _ = generate(120, 6, 80, doc_length=(20, 70), alpha=0.3, seed=5).corpus.without_unused_words()
+    return c
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed",
+                                      reason="the dask extra is not installed: pip install 'ldacli[dask]'")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def start(engine: str, corpus, kind: str, request) -> Sampler:
+    """A run's engine at its start, as the method makes it (seed :data:`SEED`, a seeded prior)."""
+    words, doc_ptr = corpus.tokens()
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    V = corpus.n_words
+    bounds = shard_bounds(doc_ptr, SHARDS)
+    rngs = random_streams.generators(SEED, bounds.size)
+    prior = seed_prior({0: [1, 2, 3], 4: [3, 10]}, 30.0, V, K)
+    alpha = np.full(K, ALPHA)
+    if engine != "dask":
+        z = FirstTopics(rngs[0], V, K).draw(words)
+        threads = 1 if engine == "one thread" else 2
+        return ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, BETA, bounds, rngs[1:], threads, prior=prior)
+    from ldacli.methods.cgs.dask_engine import DaskSampler, SyncPoint
+
+    sync = SyncPoint(0, alpha, BETA, random_streams.states(rngs[1:]))
+    return DaskSampler(kind, V, K, shard_ranges(bounds, doc_ptr[bounds]), np.bincount(words, minlength=V),
+                       request.getfixturevalue("client"), sync, rngs[0].bit_generator.state, words=words,
+                       doc_ptr=doc_ptr, prior=prior)
+
+
+def as_bytes(value) -> bytes:
+    """An answer as bytes: arrays by dtype, shape and content, tuples and lists part by part."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, (tuple, list)):
+        return b"(" + b",".join(as_bytes(v) for v in value) + b")"
+    if isinstance(value, dict):  # arrays by name, or JSON (random streams' states)
+        if all(isinstance(v, np.ndarray) for v in value.values()):
+            return as_bytes([[k.encode() for k in sorted(value)], [value[k] for k in sorted(value)]])
+        return json.dumps(value, sort_keys=True).encode()
+    a = np.asarray(value)
+    return f"{a.dtype.str}{a.shape}".encode() + a.tobytes()
+
+
+def answers(s: Sampler, tmp_path) -> dict[str, bytes]:
+    """Every call of the protocol, after three sweeps (new priors after the second), as bytes."""
+    for sweep in range(3):
+        s.sweep()
+        if sweep == 1:
+            s.set_priors(np.linspace(0.05, 0.2, K), 0.02)
+    cells = np.arange(0, s.V, 3), np.arange(0, s.V, 3) % K
+    blocks = list(s.doc_topic_blocks(40))
+    counts = s.counts
+    states, arrays = s.checkpoint(str(tmp_path / "c.npz"), 3)
+    s.committed()
+    out = {"kind, V, K, documents": as_bytes([s.kind, s.V, s.K, s.n_docs]),
+           "priors": as_bytes([s.alpha, s.beta, s.priors.beta_sum, s.prior.arrays()]),
+           "topic_totals": as_bytes(s.topic_totals()), "word_histogram": as_bytes(s.word_histogram()),
+           "counts_at": as_bytes(s.counts_at(*cells)), "doc_log_priors": as_bytes(s.doc_log_priors(s.alpha)),
+           "doc_histograms": as_bytes(s.doc_histograms()),
+           "doc_topic_blocks": as_bytes(np.concatenate([b for _, b in blocks])),
+           "counts": as_bytes([counts.cells(), counts.nk.astype(np.int64)]),
+           "rng_states": as_bytes([{"states": s.rng_states()}]),
+           "checkpoint": as_bytes([{"states": states}, sorted(arrays), arrays["z"]])}
+    assert [lo for lo, _ in blocks] == list(np.cumsum([0] + [b.shape[0] for _, b in blocks[:-1]]))
+    return out
+
+
+ENGINES = ["threads", pytest.param("dask", marks=[pytest.mark.slow, pytest.mark.dask])]
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse", "alias"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_each_engine_answers_the_method_s_calls_with_the_same_bytes(engine, kind, corpus, request, tmp_path):
+    reference = start("one thread", corpus, kind, request)
+    expected = answers(reference, tmp_path)
+    reference.close()
+    s = start(engine, corpus, kind, request)
+    try:
+        assert isinstance(s, Sampler)
+        # every call is the engine's own, not a default from elsewhere
+        declared = [n for n in dir(Sampler) if not n.startswith("_")] + list(Sampler.__annotations__)
+        assert [n for n in declared if not hasattr(type(s), n) and n not in vars(s)] == []
+        found = answers(s, tmp_path)
+        assert [k for k in expected if found[k] != expected[k]] == []
+        assert found["counts"] != as_bytes([[], []])  # the chain moved: there were counts to compare
+    finally:
+        s.close()
