@@ -28,6 +28,7 @@ LAYERS = {
     "ldacli.formats": 2, "ldacli.formats.parsing": 2, "ldacli.formats.vocab": 2, "ldacli.formats.detect": 2,
     "ldacli.formats.uci": 2, "ldacli.formats.ldac": 2, "ldacli.formats.text": 2, "ldacli.formats.matrix": 2,
     "ldacli.formats.shards": 2, "ldacli.formats.read": 2, "ldacli.formats.write": 2, "ldacli.formats.stream": 2,
+    "ldacli.formats.split": 2,
     "ldacli.model": 3, "ldacli.topic_names": 3, "ldacli.seed_words": 3, "ldacli.synthetic": 3, "ldacli.priors": 3,
     "ldacli.fixed_topics": 3, "ldacli.stopping": 3,
     "ldacli.api_input": 3,

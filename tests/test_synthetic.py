@@ -50,6 +50,12 @@ def test_ranged_lengths_stay_in_range_and_vary():
     assert set(np.unique(lengths)) == {5, 6, 7, 8, 9}  # both ends reachable
 
 
+def test_given_lengths_are_each_documents_length():
+    lengths = np.array([0, 1, 250, 7, 3000], dtype=np.int64)
+    corpus = generate(5, 3, 40, doc_length=lengths, seed=2).corpus
+    np.testing.assert_array_equal(corpus.doc_lengths, lengths)
+
+
 def test_same_seed_same_corpus_other_seed_other_corpus():
     a = generate(40, 5, 60, doc_length=(10, 30), seed=7)
     b = generate(40, 5, 60, doc_length=(10, 30), seed=7)
@@ -128,6 +134,9 @@ def test_zero_documents_and_empty_documents():
         (dict(doc_length=-5), "doc_length"),
         (dict(doc_length=(9, 3)), "lo <= hi"),
         (dict(doc_length=(1, 2, 3)), "pair"),
+        (dict(doc_length=np.array([3, 4])), "5 non-negative integers"),
+        (dict(doc_length=np.array([3, 4, -1, 2, 2])), "non-negative"),
+        (dict(doc_length=np.full(5, 2.5)), "integers"),
         (dict(alpha=0.0), "alpha"),
         (dict(beta=-1.0), "beta"),
     ],

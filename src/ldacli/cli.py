@@ -28,7 +28,8 @@ from ldacli import settings
 from ldacli.api_input import resumed_reading
 from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
 from ldacli.formats.read import INPUT_FORMAT, READING, READING_FOR_MODEL, VOCAB, read_corpus
-from ldacli.formats.write import WRITE_FORMATS, write_corpus, write_shards
+from ldacli.formats.split import split_corpus
+from ldacli.formats.write import WRITE_FORMATS, write_corpus
 from ldacli.errors import LdacliError, LockedError, SettingError
 from ldacli.escaping import PrintableWriter, is_terminal, json_text, printable, shell_word
 from ldacli.fileio import file_sha256
@@ -1380,8 +1381,11 @@ def _convert_to_shards(ctx, source, values) -> None:
     if _same_file(output, source):
         raise click.BadParameter(f"{output!r} is the SOURCE input: refusing to write over it", param_hint="-o/--output")
     with user_errors(ctx), locked([output]):
-        data = read(source, values)
-        write_shards(data, output, values["shards"])
+        reading = reading_of(values)
+        _, notes = split_corpus(source, output, values["shards"], format=reading.pop("input_format", "auto"),
+                                **reading)
+        for note in notes:
+            _note(values, f"{source}: {note}")
         folder = open_shard_folder(output)
     _note(values, f"{output}: {folder.n_docs:,} documents, {folder.n_words:,} words, {folder.n_tokens:,} tokens in "
                   f"{folder.n_shards} shard files")

@@ -56,7 +56,15 @@ class Synthetic:
 
 
 def _doc_lengths(doc_length, n_docs: int, rng: np.random.Generator) -> np.ndarray:
-    """Lengths (n_docs,) int64: a fixed length, or uniform on the inclusive range (lo, hi)."""
+    """Lengths (n_docs,) int64: a fixed length, uniform on the inclusive range (lo, hi), or
+    given one a document (an array of n_docs non-negative integers)."""
+    if isinstance(doc_length, np.ndarray):
+        lengths = doc_length
+        if (lengths.shape != (n_docs,) or lengths.dtype.kind not in "iu"
+                or (lengths.size and lengths.min() < 0)):
+            raise LdacliError(f"doc_length as an array must hold {n_docs} non-negative integers (one a "
+                              f"document), got shape {lengths.shape} of {lengths.dtype}.")
+        return lengths.astype(np.int64)
     if isinstance(doc_length, (tuple, list)):
         if len(doc_length) != 2:
             raise LdacliError(f"doc_length must be an integer or a (lo, hi) pair, got {doc_length!r}.")
@@ -116,7 +124,7 @@ def generate(
     n_docs: int,
     n_topics: int,
     n_words: int,
-    doc_length: int | tuple[int, int] = 100,
+    doc_length: int | tuple[int, int] | np.ndarray = 100,
     *,
     alpha: float = 0.1,
     beta: float = 0.01,
@@ -131,8 +139,9 @@ def generate(
     n_docs, n_topics, n_words
         D documents (>= 0), K topics (>= 1), V vocabulary words (>= 1; >= K when planted).
     doc_length
-        Tokens per document: an integer for a fixed length, or a pair ``(lo, hi)`` for
-        lengths drawn uniformly from the integers ``lo..hi`` inclusive.
+        Tokens per document: an integer for a fixed length, a pair ``(lo, hi)`` for
+        lengths drawn uniformly from the integers ``lo..hi`` inclusive, or an integer array
+        of the D lengths (e.g. drawn from a corpus's length distribution).
     alpha
         Symmetric Dirichlet parameter of each document's topic proportions (per topic).
     beta

@@ -121,8 +121,7 @@ def read_corpus(
         refuse_tokenizing(tokenizing, fmt)
     notes: list[str] = []
     if format == "auto" and fmt in FORMAT_NAMES:
-        notes.append(f"read as {FORMAT_NAMES[fmt]} (detected from the content; --input-format "
-                     f"{'|'.join(FILE_FORMATS)} forces one)")
+        notes.append(detected_note(fmt))
     if vocab is not None and fmt in TEXT_FORMATS + ("shards",):
         fixed = read_vocab(vocab)
     if text:
@@ -161,14 +160,24 @@ def read_corpus(
         **(tok.settings() if text else {}),
         **rules.recorded(text=text, fixed=fixed is not None),
     }
-    empty = corpus.n_empty_docs
-    if empty:
-        corpus.notes.append(f"{plural(empty, 'empty document')} kept (theta = prior)")
-    if fixed is None:
-        unused = corpus.n_words - int(np.unique(corpus.counts.indices).size)
-        if unused:
-            corpus.notes.append(f"{plural(unused, 'word')} of the vocabulary never occur in it")
+    unused = None if fixed is not None else corpus.n_words - int(np.unique(corpus.counts.indices).size)
+    corpus.notes += closing_notes(corpus.n_empty_docs, unused)
     return corpus
+
+
+def detected_note(fmt: str) -> str:
+    """The note on a format found by content."""
+    return (f"read as {FORMAT_NAMES[fmt]} (detected from the content; --input-format {'|'.join(FILE_FORMATS)} "
+            f"forces one)")
+
+
+def closing_notes(empty: int, unused: int | None) -> list[str]:
+    """The notes on a corpus read: its ``empty`` documents, and the ``unused`` words of its
+    vocabulary (None over a fixed vocabulary, whose unused words are not noted)."""
+    notes = [f"{plural(empty, 'empty document')} kept (theta = prior)"] if empty else []
+    if unused:
+        notes.append(f"{plural(unused, 'word')} of the vocabulary never occur in it")
+    return notes
 
 
 def reading_fallback(params: dict):

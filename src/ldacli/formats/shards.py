@@ -29,6 +29,7 @@ import hashlib
 import io
 import json
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,13 +66,25 @@ def write_shard_folder(folder: str, counts: sp.csr_array, vocab: list[str], doc_
     (:func:`~ldacli.fileio.atomic_folder`: a shard folder already there is replaced, anything
     else is refused). Returns the number of shards written."""
     lengths = doc_lengths(counts)
-    doc_ptr = doc_pointers(lengths)
-    bounds = shard_bounds(doc_ptr, n_shards)
+    bounds = shard_bounds(doc_pointers(lengths), n_shards)
+    parts = (counts[bounds[s]:bounds[s + 1]] for s in range(bounds.size - 1))
+    return write_shard_files(folder, parts, bounds, lengths, word_totals(counts, len(vocab)), vocab, doc_ids,
+                             fingerprint=lambda: fingerprint, source=source, format=format)
+
+
+def write_shard_files(folder: str, shards: Iterable[sp.csr_array], bounds: np.ndarray, lengths: np.ndarray,
+                      word_freq: np.ndarray, vocab: list[str], doc_ids: list[str], *, fingerprint: Callable[[], str],
+                      source: str, format: str) -> int:
+    """Write a shard folder whose shard ``s`` is the ``s``-th matrix ``shards`` gives (the documents
+    ``bounds[s]:bounds[s + 1]``, each made only when it is written, so a corpus can be written a shard
+    at a time), atomically as :func:`write_shard_folder`. ``lengths`` (D,) and ``word_freq`` (V,) are
+    the whole corpus's tokens by document and by word, 64-bit; ``fingerprint()`` its fingerprint,
+    asked once every shard is written. Returns the number of shards written."""
     files, digests = [], []
     with atomic_folder(folder, what="shard folder", replaces=INDEX) as tmp:
-        for s in range(bounds.size - 1):
+        for s, part in enumerate(shards):
             buffer = io.BytesIO()
-            write_scipy_npz(buffer, counts[bounds[s]:bounds[s + 1]])
+            write_scipy_npz(buffer, part)
             data = buffer.getvalue()
             files.append(shard_file(s))
             digests.append(hashlib.sha256(data).hexdigest())
@@ -79,15 +92,15 @@ def write_shard_folder(folder: str, counts: sp.csr_array, vocab: list[str], doc_
                 f.write(data)
         with open(os.path.join(tmp, VOCAB), "wb") as f:
             f.write(vocab_text(vocab))
-        params = {"n_docs": int(counts.shape[0]), "n_words": len(vocab), "n_tokens": int(doc_ptr[-1]),
-                  "fingerprint": fingerprint, "source": source, "format": format, "files": files, "sha256": digests}
+        params = {"n_docs": int(lengths.size), "n_words": len(vocab), "n_tokens": int(lengths.sum(dtype=np.int64)),
+                  "fingerprint": fingerprint(), "source": source, "format": format, "files": files, "sha256": digests}
         write_npz(os.path.join(tmp, INDEX), {
             "kind": np.array(KIND), "format_version": np.array(FORMAT_VERSION), "params": np.array(json.dumps(params)),
-            "vocab": np.array(vocab, dtype=str), "doc_ids": np.array(doc_ids, dtype=str), "doc_lengths": lengths,
-            "word_freq": word_totals(counts, len(vocab)),
+            "vocab": np.array(vocab, dtype=str), "doc_ids": np.array(doc_ids, dtype=str),
+            "doc_lengths": np.asarray(lengths, dtype=np.int64), "word_freq": np.asarray(word_freq, dtype=np.int64),
             "bounds": bounds,
         }, what="shard index")
-    return bounds.size - 1
+    return len(files)
 
 
 @dataclass
