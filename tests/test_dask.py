@@ -364,7 +364,8 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     import scipy.sparse as sp
 
     from ldacli.formats.shards import write_shard_folder
-    from ldacli.methods.cgs.dask_engine import HEADROOM, INT32_MAX, ShardHost
+    from ldacli.methods.cgs.dask_engine import INT32_MAX, ShardHost
+    from ldacli.partition import WIDE_SHARD_TOKENS as HEADROOM
 
     big = (1 << 28) + 3  # a shard of two such documents stays under HEADROOM tokens
     rows = np.array([[big, 5, 0, 1], [0, big, 7, 0], [3, 0, big, 2], [big, 1, 0, 0], [0, 0, 4, big]] * 4)

@@ -13,8 +13,7 @@ import pytest
 import ldacli
 from ldacli.corpus import MAX_TOKENS, Corpus
 from ldacli.formats.shards import INDEX, open_shard_folder
-from ldacli.formats.split import WIDE_SHARD_TOKENS
-from ldacli.methods.distributed import HEADROOM
+from ldacli.partition import WIDE_SHARD_TOKENS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(REPO, "..", "shared", "corpora"))
@@ -47,7 +46,7 @@ def test_a_uci_file_of_three_billion_tokens_becomes_a_shard_folder(tmp_path):
     np.testing.assert_array_equal(folder.word_freq, [10**9 + 1, 10**9 + 2, 5 * 10**8 + 2, 5 * 10**8])
     # every shard is within what a cluster samples in 32 bits, and is an ordinary corpus read alone
     ranges = folder.shard_ranges()
-    assert max(r["hi"] - r["lo"] for r in ranges) <= WIDE_SHARD_TOKENS and ranges[-1]["hi"] == 3_000_000_005
+    assert max(r.hi - r.lo for r in ranges) <= WIDE_SHARD_TOKENS and ranges[-1].hi == 3_000_000_005
     rows = []
     for s in range(folder.n_shards):
         part = ldacli.read_corpus(str(tmp_path / "f" / f"shard-{s:05d}.npz"))
@@ -136,7 +135,3 @@ def test_kos_split_a_shard_at_a_time_is_the_folder_written_from_memory(tmp_path)
     ldacli.write_shards(ldacli.read_corpus(kos, min_df=2), tmp_path / "memory", 5)
     _same_folders(tmp_path / "streamed", tmp_path / "memory")
     assert os.listdir(tmp_path / "streamed").count(INDEX) == 1
-
-
-def test_the_shard_limit_is_the_clusters():
-    assert WIDE_SHARD_TOKENS == HEADROOM

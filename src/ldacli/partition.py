@@ -17,6 +17,11 @@ MAX_DEFAULT_SHARDS = 4
 TOKENS_PER_SHARD = 100_000
 LARGE_TOKENS_PER_SHARD = 625_000
 MAX_LARGE_SHARDS = 32
+# A shard of a corpus of more than 2^31 - 1 tokens holds at most this many: the kernels count
+# topic totals in 32 bits, so a block is given its totals less a base (``min(n_k, WIDE_SHARD_TOKENS)``,
+# the base added to the prior's sums instead), which only a block this small cannot overflow.
+# Shard folders are cut to it (``convert --shards``) and the cluster's engine refuses more.
+WIDE_SHARD_TOKENS = 1 << 30
 
 
 def default_shards(n_tokens: int) -> int:

@@ -36,14 +36,9 @@ from ldacli.formats.read import (bag_of_words_vocab, closing_notes, detected_not
 from ldacli.formats.shards import write_shard_files
 from ldacli.formats.uci import FIRST_TRIPLE_LINE, check_distinct_pairs, check_nnz, uci_triples
 from ldacli.formats.write import write_shards
-from ldacli.methods.sharded import shard_bounds
+from ldacli.partition import WIDE_SHARD_TOKENS, shard_bounds
 from ldacli.tokenizer import TOKENIZING
 from ldacli.vocab_rules import VocabRules
-
-# A shard of a corpus of more than MAX_TOKENS tokens holds at most this many: a cluster's block
-# samples against its topic totals less a base, which only a block this small cannot overflow in 32
-# bits (``ldacli.methods.distributed.HEADROOM``; tests/test_split.py checks that they agree).
-WIDE_SHARD_TOKENS = 1 << 30
 
 
 def split_corpus(path: str, folder: str, n_shards: int, *, format: str = "auto", vocab: str | None = None,

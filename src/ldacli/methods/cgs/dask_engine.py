@@ -62,7 +62,7 @@ from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, UnderPriors
 from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, merge_doc_histograms, merge_pairs,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, word_topic_pairs)
-from ldacli.partition import ShardRange, word_slices
+from ldacli.partition import WIDE_SHARD_TOKENS, ShardRange, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -78,11 +78,7 @@ PING_SECONDS = 5
 SCHEDULER_WAIT_SECONDS = 10
 # Rebuilds in a row, without a sweep finished between them, before the run gives up.
 MAX_REBUILDS = 5
-# The kernels count topic totals in 32 bits. When the corpus has more tokens than that, a block
-# is given its totals less a base (and the base added to the prior's sums, which the kernels add
-# them to): ``min(n_k, HEADROOM)``, which a block of at most HEADROOM tokens cannot overflow.
 INT32_MAX = int(np.iinfo(np.int32).max)
-HEADROOM = 1 << 30
 
 
 class ShardsRebuilt(LdacliError):
@@ -362,10 +358,10 @@ class ShardHost:
     def _block_totals(self, start: np.ndarray) -> tuple[np.ndarray, Priors]:
         """The totals a block starts from as the kernels take them (int32) and the priors to go
         with them: ``start`` itself while the corpus fits in 32 bits; else less a base that the
-        prior's sums take instead (see :data:`HEADROOM`)."""
+        prior's sums take instead (see :data:`WIDE_SHARD_TOKENS`)."""
         if not self.wide:
             return start.astype(np.int32), self.priors
-        base = np.maximum(start - HEADROOM, 0)
+        base = np.maximum(start - WIDE_SHARD_TOKENS, 0)
         p = self.priors
         return (start - base).astype(np.int32), Priors.of(p.alpha, p.beta, p.beta_sum + base, self.extra)
 
@@ -460,8 +456,8 @@ class DaskSampler(UnderPriors):
         if self.wide and kind == "dense" and int(freq.max()) > INT32_MAX:
             raise LdacliError(f"the dense sampler counts a word's tokens in 32 bits, and a word has {int(freq.max()):,} "
                               f"tokens: use --sampler sparse")
-        if self.wide and max(sh.hi - sh.lo for sh in shards) > HEADROOM:
-            raise LdacliError(f"a shard of more than {HEADROOM:,} tokens in a corpus of more than {INT32_MAX:,}: "
+        if self.wide and max(sh.hi - sh.lo for sh in shards) > WIDE_SHARD_TOKENS:
+            raise LdacliError(f"a shard of more than {WIDE_SHARD_TOKENS:,} tokens in a corpus of more than {INT32_MAX:,}: "
                               f"cut the corpus into more shards")
         self.slices = word_slices(freq, len(shards))
         self.layout = replica_class(kind).layout_for(freq, n_topics)
