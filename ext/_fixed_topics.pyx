@@ -7,19 +7,18 @@ passed in (``next_double`` of its bit generator, the stream ``Generator.random()
 under the generator's lock), and nothing is validated here. The plain NumPy each kernel equals,
 draw for draw, is in its docstring and in ``tests/oracle.py``.
 
-:func:`theta_of_documents` gives every document its own stream: its generator is an ``SFC64``
-whose state the kernel sets, at the start of each document, from the document's key and the
-run's, as numpy seeds an SFC64 from three words (:func:`document_draws`), so a document's draws
-do not depend on the documents before it. numpy's SFC64 has no C interface for setting its state,
-so the state is written through its struct (:c:type:`SFC64State` below, numpy's ``sfc64_state``);
-:func:`sfc64_layout_matches` checks that layout against the Python interface before any kernel
-uses it. (SFC64 rather than the counter-based Philox: numpy's Philox takes 17 ns a double here,
-SFC64 2.5.)
+:func:`theta_of_documents` gives every document its own stream: numpy's ``SFC64`` generator
+started, at each document, from the document's key and the run's, as numpy seeds an SFC64 from
+three words (:func:`document_draws`), so a document's draws do not depend on the documents before
+it. The generator is run here, inline (:c:type:`Stream`, numpy's algorithm and its ``next_double``):
+numpy's SFC64 has no C interface for setting its state, and a call through the bit generator's
+function pointers per draw cost more than the draw. ``ldacli.fixed_topics.check_document_streams``
+compares these draws with numpy's own SFC64 once per process. (SFC64 rather than the
+counter-based Philox: numpy's Philox takes 17 ns a double here, SFC64 2.5.)
 """
 
-from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport log
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from numpy.random cimport bitgen_t
 
 from _shared cimport alias_draw, alias_table, bitgen_of, search_cumulative
@@ -39,11 +38,10 @@ cdef inline Py_ssize_t _sample(const int32_t* nd, const double* alpha, const dou
 # --------------------------------------------------------------------------------------------
 # A stream per document
 
-cdef struct SFC64State:
-    # numpy's sfc64_state (numpy/random/src/sfc64/sfc64.h), held inside the SFC64 object.
-    uint64_t s[4]
-    int has_uint32
-    uint32_t uinteger
+cdef struct Stream:
+    # A document's SFC64 generator: numpy's four state words (numpy/random/src/sfc64/sfc64.h,
+    # ``s[0..3]``: a, b, c and the counter).
+    uint64_t a, b, c, counter
 
 
 # Outputs numpy's SFC64 discards after setting its state from a seed (sfc64_set_seed).
@@ -51,51 +49,44 @@ cdef enum:
     SFC64_WARM_UP = 12
 
 
-cdef inline void _start_document(bitgen_t* bitgen, const uint64_t* doc_key, uint64_t run_key) noexcept nogil:
-    """Set the SFC64 behind ``bitgen`` to the start of a document's stream, as numpy seeds an
-    SFC64 from three words: state ``(doc_key[0], doc_key[1], run_key, 1)``, then
-    :data:`SFC64_WARM_UP` outputs discarded."""
-    cdef SFC64State* st = <SFC64State*> bitgen.state
+cdef inline uint64_t _next64(Stream* s) noexcept nogil:
+    """The next output of ``s``, as numpy's ``sfc64_next``."""
+    cdef uint64_t out = s.a + s.b + s.counter
+    s.counter += 1
+    s.a = s.b ^ (s.b >> 11)
+    s.b = s.c + (s.c << 3)
+    s.c = ((s.c << 24) | (s.c >> 40)) + out
+    return out
+
+
+cdef inline double _next_double(Stream* s) noexcept nogil:
+    """The next double in [0, 1) of ``s``, as numpy's ``next_double`` of an SFC64 (the top 53 bits)."""
+    return <double> (_next64(s) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef inline void _start_document(Stream* s, const uint64_t* doc_key, uint64_t run_key) noexcept nogil:
+    """``s`` set to the start of a document's stream, as numpy seeds an SFC64 from three words:
+    state ``(doc_key[0], doc_key[1], run_key, 1)``, then :data:`SFC64_WARM_UP` outputs discarded."""
     cdef Py_ssize_t i
-    st.s[0] = doc_key[0]
-    st.s[1] = doc_key[1]
-    st.s[2] = run_key
-    st.s[3] = 1
-    st.has_uint32 = 0
-    st.uinteger = 0
+    s.a = doc_key[0]
+    s.b = doc_key[1]
+    s.c = run_key
+    s.counter = 1
     for i in range(SFC64_WARM_UP):
-        bitgen.next_uint64(bitgen.state)
+        _next64(s)
 
 
-def sfc64_layout_matches(object sfc64, Py_ssize_t object_size, const uint64_t[::1] state):
-    """Whether the state of ``sfc64`` (a ``numpy.random.SFC64`` whose state was set to the four
-    words ``state``, ``object_size`` bytes long) is laid out as :c:type:`SFC64State`: inside the
-    object, holding those words, nothing buffered. Reads only inside the object."""
-    cdef bitgen_t* bitgen = <bitgen_t*> PyCapsule_GetPointer(sfc64.capsule, "BitGenerator")
-    cdef SFC64State* st = <SFC64State*> bitgen.state
-    cdef uintptr_t lo = <uintptr_t> <void*> sfc64
-    cdef uintptr_t where = <uintptr_t> <void*> st
-    cdef Py_ssize_t i
-    if not (lo <= where and where + sizeof(SFC64State) <= lo + <uintptr_t> object_size):
-        return False
-    for i in range(4):
-        if st.s[i] != state[i]:
-            return False
-    return st.has_uint32 == 0
-
-
-def document_draws(const uint64_t[::1] doc_key, uint64_t run_key, double[::1] out, object rng):
+def document_draws(const uint64_t[::1] doc_key, uint64_t run_key, double[::1] out):
     """``out`` (n,) float64 filled with the first n doubles of a document's stream (what
-    :func:`theta_of_documents` draws from), ``rng`` a Generator over an SFC64. Equivalent NumPy:
-    an SFC64 whose state is set to ``(doc_key[0], doc_key[1], run_key, 1)``, 12 raw outputs
-    discarded, then ``Generator(it).random(n)``."""
-    cdef bitgen_t* bitgen = bitgen_of(rng)
+    :func:`theta_of_documents` draws from). Equivalent NumPy: an SFC64 whose state is set to
+    ``(doc_key[0], doc_key[1], run_key, 1)``, 12 raw outputs discarded, then
+    ``Generator(it).random(n)``."""
+    cdef Stream stream
     cdef Py_ssize_t i
-    with rng.bit_generator.lock:
-        with nogil:
-            _start_document(bitgen, &doc_key[0], run_key)
-            for i in range(out.shape[0]):
-                out[i] = bitgen.next_double(bitgen.state)
+    with nogil:
+        _start_document(&stream, &doc_key[0], run_key)
+        for i in range(out.shape[0]):
+            out[i] = _next_double(&stream)
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,7 +116,7 @@ cdef inline void _remove(Py_ssize_t t, int32_t* count, int32_t* topics, int32_t*
 
 cdef inline Py_ssize_t _draw(const int32_t* count, const int32_t* topics, Py_ssize_t n, const double* pw,
                              const double* prob, const int32_t* alias, double total, Py_ssize_t K, double* mass,
-                             bitgen_t* bitgen) noexcept nogil:
+                             Stream* stream) noexcept nogil:
     """A topic drawn with probability proportional to ``(count[k] + alpha_k) phi_kw``: the document's
     bucket ``count[k] phi_kw`` over its topics (``pw`` the word's row of phi), else the prior's
     ``alpha_k phi_kw`` (of sum ``total``) from the word's alias table (``prob``, ``alias``), with
@@ -136,7 +127,7 @@ cdef inline Py_ssize_t _draw(const int32_t* count, const int32_t* topics, Py_ssi
     for j in range(n):
         A = A + count[topics[j]] * pw[topics[j]]
         mass[j] = A
-    u = bitgen.next_double(bitgen.state) * (A + total)
+    u = _next_double(stream) * (A + total)
     if u < A:
         for j in range(n):
             if u < mass[j]:
@@ -181,14 +172,13 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
                        uint64_t run_key, const double[:, ::1] phi_wk, const double[:, ::1] prob,
                        const int32_t[:, ::1] alias, const double[::1] total, const double[::1] alpha,
                        double alpha_sum, const int32_t[::1] batch_of_sweep, const double[::1] batch_sweeps,
-                       int32_t[::1] z, double[:, :, ::1] theta, int32_t[::1] scratch, double[::1] work,
-                       object rng):
+                       int32_t[::1] z, double[:, :, ::1] theta, int32_t[::1] scratch, double[::1] work):
     """Topic proportions of documents under fixed topics, by Gibbs sampling, each document on
     its own stream, in O(topics of the document) per token.
 
     Shapes and dtypes (N tokens, D documents, V words, K topics, I sweeps, B batches): ``words``
     (N,) int32; ``doc_ptr`` (D+1,) int64; ``doc_keys`` (D, 2) uint64 and ``run_key``, each
-    document's stream (see the module docstring; ``rng`` a Generator over an SFC64);
+    document's stream (see the module docstring);
     ``phi_wk`` (V, K) float64 topics, word-major; ``prob``, ``alias``, ``total`` the alias
     tables of the prior's weights ``alpha_k phi_kw`` (:func:`prior_alias_tables`); ``alpha``
     (K,) float64 and ``alpha_sum`` its sum; ``batch_of_sweep`` (I,)
@@ -240,45 +230,44 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     cdef double* mass = &work[0]
     cdef double* sums = &work[K]
     cdef double* into
-    cdef bitgen_t* bitgen = bitgen_of(rng)
+    cdef Stream stream
     for b in range(B):
         kept = kept + batch_sweeps[b]
 
-    with rng.bit_generator.lock:
-        with nogil:
-            for d in range(D):
-                _start_document(bitgen, &doc_keys[d, 0], run_key)
-                n = 0
+    with nogil:
+        for d in range(D):
+            _start_document(&stream, &doc_keys[d, 0], run_key)
+            n = 0
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                w = words[i]
+                t = _draw(count, topics, n, &phi_wk[w, 0], &prob[w, 0], &alias[w, 0], total[w], K, mass,
+                          &stream)
+                _add(t, count, topics, where, &n)
+                z[i] = <int32_t> t
+            for s in range(I):
                 for i in range(doc_ptr[d], doc_ptr[d + 1]):
                     w = words[i]
+                    _remove(z[i], count, topics, where, &n)
                     t = _draw(count, topics, n, &phi_wk[w, 0], &prob[w, 0], &alias[w, 0], total[w], K, mass,
-                              bitgen)
+                          &stream)
                     _add(t, count, topics, where, &n)
                     z[i] = <int32_t> t
-                for s in range(I):
-                    for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                        w = words[i]
-                        _remove(z[i], count, topics, where, &n)
-                        t = _draw(count, topics, n, &phi_wk[w, 0], &prob[w, 0], &alias[w, 0], total[w], K, mass,
-                              bitgen)
-                        _add(t, count, topics, where, &n)
-                        z[i] = <int32_t> t
-                    if batch_of_sweep[s] >= 0:
-                        into = &sums[batch_of_sweep[s] * K]
-                        for i in range(n):
-                            into[topics[i]] += count[topics[i]]
-                if B > 0:
-                    denom = (doc_ptr[d + 1] - doc_ptr[d]) + alpha_sum
-                    for k in range(K):
-                        summed = 0.0
-                        for b in range(B):
-                            summed = summed + sums[b * K + k]
-                            if B > 1:
-                                theta[1 + b, d, k] = (sums[b * K + k] / batch_sweeps[b] + alpha[k]) / denom
-                            sums[b * K + k] = 0.0
-                        theta[0, d, k] = (summed / kept + alpha[k]) / denom
-                for i in range(n):
-                    count[topics[i]] = 0
+                if batch_of_sweep[s] >= 0:
+                    into = &sums[batch_of_sweep[s] * K]
+                    for i in range(n):
+                        into[topics[i]] += count[topics[i]]
+            if B > 0:
+                denom = (doc_ptr[d + 1] - doc_ptr[d]) + alpha_sum
+                for k in range(K):
+                    summed = 0.0
+                    for b in range(B):
+                        summed = summed + sums[b * K + k]
+                        if B > 1:
+                            theta[1 + b, d, k] = (sums[b * K + k] / batch_sweeps[b] + alpha[k]) / denom
+                        sums[b * K + k] = 0.0
+                    theta[0, d, k] = (summed / kept + alpha[k]) / denom
+            for i in range(n):
+                count[topics[i]] = 0
 
 def left_to_right(const int32_t[::1] words, const int64_t[::1] doc_ptr,
                   const double[:, ::1] phi_wk, const double[::1] alpha, bint resample,

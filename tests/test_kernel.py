@@ -158,8 +158,7 @@ def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_
     scratch, work = np.zeros(3 * K, np.int32), np.zeros(K * (B + 1))
     t = fixed_topics.PriorTables.of(phi_wk, alpha)
     theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, t.prob, t.alias, t.total, alpha,
-                       float(alpha.sum()), batch_of_sweep, batch_sweeps, z, theta, scratch, work,
-                       np.random.Generator(np.random.SFC64()))
+                       float(alpha.sum()), batch_of_sweep, batch_sweeps, z, theta, scratch, work)
     assert not scratch[:K].any() and not work[K:].any()  # left as found
     return z, theta
 
@@ -184,7 +183,7 @@ def test_theta_of_documents_equals_numpy_oracle_bit_for_bit(K, iterations, burn_
 def test_a_documents_stream_is_numpys_sfc64_seeded_from_its_key_and_the_runs():
     fixed_topics.check_document_streams()  # what every estimate checks first
     out = np.zeros(7)
-    document_draws(np.array([3, 2**64 - 1], np.uint64), 2**63 + 5, out, np.random.Generator(np.random.SFC64()))
+    document_draws(np.array([3, 2**64 - 1], np.uint64), 2**63 + 5, out)
     bit_generator = np.random.SFC64()
     bit_generator.state = {"bit_generator": "SFC64", "has_uint32": 0, "uinteger": 0,
                            "state": {"state": np.array([3, 2**64 - 1, 2**63 + 5, 1], np.uint64)}}
