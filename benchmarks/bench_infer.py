@@ -6,22 +6,30 @@ Usage (prepare untimed, then time on a quiet core)::
     python benchmarks/bench_infer.py --prepare                  # models and documents, cached
     flock /work/.bench.lock taskset -c 1 python benchmarks/bench_infer.py
     python benchmarks/bench_infer.py --tools ldacli,mallet --docs 200000 --peer-docs 20000
+    python benchmarks/bench_infer.py -k 1000 --length 20ng --tools ldacli,train --docs 20000
+    python benchmarks/bench_infer.py --tools ldacli --build before=/tmp/old   # another build too
+    python benchmarks/bench_infer.py --tools kernel               # the kernel alone, in process
 
-Data (under ``--folder``, default ``$LDACLI_DATA/bench_infer``): 20 Newsgroups (the UCI file of
-``--corpus``), every 10th document held out. Each tool trains its own K-topic model on the other
-nine tenths (untimed; ldacli and tomotopy 200 sweeps, MALLET 200 iterations with alpha 0.1 per
-topic and beta 0.01, gensim and scikit-learn their variational Bayes with 10 passes / 20
-iterations). The short documents are *generated* from ldacli's model (theta ~ Dir(alpha), then
-20 tokens from theta and phi): ``--docs`` of them for ldacli and MALLET, the first
-``--peer-docs`` for the slower peers.
+Data (under ``--folder``, default ``$LDACLI_DATA/bench_infer``, a subfolder per K): 20
+Newsgroups (the UCI file of ``--corpus``), every 10th document held out. Each tool trains its
+own K-topic model on the other nine tenths in ``--prepare`` (ldacli and tomotopy 200 sweeps,
+MALLET 200 iterations with alpha 0.1 per topic and beta 0.01, gensim and scikit-learn their
+variational Bayes with 10 passes / 20 iterations). The documents inferred are *generated* from
+ldacli's model (theta ~ Dir(alpha), then tokens from theta and phi): ``--length 20`` tokens each
+(tweets), or ``--length 20ng``, each as long as a 20NG training document drawn at random;
+``--docs`` of them for ldacli and MALLET, the first ``--peer-docs`` for the slower peers.
 
-Timed: ``ldacli infer MODEL short.ldac -o out`` as a whole process (npz and tsv), with the
+Timed: ``ldacli infer MODEL docs.ldac -o out`` as a whole process (npz and tsv; every
+``--build NAME=ROOT`` too, a built checkout's ``src`` first on ``PYTHONPATH``), with the
 defaults (100 sweeps, 50 burn-in, 1 thread); MALLET's ``InferTopics`` as a whole process
 (``--num-iterations 100 --burn-in 50``; the import of the documents with the training pipe not
 counted); tomotopy's ``infer`` (its defaults, one worker), gensim's ``inference`` and
-scikit-learn's ``transform``, the call alone. Token-sweeps per second = tokens x (sweeps + 1)
-/ seconds for the Gibbs samplers. Our training's per-token rate on the same core: ``ldacli
-train`` of the nine tenths for 100 and for 200 sweeps, the difference (set-up excluded).
+scikit-learn's ``transform``, the call alone; ``kernel``: the fixed-topics kernel alone in this
+process on the documents already read (``fixed_topics.theta_of_chunk`` chunk by chunk), which
+with the whole process says what reading and writing cost. Token-sweeps per second = tokens x
+(sweeps + 1) / seconds for the Gibbs samplers (a document's tokens are placed once, then swept
+100 times). Our training's per-token rate on the same core: ``ldacli train`` of the nine tenths
+for 100 and for 200 sweeps, the difference (set-up excluded).
 
 Quality: document completion on the held-out tenth, one evaluator for all: each tool infers
 theta from the observed half of every held-out document (``completion_split``) with the same
@@ -51,17 +59,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(ldacli.__file__)))
 DATA = os.environ.get("LDACLI_DATA", "/work/data")
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
-LENGTH = 20
+SWEEPS, BURN_IN = 100, 50
+PEERS = ("mallet", "tomotopy", "gensim", "sklearn")
 
 
-def run(command: list[str], **kw) -> float:
-    """Seconds of a whole process (and its peak RSS in MB, via a fresh wrapper)."""
+def run(command: list[str], src: str = SRC, **kw) -> tuple[float, float]:
+    """Seconds of a whole process and its peak RSS in MB (via a fresh wrapper), with ``src`` first
+    on ``PYTHONPATH``."""
     wrapped = [sys.executable, "-c",
                "import resource, subprocess, sys, time; t = time.perf_counter(); "
                "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
                "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", *command]
     out = subprocess.run(wrapped, check=True, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": SRC}, **kw).stdout.split()
+                         env={**os.environ, "PYTHONPATH": src}, **kw).stdout.split()
     return float(out[0]), int(out[1]) / 1024
 
 
@@ -72,26 +82,28 @@ def split(path: str) -> tuple[Corpus, Corpus]:
     return part(~held), part(held)
 
 
-def generate(model, n: int, path: str, seed: int = 7) -> None:
-    """``n`` documents of LENGTH tokens from the model's generative process, as LDA-C."""
+def generate(model, n: int, path: str, lengths: np.ndarray | None, seed: int = 7) -> None:
+    """``n`` documents from the model's generative process, as LDA-C: 20 tokens each, or (with
+    ``lengths``) each as long as one of ``lengths`` drawn at random."""
     rng = np.random.default_rng(seed)
     K, V = model.phi.shape
     cum = np.cumsum(model.phi, axis=1)
     cum[:, -1] = 1.0
     with open(path, "w") as f:
-        for s in range(0, n, 50_000):
-            m = min(50_000, n - s)
+        for s in range(0, n, 20_000):
+            m = min(20_000, n - s)
+            size = rng.choice(lengths, size=m) if lengths is not None else np.full(m, 20)
+            docs = np.repeat(np.arange(m), size)
             tc = np.cumsum(rng.dirichlet(model.alpha, size=m), axis=1)
             tc[:, -1] = 1.0
-            u = rng.random((m, LENGTH))
-            z = np.minimum((u[:, :, None] >= tc[:, None, :]).sum(axis=2), K - 1)
-            u2 = rng.random((m, LENGTH))
-            w = np.empty((m, LENGTH), np.int64)
+            u = rng.random(docs.size)
+            z = np.minimum((u[:, None] >= tc[docs]).sum(axis=1), K - 1)
+            u2 = rng.random(docs.size)
+            w = np.empty(docs.size, np.int64)
             for k in range(K):
                 mask = z == k
                 w[mask] = np.minimum(np.searchsorted(cum[k], u2[mask], side="right"), V - 1)
-            counts = sp.csr_array((np.ones(m * LENGTH, np.int64), (np.repeat(np.arange(m), LENGTH), w.ravel())),
-                                  shape=(m, V))
+            counts = sp.csr_array((np.ones(docs.size, np.int64), (docs, w)), shape=(m, V))
             counts.sum_duplicates()
             counts.sort_indices()
             f.writelines(ldac_lines(counts))
@@ -151,36 +163,97 @@ def mallet_phi(path: str, vocab: list[str], K: int) -> np.ndarray:
     return phi / phi.sum(axis=1, keepdims=True)
 
 
+def sklearn_model(K: int, components: np.ndarray):
+    """scikit-learn's LDA with the fitted ``components`` (its variational topic-word parameters),
+    as its ``fit`` leaves what ``transform`` reads."""
+    from sklearn.decomposition import LatentDirichletAllocation
+    from sklearn.decomposition._online_lda_fast import _dirichlet_expectation_2d
+
+    lda = LatentDirichletAllocation(K, doc_topic_prior=0.1, topic_word_prior=0.01, max_iter=20,
+                                    learning_method="batch", random_state=1, n_jobs=1)
+    lda.components_ = components
+    lda.exp_dirichlet_component_ = np.exp(_dirichlet_expectation_2d(components))
+    lda.doc_topic_prior_, lda.topic_word_prior_ = 0.1, 0.01
+    lda.n_features_in_ = components.shape[1]
+    lda.random_state_ = np.random.RandomState(1)
+    return lda
+
+
+def gensim_model(K: int, sstats: np.ndarray):
+    """gensim's LdaModel with the fitted sufficient statistics ``sstats`` (K, V)."""
+    from gensim.models import LdaModel
+
+    lda = LdaModel(num_topics=K, id2word={j: str(j) for j in range(sstats.shape[1])}, alpha=np.full(K, 0.1), eta=0.01,
+                   random_state=1)
+    lda.state.sstats[:] = sstats
+    lda.sync_state()
+    return lda
+
+
 def prepare(args, folder: str) -> None:
+    """Models and documents, untimed, each made once."""
     train, held = split(args.corpus)
     K = args.topics
+    tools = args.tools.split(",")
     if not os.path.exists(f"{folder}/ldacli.npz"):
         ldacli.train(train, K, iterations=200, seed=1, threads=1).save(f"{folder}/ldacli.npz")
     model = ldacli.load_model(f"{folder}/ldacli.npz")
-    if not os.path.exists(f"{folder}/short.ldac"):
-        generate(model, args.docs, f"{folder}/short.ldac")
-        with open(f"{folder}/short.vocab", "w", encoding="utf-8") as f:
+    name = docs_name(args)
+    if not os.path.exists(f"{folder}/{name}.ldac"):
+        lengths = np.diff(train.tokens()[1]) if args.length == "20ng" else None
+        generate(model, args.docs, f"{folder}/{name}.ldac", lengths[lengths > 0] if lengths is not None else None)
+        with open(f"{folder}/{name}.vocab", "w", encoding="utf-8") as f:
             f.writelines(w + "\n" for w in model.vocab)
-    short = ldacli.read_corpus(f"{folder}/short.ldac", vocab=f"{folder}/short.vocab")
-    ldacli.write_corpus(train, f"{folder}/train.ldac", f"{folder}/train.vocab")
+    docs = ldacli.read_corpus(f"{folder}/{name}.ldac", vocab=f"{folder}/{name}.vocab")
+    if not os.path.exists(f"{folder}/train.ldac"):
+        ldacli.write_corpus(train, f"{folder}/train.ldac", f"{folder}/train.vocab")
     obs_words, obs_ptr, _, _ = completion_split(held)
     observed = Corpus(sp.csr_array((np.ones(obs_words.size, np.int64), obs_words,
                                     obs_ptr), shape=(obs_ptr.size - 1, len(held.vocab))), held.vocab, held.doc_ids)
     observed.counts.sum_duplicates()
-    ldacli.write_corpus(observed, f"{folder}/observed.ldac", f"{folder}/observed.vocab")
-    tools = args.tools.split(",")
-    if "mallet" in tools and not os.path.exists(f"{folder}/mallet.inferencer"):
+    if not os.path.exists(f"{folder}/observed.ldac"):
+        ldacli.write_corpus(observed, f"{folder}/observed.ldac", f"{folder}/observed.vocab")
+    if args.tweets and not os.path.exists(f"{folder}/tweets{args.tweets}.ldac"):
+        generate(model, args.tweets, f"{folder}/tweets{args.tweets}.ldac", None, seed=11)
+        os.link(f"{folder}/{name}.vocab", f"{folder}/tweets{args.tweets}.vocab")
+    if "mallet" in tools:
         m = Mallet(args.mallet, folder)
-        write_mallet_text(train.counts, train.vocab, f"{folder}/train.txt")
-        m.vectors(f"{folder}/train.txt", f"{folder}/train.mallet")
-        subprocess.run(m.java("cc.mallet.topics.tui.TopicTrainer", "--input", f"{folder}/train.mallet",
-                              "--num-topics", K, "--num-iterations", 200, "--num-threads", 1, "--alpha", 0.1 * K,
-                              "--beta", 0.01, "--random-seed", 1, "--inferencer-filename",
-                              f"{folder}/mallet.inferencer", "--topic-word-weights-file", f"{folder}/mallet.tww"),
-                       check=True, capture_output=True)
-        for name, counts, vocab in (("short", short.counts, short.vocab), ("observed", observed.counts, held.vocab)):
-            write_mallet_text(counts, vocab, f"{folder}/{name}.txt")
-            m.vectors(f"{folder}/{name}.txt", f"{folder}/{name}.mallet", pipe=f"{folder}/train.mallet")
+        if not os.path.exists(f"{folder}/mallet.inferencer"):
+            write_mallet_text(train.counts, train.vocab, f"{folder}/train.txt")
+            m.vectors(f"{folder}/train.txt", f"{folder}/train.mallet")
+            subprocess.run(m.java("cc.mallet.topics.tui.TopicTrainer", "--input", f"{folder}/train.mallet",
+                                  "--num-topics", K, "--num-iterations", 200, "--num-threads", 1, "--alpha",
+                                  0.1 * K, "--beta", 0.01, "--random-seed", 1, "--inferencer-filename",
+                                  f"{folder}/mallet.inferencer", "--topic-word-weights-file", f"{folder}/mallet.tww"),
+                           check=True, capture_output=True)
+        for part, counts, vocab in ((name, docs.counts, docs.vocab), ("observed", observed.counts, held.vocab)):
+            if not os.path.exists(f"{folder}/{part}.mallet"):
+                write_mallet_text(counts, vocab, f"{folder}/{part}.txt")
+                m.vectors(f"{folder}/{part}.txt", f"{folder}/{part}.mallet", pipe=f"{folder}/train.mallet")
+    if "tomotopy" in tools and not os.path.exists(f"{folder}/tomotopy.bin"):
+        import tomotopy as tp
+
+        mdl = tp.LDAModel(k=K, alpha=0.1, eta=0.01, seed=1)
+        for words in token_lists(train.counts, train.vocab):
+            if words:
+                mdl.add_doc(words)
+        mdl.train(200, workers=1)
+        mdl.save(f"{folder}/tomotopy.bin")
+    if "sklearn" in tools and not os.path.exists(f"{folder}/sklearn.npy"):
+        lda = sklearn_model(K, np.ones((K, train.n_words)))
+        lda.fit(sp.csr_matrix(train.counts))
+        np.save(f"{folder}/sklearn.npy", lda.components_)
+    if "gensim" in tools and not os.path.exists(f"{folder}/gensim.npy"):
+        from gensim.matutils import Sparse2Corpus
+        from gensim.models import LdaModel
+
+        lda = LdaModel(Sparse2Corpus(sp.csr_matrix(train.counts), documents_columns=False), num_topics=K,
+                       alpha=np.full(K, 0.1), eta=0.01, passes=10, random_state=1)
+        np.save(f"{folder}/gensim.npy", lda.state.sstats)
+
+
+def docs_name(args) -> str:
+    return f"docs{args.length}-{args.docs}"
 
 
 def main() -> None:
@@ -189,16 +262,18 @@ def main() -> None:
     p.add_argument("--folder", default=os.path.join(DATA, "bench_infer"))
     p.add_argument("--mallet", default=os.path.join(DATA, "mallet"), help="a MALLET built by build-mallet.sh")
     p.add_argument("-k", "--topics", type=int, default=100)
+    p.add_argument("--length", choices=("20", "20ng"), default="20", help="20 tokens a document, or 20NG's lengths")
     p.add_argument("--docs", type=int, default=200_000)
     p.add_argument("--peer-docs", type=int, default=20_000)
     p.add_argument("--tweets", type=int, default=0)
+    p.add_argument("--build", action="append", default=[], help="NAME=ROOT: ldacli from a built checkout too")
     p.add_argument("--tools", default="ldacli,ldacli-tsv,mallet,tomotopy,gensim,sklearn,train")
     p.add_argument("--prepare", action="store_true", help="only make the models and documents (untimed)")
     args = p.parse_args()
     if not os.path.exists(args.corpus):
         print(f"skipped: {args.corpus} not found (set LDACLI_CORPORA)")
         return
-    folder = args.folder
+    folder = os.path.join(args.folder, f"k{args.topics}")
     os.makedirs(folder, exist_ok=True)
     prepare(args, folder)
     if args.prepare:
@@ -208,45 +283,71 @@ def main() -> None:
     model = ldacli.load_model(f"{folder}/ldacli.npz")
     train, held = split(args.corpus)
     _, _, score_docs, score_words = completion_split(held)
+    seen = np.asarray(train.counts.sum(axis=0)).ravel() > 0  # no tool knows the other words: not scored
+    score_docs, score_words = score_docs[seen[score_words]], score_words[seen[score_words]]
+    index = {w: j for j, w in enumerate(held.vocab)}
+    our_phi = np.zeros((K, len(held.vocab)))
+    our_phi[:, [index[w] for w in model.vocab]] = model.phi
     observed = ldacli.read_corpus(f"{folder}/observed.ldac", vocab=f"{folder}/observed.vocab")
+    name = docs_name(args)
+    docs = ldacli.read_corpus(f"{folder}/{name}.ldac", vocab=f"{folder}/{name}.vocab")
+    n, n_tokens = docs.n_docs, docs.n_tokens
+    peer_tokens = int(docs.counts[:args.peer_docs].sum())
 
     def quality(theta, phi) -> float:
         return math.exp(-score(theta, np.ascontiguousarray(phi.T), score_docs, score_words) / score_words.size)
 
-    rows = []
-    n = args.docs
+    rows = Rows()
     ldacli_cmd = [sys.executable, "-m", "ldacli", "infer", f"{folder}/ldacli.npz", "-q", "--seed", "1",
                   "--threads", "1"]
+    builds = [("", SRC)] + [(f"@{b.split('=', 1)[0]}", os.path.join(os.path.abspath(b.split("=", 1)[1]), "src"))
+                            for b in args.build]
     for tool in tools:
-        if tool in ("ldacli", "ldacli-tsv"):
-            out = f"{folder}/theta." + ("tsv" if tool == "ldacli-tsv" else "npz")
-            seconds, peak = run(ldacli_cmd + [f"{folder}/short.ldac", "-o", out])
-            result, _ = ldacli.infer(model, observed, seed=1, threads=1)
-            rows.append((tool, n, seconds, n * LENGTH * 101 / seconds, peak, quality(result.theta, model.phi)))
+        if tool.split(":")[0] in ("ldacli", "ldacli-tsv"):
+            # ldacli[-tsv][:ITERATIONS:BURN_IN]
+            base, *sweeps = tool.split(":")
+            iterations, burn_in = map(int, sweeps) if sweeps else (SWEEPS, BURN_IN)
+            extra = ["--iterations", str(iterations), "--burn-in", str(burn_in)] if sweeps else []
+            for suffix, src in builds:
+                out = f"{folder}/theta." + ("tsv" if base == "ldacli-tsv" else "npz")
+                seconds, peak = run(ldacli_cmd + extra + [f"{folder}/{name}.ldac", "-o", out], src)
+                ppl = float("nan")
+                if not suffix:
+                    result, _ = ldacli.infer(model, observed, seed=1, threads=1, iterations=iterations,
+                                             burn_in=burn_in)
+                    ppl = quality(result.theta, our_phi)
+                rows.append((tool + suffix, n, n_tokens * (iterations + 1), seconds, peak, ppl))
+        elif tool == "kernel":
+            from ldacli.counts import tokens_of
+            from ldacli.fixed_topics import PriorTables, cut_chunks, theta_of_chunk
+
+            alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
+            phi_wk = np.ascontiguousarray(model.phi.T)
+            t0 = time.perf_counter()
+            prior = PriorTables.of(phi_wk, alpha)
+            tables = time.perf_counter() - t0
+            chunks = list(cut_chunks([tokens_of(docs.counts)]))
+            t0 = time.perf_counter()
+            for words, doc_ptr in chunks:
+                theta_of_chunk(phi_wk, prior, alpha, words, doc_ptr, SWEEPS, BURN_IN, 1, 12345)
+            seconds = time.perf_counter() - t0
+            print(f"kernel: alias tables {tables:.2f} s", flush=True)
+            rows.append(("kernel", n, n_tokens * (SWEEPS + 1), seconds, 0, float("nan")))
         elif tool == "mallet":
             m = Mallet(args.mallet, folder)
-            seconds, peak = run(m.infer_command(f"{folder}/short.mallet", f"{folder}/mallet.short", 100, 50))
-            subprocess.run(m.infer_command(f"{folder}/observed.mallet", f"{folder}/mallet.observed", 100, 50),
+            seconds, peak = run(m.infer_command(f"{folder}/{name}.mallet", f"{folder}/mallet.out", SWEEPS, BURN_IN))
+            subprocess.run(m.infer_command(f"{folder}/observed.mallet", f"{folder}/mallet.observed", SWEEPS, BURN_IN),
                            check=True, capture_output=True)
             phi = mallet_phi(f"{folder}/mallet.tww", held.vocab, K)
-            rows.append((tool, n, seconds, n * LENGTH * 101 / seconds, peak,
-                         quality(read_mallet_theta(f"{folder}/mallet.observed", K), phi)))
+            theta = read_mallet_theta(f"{folder}/mallet.observed", K)
+            rows.append((tool, n, n_tokens * (SWEEPS + 1), seconds, peak, quality(theta, phi)))
         elif tool == "tomotopy":
             import tomotopy as tp
 
-            path = f"{folder}/tomotopy.bin"
-            if not os.path.exists(path):
-                mdl = tp.LDAModel(k=K, alpha=0.1, eta=0.01, seed=1)
-                for words in token_lists(train.counts, train.vocab):
-                    if words:
-                        mdl.add_doc(words)
-                mdl.train(200, workers=1)
-                mdl.save(path)
-            mdl = tp.LDAModel.load(path)
-            short = ldacli.read_corpus(f"{folder}/short.ldac", vocab=f"{folder}/short.vocab")
-            docs = [mdl.make_doc(w) for w in token_lists(short.counts[:args.peer_docs], short.vocab)]
+            mdl = tp.LDAModel.load(f"{folder}/tomotopy.bin")
+            some = [mdl.make_doc(w) for w in token_lists(docs.counts[:args.peer_docs], docs.vocab)]
             t0 = time.perf_counter()
-            mdl.infer(docs, workers=1)
+            mdl.infer(some, workers=1)
             seconds = time.perf_counter() - t0
             obs = [mdl.make_doc(w) for w in token_lists(observed.counts, observed.vocab)]
             theta = np.array([d for d in mdl.infer(obs, workers=1)[0]])
@@ -256,61 +357,69 @@ def main() -> None:
             for k in range(K):
                 dist = np.asarray(mdl.get_topic_word_dist(k))
                 phi[k, cols] = dist[[index[held.vocab[j]] for j in cols]]
-            rows.append((tool, args.peer_docs, seconds, args.peer_docs * LENGTH * 101 / seconds, 0,
+            rows.append((tool, args.peer_docs, peer_tokens * (SWEEPS + 1), seconds, 0,
                          quality(theta, phi / phi.sum(axis=1, keepdims=True))))
         elif tool in ("gensim", "sklearn"):
-            short = ldacli.read_corpus(f"{folder}/short.ldac", vocab=f"{folder}/short.vocab")
-            X = sp.csr_matrix(short.counts[:args.peer_docs])
-            if tool == "sklearn":
-                from sklearn.decomposition import LatentDirichletAllocation
+            from gensim.matutils import Sparse2Corpus
 
-                lda = LatentDirichletAllocation(K, doc_topic_prior=0.1, topic_word_prior=0.01, max_iter=20,
-                                                learning_method="batch", random_state=1, n_jobs=1)
-                lda.fit(sp.csr_matrix(train.counts))
+            # the documents' words (the model's vocabulary) as columns of the training corpus's
+            some = docs.counts[:args.peer_docs].tocoo()
+            column = {w: j for j, w in enumerate(held.vocab)}
+            into = np.array([column[w] for w in docs.vocab])
+            X = sp.csr_matrix((some.data, (some.row, into[some.col])), shape=(some.shape[0], len(held.vocab)))
+            if tool == "sklearn":
+                lda = sklearn_model(K, np.load(f"{folder}/sklearn.npy"))
                 t0 = time.perf_counter()
                 lda.transform(X)
                 seconds = time.perf_counter() - t0
                 theta = lda.transform(sp.csr_matrix(observed.counts))
                 phi = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
             else:
-                from gensim.matutils import Sparse2Corpus
-                from gensim.models import LdaModel
-
-                lda = LdaModel(Sparse2Corpus(sp.csr_matrix(train.counts), documents_columns=False), num_topics=K,
-                               alpha=np.full(K, 0.1), eta=0.01, passes=10, random_state=1)
+                lda = gensim_model(K, np.load(f"{folder}/gensim.npy"))
                 t0 = time.perf_counter()
                 lda.inference(list(Sparse2Corpus(X, documents_columns=False)))
                 seconds = time.perf_counter() - t0
                 gamma, _ = lda.inference(list(Sparse2Corpus(sp.csr_matrix(observed.counts), documents_columns=False)))
                 theta = gamma / gamma.sum(axis=1, keepdims=True)
                 phi = lda.get_topics()
-            rows.append((tool, args.peer_docs, seconds, float("nan"), 0, quality(theta, phi)))
+            rows.append((tool, args.peer_docs, float("nan"), seconds, 0, quality(theta, phi)))
         elif tool == "train":
-            ldacli.write_corpus(train, f"{folder}/train.ldac", f"{folder}/train.vocab")
             base = [sys.executable, "-m", "ldacli", "train", f"{folder}/train.ldac", "-k", str(K), "--seed", "1",
                     "--threads", "1", "-q", "-o", f"{folder}/t.npz"]
             t100, _ = run(base + ["--iterations", "100"])
             t200, _ = run(base + ["--iterations", "200"])
-            rows.append(("train", train.n_docs, t200 - t100, train.n_tokens * 100 / (t200 - t100), 0, float("nan")))
+            rows.append(("train", train.n_docs, train.n_tokens * 100, t200 - t100, 0, float("nan")))
     if args.tweets:
         path = f"{folder}/tweets{args.tweets}.ldac"
-        if not os.path.exists(path):
-            generate(model, args.tweets, path, seed=11)
-            os.link(f"{folder}/short.vocab", path[:-5] + ".vocab")
         seconds, peak = run(ldacli_cmd + [path, "-o", f"{folder}/tweets.npz"])
-        rows.append(("ldacli-1M", args.tweets, seconds, args.tweets * LENGTH * 101 / seconds, peak, float("nan")))
-    fastest = max((r[1] / r[2] for r in rows if r[0] not in ("ldacli", "ldacli-tsv", "ldacli-1M", "train")),
-                  default=float("nan"))
-    ours = next((r[1] / r[2] for r in rows if r[0] == "ldacli"), float("nan"))
-    train_rate = next((r[3] for r in rows if r[0] == "train"), float("nan"))
-    print(f"K={K}, {LENGTH}-token documents generated from ldacli's 20NG model; one thread; "
-          f"quality: completion perplexity on the held-out tenth of 20NG ({held.n_docs} documents)")
-    print(f"{'tool':>10} {'docs':>8} {'seconds':>8} {'docs/s':>9} {'M tok-sw/s':>10} {'/train':>6} {'peak MB':>8} "
-          f"{'ldacli x':>8} {'perplexity':>10}")
-    for tool, docs, seconds, rate, peak, ppl in rows:
+        rows.append(("ldacli-1M", args.tweets, args.tweets * 20 * (SWEEPS + 1), seconds, peak, float("nan")))
+    report(rows, K, args.length, held.n_docs)
+
+
+class Rows(list):
+    """The table's rows, each also printed (to stderr) as it is measured, so that a tool that
+    fails later does not lose the others' figures."""
+
+    def append(self, row: tuple) -> None:
+        print("measured:", *row, file=sys.stderr, flush=True)
+        super().append(row)
+
+
+def report(rows: list[tuple], K: int, length: str, held_docs: int) -> None:
+    """One table: documents/s, token-sweeps/s and its ratio to training's, peak RSS, ours over
+    each, held-out perplexity."""
+    fastest = max((r[1] / r[3] for r in rows if r[0] in PEERS), default=float("nan"))
+    ours = next((r[1] / r[3] for r in rows if r[0] == "ldacli"), float("nan"))
+    train_rate = next((r[2] / r[3] for r in rows if r[0] == "train"), float("nan"))
+    print(f"K={K}, documents of {length} tokens generated from ldacli's 20NG model; one thread; "
+          f"quality: completion perplexity on the held-out tenth of 20NG ({held_docs} documents)")
+    print(f"{'tool':>14} {'docs':>8} {'seconds':>8} {'docs/s':>9} {'M tok-sw/s':>10} {'/train':>6} "
+          f"{'peak MB':>8} {'ldacli x':>8} {'perplexity':>10}")
+    for tool, docs, token_sweeps, seconds, peak, ppl in rows:
         per_s = docs / seconds
-        print(f"{tool:>10} {docs:>8} {seconds:8.1f} {per_s:9.0f} {rate / 1e6:10.2f} {rate / train_rate:6.2f} "
-              f"{peak:8.0f} {ours / per_s:8.2f} {ppl:10.1f}", flush=True)
+        rate = token_sweeps / seconds
+        print(f"{tool:>14} {docs:>8} {seconds:8.2f} {per_s:9.0f} {rate / 1e6:10.2f} "
+              f"{rate / train_rate:6.2f} {peak:8.0f} {ours / per_s:8.2f} {ppl:10.1f}", flush=True)
     print(f"ldacli / fastest peer: {ours / fastest:.2f}x")
 
 
