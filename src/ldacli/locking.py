@@ -94,9 +94,11 @@ def _open_lock(name: str, path: str) -> int:
     return fd
 
 
-def _acquire(path: str, deadline: float) -> int | None:
-    """A descriptor of ``path``'s lock file, locked; None when the platform cannot lock. While
-    it waits for another run's lock, it says so (once) on ldacli's log, naming the holder."""
+def _acquire(path: str, deadline: float, announce: bool) -> int | None:
+    """A descriptor of ``path``'s lock file, locked; None when the platform cannot lock. When
+    ``announce`` (a wait was asked for) and another run holds the lock, it says so (once) on
+    ldacli's log, naming the holder, even if the wait is over before the first try (a loaded
+    machine): the refusal that follows is then never without it."""
     if fcntl is None:
         return None
     name = lock_file(path)
@@ -111,13 +113,13 @@ def _acquire(path: str, deadline: float) -> int | None:
             holder = _holder(fd)
             os.close(fd)
             left = deadline - time.monotonic()
+            if announce and not waiting:
+                log.warning("%s: another ldacli run (%s) holds its lock; waiting up to %.3g s for it", path, holder,
+                            max(left, 0.0))
+                waiting = True
             if left <= 0:
                 raise LockedError(f"{path}: another ldacli run ({holder}) is writing it (lock {name} is held); "
                                   f"try again later") from None
-            if not waiting:
-                log.warning("%s: another ldacli run (%s) holds its lock; waiting up to %.3g s for it", path, holder,
-                            left)
-                waiting = True
             time.sleep(POLL_SECONDS)
             continue
         if same_file(name, fd):
@@ -150,7 +152,7 @@ def locked(paths: list[str | None], wait: float | None = None) -> Iterator[list[
     held: list[tuple[str, int | None]] = []
     try:
         for path in targets:
-            held.append((path, _acquire(path, deadline)))
+            held.append((path, _acquire(path, deadline, bool(wait))))
         removed = []
         for path in targets:
             for stale in stale_temporaries(path):
