@@ -95,7 +95,9 @@ def train(folder: str, steps: int, topics: int, iterations: int, warm: int, seed
     corpus = Corpus.from_texts(texts, doc_ids=ids, stop_words="english", min_df=5, max_df=0.3)
     print(f"20NG raw in date order: {corpus.n_docs:,} posts, {corpus.n_words:,} words, {corpus.n_tokens:,} tokens "
           f"(read in {time.perf_counter() - t0:.0f} s)", flush=True)
-    temporary = tempfile.mkdtemp(prefix=".ng20-schedule-", dir=os.path.dirname(os.path.abspath(folder)))
+    parent = os.path.dirname(os.path.abspath(folder))
+    os.makedirs(parent, exist_ok=True)
+    temporary = tempfile.mkdtemp(prefix=".ng20-schedule-", dir=parent)
     previous = None
     for s in range(steps):
         n = round(corpus.n_docs * (s + 1) / steps)
