@@ -150,7 +150,7 @@ def main() -> None:
           f"{best['seconds']:.2f} | {best['cpu']:.2f} | {best['peak_mib']:.0f} MiB |")
     page = tempfile.mktemp(suffix=".html")
     t0 = time.perf_counter()
-    subprocess.run(["ldacli", "history", args.models, "-o", page, "-q"], check=True)
+    subprocess.run([sys.executable, "-m", "ldacli", "history", args.models, "-o", page, "-q"], check=True)
     cli = time.perf_counter() - t0
     print(f"| ldacli history {args.models} -o page.html (the whole command) | {cli:.2f} | | |")
     matched = measure("match", paths[-2], paths[-1])
