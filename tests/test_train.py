@@ -281,24 +281,26 @@ def test_a_time_limited_run_averages_the_states_of_its_end(planted, tmp_path):
     # --max-seconds with more sweeps than the time allows: the snapshots are taken where the
     # pace says the run will end, not at the end of --iterations, which it never reaches
     ckpt = str(tmp_path / "c.npz")
-    # sweeps of milliseconds (240,000 tokens), not the planted corpus's 0.2 ms: a loaded machine
-    # pauses a process for a scheduler tick or more, which must not be most of the 20 sweeps the
-    # snapshots span; the time limit is that of about 150 sweeps at this machine's pace now (at
-    # least 1.5 s), so that a loaded machine (CI's parallel workers, a busy laptop) still runs enough
-    corpus = generate(4000, 5, 50, doc_length=60, alpha=0.2, seed=7, planted=True).corpus
+    # sweeps of tens of milliseconds (960,000 tokens), not the planted corpus's 0.2 ms: a loaded
+    # machine pauses a process for a scheduler tick or more, and slows it for longer when another
+    # test starts, which must not be most of the 20 sweeps the snapshots span; the time limit is
+    # that of about 150 sweeps at this machine's pace now (at least 3 s), so that a loaded machine
+    # (CI's parallel workers, a busy laptop) still runs enough. The pace can still change within
+    # the last sweeps there, so at least one snapshot besides the final state is asked for.
+    corpus = generate(16000, 5, 50, doc_length=60, alpha=0.2, seed=7, planted=True).corpus
     started = time.perf_counter()
     ldacli.train(corpus, 5, iterations=30, seed=1, threads=1)
-    budget = max(1.5, 5 * (time.perf_counter() - started))
+    budget = max(3.0, 5 * (time.perf_counter() - started))
     model = ldacli.train(corpus, 5, iterations=10**7, seed=1, snapshots=4, snapshot_interval=5,
                          max_seconds=budget, threads=1, checkpoint=ckpt)
     done, taken = model.params["iterations_done"], model.params["snapshot_sweeps"]
     assert model.params["stopped"] == "time limit" and done > 40
-    assert len(taken) >= 3 and taken[-1] == done and taken[0] > done // 4
+    assert len(taken) >= 2 and taken[-1] == done and taken[0] > done // 4
     assert all(b - a >= 5 for a, b in zip(taken[:-2], taken[1:-1]))  # the last is the final state
     # resumed for as long again: the states of the first run's end are not the second's
     more = ldacli.train(corpus, resume=ckpt, max_seconds=budget, threads=1)
     again = more.params["snapshot_sweeps"]
-    assert more.params["iterations_done"] > done + 40 and len(again) >= 3 and again[0] > done
+    assert more.params["iterations_done"] > done + 40 and len(again) >= 2 and again[0] > done
     # the same run without a time limit: the schedule of --iterations
     fixed = ldacli.train(planted.corpus, 5, iterations=40, seed=1, snapshots=4, snapshot_interval=5, threads=1)
     assert fixed.params["snapshot_sweeps"] == [25, 30, 35, 40]
