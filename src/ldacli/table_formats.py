@@ -119,17 +119,11 @@ def write_delimited(table: Table, out: IO[str], sep: str) -> None:
     one_format = "str_list" not in kinds
     for batch in table.batches:
         for row in batch:  # a row at a time: one huge write that a closed pipe cuts short can pass for done
-            if one_format and None not in row:
-                if text:
-                    row = list(row)
-                    for i in text:
-                        row[i] = quoted(str(row[i]), needs_quotes)
-                out.write(line % tuple(row))
-                continue
-            cells = [text_cell(v, k) for v, k in zip(row, kinds)]
+            whole = one_format and None not in row
+            cells = list(row) if whole else [text_cell(v, k) for v, k in zip(row, kinds)]
             for i in text:
-                cells[i] = quoted(cells[i], needs_quotes)
-            out.write(sep.join(cells) + "\n")
+                cells[i] = quoted(str(cells[i]), needs_quotes)
+            out.write(line % tuple(cells) if whole else sep.join(cells) + "\n")
 
 
 def write_jsonl(table: Table, out: IO[str]) -> None:
