@@ -151,9 +151,7 @@ def read_corpus(
     if corpus.n_docs == 0:
         raise InputError(name, None, "empty corpus: expected at least one document")
     if corpus.n_words == 0:
-        after = "tokenizing, stop words and pruning" if text \
-            else "the vocabulary rules (stop words, remove_top, min_df, max_df, max_vocab)"
-        raise InputError(name, None, f"expected at least one word, found none left after {after}")
+        raise no_words_left(name, text)
     corpus.source = path
     corpus.reading = {
         "input_format": format, "vocab": VOCAB.comparable(vocab),
@@ -163,6 +161,13 @@ def read_corpus(
     unused = None if fixed is not None else corpus.n_words - int(np.unique(corpus.counts.indices).size)
     corpus.notes += closing_notes(corpus.n_empty_docs, unused)
     return corpus
+
+
+def no_words_left(name: str, text: bool) -> InputError:
+    """The error for a corpus (the file ``name``) whose vocabulary rules left no word."""
+    after = "tokenizing, stop words and pruning" if text \
+        else "the vocabulary rules (stop words, remove_top, min_df, max_df, max_vocab)"
+    return InputError(name, None, f"expected at least one word, found none left after {after}")
 
 
 def detected_note(fmt: str) -> str:

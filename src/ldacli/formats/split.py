@@ -31,8 +31,8 @@ from ldacli.corpus import MAX_TOKENS, FingerprintBuilder
 from ldacli.counts import build_csr, doc_pointers
 from ldacli.errors import InputError, SettingError
 from ldacli.fileio import Source
-from ldacli.formats.read import (bag_of_words_vocab, closing_notes, detected_note, open_source, read_corpus,
-                                 refuse_tokenizing)
+from ldacli.formats.read import (bag_of_words_vocab, closing_notes, detected_note, no_words_left, open_source,
+                                 read_corpus, refuse_tokenizing)
 from ldacli.formats.shards import write_shard_files
 from ldacli.formats.uci import FIRST_TRIPLE_LINE, check_distinct_pairs, check_nnz, uci_triples
 from ldacli.formats.write import write_shards
@@ -94,8 +94,7 @@ def _split_uci(path: str, source: Source, folder: str, n_shards: int, vocab: str
     keep, removed = rules.decide(df, totals, n_docs, words, text=False, fixed=False)
     notes += removed
     if not keep.any():
-        raise InputError(name, None, "expected at least one word, found none left after the vocabulary rules "
-                                     "(stop words, remove_top, min_df, max_df, max_vocab)")
+        raise no_words_left(name, text=False)
     if not keep.all():  # the documents' tokens without the words removed
         lengths[:] = 0
         for _, triples in uci_triples(source, words, vocab_path)[1]:
