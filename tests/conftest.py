@@ -29,6 +29,15 @@ def pytest_xdist_auto_num_workers(config):
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Cut the work of the chunked methods (VEM, uncollapsed Gibbs) into many small ranges, each
+    with its own random stream, so that the thread tests have something to share."""
+    from ldacli import parallel
+
+    monkeypatch.setattr(parallel, "CHUNK_NNZ", 300)
+
+
 @pytest.fixture(scope="session")
 def planted():
     """A synthetic corpus with 5 well-separated planted topics (200 documents of 60 tokens)."""

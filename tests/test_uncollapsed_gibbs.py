@@ -12,7 +12,6 @@ import oracle
 import scipy.sparse as sp
 
 import ldacli
-from ldacli import parallel
 from ldacli._uncollapsed_gibbs import doc_loglik, draw_topic, draw_z_theta, gamma_fill
 from ldacli.cli import main
 from ldacli.corpus import Corpus
@@ -192,12 +191,6 @@ def test_chain_visits_topic_assignments_with_the_exact_posterior_probabilities()
     # 400,000 in three seeds, so no bias shows); the posterior under a beta of 0.6 instead of 0.3
     # is 0.06 away, under an alpha of 1 instead of 0.5 0.13 away.
     assert 0.5 * np.abs(seen / sweeps - exact).sum() < 0.02
-
-
-@pytest.fixture
-def small_chunks(monkeypatch):
-    """Cut the documents into many small ranges, each with its own random stream."""
-    monkeypatch.setattr(parallel, "CHUNK_NNZ", 300)
 
 
 def _bytes(model, path):

@@ -8,7 +8,6 @@ import scipy.special as sc
 from click.testing import CliRunner
 
 import ldacli
-from ldacli import parallel
 from ldacli._vem import digamma_array, estep, lgamma_array, word_stats
 from ldacli.cli import main
 from ldacli.errors import LdacliError
@@ -238,12 +237,6 @@ def test_planted_topics_are_recovered(planted, smoothed):
     assert ((model.alpha > 0.1) & (model.alpha < 0.3)).all(), model.alpha
     np.testing.assert_allclose(model.phi.sum(axis=1), 1.0)
     np.testing.assert_allclose(model.theta.sum(axis=1), 1.0)
-
-
-@pytest.fixture
-def small_chunks(monkeypatch):
-    """Cut the work into many small ranges so that the thread tests have something to share."""
-    monkeypatch.setattr(parallel, "CHUNK_NNZ", 300)
 
 
 def _bytes(model, path):
