@@ -151,10 +151,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", what: str = "fi
         if not tmp.closed:  # the close failed half-way: release the descriptor anyway
             with contextlib.suppress(OSError):
                 os.close(tmp.fileno())
-        if fd >= 0 and same_file(tmp.name, fd):  # never a file another user put at its name
-            with contextlib.suppress(OSError):
-                os.unlink(tmp.name)
-        elif fd < 0:
+        if fd < 0 or same_file(tmp.name, fd):  # never a file another user put at its name
             with contextlib.suppress(OSError):
                 os.unlink(tmp.name)
         if fd >= 0:
