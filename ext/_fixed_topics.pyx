@@ -114,13 +114,28 @@ cdef inline void _remove(Py_ssize_t t, int32_t* count, int32_t* topics, int32_t*
         where[last] = where[t]
 
 
+cdef inline void _prior_draws(const int32_t* words, Py_ssize_t n_tokens, const double* prob, const int32_t* alias,
+                              const double* total, Py_ssize_t K, int32_t* out, Stream* stream) noexcept nogil:
+    """``out[i]``, for each of a document's ``n_tokens`` tokens in order, a topic drawn from its word's
+    prior weights ``alpha_k phi_kw`` (the word's alias table: ``prob`` and ``alias`` (V, K) row-major,
+    ``total`` (V,)); topic 0 for a word of no prior mass. One double drawn a token. These draws do
+    not depend on the document's state, so the tables' rows, which are far apart in memory, are
+    read here one after another with no draw waiting on the one before, instead of one at a time
+    at the end of each token's draw."""
+    cdef Py_ssize_t i, w
+    cdef double u
+    for i in range(n_tokens):
+        w = words[i]
+        u = _next_double(stream)
+        out[i] = <int32_t> (alias_draw(&prob[w * K], &alias[w * K], K, u) if total[w] > 0.0 else 0)
+
+
 cdef inline Py_ssize_t _draw(const int32_t* count, const int32_t* topics, Py_ssize_t n, const double* pw,
-                             const double* prob, const int32_t* alias, double total, Py_ssize_t K, double* mass,
-                             Stream* stream) noexcept nogil:
+                             double total, Py_ssize_t prior_topic, double* mass, Stream* stream) noexcept nogil:
     """A topic drawn with probability proportional to ``(count[k] + alpha_k) phi_kw``: the document's
     bucket ``count[k] phi_kw`` over its topics (``pw`` the word's row of phi), else the prior's
-    ``alpha_k phi_kw`` (of sum ``total``) from the word's alias table (``prob``, ``alias``), with
-    the rest of the same uniform. One double drawn. A word of no mass at all gets topic 0."""
+    ``alpha_k phi_kw`` (of sum ``total``), whose draw ``prior_topic`` was made beforehand
+    (:func:`_prior_draws`). One double drawn, to choose between the two and within the bucket."""
     cdef double A = 0.0
     cdef double u
     cdef Py_ssize_t j
@@ -133,9 +148,7 @@ cdef inline Py_ssize_t _draw(const int32_t* count, const int32_t* topics, Py_ssi
             if u < mass[j]:
                 return topics[j]
         return topics[n - 1]  # rounding
-    if total <= 0.0:
-        return 0
-    return alias_draw(prob, alias, K, (u - A) / total)
+    return prior_topic
 
 
 def prior_alias_tables(const double[:, ::1] phi_wk, const double[::1] alpha, double[:, ::1] prob,
@@ -172,7 +185,8 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
                        uint64_t run_key, const double[:, ::1] phi_wk, const double[:, ::1] prob,
                        const int32_t[:, ::1] alias, const double[::1] total, const double[::1] alpha,
                        double alpha_sum, const int32_t[::1] batch_of_sweep, const double[::1] batch_sweeps,
-                       int32_t[::1] z, double[:, :, ::1] theta, int32_t[::1] scratch, double[::1] work):
+                       int32_t[::1] z, double[:, :, ::1] theta, int32_t[::1] scratch, int32_t[::1] drawn,
+                       double[::1] work):
     """Topic proportions of documents under fixed topics, by Gibbs sampling, each document on
     its own stream, in O(topics of the document) per token.
 
@@ -186,32 +200,39 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     ``batch_sweeps`` (B,) float64, the sweeps of each batch. Outputs: ``z`` (N,) int32, the
     topics after the last sweep; ``theta`` (B+1 if B > 1 else B, D, K) float64: ``theta[0]``
     averaged over every kept sweep, ``theta[1 + b]`` over batch b's. Scratch: ``scratch`` (3K,)
-    int32, its first K all 0 on entry and exit; ``work`` (K (B + 1),) float64, its last B K all 0 on
-    entry and exit.
+    int32, its first K all 0 on entry and exit; ``drawn`` (L,) int32, L the longest document;
+    ``work`` (K (B + 1),) float64, its last B K all 0 on entry and exit.
 
     With phi fixed, ``(n_dk + a_k) phi_kw = n_dk phi_kw + a_k phi_kw``: the first term is sparse
     in the document's topics, kept as a list (a topic joins at the end when its count becomes 1,
     and leaves, the last taking its place, when it becomes 0); the second never changes, and is
     drawn from the word's alias table in O(1). A document's tokens are first placed in order, each drawn given
-    those placed before it; then I sweeps each redraw every token given the others. After a kept
+    those placed before it; then I sweeps each redraw every token given the others. Each of these
+    I + 1 passes first draws every token's topic from its prior table (one double a token, the
+    tokens in order), then, token by token, one double that keeps that draw or takes one from the
+    document's bucket. After a kept
     sweep of batch b, the document's counts are added to its sums S_b; then ``theta[0, d, k] =
     (sum_b S_bk / sum(batch_sweeps) + alpha_k) / (N_d + alpha_sum)`` and, with batches,
-    ``theta[1 + b, d, k] = (S_bk / batch_sweeps[b] + alpha_k) / (N_d + alpha_sum)``. Draws one
-    double per token placed and per token per sweep. Equivalent NumPy::
+    ``theta[1 + b, d, k] = (S_bk / batch_sweeps[b] + alpha_k) / (N_d + alpha_sum)``. Draws two
+    doubles per token placed and per token per sweep. Equivalent NumPy::
 
         for d in range(D):
             rng = the stream of (doc_keys[d], run_key), as in document_draws
             count, topics, S = zeros(K), [], zeros((B, K))
-            def draw(w):
+            def prior_draws():   # tests/oracle.py draw_alias
+                return [alias_draw(prob[w], alias[w], rng.random()) if total[w] > 0 else 0
+                        for w in words of d]   # one double each, in order, also for total 0
+            def draw(w, prior_topic):
                 mass = list(accumulate(count[k] * phi_wk[w, k] for k in topics))   # k in list order
                 A = mass[-1] if mass else 0.0
                 u = rng.random() * (A + total[w])
                 if u < A: return topics[first j with u < mass[j], else the last]
-                if total[w] <= 0: return 0
-                return alias_draw(prob[w], alias[w], (u - A) / total[w])   # tests/oracle.py draw_alias
-            for i in tokens of d: t = draw(words[i]); add(t); z[i] = t
+                return prior_topic
+            drawn = prior_draws()
+            for i in tokens of d: t = draw(words[i], drawn[i - start]); add(t); z[i] = t
             for s in range(I):
-                for i in tokens of d: remove(z[i]); t = draw(words[i]); add(t); z[i] = t
+                drawn = prior_draws()
+                for i in tokens of d: remove(z[i]); t = draw(words[i], drawn[i - start]); add(t); z[i] = t
                 if batch_of_sweep[s] >= 0: S[batch_of_sweep[s]] += count
             theta as above, the S_b summed over b in order
 
@@ -227,6 +248,9 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     cdef int32_t* count = &scratch[0]
     cdef int32_t* topics = &scratch[K]
     cdef int32_t* where = &scratch[2 * K]
+    cdef const double* prob_ = &prob[0, 0]
+    cdef const int32_t* alias_ = &alias[0, 0]
+    cdef Py_ssize_t start, length
     cdef double* mass = &work[0]
     cdef double* sums = &work[K]
     cdef double* into
@@ -238,20 +262,22 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
         for d in range(D):
             _start_document(&stream, &doc_keys[d, 0], run_key)
             n = 0
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                w = words[i]
-                t = _draw(count, topics, n, &phi_wk[w, 0], &prob[w, 0], &alias[w, 0], total[w], K, mass,
-                          &stream)
+            start = doc_ptr[d]
+            length = doc_ptr[d + 1] - start
+            _prior_draws(&words[start], length, prob_, alias_, &total[0], K, &drawn[0], &stream)
+            for i in range(length):
+                w = words[start + i]
+                t = _draw(count, topics, n, &phi_wk[w, 0], total[w], drawn[i], mass, &stream)
                 _add(t, count, topics, where, &n)
-                z[i] = <int32_t> t
+                z[start + i] = <int32_t> t
             for s in range(I):
-                for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                    w = words[i]
-                    _remove(z[i], count, topics, where, &n)
-                    t = _draw(count, topics, n, &phi_wk[w, 0], &prob[w, 0], &alias[w, 0], total[w], K, mass,
-                          &stream)
+                _prior_draws(&words[start], length, prob_, alias_, &total[0], K, &drawn[0], &stream)
+                for i in range(length):
+                    w = words[start + i]
+                    _remove(z[start + i], count, topics, where, &n)
+                    t = _draw(count, topics, n, &phi_wk[w, 0], total[w], drawn[i], mass, &stream)
                     _add(t, count, topics, where, &n)
-                    z[i] = <int32_t> t
+                    z[start + i] = <int32_t> t
                 if batch_of_sweep[s] >= 0:
                     into = &sums[batch_of_sweep[s] * K]
                     for i in range(n):

@@ -379,7 +379,11 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha,
         rng = document_generator(run_key, doc_keys[d])
         count, topics, sums = np.zeros(K, np.int64), [], np.zeros((B, K))
 
-        def draw(w):
+        def prior_draws():
+            return [int(draw_alias(prob[w], alias[w], u)) if total[w] > 0 else 0
+                    for w, u in zip(words[tokens], (rng.random() for _ in tokens))]
+
+        def draw(w, prior_topic):
             mass, A = [], 0.0
             for k in topics:
                 A = A + count[k] * phi_wk[w, k]
@@ -387,9 +391,7 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha,
             u = rng.random() * (A + total[w])
             if u < A:
                 return next((k for k, m in zip(topics, mass) if u < m), topics[-1])
-            if total[w] <= 0:
-                return 0
-            return int(draw_alias(prob[w], alias[w], (u - A) / total[w]))
+            return prior_topic
 
         def add(t):
             if count[t] == 0:
@@ -405,13 +407,13 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha,
                     topics[j] = last
 
         tokens = range(doc_ptr[d], doc_ptr[d + 1])
-        for i in tokens:
-            z[i] = draw(words[i])
+        for i, prior_topic in zip(tokens, prior_draws()):
+            z[i] = draw(words[i], prior_topic)
             add(z[i])
         for s, b in enumerate(batch_of_sweep):
-            for i in tokens:
+            for i, prior_topic in zip(tokens, prior_draws()):
                 remove(z[i])
-                z[i] = draw(words[i])
+                z[i] = draw(words[i], prior_topic)
                 add(z[i])
             if b >= 0:
                 sums[b] += count

@@ -158,7 +158,8 @@ def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_
     scratch, work = np.zeros(3 * K, np.int32), np.zeros(K * (B + 1))
     t = fixed_topics.PriorTables.of(phi_wk, alpha)
     theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, t.prob, t.alias, t.total, alpha,
-                       float(alpha.sum()), batch_of_sweep, batch_sweeps, z, theta, scratch, work)
+                       float(alpha.sum()), batch_of_sweep, batch_sweeps, z, theta, scratch,
+                       np.zeros(max(1, int(np.diff(doc_ptr).max())), np.int32), work)
     assert not scratch[:K].any() and not work[K:].any()  # left as found
     return z, theta
 

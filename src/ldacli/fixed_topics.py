@@ -118,7 +118,7 @@ def sample_documents(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, 
     theta_of_documents(words, doc_ptr, random_streams.content_keys(words, doc_ptr), key, phi_wk, prior.prob,
                        prior.alias, prior.total, alpha,
                        float(np.sum(alpha)), batch_of_sweep, batch_sweeps, z, theta, np.zeros(3 * K, np.int32),
-                       np.zeros(K * (B + 1)))
+                       np.zeros(max(1, int(np.max(np.diff(doc_ptr), initial=0))), np.int32), np.zeros(K * (B + 1)))
     return z, theta
 
 
