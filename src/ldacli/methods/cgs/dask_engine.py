@@ -60,7 +60,7 @@ from ldacli.methods.cgs.dask_checkpoints import (ARRAY, ShardFiles, checkpoint_f
                                               shard_file, write_shard_checkpoint)
 from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, UnderPriors
 from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
-from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, merge_doc_histograms, merge_pairs,
+from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, cells_of_blocks, merge_doc_histograms, merge_pairs,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, word_topic_pairs)
 from ldacli.partition import WIDE_SHARD_TOKENS, ShardRange, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
@@ -679,6 +679,10 @@ class DaskSampler(UnderPriors):
             for lo in range(0, shard.d_hi - shard.d_lo, step):
                 hi = min(lo + step, shard.d_hi - shard.d_lo)
                 yield shard.d_lo + lo, host.doc_topic_counts(s, lo, hi).result()
+
+    def doc_topic_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every document's non-zero topic counts as sorted cells, from :meth:`doc_topic_blocks`."""
+        return cells_of_blocks(self.doc_topic_blocks(), self.K)
 
     def rng_states(self) -> list[dict]:
         """Every shard's stream's state, in shard order."""

@@ -150,6 +150,10 @@ class Sampler(Protocol):
         """(first document, (d, K) int32 document-topic counts) blocks of about ``cells`` cells
         (or more), covering the documents in order."""
 
+    def doc_topic_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every document's non-zero topic counts as cells: codes ``d * K + k`` (int64,
+        increasing) and counts (int32), what the snapshots sum."""
+
     @property
     def counts(self) -> Replica:
         """The topic-word counts after the last sweep, in the sampler's layout, with their topic

@@ -131,6 +131,32 @@ def doc_topic_blocks(ptr: np.ndarray, z: np.ndarray, n_topics: int, cells: int =
         yield lo, doc_topic_counts(p - p[0], z[p[0]:p[-1]], n_topics)
 
 
+def doc_topic_cells(shard: Shard, n_topics: int, first: int) -> tuple[np.ndarray, np.ndarray]:
+    """The non-zero document-topic counts of ``shard``'s documents as cells: codes ``(first + d)
+    * K + k`` (int64, increasing; ``first`` the shard's first document in the corpus) and their
+    counts (int32). Read off the sparse sampler's lists where the shard has them (no (d, K)
+    array), else counted from its topics."""
+    if shard.lists is None:
+        return cells_of_blocks(((first + lo, block) for lo, block in doc_topic_blocks(shard.ptr, shard.z, n_topics)),
+                               n_topics)
+    lists = shard.lists
+    codes = np.empty(int(lists.length.sum()), np.int64)
+    counts = np.empty(codes.size, np.int32)
+    n = _cgs.list_cells(lists.ptr, lists.length, lists.topics, lists.counts, n_topics, first, codes, counts)
+    return codes[:n], counts[:n]
+
+
+def cells_of_blocks(blocks, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
+    """The non-zero cells of (first document, (d, K) int32 counts) ``blocks`` in document order,
+    as :func:`doc_topic_cells` gives them."""
+    parts = [(np.zeros(0, np.int64), np.zeros(0, np.int32))]
+    for lo, block in blocks:
+        flat = block.reshape(-1)  # (documents, K) in C order: cell d, k is lo * K + d * K + k
+        at = np.flatnonzero(flat)
+        parts.append((at + lo * np.int64(n_topics), flat[at].astype(np.int32, copy=False)))
+    return np.concatenate([c for c, _ in parts]), np.concatenate([v for _, v in parts])
+
+
 def shard_doc_histograms(ptr: np.ndarray, z: np.ndarray, n_topics: int) -> tuple[tuple, tuple]:
     """The histograms (:func:`~ldacli.counts.histogram`) of one shard's document-topic counts
     (D, K) and of its document lengths (D, 1), counted a few documents at a time: what learning

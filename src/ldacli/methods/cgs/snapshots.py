@@ -8,6 +8,7 @@ import logging
 
 import numpy as np
 
+from ldacli import _cgs
 from ldacli.errors import LdacliError
 from ldacli.methods.base import Method
 from ldacli.model import Checkpoint
@@ -118,13 +119,7 @@ class Snapshots:
         words, topics, n = counts.cells()
         self.cells = _summed(self.cells, topics.astype(np.int64) * V + words, n)
         self.topic += counts.nk
-        parts = []
-        for lo, block in sampler.doc_topic_blocks():
-            flat = block.reshape(-1)  # (documents, K) in C order: cell d, k is lo * K + d * K + k
-            at = np.flatnonzero(flat)
-            parts.append((at + lo * np.int64(K), flat[at]))
-        self.doc_cells = _summed(self.doc_cells, np.concatenate([c for c, _ in parts]),
-                                 np.concatenate([v for _, v in parts]))
+        self.doc_cells = _summed(self.doc_cells, *sampler.doc_topic_cells())
         self.taken.append(sweep)
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -171,18 +166,16 @@ def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray]
 def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, values: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
     """``running`` (sorted codes and their sums) plus the cells ``codes`` (each once) with
-    ``values``: the new cells sorted (unless they are), then merged into the running ones."""
-    values = np.asarray(values, dtype=np.float64)
+    ``values``: the new cells sorted (unless they are), then merged into the running ones in one
+    pass (``_cgs.merge_cells``)."""
     if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
         order = np.argsort(codes, kind="stable")
         codes, values = codes[order], values[order]
     if running is None:
-        return codes, values
+        return codes, np.asarray(values, dtype=np.float64)
     old, sums = running
-    at = np.searchsorted(old, codes)
-    found = at < old.size
-    found[found] = old[at[found]] == codes[found]
-    sums = sums.copy()
-    sums[at[found]] += values[found]
-    new = ~found
-    return np.insert(old, at[new], codes[new]), np.insert(sums, at[new], values[new])
+    out_codes = np.empty(old.size + codes.size, np.int64)
+    out_sums = np.empty(out_codes.size)
+    n = _cgs.merge_cells(old, sums, np.ascontiguousarray(codes, dtype=np.int64),
+                         np.ascontiguousarray(values, dtype=np.int32), out_codes, out_sums)
+    return out_codes[:n].copy(), out_sums[:n].copy()

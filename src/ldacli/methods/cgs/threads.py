@@ -27,7 +27,7 @@ from ldacli.counts import histogram
 from ldacli.errors import LdacliError
 from ldacli.methods.cgs.layouts import Replica, replica_class
 from ldacli.methods.cgs.sampler import SAMPLERS, UnderPriors
-from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, doc_topic_blocks, merge_doc_histograms,
+from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, doc_topic_blocks, doc_topic_cells, merge_doc_histograms,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, sorted_within_documents,
                                       word_topic_pairs)
 from ldacli.partition import shard_ranges, word_slices
@@ -124,6 +124,13 @@ class ThreadsSampler(UnderPriors):
     def doc_topic_blocks(self, cells: int = HISTOGRAM_CHUNK_CELLS):
         """:func:`doc_topic_blocks` of the corpus: the model's theta is made from them."""
         return doc_topic_blocks(self.doc_ptr, self.z, self.K, cells)
+
+    def doc_topic_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every document's non-zero topic counts as sorted cells (:func:`doc_topic_cells` of each
+        shard, in shard order)."""
+        firsts = np.cumsum([0] + [sh.ptr.size - 1 for sh in self.shards])
+        parts = [doc_topic_cells(sh, self.K, int(first)) for sh, first in zip(self.shards, firsts)]
+        return np.concatenate([c for c, _ in parts]), np.concatenate([v for _, v in parts])
 
     def rng_states(self) -> list[dict]:
         """Every shard's stream's state, in shard order."""
