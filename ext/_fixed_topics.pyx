@@ -21,7 +21,7 @@ from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from numpy.random cimport bitgen_t
 
-from _shared cimport alias_draw, alias_table, bitgen_of, search_cumulative
+from _shared cimport alias_draw, alias_table, bitgen_of, prefetch, search_cumulative
 
 
 cdef inline Py_ssize_t _sample(const int32_t* nd, const double* alpha, const double* pw,
@@ -206,11 +206,13 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     With phi fixed, ``(n_dk + a_k) phi_kw = n_dk phi_kw + a_k phi_kw``: the first term is sparse
     in the document's topics, kept as a list (a topic joins at the end when its count becomes 1,
     and leaves, the last taking its place, when it becomes 0); the second never changes, and is
-    drawn from the word's alias table in O(1). A document's tokens are first placed in order, each drawn given
-    those placed before it; then I sweeps each redraw every token given the others. Each of these
-    I + 1 passes first draws every token's topic from its prior table (one double a token, the
-    tokens in order), then, token by token, one double that keeps that draw or takes one from the
-    document's bucket. After a kept
+    drawn from the word's alias table in O(1). The document's words' rows of phi are fetched into
+    the cache first (a sweep draws new topics, whose entries the bucket then reads). A
+    document's tokens are first placed in order, each drawn given those placed before it; then
+    I sweeps each redraw every token given the others. Each of these I + 1 passes first draws
+    every token's topic from its prior table (one double a token, the tokens in order), then,
+    token by token, one double that keeps that draw or takes one from the document's bucket.
+    After a kept
     sweep of batch b, the document's counts are added to its sums S_b; then ``theta[0, d, k] =
     (sum_b S_bk / sum(batch_sweeps) + alpha_k) / (N_d + alpha_sum)`` and, with batches,
     ``theta[1 + b, d, k] = (S_bk / batch_sweeps[b] + alpha_k) / (N_d + alpha_sum)``. Draws two
@@ -250,7 +252,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     cdef int32_t* where = &scratch[2 * K]
     cdef const double* prob_ = &prob[0, 0]
     cdef const int32_t* alias_ = &alias[0, 0]
-    cdef Py_ssize_t start, length
+    cdef Py_ssize_t start, length, j
     cdef double* mass = &work[0]
     cdef double* sums = &work[K]
     cdef double* into
@@ -264,6 +266,10 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
             n = 0
             start = doc_ptr[d]
             length = doc_ptr[d + 1] - start
+            for i in range(length):  # the document's rows of phi into the cache, a line at a time
+                w = words[start + i]
+                for j in range(0, K, 8):
+                    prefetch(&phi_wk[w, j])
             _prior_draws(&words[start], length, prob_, alias_, &total[0], K, &drawn[0], &stream)
             for i in range(length):
                 w = words[start + i]
