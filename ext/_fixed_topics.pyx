@@ -151,6 +151,37 @@ cdef inline Py_ssize_t _draw(const int32_t* count, const int32_t* topics, Py_ssi
     return prior_topic
 
 
+cdef inline Py_ssize_t _draw_by_word(const int32_t* count, const int32_t* topics, Py_ssize_t n, double smooth,
+                                     const double* floor, const int32_t* list_topics, const double* excess,
+                                     Py_ssize_t L, double total, Py_ssize_t prior_topic, double* mass,
+                                     Stream* stream) noexcept nogil:
+    """:func:`_draw` by the word's list instead of the document's: with ``phi_kw = floor_k +
+    excess_kw``, the document's bucket is ``count[k] floor_k`` (of sum ``smooth``, kept as
+    tokens come and go) plus ``count[k] excess_kw`` over the word's ``L`` topics whose excess is
+    not 0 (``list_topics``, ``excess``), read in order from the word's list rather than
+    scattered over its row of phi. One double drawn."""
+    cdef double A = smooth
+    cdef double u, c
+    cdef Py_ssize_t e, j
+    for e in range(L):
+        A = A + count[list_topics[e]] * excess[e]
+        mass[e] = A
+    u = _next_double(stream) * (A + total)
+    if u >= A:
+        return prior_topic
+    if u < smooth:
+        c = 0.0
+        for j in range(n):
+            c = c + count[topics[j]] * floor[topics[j]]
+            if u < c:
+                return topics[j]
+        return topics[n - 1]  # rounding (smooth is a running sum)
+    for e in range(L):
+        if u < mass[e]:
+            return list_topics[e]
+    return topics[n - 1]  # not reached: u < A = mass[L - 1]
+
+
 def prior_alias_tables(const double[:, ::1] phi_wk, const double[::1] alpha, double[:, ::1] prob,
                        int32_t[:, ::1] alias, double[::1] total, int32_t[::1] small, int32_t[::1] large,
                        double[::1] weight):
@@ -183,7 +214,9 @@ def prior_alias_tables(const double[:, ::1] phi_wk, const double[::1] alpha, dou
 
 def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, const uint64_t[:, ::1] doc_keys,
                        uint64_t run_key, const double[:, ::1] phi_wk, const double[:, ::1] prob,
-                       const int32_t[:, ::1] alias, const double[::1] total, const double[::1] alpha,
+                       const int32_t[:, ::1] alias, const double[::1] total, const double[::1] floor,
+                       const int64_t[::1] list_ptr, const int32_t[::1] list_topics, const double[::1] excess,
+                       Py_ssize_t by_word_from, const double[::1] alpha,
                        double alpha_sum, const int32_t[::1] batch_of_sweep, const double[::1] batch_sweeps,
                        int32_t[::1] z, double[:, :, ::1] theta, int32_t[::1] scratch, int32_t[::1] drawn,
                        double[::1] work):
@@ -194,7 +227,12 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     (N,) int32; ``doc_ptr`` (D+1,) int64; ``doc_keys`` (D, 2) uint64 and ``run_key``, each
     document's stream (see the module docstring);
     ``phi_wk`` (V, K) float64 topics, word-major; ``prob``, ``alias``, ``total`` the alias
-    tables of the prior's weights ``alpha_k phi_kw`` (:func:`prior_alias_tables`); ``alpha``
+    tables of the prior's weights ``alpha_k phi_kw`` (:func:`prior_alias_tables`); ``floor``
+    (K,) float64, each topic's least phi_kw, and the words' lists of the rest: word w's at
+    ``list_ptr[w]:list_ptr[w + 1]`` (``list_ptr`` (V+1,) int64), its topics k in increasing
+    order (``list_topics`` int32) whose ``excess`` (float64) ``phi_kw - floor_k`` is not 0, read
+    for a token when its document has more than ``by_word_from`` topics (K or more: never, and
+    the lists may be empty); ``alpha``
     (K,) float64 and ``alpha_sum`` its sum; ``batch_of_sweep`` (I,)
     int32, the batch each sweep's state is averaged into, -1 for a sweep discarded;
     ``batch_sweeps`` (B,) float64, the sweeps of each batch. Outputs: ``z`` (N,) int32, the
@@ -212,6 +250,9 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     I sweeps each redraw every token given the others. Each of these I + 1 passes first draws
     every token's topic from its prior table (one double a token, the tokens in order), then,
     token by token, one double that keeps that draw or takes one from the document's bucket.
+    The bucket is summed over the document's n topics, or (when n > ``by_word_from`` and the
+    word's list is shorter than n) as ``sum_k count_k floor_k``, kept as tokens come and go, plus
+    the word's list (:func:`_draw_by_word`): the same conditional, summed in another order.
     After a kept
     sweep of batch b, the document's counts are added to its sums S_b; then ``theta[0, d, k] =
     (sum_b S_bk / sum(batch_sweeps) + alpha_k) / (N_d + alpha_sum)`` and, with batches,
@@ -224,7 +265,19 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
             def prior_draws():   # tests/oracle.py draw_alias
                 return [alias_draw(prob[w], alias[w], rng.random()) if total[w] > 0 else 0
                         for w in words of d]   # one double each, in order, also for total 0
+            smooth = 0.0   # add(t): smooth = smooth + floor[t]; remove(t): smooth = smooth - floor[t]
             def draw(w, prior_topic):
+                L = list_ptr[w + 1] - list_ptr[w]
+                if len(topics) > by_word_from and L < len(topics):
+                    ks, xs = list_topics[list_ptr[w]:list_ptr[w + 1]], excess[list_ptr[w]:list_ptr[w + 1]]
+                    mass = list(accumulate(count[k] * x for k, x in zip(ks, xs)), initial=smooth)[1:]
+                    A = mass[-1] if mass else smooth
+                    u = rng.random() * (A + total[w])
+                    if u >= A: return prior_topic
+                    if u < smooth:
+                        c = accumulate(count[k] * floor[k] for k in topics)   # list order
+                        return topics[first j with u < c[j], else the last]
+                    return ks[first e with u < mass[e]]
                 mass = list(accumulate(count[k] * phi_wk[w, k] for k in topics))   # k in list order
                 A = mass[-1] if mass else 0.0
                 u = rng.random() * (A + total[w])
@@ -252,7 +305,12 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     cdef int32_t* where = &scratch[2 * K]
     cdef const double* prob_ = &prob[0, 0]
     cdef const int32_t* alias_ = &alias[0, 0]
-    cdef Py_ssize_t start, length, j
+    cdef Py_ssize_t start, length, j, L
+    cdef double smooth
+    cdef const double* floor_ = &floor[0]
+    cdef const int64_t* list_ptr_ = &list_ptr[0]
+    cdef const int32_t* list_topics_ = &list_topics[0] if list_topics.shape[0] > 0 else NULL
+    cdef const double* excess_ = &excess[0] if excess.shape[0] > 0 else NULL
     cdef double* mass = &work[0]
     cdef double* sums = &work[K]
     cdef double* into
@@ -264,6 +322,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
         for d in range(D):
             _start_document(&stream, &doc_keys[d, 0], run_key)
             n = 0
+            smooth = 0.0
             start = doc_ptr[d]
             length = doc_ptr[d + 1] - start
             for i in range(length):  # the document's rows of phi into the cache, a line at a time
@@ -273,16 +332,29 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
             _prior_draws(&words[start], length, prob_, alias_, &total[0], K, &drawn[0], &stream)
             for i in range(length):
                 w = words[start + i]
-                t = _draw(count, topics, n, &phi_wk[w, 0], total[w], drawn[i], mass, &stream)
+                L = list_ptr_[w + 1] - list_ptr_[w] if n > by_word_from else K
+                if L < n:
+                    t = _draw_by_word(count, topics, n, smooth, floor_, &list_topics_[list_ptr_[w]],
+                                      &excess_[list_ptr_[w]], L, total[w], drawn[i], mass, &stream)
+                else:
+                    t = _draw(count, topics, n, &phi_wk[w, 0], total[w], drawn[i], mass, &stream)
                 _add(t, count, topics, where, &n)
+                smooth = smooth + floor_[t]
                 z[start + i] = <int32_t> t
             for s in range(I):
                 _prior_draws(&words[start], length, prob_, alias_, &total[0], K, &drawn[0], &stream)
                 for i in range(length):
                     w = words[start + i]
                     _remove(z[start + i], count, topics, where, &n)
-                    t = _draw(count, topics, n, &phi_wk[w, 0], total[w], drawn[i], mass, &stream)
+                    smooth = smooth - floor_[z[start + i]]
+                    L = list_ptr_[w + 1] - list_ptr_[w] if n > by_word_from else K
+                    if L < n:
+                        t = _draw_by_word(count, topics, n, smooth, floor_, &list_topics_[list_ptr_[w]],
+                                          &excess_[list_ptr_[w]], L, total[w], drawn[i], mass, &stream)
+                    else:
+                        t = _draw(count, topics, n, &phi_wk[w, 0], total[w], drawn[i], mass, &stream)
                     _add(t, count, topics, where, &n)
+                    smooth = smooth + floor_[t]
                     z[start + i] = <int32_t> t
                 if batch_of_sweep[s] >= 0:
                     into = &sums[batch_of_sweep[s] * K]

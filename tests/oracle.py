@@ -361,7 +361,24 @@ def prior_alias_tables(phi_wk, alpha):
     return prob, alias, total
 
 
-def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha, alpha_sum, batch_of_sweep,
+def word_lists(phi_wk, density=0.25, by_word_from=16):
+    """fixed_topics.PriorTables' lists: ``(floor, list_ptr, list_topics, excess, by_word_from)``,
+    each word's topics above the topic's least phi, in increasing order, and how far above."""
+    V, K = phi_wk.shape
+    floor = np.array([min(phi_wk[w, k] for w in range(V)) for k in range(K)])
+    ptr, topics, excess = [0], [], []
+    for w in range(V):
+        for k in range(K):
+            if phi_wk[w, k] > floor[k]:
+                topics.append(k)
+                excess.append(phi_wk[w, k] - floor[k])
+        ptr.append(len(topics))
+    if len(topics) > density * V * K:
+        return floor, np.zeros(V + 1, np.int64), np.zeros(0, np.int32), np.zeros(0), K
+    return floor, np.array(ptr, np.int64), np.array(topics, np.int32), np.array(excess), by_word_from
+
+
+def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, lists, alpha, alpha_sum, batch_of_sweep,
                        batch_sweeps):
     """ldacli._fixed_topics.theta_of_documents, draw for draw: returns ``(z, theta)`` as the kernel
     writes them. Each document's stream is made through numpy's Python interface
@@ -369,6 +386,7 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha,
     from ldacli.random_streams import document_generator
 
     prob, alias, total = tables
+    floor, list_ptr, list_topics, excess, by_word_from = lists
     D, K, B = doc_ptr.size - 1, phi_wk.shape[1], batch_sweeps.size
     z = np.zeros(words.size, np.int32)
     theta = np.zeros((B + 1 if B > 1 else B, D, K))
@@ -378,12 +396,30 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha,
     for d in range(D):
         rng = document_generator(run_key, doc_keys[d])
         count, topics, sums = np.zeros(K, np.int64), [], np.zeros((B, K))
+        smooth = [0.0]  # sum of count[k] * floor[k], kept as tokens come and go
 
         def prior_draws():
             return [int(draw_alias(prob[w], alias[w], u)) if total[w] > 0 else 0
                     for w, u in zip(words[tokens], (rng.random() for _ in tokens))]
 
         def draw(w, prior_topic):
+            lo, hi = list_ptr[w], list_ptr[w + 1]
+            if len(topics) > by_word_from and hi - lo < len(topics):
+                mass, A = [], smooth[0]
+                for k, x in zip(list_topics[lo:hi], excess[lo:hi]):
+                    A = A + count[k] * x
+                    mass.append(A)
+                u = rng.random() * (A + total[w])
+                if u >= A:
+                    return prior_topic
+                if u < smooth[0]:
+                    c = 0.0
+                    for k in topics:
+                        c = c + count[k] * floor[k]
+                        if u < c:
+                            return k
+                    return topics[-1]
+                return int(next(k for k, m in zip(list_topics[lo:hi], mass) if u < m))
             mass, A = [], 0.0
             for k in topics:
                 A = A + count[k] * phi_wk[w, k]
@@ -397,8 +433,10 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, alpha,
             if count[t] == 0:
                 topics.append(t)
             count[t] += 1
+            smooth[0] = smooth[0] + floor[t]
 
         def remove(t):
+            smooth[0] = smooth[0] - floor[t]
             count[t] -= 1
             if count[t] == 0:
                 j = topics.index(t)

@@ -129,8 +129,16 @@ def test_the_sampler_refuses_documents_whose_words_are_not_sorted():
                        streams(1, 2))
 
 
-def fixed_topics_inputs(K, V=13, seed=2):
-    phi_wk = np.random.default_rng(seed).dirichlet(np.full(V, 0.3), size=K).T.copy()
+def fixed_topics_inputs(K, V=13, seed=2, counted=False):
+    """Word-major topics and a prior; ``counted``: topics as a Gibbs sampler makes them, (n_kw +
+    beta) / (n_k + V beta) of a few counts, so that each topic's least phi is the floor of most
+    words (the kernel's lists by word)."""
+    rng = np.random.default_rng(seed)
+    if counted:
+        n_kw = rng.poisson(0.4, size=(V, K)) * rng.integers(1, 6, size=(V, K))
+        phi_wk = (n_kw + 0.05) / (n_kw.sum(axis=0) + V * 0.05)
+    else:
+        phi_wk = rng.dirichlet(np.full(V, 0.3), size=K).T.copy()
     alpha = np.linspace(0.1, 0.5, K)
     return phi_wk, alpha
 
@@ -151,13 +159,15 @@ def test_the_prior_alias_tables_equal_numpy_oracle_bit_for_bit_and_give_the_prio
         np.testing.assert_allclose(p / K, alpha * phi_wk[w] / tables.total[w], atol=1e-12)
 
 
-def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_sweep, batch_sweeps):
+def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_sweep, batch_sweeps,
+                     density=fixed_topics.LIST_DENSITY, by_word_from=0):
     K, D, B = phi_wk.shape[1], doc_ptr.size - 1, batch_sweeps.size
     z = np.zeros(words.size, np.int32)
     theta = np.zeros((B + 1 if B > 1 else B, D, K))
     scratch, work = np.zeros(3 * K, np.int32), np.zeros(K * (B + 1))
-    t = fixed_topics.PriorTables.of(phi_wk, alpha)
-    theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, t.prob, t.alias, t.total, alpha,
+    t = fixed_topics.PriorTables.of(phi_wk, alpha, density, by_word_from)
+    theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, t.prob, t.alias, t.total, t.floor, t.list_ptr,
+                       t.list_topics, t.excess, t.by_word_from, alpha,
                        float(alpha.sum()), batch_of_sweep, batch_sweeps, z, theta, scratch,
                        np.zeros(max(1, int(np.diff(doc_ptr).max())), np.int32), work)
     assert not scratch[:K].any() and not work[K:].any()  # left as found
@@ -166,15 +176,20 @@ def run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_
 
 @pytest.mark.parametrize("K, iterations, burn_in, batches", [(1, 3, 1, 1), (4, 6, 2, 3), (9, 5, 0, 1), (9, 4, 4, 1),
                                                               (6, 7, 3, 10)])
-def test_theta_of_documents_equals_numpy_oracle_bit_for_bit(K, iterations, burn_in, batches):
-    words, doc_ptr, _ = tiny_corpus(9, V=13, K=K)
-    phi_wk, alpha = fixed_topics_inputs(K)
+@pytest.mark.parametrize("counted, density", [(False, fixed_topics.LIST_DENSITY), (True, 1.0)])
+def test_theta_of_documents_equals_numpy_oracle_bit_for_bit(K, iterations, burn_in, batches, counted, density):
+    # counted: topics with a floor and each word's list of the rest, read when shorter than the
+    # document's topics (documents of up to 40 tokens)
+    words, doc_ptr, _ = tiny_corpus(9, V=13, K=K, max_len=40 if counted else 12)
+    phi_wk, alpha = fixed_topics_inputs(K, counted=counted)
     doc_keys = random_streams.content_keys(words, doc_ptr)
     batch_of_sweep, batch_sweeps = fixed_topics.sweep_batches(iterations, burn_in, batches)
     run_key = random_streams.document_key(5)
-    ours = run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_sweep, batch_sweeps)
+    ours = run_theta_kernel(words, doc_ptr, doc_keys, run_key, phi_wk, alpha, batch_of_sweep, batch_sweeps, density)
+    lists = oracle.word_lists(phi_wk, density, by_word_from=0)
+    assert (lists[-1] == 0) == counted
     theirs = oracle.theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, oracle.prior_alias_tables(phi_wk, alpha),
-                                       alpha, float(alpha.sum()), batch_of_sweep, batch_sweeps)
+                                       lists, alpha, float(alpha.sum()), batch_of_sweep, batch_sweeps)
     np.testing.assert_array_equal(ours[0], theirs[0])
     np.testing.assert_array_equal(ours[1], theirs[1])
     if burn_in < iterations:
@@ -193,7 +208,8 @@ def test_a_documents_stream_is_numpys_sfc64_seeded_from_its_key_and_the_runs():
 
 
 @pytest.mark.slow
-def test_theta_of_documents_visits_assignments_with_the_exact_posterior_probabilities():
+@pytest.mark.parametrize("density", [fixed_topics.LIST_DENSITY, 1.0])  # 1.0: by the words' lists where shorter
+def test_theta_of_documents_visits_assignments_with_the_exact_posterior_probabilities(density):
     # one document of 4 tokens, 3 topics fixed: p(z | w, phi, alpha) over the 81 assignments,
     # theta integrated out, by enumeration; the kernel's state after 12 sweeps of 60,000 copies
     # of the document, each on its own stream
@@ -211,7 +227,8 @@ def test_theta_of_documents_visits_assignments_with_the_exact_posterior_probabil
     many_words = np.tile(words, copies)
     many_ptr = np.arange(copies + 1, dtype=np.int64) * 4
     keys = np.random.default_rng(5).integers(0, 2**63, size=(copies, 2)).astype(np.uint64)
-    z, theta = run_theta_kernel(many_words, many_ptr, keys, 7, phi_wk, alpha, np.array([-1] * 10 + [0, 0], np.int32), np.array([2.0]))
+    z, theta = run_theta_kernel(many_words, many_ptr, keys, 7, phi_wk, alpha, np.array([-1] * 10 + [0, 0], np.int32),
+                                np.array([2.0]), density)
     index = {s: i for i, s in enumerate(states)}
     seen = np.bincount([index[tuple(row)] for row in z.reshape(copies, 4).tolist()], minlength=len(states))
     assert 0.5 * np.abs(seen / seen.sum() - exact).sum() < 0.02

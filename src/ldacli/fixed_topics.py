@@ -42,6 +42,13 @@ THETA_CHUNK_TOKENS = 1 << 16
 WINDOW_PER_WORKER = 4
 # Scored tokens whose log-likelihoods are summed together (see :class:`BlockSum`).
 SCORE_BLOCK = 65536
+# PriorTables: words' lists above each topic's floor are kept when they hold at most this share
+# of phi's cells, and made this many cells of phi at a time.
+LIST_DENSITY = 0.25
+LIST_BLOCK_CELLS = 1 << 22
+# ... and read for a token when its document has more topics than this (and the word's list is
+# shorter): below, looking the list up cost more than it saved (K=100, 20-token documents).
+BY_WORD_FROM = 16
 # Sweeps (and those discarded) to estimate theta in infer and perplexity.
 ITERATIONS = Setting("iterations", Integer(1), 100, "Sweeps of Gibbs sampling per document in all, with the topics fixed.")
 BURN_IN = Setting("burn_in", Integer(0), 50, "Sweeps discarded before averaging theta over the rest.")
@@ -59,23 +66,47 @@ def theta_chunks(doc_ptr: np.ndarray) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class PriorTables:
-    """The alias tables of every word's prior weights ``alpha_k phi_kw`` (the part of the
-    fixed-topics conditional that never changes), drawn from in O(1): ``prob`` (V, K) float64,
-    ``alias`` (V, K) int32 and ``total`` (V,), each word's sum of weights (kernel
-    ``prior_alias_tables``)."""
+    """What the fixed-topics kernel precomputes of a model's topics: the alias tables of every
+    word's prior weights ``alpha_k phi_kw`` (the part of the conditional that never changes),
+    drawn from in O(1): ``prob`` (V, K) float64, ``alias`` (V, K) int32 and ``total`` (V,), each
+    word's sum of weights (kernel ``prior_alias_tables``); and, when phi is sparse above each
+    topic's least value (a Gibbs sampler's topics: counts plus beta), each word's list of the
+    rest: ``floor`` (K,) the least ``phi_kw`` of each topic, ``list_ptr`` (V+1,) int64,
+    ``list_topics`` int32 and ``excess`` float64, the topics whose ``phi_kw - floor_k`` is not 0
+    and that excess, word by word, read for documents of more than ``by_word_from`` topics (K
+    when there are no lists: when more than :data:`LIST_DENSITY` of the cells would be in them,
+    as in a variational model's topics)."""
 
     prob: np.ndarray
     alias: np.ndarray
     total: np.ndarray
+    floor: np.ndarray
+    list_ptr: np.ndarray
+    list_topics: np.ndarray
+    excess: np.ndarray
+    by_word_from: int
 
     @classmethod
-    def of(cls, phi_wk: np.ndarray, alpha: np.ndarray) -> "PriorTables":
-        """The tables of the word-major topics ``phi_wk`` (V, K) and the prior ``alpha`` (K,)."""
+    def of(cls, phi_wk: np.ndarray, alpha: np.ndarray, density: float = LIST_DENSITY,
+           by_word_from: int = BY_WORD_FROM) -> "PriorTables":
+        """The tables of the word-major topics ``phi_wk`` (V, K) and the prior ``alpha`` (K,);
+        the words' lists when they hold at most ``density`` of the cells, read from
+        ``by_word_from`` topics of a document."""
         V, K = phi_wk.shape
-        tables = cls(np.ones((V, K)), np.zeros((V, K), np.int32), np.zeros(V))
-        prior_alias_tables(phi_wk, alpha, tables.prob, tables.alias, tables.total, np.empty(K, np.int32),
-                           np.empty(K, np.int32), np.empty(K))
-        return tables
+        prob, alias, total = np.ones((V, K)), np.zeros((V, K), np.int32), np.zeros(V)
+        prior_alias_tables(phi_wk, alpha, prob, alias, total, np.empty(K, np.int32), np.empty(K, np.int32),
+                           np.empty(K))
+        floor = phi_wk.min(axis=0) if V else np.zeros(K)
+        step = max(1, LIST_BLOCK_CELLS // max(K, 1))
+        blocks = [(lo, phi_wk[lo:lo + step] > floor) for lo in range(0, V, step)]
+        lengths = np.concatenate([np.zeros(0, np.int64)] + [m.sum(axis=1) for _, m in blocks])
+        if lengths.sum() > density * V * K:
+            return cls(prob, alias, total, floor, np.zeros(V + 1, np.int64), np.zeros(0, np.int32), np.zeros(0), K)
+        list_topics = np.concatenate([np.zeros(0, np.int32)] + [np.nonzero(m)[1].astype(np.int32) for _, m in blocks])
+        excess = np.concatenate([np.zeros(0)] + [phi_wk[lo:lo + m.shape[0]][m] - floor[np.nonzero(m)[1]]
+                                                 for lo, m in blocks])
+        return cls(prob, alias, total, floor, np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
+                   list_topics, excess, by_word_from)
 
 
 @functools.cache
@@ -116,7 +147,8 @@ def sample_documents(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, 
     z = np.zeros(words.size, dtype=np.int32)
     theta = np.zeros((B + 1 if B > 1 else B, D, K))
     theta_of_documents(words, doc_ptr, random_streams.content_keys(words, doc_ptr), key, phi_wk, prior.prob,
-                       prior.alias, prior.total, alpha,
+                       prior.alias, prior.total, prior.floor, prior.list_ptr, prior.list_topics, prior.excess,
+                       prior.by_word_from, alpha,
                        float(np.sum(alpha)), batch_of_sweep, batch_sweeps, z, theta, np.zeros(3 * K, np.int32),
                        np.zeros(max(1, int(np.max(np.diff(doc_ptr), initial=0))), np.int32), np.zeros(K * (B + 1)))
     return z, theta
