@@ -197,7 +197,7 @@ class Replica:
         raise NotImplementedError
 
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The non-zero word-topic cells: their words, topics and counts (int32 each)."""
+        """The non-zero word-topic cells, word by word: their words, topics and counts (int32 each)."""
         raise NotImplementedError
 
     def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
