@@ -21,7 +21,7 @@ from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from numpy.random cimport bitgen_t
 
-from _shared cimport alias_draw, alias_table, bitgen_of, prefetch, search_cumulative
+from _shared cimport alias_table, bitgen_of, prefetch, search_cumulative
 
 
 cdef inline Py_ssize_t _sample(const int32_t* nd, const double* alpha, const double* pw,
@@ -114,10 +114,32 @@ cdef inline void _remove(Py_ssize_t t, int32_t* count, int32_t* topics, int32_t*
         where[last] = where[t]
 
 
-cdef inline void _prior_draws(const int32_t* words, Py_ssize_t n_tokens, const double* prob, const int32_t* alias,
+cdef packed struct AliasCell:
+    # a cell of a word's alias table: the probability of keeping the cell's topic, rounded to
+    # float32, and the topic taken otherwise; the two in one 8-byte cell, so that a draw waits
+    # on one cache line, not one in each of two arrays
+    float prob
+    int32_t alias
+
+
+cdef inline Py_ssize_t _cell_draw(const AliasCell* table, Py_ssize_t n, double u) noexcept nogil:
+    """``_shared.alias_draw`` from a table of :c:type:`AliasCell`."""
+    cdef double x = u * n
+    cdef Py_ssize_t j = <Py_ssize_t> x
+    cdef Py_ssize_t other, keep
+    if j >= n:
+        j = n - 1
+    # a select by arithmetic, not a branch: a branch on the cell, often mispredicted, waits on
+    # its cache miss, and the draws after it with it
+    other = table[j].alias
+    keep = x - j < <double> table[j].prob
+    return other + keep * (j - other)
+
+
+cdef inline void _prior_draws(const int32_t* words, Py_ssize_t n_tokens, const AliasCell* tables,
                               const double* total, Py_ssize_t K, int32_t* out, Stream* stream) noexcept nogil:
     """``out[i]``, for each of a document's ``n_tokens`` tokens in order, a topic drawn from its word's
-    prior weights ``alpha_k phi_kw`` (the word's alias table: ``prob`` and ``alias`` (V, K) row-major,
+    prior weights ``alpha_k phi_kw`` (the word's alias table, row w of ``tables`` (V, K), and
     ``total`` (V,)); topic 0 for a word of no prior mass. One double drawn a token. These draws do
     not depend on the document's state, so the tables' rows, which are far apart in memory, are
     read here one after another with no draw waiting on the one before, instead of one at a time
@@ -127,7 +149,7 @@ cdef inline void _prior_draws(const int32_t* words, Py_ssize_t n_tokens, const d
     for i in range(n_tokens):
         w = words[i]
         u = _next_double(stream)
-        out[i] = <int32_t> (alias_draw(&prob[w * K], &alias[w * K], K, u) if total[w] > 0.0 else 0)
+        out[i] = <int32_t> (_cell_draw(&tables[w * K], K, u) if total[w] > 0.0 else 0)
 
 
 cdef inline Py_ssize_t _draw(const int32_t* count, const int32_t* topics, Py_ssize_t n, const double* pw,
@@ -182,20 +204,22 @@ cdef inline Py_ssize_t _draw_by_word(const int32_t* count, const int32_t* topics
     return topics[n - 1]  # not reached: u < A = mass[L - 1]
 
 
-def prior_alias_tables(const double[:, ::1] phi_wk, const double[::1] alpha, double[:, ::1] prob,
-                       int32_t[:, ::1] alias, double[::1] total, int32_t[::1] small, int32_t[::1] large,
-                       double[::1] weight):
+def prior_alias_tables(const double[:, ::1] phi_wk, const double[::1] alpha, AliasCell[:, ::1] tables,
+                       double[::1] total, int32_t[::1] small, int32_t[::1] large, double[::1] weight,
+                       double[::1] prob, int32_t[::1] alias):
     """Alias tables of every word's prior weights ``alpha_k phi_kw``.
 
-    ``phi_wk`` (V, K) float64, ``alpha`` (K,) float64. Outputs: ``prob`` (V, K) float64 and
-    ``alias`` (V, K) int32, each word's table (``_shared.alias_table``, Vose's); ``total`` (V,)
-    float64, ``sum_k alpha_k phi_kw`` summed in k order. Scratch ``small``, ``large`` (K,) int32
-    and ``weight`` (K,) float64. A word whose total is 0 gets no table (its rows are left as
-    they were). Equivalent NumPy, per word w::
+    ``phi_wk`` (V, K) float64, ``alpha`` (K,) float64. Outputs: ``tables`` (V, K) of the dtype
+    :data:`ldacli.fixed_topics.ALIAS_CELL` (``prob`` float32, ``alias`` int32), each word's
+    table (``_shared.alias_table``, Vose's, made in float64, its probabilities then rounded to
+    float32); ``total`` (V,) float64, ``sum_k alpha_k phi_kw`` summed in k order. Scratch
+    ``small``, ``large``, ``alias`` (K,) int32, ``weight``, ``prob`` (K,) float64. A word whose
+    total is 0 gets no table (its row is left as it was). Equivalent NumPy, per word w::
 
         weight = [alpha[k] * phi_wk[w, k] for k in range(K)]
         total[w] = sum(weight) (in k order)
-        prob[w], alias[w] = alias_table(weight, total[w])      # tests/oracle.py build_alias
+        prob, alias = alias_table(weight, total[w])      # tests/oracle.py build_alias
+        tables[w] = float32(prob), alias
     """
     cdef Py_ssize_t V = phi_wk.shape[0]
     cdef Py_ssize_t K = phi_wk.shape[1]
@@ -209,12 +233,15 @@ def prior_alias_tables(const double[:, ::1] phi_wk, const double[::1] alpha, dou
                 t = t + weight[k]
             total[w] = t
             if t > 0.0:
-                alias_table(&weight[0], K, t, &prob[w, 0], &alias[w, 0], &small[0], &large[0])
+                alias_table(&weight[0], K, t, &prob[0], &alias[0], &small[0], &large[0])
+                for k in range(K):
+                    tables[w, k].prob = <float> prob[k]
+                    tables[w, k].alias = alias[k]
 
 
 def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, const uint64_t[:, ::1] doc_keys,
-                       uint64_t run_key, const double[:, ::1] phi_wk, const double[:, ::1] prob,
-                       const int32_t[:, ::1] alias, const double[::1] total, const double[::1] floor,
+                       uint64_t run_key, const double[:, ::1] phi_wk, const AliasCell[:, ::1] tables,
+                       const double[::1] total, const double[::1] floor,
                        const int64_t[::1] list_ptr, const int32_t[::1] list_topics, const double[::1] excess,
                        Py_ssize_t by_word_from, const double[::1] alpha,
                        double alpha_sum, const int32_t[::1] batch_of_sweep, const double[::1] batch_sweeps,
@@ -226,7 +253,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     Shapes and dtypes (N tokens, D documents, V words, K topics, I sweeps, B batches): ``words``
     (N,) int32; ``doc_ptr`` (D+1,) int64; ``doc_keys`` (D, 2) uint64 and ``run_key``, each
     document's stream (see the module docstring);
-    ``phi_wk`` (V, K) float64 topics, word-major; ``prob``, ``alias``, ``total`` the alias
+    ``phi_wk`` (V, K) float64 topics, word-major; ``tables``, ``total`` the alias
     tables of the prior's weights ``alpha_k phi_kw`` (:func:`prior_alias_tables`); ``floor``
     (K,) float64, each topic's least phi_kw, and the words' lists of the rest: word w's at
     ``list_ptr[w]:list_ptr[w + 1]`` (``list_ptr`` (V+1,) int64), its topics k in increasing
@@ -263,7 +290,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
             rng = the stream of (doc_keys[d], run_key), as in document_draws
             count, topics, S = zeros(K), [], zeros((B, K))
             def prior_draws():   # tests/oracle.py draw_alias
-                return [alias_draw(prob[w], alias[w], rng.random()) if total[w] > 0 else 0
+                return [alias_draw(tables[w].prob, tables[w].alias, rng.random()) if total[w] > 0 else 0
                         for w in words of d]   # one double each, in order, also for total 0
             smooth = 0.0   # add(t): smooth = smooth + floor[t]; remove(t): smooth = smooth - floor[t]
             def draw(w, prior_topic):
@@ -303,8 +330,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
     cdef int32_t* count = &scratch[0]
     cdef int32_t* topics = &scratch[K]
     cdef int32_t* where = &scratch[2 * K]
-    cdef const double* prob_ = &prob[0, 0]
-    cdef const int32_t* alias_ = &alias[0, 0]
+    cdef const AliasCell* tables_ = &tables[0, 0]
     cdef Py_ssize_t start, length, j, L
     cdef double smooth
     cdef const double* floor_ = &floor[0]
@@ -329,7 +355,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
                 w = words[start + i]
                 for j in range(0, K, 8):
                     prefetch(&phi_wk[w, j])
-            _prior_draws(&words[start], length, prob_, alias_, &total[0], K, &drawn[0], &stream)
+            _prior_draws(&words[start], length, tables_, &total[0], K, &drawn[0], &stream)
             for i in range(length):
                 w = words[start + i]
                 L = list_ptr_[w + 1] - list_ptr_[w] if n > by_word_from else K
@@ -342,7 +368,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
                 smooth = smooth + floor_[t]
                 z[start + i] = <int32_t> t
             for s in range(I):
-                _prior_draws(&words[start], length, prob_, alias_, &total[0], K, &drawn[0], &stream)
+                _prior_draws(&words[start], length, tables_, &total[0], K, &drawn[0], &stream)
                 for i in range(length):
                     w = words[start + i]
                     _remove(z[start + i], count, topics, where, &n)

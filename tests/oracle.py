@@ -347,9 +347,10 @@ def partition_sweep(words, doc_ptr, z, V, K, alpha, beta, bounds, slices, rngs, 
 
 
 def prior_alias_tables(phi_wk, alpha):
-    """ldacli._fixed_topics.prior_alias_tables: returns ``(prob, alias, total)``."""
+    """ldacli._fixed_topics.prior_alias_tables: returns ``(prob, alias, total)``, ``prob`` rounded
+    to float32 as the kernel's tables keep it."""
     V, K = phi_wk.shape
-    prob, alias, total = np.ones((V, K)), np.zeros((V, K), np.int32), np.zeros(V)
+    prob, alias, total = np.zeros((V, K), np.float32), np.zeros((V, K), np.int32), np.zeros(V)
     for w in range(V):
         weight = [alpha[k] * phi_wk[w, k] for k in range(K)]
         t = 0.0
@@ -386,6 +387,7 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, lists,
     from ldacli.random_streams import document_generator
 
     prob, alias, total = tables
+    prob = np.asarray(prob, dtype=np.float64)  # the kernel compares each float32 probability as a double
     floor, list_ptr, list_topics, excess, by_word_from = lists
     D, K, B = doc_ptr.size - 1, phi_wk.shape[1], batch_sweeps.size
     z = np.zeros(words.size, np.int32)

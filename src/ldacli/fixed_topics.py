@@ -42,6 +42,9 @@ THETA_CHUNK_TOKENS = 1 << 16
 WINDOW_PER_WORKER = 4
 # Scored tokens whose log-likelihoods are summed together (see :class:`BlockSum`).
 SCORE_BLOCK = 65536
+# PriorTables: a cell of a word's alias table, the probability of keeping the cell's topic (rounded
+# to float32) beside the topic taken otherwise: one 8-byte read a draw (_fixed_topics.AliasCell)
+ALIAS_CELL = np.dtype([("prob", "<f4"), ("alias", "<i4")])
 # PriorTables: words' lists above each topic's floor are kept when they hold at most this share
 # of phi's cells, and made this many cells of phi at a time.
 LIST_DENSITY = 0.25
@@ -68,8 +71,9 @@ def theta_chunks(doc_ptr: np.ndarray) -> list[tuple[int, int]]:
 class PriorTables:
     """What the fixed-topics kernel precomputes of a model's topics: the alias tables of every
     word's prior weights ``alpha_k phi_kw`` (the part of the conditional that never changes),
-    drawn from in O(1): ``prob`` (V, K) float64, ``alias`` (V, K) int32 and ``total`` (V,), each
-    word's sum of weights (kernel ``prior_alias_tables``); and, when phi is sparse above each
+    drawn from in O(1): ``tables`` (V, K) of :data:`ALIAS_CELL` (each cell's probability, float32,
+    and its alias, side by side) and ``total`` (V,), each word's sum of weights (kernel
+    ``prior_alias_tables``); and, when phi is sparse above each
     topic's least value (a Gibbs sampler's topics: counts plus beta), each word's list of the
     rest: ``floor`` (K,) the least ``phi_kw`` of each topic, ``list_ptr`` (V+1,) int64,
     ``list_topics`` int32 and ``excess`` float64, the topics whose ``phi_kw - floor_k`` is not 0
@@ -77,8 +81,7 @@ class PriorTables:
     when there are no lists: when more than :data:`LIST_DENSITY` of the cells would be in them,
     as in a variational model's topics)."""
 
-    prob: np.ndarray
-    alias: np.ndarray
+    tables: np.ndarray
     total: np.ndarray
     floor: np.ndarray
     list_ptr: np.ndarray
@@ -93,19 +96,19 @@ class PriorTables:
         the words' lists when they hold at most ``density`` of the cells, read from
         ``by_word_from`` topics of a document."""
         V, K = phi_wk.shape
-        prob, alias, total = np.ones((V, K)), np.zeros((V, K), np.int32), np.zeros(V)
-        prior_alias_tables(phi_wk, alpha, prob, alias, total, np.empty(K, np.int32), np.empty(K, np.int32),
-                           np.empty(K))
+        tables, total = np.zeros((V, K), ALIAS_CELL), np.zeros(V)
+        prior_alias_tables(phi_wk, alpha, tables, total, np.empty(K, np.int32), np.empty(K, np.int32),
+                           np.empty(K), np.empty(K), np.empty(K, np.int32))
         floor = phi_wk.min(axis=0) if V else np.zeros(K)
         step = max(1, LIST_BLOCK_CELLS // max(K, 1))
         blocks = [(lo, phi_wk[lo:lo + step] > floor) for lo in range(0, V, step)]
         lengths = np.concatenate([np.zeros(0, np.int64)] + [m.sum(axis=1) for _, m in blocks])
         if lengths.sum() > density * V * K:
-            return cls(prob, alias, total, floor, np.zeros(V + 1, np.int64), np.zeros(0, np.int32), np.zeros(0), K)
+            return cls(tables, total, floor, np.zeros(V + 1, np.int64), np.zeros(0, np.int32), np.zeros(0), K)
         list_topics = np.concatenate([np.zeros(0, np.int32)] + [np.nonzero(m)[1].astype(np.int32) for _, m in blocks])
         excess = np.concatenate([np.zeros(0)] + [phi_wk[lo:lo + m.shape[0]][m] - floor[np.nonzero(m)[1]]
                                                  for lo, m in blocks])
-        return cls(prob, alias, total, floor, np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
+        return cls(tables, total, floor, np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
                    list_topics, excess, by_word_from)
 
 
@@ -146,8 +149,8 @@ def sample_documents(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, 
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
     z = np.zeros(words.size, dtype=np.int32)
     theta = np.zeros((B + 1 if B > 1 else B, D, K))
-    theta_of_documents(words, doc_ptr, random_streams.content_keys(words, doc_ptr), key, phi_wk, prior.prob,
-                       prior.alias, prior.total, prior.floor, prior.list_ptr, prior.list_topics, prior.excess,
+    theta_of_documents(words, doc_ptr, random_streams.content_keys(words, doc_ptr), key, phi_wk, prior.tables,
+                       prior.total, prior.floor, prior.list_ptr, prior.list_topics, prior.excess,
                        prior.by_word_from, alpha,
                        float(np.sum(alpha)), batch_of_sweep, batch_sweeps, z, theta, np.zeros(3 * K, np.int32),
                        np.zeros(max(1, int(np.max(np.diff(doc_ptr), initial=0))), np.int32), np.zeros(K * (B + 1)))
