@@ -97,7 +97,9 @@ def generate(model, n: int, path: str, lengths: np.ndarray | None, seed: int = 7
             tc = np.cumsum(rng.dirichlet(model.alpha, size=m), axis=1)
             tc[:, -1] = 1.0
             u = rng.random(docs.size)
-            z = np.minimum((u[:, None] >= tc[docs]).sum(axis=1), K - 1)
+            step = max(1, (1 << 27) // K)  # tokens at a time: a (tokens, K) comparison of 128 M cells
+            z = np.concatenate([np.minimum((u[i:i + step, None] >= tc[docs[i:i + step]]).sum(axis=1), K - 1)
+                                for i in range(0, docs.size, step)])
             u2 = rng.random(docs.size)
             w = np.empty(docs.size, np.int64)
             for k in range(K):
