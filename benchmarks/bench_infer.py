@@ -89,7 +89,7 @@ def generate(model, n: int, path: str, lengths: np.ndarray | None, seed: int = 7
     K, V = model.phi.shape
     cum = np.cumsum(model.phi, axis=1)
     cum[:, -1] = 1.0
-    with open(path, "w") as f:
+    with open(path + ".part", "w") as f:  # renamed when whole: a killed run leaves no file taken for done
         for s in range(0, n, 20_000):
             m = min(20_000, n - s)
             size = rng.choice(lengths, size=m) if lengths is not None else np.full(m, 20)
@@ -109,6 +109,7 @@ def generate(model, n: int, path: str, lengths: np.ndarray | None, seed: int = 7
             counts.sum_duplicates()
             counts.sort_indices()
             f.writelines(ldac_lines(counts))
+    os.replace(path + ".part", path)
 
 
 def token_lists(counts, vocab) -> list[list[str]]:
