@@ -314,6 +314,7 @@ def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, m
     # train(output=...) writes phi and theta a block of rows at a time (here one topic of phi
     # and three documents of theta at a time, so that many block edges are crossed): the same
     # bytes as the model assembled whole and saved; the model returned maps that file
+    import ldacli.methods.cgs.method
     import ldacli.npz
 
     corpus = generate(60, 7, 40, doc_length=15, seed=3).corpus
@@ -324,6 +325,7 @@ def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, m
     whole = ldacli.train(corpus, 7, **common)
     whole.save(str(tmp_path / "whole.npz"))
     monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 8 * 7 * 3)
+    monkeypatch.setattr(ldacli.methods.cgs.method, "THETA_BLOCK_BYTES", 8 * 7 * 3)
     streamed = ldacli.train(corpus, 7, output=str(tmp_path / "streamed.npz"), **common)
     assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
     assert isinstance(streamed.phi, np.memmap) and not streamed.phi.flags.writeable
@@ -338,9 +340,11 @@ def test_a_model_written_as_it_is_assembled_never_holds_phi_or_theta_whole(tmp_p
     # model assembled whole holds at once
     import tracemalloc
 
+    import ldacli.methods.cgs.method
     import ldacli.npz
 
     monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 1 << 20)
+    monkeypatch.setattr(ldacli.methods.cgs.method, "THETA_BLOCK_BYTES", 1 << 20)
     corpus = generate(4000, 8, 3000, doc_length=20, seed=2).corpus
     tracemalloc.start()
     try:
