@@ -257,7 +257,7 @@ class CollapsedGibbs(Method):
         self.done = checkpoint.iteration if checkpoint is not None else 0  # sweeps the sampler's state has had
         self.snapshots = Snapshots(snapshot_sweeps(settings["iterations"], settings["snapshots"],
                                                    settings["snapshot_interval"]),
-                                   K, corpus.n_words, doc_ptr if doc_ptr is not None else folder.doc_ptr(), checkpoint,
+                                   K, corpus.n_words, np.diff(doc_ptr) if doc_ptr is not None else folder.doc_lengths, checkpoint,
                                    source, paced=None if settings.get("max_seconds") is None else
                                    (settings["snapshots"], settings["snapshot_interval"]))
         # the sums as of the sync point a cluster's run goes back to when a worker is lost, and as

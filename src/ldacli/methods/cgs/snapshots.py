@@ -42,12 +42,12 @@ class Snapshots:
     are (:meth:`due`, after :meth:`expect_last`), so that a run stopped by ``--max-seconds``
     still averages the states of its end, not its final state alone."""
 
-    def __init__(self, sweeps: frozenset[int], K: int, V: int, doc_ptr: np.ndarray, checkpoint: Checkpoint | None,
+    def __init__(self, sweeps: frozenset[int], K: int, V: int, doc_lengths: np.ndarray, checkpoint: Checkpoint | None,
                  source: str | None, paced: tuple[int, int] | None = None):
         # one sweep to average is the final state alone: no sums
         self.sweeps, self.K, self.V = (sweeps if len(sweeps) > 1 else frozenset()), K, V
         self.paced, self.last = paced, None
-        self.lengths = np.diff(np.asarray(doc_ptr, dtype=np.int64)).astype(np.float64)
+        self.lengths = np.asarray(doc_lengths, dtype=np.int64)  # the corpus's (D,), not a copy
         self.taken: list[int] = []
         self.cells = self.doc_cells = None  # (codes int64 sorted, sums float64)
         self.topic = np.zeros(K)
