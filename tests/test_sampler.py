@@ -76,7 +76,10 @@ def answers(s: Sampler, tmp_path) -> dict[str, bytes]:
             s.set_priors(np.linspace(0.05, 0.2, K), 0.02)
     cells = np.arange(0, s.V, 3), np.arange(0, s.V, 3) % K
     blocks = list(s.doc_topic_blocks(40))
-    doc_cells = s.doc_topic_cells()
+    parts = list(s.doc_topic_cell_parts())  # a shard at a time, each part's codes above those before
+    assert len(parts) == len(s.rng_states())
+    doc_cells = np.concatenate([c for c, _ in parts]), np.concatenate([v for _, v in parts])
+    assert np.all(np.diff(doc_cells[0]) > 0) and doc_cells[1].dtype == np.int32
     dense = np.concatenate([b for _, b in blocks]).reshape(-1)  # the cells are the blocks' non-zero counts
     assert np.array_equal(doc_cells[0], np.flatnonzero(dense)) and np.array_equal(doc_cells[1], dense[dense > 0])
     counts = s.counts
@@ -87,7 +90,7 @@ def answers(s: Sampler, tmp_path) -> dict[str, bytes]:
            "topic_totals": as_bytes(s.topic_totals()), "word_histogram": as_bytes(s.word_histogram()),
            "counts_at": as_bytes(s.counts_at(*cells)), "doc_log_priors": as_bytes(s.doc_log_priors(s.alpha)),
            "doc_histograms": as_bytes(s.doc_histograms()),
-           "doc_topic_blocks": as_bytes(np.concatenate([b for _, b in blocks])), "doc_topic_cells": as_bytes(doc_cells),
+           "doc_topic_blocks": as_bytes(np.concatenate([b for _, b in blocks])), "doc_topic_cell_parts": as_bytes(doc_cells),
            "counts": as_bytes([counts.cells(), counts.nk.astype(np.int64)]),
            "rng_states": as_bytes([{"states": s.rng_states()}]),
            "checkpoint": as_bytes([{"states": states}, sorted(arrays), arrays["z"]])}

@@ -221,7 +221,7 @@ def _counts_of(checkpoint_path: str, corpus, K: int) -> tuple[np.ndarray, np.nda
 def test_snapshot_sums_merge_cells_as_a_dense_sum_would():
     # the sparse sums of snapshots (cells in any order, merged into sorted running sums) equal
     # the dense sum of the same states
-    from ldacli.methods.cgs.snapshots import _summed
+    from ldacli.methods.cgs.snapshots import _summed, _summed_parts
 
     rng = np.random.default_rng(2)
     dense, running = np.zeros(5000), None
@@ -232,6 +232,17 @@ def test_snapshot_sums_merge_cells_as_a_dense_sum_would():
         running = _summed(running, codes, values)
     assert np.all(np.diff(running[0]) > 0)
     assert np.array_equal(running[0], np.flatnonzero(dense)) and np.array_equal(running[1], dense[dense > 0])
+    # and a shard's cells at a time (parts in increasing order, some empty), merged without
+    # joining them first: the same sums
+    dense, by_parts = np.zeros(5000), None
+    for _ in range(4):
+        codes = np.sort(rng.choice(5000, size=rng.integers(1, 3000), replace=False))
+        values = rng.integers(1, 50, size=codes.size).astype(np.int32)
+        dense[codes] += values
+        cuts = np.sort(rng.choice(codes.size + 1, size=4))
+        by_parts = _summed_parts(by_parts, [(codes[a:b], values[a:b]) for a, b in zip([0, *cuts], [*cuts, codes.size])])
+    assert by_parts[0].dtype == np.int64 and by_parts[1].dtype == np.float64
+    assert np.array_equal(by_parts[0], np.flatnonzero(dense)) and np.array_equal(by_parts[1], dense[dense > 0])
 
 
 def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted, tmp_path):
@@ -314,6 +325,7 @@ def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, m
     # train(output=...) writes phi and theta a block of rows at a time (here one topic of phi
     # and three documents of theta at a time, so that many block edges are crossed): the same
     # bytes as the model assembled whole and saved; the model returned maps that file
+    import ldacli.methods.cgs.method
     import ldacli.npz
 
     corpus = generate(60, 7, 40, doc_length=15, seed=3).corpus
@@ -324,6 +336,7 @@ def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, m
     whole = ldacli.train(corpus, 7, **common)
     whole.save(str(tmp_path / "whole.npz"))
     monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 8 * 7 * 3)
+    monkeypatch.setattr(ldacli.methods.cgs.method, "THETA_BLOCK_BYTES", 8 * 7 * 3)
     streamed = ldacli.train(corpus, 7, output=str(tmp_path / "streamed.npz"), **common)
     assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
     assert isinstance(streamed.phi, np.memmap) and not streamed.phi.flags.writeable
@@ -338,9 +351,11 @@ def test_a_model_written_as_it_is_assembled_never_holds_phi_or_theta_whole(tmp_p
     # model assembled whole holds at once
     import tracemalloc
 
+    import ldacli.methods.cgs.method
     import ldacli.npz
 
     monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 1 << 20)
+    monkeypatch.setattr(ldacli.methods.cgs.method, "THETA_BLOCK_BYTES", 1 << 20)
     corpus = generate(4000, 8, 3000, doc_length=20, seed=2).corpus
     tracemalloc.start()
     try:

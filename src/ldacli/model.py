@@ -73,7 +73,8 @@ class Model:
 
     ``phi`` (K, V) topic-word probabilities; ``theta`` (D, K) topic proportions of the training
     documents; ``alpha`` (K,) document-topic prior; ``beta`` the symmetric topic-word prior;
-    ``vocab`` (V words); ``doc_ids`` (D training document names); ``loglik_iterations`` and
+    ``vocab`` (V words); ``doc_ids`` (D training document names: a list, or a NumPy text array
+    for a model :func:`ldacli.train` wrote from a shard folder); ``loglik_iterations`` and
     ``loglik_per_token`` the trace of the joint log-likelihood per token; ``params`` the
     effective parameters and provenance; ``params["topic_names"]``, when present, a list of K
     entries, each a topic's name (a string) or None (:attr:`topic_names`). ``removed_words``:
@@ -87,7 +88,7 @@ class Model:
     alpha: np.ndarray
     beta: float
     vocab: list[str]
-    doc_ids: list[str]
+    doc_ids: list[str] | np.ndarray
     loglik_iterations: np.ndarray
     loglik_per_token: np.ndarray
     params: dict = field(default_factory=dict)
@@ -153,7 +154,7 @@ class Model:
             alpha=np.asarray(self.alpha, dtype=np.float64),
             beta=np.float64(self.beta),
             vocab=np.array(self.vocab, dtype=np.str_),
-            doc_ids=np.array(self.doc_ids, dtype=np.str_),
+            doc_ids=np.asarray(self.doc_ids, dtype=np.str_),  # a text array as it is (no copy)
             loglik_iterations=np.asarray(self.loglik_iterations, dtype=np.int64),
             loglik_per_token=np.asarray(self.loglik_per_token, dtype=np.float64),
             removed_words=word_list_member(self.removed_words),

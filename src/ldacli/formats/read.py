@@ -260,7 +260,7 @@ def read_shard_folder(path: str, notes: list[str]) -> Corpus:
     against its index."""
     folder = open_shard_folder(path)
     notes.append(f"read the {folder.n_shards} shard files of a shard folder")
-    return Corpus(folder.all_counts(), folder.vocab, folder.doc_ids, format="shards", n_shards=folder.n_shards)
+    return Corpus(folder.all_counts(), folder.vocab, folder.doc_ids.tolist(), format="shards", n_shards=folder.n_shards)
 
 
 def bag_of_words_vocab(source: Source, vocab: str | None, fixed: list[str] | None,

@@ -202,7 +202,7 @@ def _raw_blocks(path: str, source: Source | None, fmt: str, vocab: str | None, f
                 counts = folder.shard_counts(s)
                 for a in range(0, counts.shape[0], DOCS_PER_BLOCK):
                     b = min(a + DOCS_PER_BLOCK, counts.shape[0])
-                    part = Corpus(counts[a:b], folder.vocab, folder.doc_ids[lo + a:lo + b], path, fmt)
+                    part = Corpus(counts[a:b], folder.vocab, folder.doc_ids[lo + a:lo + b].tolist(), path, fmt)
                     if own is not None:
                         part = _over(part, own)
                     yield _over(part, fixed, removed_words)

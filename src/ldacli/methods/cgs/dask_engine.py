@@ -60,7 +60,7 @@ from ldacli.methods.cgs.dask_checkpoints import (ARRAY, ShardFiles, checkpoint_f
                                               shard_file, write_shard_checkpoint)
 from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, UnderPriors
 from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
-from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, cells_of_blocks, merge_doc_histograms, merge_pairs,
+from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_cells, merge_doc_histograms, merge_pairs,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, word_topic_pairs)
 from ldacli.partition import WIDE_SHARD_TOKENS, ShardRange, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
@@ -396,6 +396,11 @@ class ShardHost:
         ptr = self.shards[s].ptr[lo:hi + 1]
         return doc_topic_counts(ptr - ptr[0], self.shards[s].z[ptr[0]:ptr[-1]], self.K)
 
+    def doc_topic_cells(self, s: int, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """The non-zero document-topic counts of shard ``s`` as cells (codes numbered from its
+        first document in the corpus, ``first``; :func:`~ldacli.methods.cgs.shard.doc_topic_cells`)."""
+        return doc_topic_cells(self.shards[s], self.K, first)
+
     def rng_states(self) -> dict[int, dict]:
         return {s: self.shards[s].rng.bit_generator.state for s in self.mine}
 
@@ -680,9 +685,12 @@ class DaskSampler(UnderPriors):
                 hi = min(lo + step, shard.d_hi - shard.d_lo)
                 yield shard.d_lo + lo, host.doc_topic_counts(s, lo, hi).result()
 
-    def doc_topic_cells(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every document's non-zero topic counts as sorted cells, from :meth:`doc_topic_blocks`."""
-        return cells_of_blocks(self.doc_topic_blocks(), self.K)
+    def doc_topic_cell_parts(self):
+        """Every shard's documents' non-zero topic counts as sorted cells, a shard at a time, in
+        shard order, from its worker (read off the sparse sampler's lists there: no (d, K)
+        blocks on the way)."""
+        for s, shard in enumerate(self.shards):
+            yield self.place.hosts[self.place.owner[s]].doc_topic_cells(s, int(shard.d_lo)).result()
 
     def rng_states(self) -> list[dict]:
         """Every shard's stream's state, in shard order."""

@@ -41,6 +41,10 @@ log = logging.getLogger("ldacli")
 # Cells of theta assembled at a time (whole documents, at least one): the scratch is their
 # counts (int32, and int64 as they are counted), whatever D and K.
 THETA_CHUNK_CELLS = 1 << 16
+# Bytes of theta's rows written at a time (at least one row): a block of theta costs what its
+# rows cost, so it can be smaller than phi's (ROW_BLOCK_BYTES), each of which reads every cell
+# of the counts. 4 MB: a corpus's theta is as large from 5,000 documents at K=100 on.
+THETA_BLOCK_BYTES = 1 << 22
 # Why learning beta and a seeded topic-word prior cannot go together (refused when seed_words is
 # given, before anything is read, and for a prior kept from a seeded warm start or given in Python).
 OPTIMIZE_WITH_PRIOR = ("optimize_interval learns a symmetric beta, and the topic-word prior of seeded topics "
@@ -210,7 +214,7 @@ class CollapsedGibbs(Method):
         snapshots = 16.0 * (cells + min(N, K * D)) if settings.get("snapshots", 1) > 1 else 0.0
         model = 8.0 * K * V + 8.0 * D * K
         if streamed:  # a block of rows (at least one) of each, no more than the whole
-            model = min(model, max(ROW_BLOCK_BYTES, 8.0 * V) + max(ROW_BLOCK_BYTES, 8.0 * K))
+            model = min(model, max(ROW_BLOCK_BYTES, 8.0 * V) + max(THETA_BLOCK_BYTES, 8.0 * K))
         scratch = 12.0 * max(THETA_CHUNK_CELLS, K) + 48.0 * ENTRY_CHUNK
         return tokens + runs + counts + vectors + snapshots + model + scratch
 
@@ -253,7 +257,7 @@ class CollapsedGibbs(Method):
         self.done = checkpoint.iteration if checkpoint is not None else 0  # sweeps the sampler's state has had
         self.snapshots = Snapshots(snapshot_sweeps(settings["iterations"], settings["snapshots"],
                                                    settings["snapshot_interval"]),
-                                   K, corpus.n_words, doc_ptr if doc_ptr is not None else folder.doc_ptr(), checkpoint,
+                                   K, corpus.n_words, np.diff(doc_ptr) if doc_ptr is not None else folder.doc_lengths, checkpoint,
                                    source, paced=None if settings.get("max_seconds") is None else
                                    (settings["snapshots"], settings["snapshot_interval"]))
         # the sums as of the sync point a cluster's run goes back to when a worker is lost, and as
@@ -407,8 +411,8 @@ class CollapsedGibbs(Method):
         # a block of rows of each at a time, filled as they are written
         phi_rows, theta_rows, params = self._final(iterations_done)
         s = self.sampler
-        return (StreamedArray.by_rows((s.K, s.V), phi_rows), StreamedArray.by_rows((s.n_docs, s.K), theta_rows),
-                params)
+        return (StreamedArray.by_rows((s.K, s.V), phi_rows),
+                StreamedArray.by_rows((s.n_docs, s.K), theta_rows, THETA_BLOCK_BYTES), params)
 
     def _final(self, done: int) -> tuple:
         """How the model's rows are filled (phi's and theta's, each ``(out, first)``), and the

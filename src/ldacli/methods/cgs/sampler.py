@@ -150,9 +150,11 @@ class Sampler(Protocol):
         """(first document, (d, K) int32 document-topic counts) blocks of about ``cells`` cells
         (or more), covering the documents in order."""
 
-    def doc_topic_cells(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every document's non-zero topic counts as cells: codes ``d * K + k`` (int64,
-        increasing) and counts (int32), what the snapshots sum."""
+    def doc_topic_cell_parts(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Every document's non-zero topic counts as cells, what the snapshots sum: codes ``d *
+        K + k`` (int64, increasing) and counts (int32), a shard at a time, in shard order (each
+        part's codes above the part's before), so that no copy of them all is made on the way
+        (:func:`~ldacli.methods.cgs.shard.doc_topic_cells` of each shard)."""
 
     @property
     def counts(self) -> Replica:

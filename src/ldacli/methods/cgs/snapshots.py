@@ -42,12 +42,12 @@ class Snapshots:
     are (:meth:`due`, after :meth:`expect_last`), so that a run stopped by ``--max-seconds``
     still averages the states of its end, not its final state alone."""
 
-    def __init__(self, sweeps: frozenset[int], K: int, V: int, doc_ptr: np.ndarray, checkpoint: Checkpoint | None,
+    def __init__(self, sweeps: frozenset[int], K: int, V: int, doc_lengths: np.ndarray, checkpoint: Checkpoint | None,
                  source: str | None, paced: tuple[int, int] | None = None):
         # one sweep to average is the final state alone: no sums
         self.sweeps, self.K, self.V = (sweeps if len(sweeps) > 1 else frozenset()), K, V
         self.paced, self.last = paced, None
-        self.lengths = np.diff(np.asarray(doc_ptr, dtype=np.int64)).astype(np.float64)
+        self.lengths = np.asarray(doc_lengths, dtype=np.int64)  # the corpus's (D,), not a copy
         self.taken: list[int] = []
         self.cells = self.doc_cells = None  # (codes int64 sorted, sums float64)
         self.topic = np.zeros(K)
@@ -119,7 +119,7 @@ class Snapshots:
         words, topics, n = counts.cells()
         self.cells = _summed(self.cells, topics.astype(np.int64) * V + words, n)
         self.topic += counts.nk
-        self.doc_cells = _summed(self.doc_cells, *sampler.doc_topic_cells())
+        self.doc_cells = _summed_parts(self.doc_cells, list(sampler.doc_topic_cell_parts()))
         self.taken.append(sweep)
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -178,4 +178,37 @@ def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, va
     out_sums = np.empty(out_codes.size)
     n = _cgs.merge_cells(old, sums, np.ascontiguousarray(codes, dtype=np.int64),
                          np.ascontiguousarray(values, dtype=np.int32), out_codes, out_sums)
-    return out_codes[:n].copy(), out_sums[:n].copy()
+    return _shrunk(out_codes, n), _shrunk(out_sums, n)
+
+
+def _summed_parts(running: tuple[np.ndarray, np.ndarray] | None, parts: list[tuple[np.ndarray, np.ndarray]]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_summed` of the cells ``parts`` (codes int64 and counts int32 of each part sorted,
+    each part's codes above the part's before: a sampler's document-topic cells a shard at a
+    time) without joining them first: each part is merged with the running cells up to the
+    next part's first code, into one output. What a cluster's client holds at the most is then
+    the running sums, the parts, and the output, not two copies of the parts and of the sum
+    besides (the document-topic cells are most of a snapshot's)."""
+    parts = [(c, v) for c, v in parts if c.size]
+    if running is None:
+        codes = np.concatenate([np.zeros(0, np.int64)] + [c for c, _ in parts])
+        return codes, np.concatenate([np.zeros(0)] + [v for _, v in parts]).astype(np.float64, copy=False)
+    if not parts:
+        return running
+    old, sums = running
+    out_codes = np.empty(old.size + sum(c.size for c, _ in parts), np.int64)
+    out_sums = np.empty(out_codes.size)
+    a = n = 0
+    for i, (codes, values) in enumerate(parts):
+        b = int(np.searchsorted(old, parts[i + 1][0][0])) if i + 1 < len(parts) else old.size
+        n += _cgs.merge_cells(old[a:b], sums[a:b], np.ascontiguousarray(codes, dtype=np.int64),
+                              np.ascontiguousarray(values, dtype=np.int32), out_codes[n:], out_sums[n:])
+        a = b
+    return _shrunk(out_codes, n), _shrunk(out_sums, n)
+
+
+def _shrunk(x: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` entries of ``x``, an array of its own that nothing else refers to, in its
+    own memory (a large one shrinks where it is: no copy of a sum beside the room it was made in)."""
+    x.resize(n, refcheck=False)
+    return x

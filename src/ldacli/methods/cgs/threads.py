@@ -125,12 +125,12 @@ class ThreadsSampler(UnderPriors):
         """:func:`doc_topic_blocks` of the corpus: the model's theta is made from them."""
         return doc_topic_blocks(self.doc_ptr, self.z, self.K, cells)
 
-    def doc_topic_cells(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every document's non-zero topic counts as sorted cells (:func:`doc_topic_cells` of each
-        shard, in shard order)."""
-        firsts = np.cumsum([0] + [sh.ptr.size - 1 for sh in self.shards])
-        parts = [doc_topic_cells(sh, self.K, int(first)) for sh, first in zip(self.shards, firsts)]
-        return np.concatenate([c for c, _ in parts]), np.concatenate([v for _, v in parts])
+    def doc_topic_cell_parts(self):
+        """:func:`doc_topic_cells` of each shard, in shard order."""
+        first = 0
+        for sh in self.shards:
+            yield doc_topic_cells(sh, self.K, first)
+            first += sh.ptr.size - 1
 
     def rng_states(self) -> list[dict]:
         """Every shard's stream's state, in shard order."""
