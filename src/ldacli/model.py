@@ -73,8 +73,7 @@ class Model:
 
     ``phi`` (K, V) topic-word probabilities; ``theta`` (D, K) topic proportions of the training
     documents; ``alpha`` (K,) document-topic prior; ``beta`` the symmetric topic-word prior;
-    ``vocab`` (V words); ``doc_ids`` (D training document names: a list, or a NumPy text array
-    for a model :func:`ldacli.train` wrote from a shard folder); ``loglik_iterations`` and
+    ``vocab`` (V words); ``doc_ids`` (D training document names); ``loglik_iterations`` and
     ``loglik_per_token`` the trace of the joint log-likelihood per token; ``params`` the
     effective parameters and provenance; ``params["topic_names"]``, when present, a list of K
     entries, each a topic's name (a string) or None (:attr:`topic_names`). ``removed_words``:
@@ -88,7 +87,7 @@ class Model:
     alpha: np.ndarray
     beta: float
     vocab: list[str]
-    doc_ids: list[str] | np.ndarray
+    doc_ids: list[str]
     loglik_iterations: np.ndarray
     loglik_per_token: np.ndarray
     params: dict = field(default_factory=dict)

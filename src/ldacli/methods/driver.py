@@ -477,8 +477,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     ``callback(iteration)`` is called after every step. With
     ``output`` (a path), the model is also written there, atomically, a block of rows of phi
     and theta at a time as they are assembled (so that at no time are both whole in memory),
-    and the returned model's phi and theta are read-only memory maps of that file (and, from a
-    shard folder, its ``doc_ids`` the folder's NumPy text array of them). The model's
+    and the returned model's phi and theta are read-only memory maps of that file. The model's
     params record the settings, ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`).
     The checkpoint path is locked for the run (:mod:`ldacli.locking`): another run on it raises
     :class:`~ldacli.errors.LockedError`, or waits up to ``wait`` seconds. A checkpoint that
@@ -715,7 +714,7 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: 
         alpha=np.array(state.alpha, dtype=np.float64),
         beta=float(state.beta),
         vocab=list(run.fitted.vocab),
-        doc_ids=_doc_ids(run.fitted, streamed),
+        doc_ids=_doc_ids(run.fitted),
         loglik_iterations=np.array(trace_it, dtype=np.int64),
         loglik_per_token=np.array(trace_ll, dtype=np.float64),
         params=params,
@@ -723,14 +722,11 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: 
     )
 
 
-def _doc_ids(fitted: Corpus, streamed: bool):
-    """The model's document ids: a list, or a shard folder's text array as it is when the model
-    is written as it is assembled (a list of a cluster client's millions of ids would be the
-    one thing it holds of every document)."""
+def _doc_ids(fitted: Corpus) -> list[str]:
+    """The model's document ids, a list of strings whatever the corpus keeps (a shard folder's
+    client keeps them as a NumPy text array until the end of the run)."""
     ids = fitted.doc_ids
-    if isinstance(ids, np.ndarray):
-        return ids if streamed else ids.tolist()
-    return list(ids)
+    return ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
 
 
 def _corpus_as_trained(corpus: Corpus, vocab: list[str], source: str) -> Corpus:
