@@ -510,6 +510,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
                 prepared.state.close()
     if streamed:
         model.phi, model.theta = mapped(output, ("phi", "theta")).values()
+        model.doc_ids = _doc_ids(model.doc_ids)  # a list once written and the sampler's memory freed
         return model
     if prepared.parent is not None:
         model.params["id_stability"] = warm_start.id_stability(prepared.parent, model,
@@ -714,7 +715,7 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: 
         alpha=np.array(state.alpha, dtype=np.float64),
         beta=float(state.beta),
         vocab=list(run.fitted.vocab),
-        doc_ids=_doc_ids(run.fitted),
+        doc_ids=run.fitted.doc_ids if streamed else _doc_ids(run.fitted.doc_ids),
         loglik_iterations=np.array(trace_it, dtype=np.int64),
         loglik_per_token=np.array(trace_ll, dtype=np.float64),
         params=params,
@@ -722,10 +723,10 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: 
     )
 
 
-def _doc_ids(fitted: Corpus) -> list[str]:
-    """The model's document ids, a list of strings whatever the corpus keeps (a shard folder's
-    client keeps them as a NumPy text array until the end of the run)."""
-    ids = fitted.doc_ids
+def _doc_ids(ids) -> list[str]:
+    """Document ids as the model's list of strings, from a list or a shard folder's NumPy text
+    array (which a streamed model is written from as it is: a list of a cluster client's
+    millions of ids would be the one thing it held of every document while writing)."""
     return ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
 
 
