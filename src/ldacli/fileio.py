@@ -23,6 +23,7 @@ import io
 import os
 import re
 import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -129,13 +130,18 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", what: str = "fi
     target = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(target))
     kwargs = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
+    tmp, fd = None, -1
+    held = _hold_stop_signals()
     try:
-        tmp = tempfile.NamedTemporaryFile(mode, dir=folder, prefix=f".{os.path.basename(target)}.",
-                                          suffix=".tmp", delete=False, **kwargs)
-    except OSError as exc:
-        raise OutputError(target, what, exc) from None
-    fd = -1
-    try:
+        try:
+            tmp = tempfile.NamedTemporaryFile(mode, dir=folder, prefix=f".{os.path.basename(target)}.",
+                                              suffix=".tmp", delete=False, **kwargs)
+        except OSError as exc:
+            raise OutputError(target, what, exc) from None
+        finally:
+            # a SIGTERM or Ctrl-C that came while the file was made, before its name was known
+            # here, is raised from now on, where the name is removed
+            _release_stop_signals(held)
         yield tmp
         tmp.flush()
         fd = os.dup(tmp.fileno())  # kept past the close: the file is checked by it after the rename
@@ -146,6 +152,8 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", what: str = "fi
         os.replace(tmp.name, target)
         _check_in_place(target, fd)
     except BaseException as exc:
+        if tmp is None:
+            raise
         with contextlib.suppress(OSError, ValueError):
             tmp.close()  # flushes again, which fails again on a full disk: never mind
         if not tmp.closed:  # the close failed half-way: release the descriptor anyway
@@ -161,6 +169,21 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", what: str = "fi
         raise
     os.close(fd)
     _fsync_directory(folder)
+
+
+def _hold_stop_signals():
+    """Hold SIGINT and SIGTERM back from this thread (where the platform can): while a temporary
+    file is made, a stop raised between its creation and its name reaching the caller would
+    leave it behind. Returns what :func:`_release_stop_signals` restores."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _release_stop_signals(held) -> None:
+    """Undo :func:`_hold_stop_signals`: a signal that came meanwhile is handled now."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def same_file(name: str, fd: int) -> bool:
