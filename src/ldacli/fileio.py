@@ -213,12 +213,15 @@ def atomic_folder(path: str | os.PathLike[str], what: str = "folder", replaces: 
                                         and os.path.isfile(os.path.join(target, replaces))):
         raise OutputError(target, what, "it exists and is not one written by ldacli: "
                                         "refusing to replace it (remove it, or choose another name)")
+    tmp, fd = None, -1
+    held = _hold_stop_signals()
     try:
-        tmp = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise OutputError(target, what, exc) from None
-    fd = -1
-    try:
+        try:
+            tmp = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=parent)
+        except OSError as exc:
+            raise OutputError(target, what, exc) from None
+        finally:
+            _release_stop_signals(held)  # a stop that came meanwhile is raised here: tmp is known
         fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         yield tmp
         for entry in os.listdir(fd):
@@ -235,6 +238,8 @@ def atomic_folder(path: str | os.PathLike[str], what: str = "folder", replaces: 
         os.replace(tmp, target)
         _check_in_place(target, fd)
     except BaseException as exc:
+        if tmp is None:
+            raise
         if fd < 0 or same_file(tmp, fd):
             shutil.rmtree(tmp, ignore_errors=True)
         if fd >= 0:
