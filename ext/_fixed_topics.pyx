@@ -355,24 +355,13 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
                 w = words[start + i]
                 for j in range(0, K, 8):
                     prefetch(&phi_wk[w, j])
-            _prior_draws(&words[start], length, tables_, &total[0], K, &drawn[0], &stream)
-            for i in range(length):
-                w = words[start + i]
-                L = list_ptr_[w + 1] - list_ptr_[w] if n > by_word_from else K
-                if L < n:
-                    t = _draw_by_word(count, topics, n, smooth, floor_, &list_topics_[list_ptr_[w]],
-                                      &excess_[list_ptr_[w]], L, total[w], drawn[i], mass, &stream)
-                else:
-                    t = _draw(count, topics, n, &phi_wk[w, 0], total[w], drawn[i], mass, &stream)
-                _add(t, count, topics, where, &n)
-                smooth = smooth + floor_[t]
-                z[start + i] = <int32_t> t
-            for s in range(I):
+            for s in range(-1, I):  # pass -1 places the tokens, each given those before it; then the sweeps
                 _prior_draws(&words[start], length, tables_, &total[0], K, &drawn[0], &stream)
                 for i in range(length):
                     w = words[start + i]
-                    _remove(z[start + i], count, topics, where, &n)
-                    smooth = smooth - floor_[z[start + i]]
+                    if s >= 0:
+                        _remove(z[start + i], count, topics, where, &n)
+                        smooth = smooth - floor_[z[start + i]]
                     L = list_ptr_[w + 1] - list_ptr_[w] if n > by_word_from else K
                     if L < n:
                         t = _draw_by_word(count, topics, n, smooth, floor_, &list_topics_[list_ptr_[w]],
@@ -382,7 +371,7 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
                     _add(t, count, topics, where, &n)
                     smooth = smooth + floor_[t]
                     z[start + i] = <int32_t> t
-                if batch_of_sweep[s] >= 0:
+                if s >= 0 and batch_of_sweep[s] >= 0:
                     into = &sums[batch_of_sweep[s] * K]
                     for i in range(n):
                         into[topics[i]] += count[topics[i]]
