@@ -167,18 +167,11 @@ def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, va
             ) -> tuple[np.ndarray, np.ndarray]:
     """``running`` (sorted codes and their sums) plus the cells ``codes`` (each once) with
     ``values``: the new cells sorted (unless they are), then merged into the running ones in one
-    pass (``_cgs.merge_cells``)."""
+    pass (:func:`_summed_parts` of one part)."""
     if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
         order = np.argsort(codes, kind="stable")
         codes, values = codes[order], values[order]
-    if running is None:
-        return codes, np.asarray(values, dtype=np.float64)
-    old, sums = running
-    out_codes = np.empty(old.size + codes.size, np.int64)
-    out_sums = np.empty(out_codes.size)
-    n = _cgs.merge_cells(old, sums, np.ascontiguousarray(codes, dtype=np.int64),
-                         np.ascontiguousarray(values, dtype=np.int32), out_codes, out_sums)
-    return _shrunk(out_codes, n), _shrunk(out_sums, n)
+    return _summed_parts(running, [(codes, values)])
 
 
 def _summed_parts(running: tuple[np.ndarray, np.ndarray] | None, parts: list[tuple[np.ndarray, np.ndarray]]
@@ -191,6 +184,8 @@ def _summed_parts(running: tuple[np.ndarray, np.ndarray] | None, parts: list[tup
     besides (the document-topic cells are most of a snapshot's)."""
     parts = [(c, v) for c, v in parts if c.size]
     if running is None:
+        if len(parts) == 1:  # no copy of the codes
+            return parts[0][0], np.asarray(parts[0][1], dtype=np.float64)
         codes = np.concatenate([np.zeros(0, np.int64)] + [c for c, _ in parts])
         return codes, np.concatenate([np.zeros(0)] + [v for _, v in parts]).astype(np.float64, copy=False)
     if not parts:
