@@ -105,9 +105,10 @@ class PriorTables:
         lengths = np.concatenate([np.zeros(0, np.int64)] + [m.sum(axis=1) for _, m in blocks])
         if lengths.sum() > density * V * K:
             return cls(tables, total, floor, np.zeros(V + 1, np.int64), np.zeros(0, np.int32), np.zeros(0), K)
-        list_topics = np.concatenate([np.zeros(0, np.int32)] + [np.nonzero(m)[1].astype(np.int32) for _, m in blocks])
-        excess = np.concatenate([np.zeros(0)] + [phi_wk[lo:lo + m.shape[0]][m] - floor[np.nonzero(m)[1]]
-                                                 for lo, m in blocks])
+        cols = [np.nonzero(m)[1] for _, m in blocks]  # each block's cells' topics, word by word
+        list_topics = np.concatenate([np.zeros(0, np.int32)] + [k.astype(np.int32) for k in cols])
+        excess = np.concatenate([np.zeros(0)] + [phi_wk[lo:lo + m.shape[0]][m] - floor[k]
+                                                 for (lo, m), k in zip(blocks, cols)])
         return cls(tables, total, floor, np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
                    list_topics, excess, by_word_from)
 
