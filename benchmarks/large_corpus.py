@@ -146,6 +146,8 @@ def train(args) -> dict:
     given = dict(iterations=args.iterations, seed=args.seed, threads=1, loglik_every=args.loglik_every)
     if args.snapshots is not None:
         given["snapshots"] = args.snapshots
+    if args.snapshot_interval is not None:
+        given["snapshot_interval"] = args.snapshot_interval
     if args.checkpoint:
         given["checkpoint"] = args.checkpoint
     if args.resume:
@@ -169,7 +171,7 @@ def train(args) -> dict:
             "ns_per_token_sweep_second_half": round(float(half.mean()) / corpus.n_tokens * 1e9, 2),
             "wall_s": round(wall, 2), "first_sweep_s": round(float(per[0]), 3) if per.size else None,
             "rss_loaded_mb": round(loaded), "peak_rss_mb": round(peak_rss_mb()),
-            "peak_rss_by_sweep_mb": {sweeps[i]: round(peaks[i]) for i in range(0, len(sweeps), 10)},
+            "peak_rss_by_sweep_mb": {sweeps[i]: round(peaks[i]) for i in range(0, len(sweeps), max(1, len(sweeps) // 10))},
             "per_sweep": [round(float(x), 4) for x in per]}
 
 
@@ -188,6 +190,7 @@ def main(argv=None) -> int:
     tr.add_argument("--seed", type=int, default=1)
     tr.add_argument("--loglik-every", type=int, default=10)
     tr.add_argument("--snapshots", type=int, help="states phi and theta average (default: ldacli's)")
+    tr.add_argument("--snapshot-interval", type=int, help="sweeps between two snapshots (default: ldacli's)")
     tr.add_argument("--checkpoint", help="checkpoint file (written at --stop-after; read with --resume)")
     tr.add_argument("--stop-after", type=int, help="stop with SIGTERM after this sweep (writing --checkpoint if given)")
     tr.add_argument("--resume", action="store_true", help="continue from --checkpoint")

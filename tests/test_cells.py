@@ -70,6 +70,26 @@ def test_merge_cells_adds_two_sorted_sets_of_cells(n_sums, n_new, seed):
     np.testing.assert_array_equal(out_sums[:n], np.bincount(at, np.concatenate([sums, counts]), minlength=n))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 200), st.integers(1, 200), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_merge_cells_back_adds_a_snapshots_parts_in_the_running_arrays(n_sums, n_new, n_parts, seed):
+    # merge_cells_back and move_cells, as a snapshot uses them (each part with its range of the
+    # running cells, last to first, then moved down): the sums a merge into new arrays gives
+    from ldacli.methods.cgs.snapshots import _merged_in_place, _summed_parts
+
+    rng = np.random.default_rng(seed)
+    sum_codes = np.unique(rng.integers(0, 300, size=n_sums)).astype(np.int64)
+    sums = rng.integers(1, 1000, size=sum_codes.size).astype(np.float64)
+    codes = np.unique(rng.integers(0, 300, size=n_new)).astype(np.int64)
+    counts = rng.integers(1, 100, size=codes.size).astype(np.int32)
+    cuts = np.unique(np.concatenate(([0, codes.size], rng.integers(1, codes.size + 1, size=n_parts - 1))))
+    parts = [(codes[a:b], counts[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    expected = _summed_parts((sum_codes.copy(), sums.copy()), parts)
+    got = _merged_in_place(sum_codes, sums, parts)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+
+
 @pytest.mark.parametrize("K", [3, 40, 1000])
 def test_word_list_cells_of_long_lists_are_sorted_too(K):
     # lists longer than the insertion sort's (qsort), with counts in every order

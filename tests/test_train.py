@@ -245,6 +245,43 @@ def test_snapshot_sums_merge_cells_as_a_dense_sum_would():
     assert np.array_equal(by_parts[0], np.flatnonzero(dense)) and np.array_equal(by_parts[1], dense[dense > 0])
 
 
+def test_snapshot_sums_go_dense_where_that_is_smaller_and_hold_the_same_sums():
+    # the same snapshots' cells summed into an array of 20 x 50 cells (dense from the snapshot
+    # whose sparse sums would outgrow it) and into one of 10^9 rows (sparse throughout): the
+    # same sums, the same rows of the mean, and a state taken before a dense sum changes is
+    # the state as it was (a cluster's run goes back to it when a worker is lost)
+    from ldacli.methods.cgs.snapshots import CellSums
+
+    rng = np.random.default_rng(5)
+    small, large = CellSums(20, 50, 10**6), CellSums(10**9, 50, 10**6)
+    states = []
+    for i, size in enumerate([60, 200, 300, 400]):
+        codes = rng.choice(1000, size=size, replace=False)
+        values = rng.integers(1, 50, size=codes.size).astype(np.int32)
+        if i % 2:
+            small.add_cells(codes, values)
+            large.add_cells(codes, values)
+        else:  # a shard's cells at a time
+            codes.sort()
+            parts = [(codes[:50], values[:50]), (codes[50:], values[50:])]
+            small.add_parts(parts)
+            large.add_parts(parts)
+        states.append((small.state(), small.sparse()))
+        assert all(np.array_equal(a, b) for a, b in zip(small.sparse(), large.sparse()))
+        for first, rows in [(0, 20), (7, 5)]:
+            a, b = np.empty((rows, 50)), np.empty((rows, 50))
+            small.mean_rows(a, first, i + 1)
+            large.mean_rows(b, first, i + 1)
+            assert a.tobytes() == b.tobytes()
+    assert small.dense is not None and large.dense is None and small.dense.dtype == np.int32
+    assert states[0][0][1] is None and states[-1][0][1] is not None  # sparse at first, then dense
+    for state, sums in states:
+        small.restore(state)
+        assert all(np.array_equal(a, b) for a, b in zip(small.sparse(), sums))
+    # sums that could pass 2^31 - 1 are kept in 64 bits
+    assert CellSums(20, 50, 2**31).dtype == np.int64
+
+
 def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted, tmp_path):
     # phi and theta of --snapshots 3 --snapshot-interval 2 over 20 sweeps are those of the mean
     # counts of sweeps 16, 18 and 20 (each the final state of a run that long: the chain does not

@@ -202,16 +202,17 @@ class CollapsedGibbs(Method):
         # where each document's slices start; one copy of the counts, which every thread
         # samples; vectors of K (the totals, each block's copy of them, the priors, the
         # snapshots' and the histograms'); the snapshots' sums (code and sum of each word-topic
-        # and document-topic cell); the model: phi and theta, each assembled in place, or
-        # written a block of rows at a time (the scratch: a chunk of theta's counts, the word
-        # lists' entries spread out)
+        # and document-topic cell, or the dense array, 4 bytes a cell, past twice that); the
+        # model: phi and theta, each assembled in place, or written a block of rows at a time
+        # (the scratch: a chunk of theta's counts, the word lists' entries spread out)
         tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
         if settings["sampler"] == "sparse":  # each document's list of topics and counts, min(K, N_d) long
             tokens += 8.0 * float(np.minimum(corpus.doc_lengths, K).sum()) + 12.0 * D
         shards = int(settings.get("shards") or 1)
         runs = 8.0 * D * (shards + 1)
         vectors = 8.0 * K * (8 + shards)
-        snapshots = 16.0 * (cells + min(N, K * D)) if settings.get("snapshots", 1) > 1 else 0.0
+        snapshots = (min(16.0 * cells, 8.0 * K * V) + min(16.0 * min(N, K * D), 8.0 * K * D)
+                     if settings.get("snapshots", 1) > 1 else 0.0)
         model = 8.0 * K * V + 8.0 * D * K
         if streamed:  # a block of rows (at least one) of each, no more than the whole
             model = min(model, max(ROW_BLOCK_BYTES, 8.0 * V) + max(THETA_BLOCK_BYTES, 8.0 * K))

@@ -28,11 +28,12 @@ def snapshot_sweeps(iterations: int, snapshots: int, interval: int) -> frozenset
 class Snapshots:
     """Sums of the word-topic, topic and document-topic counts of the states at ``sweeps``,
     which phi and theta average (Griffiths & Steyvers 2004 average samples of the chain; so does
-    topica by default). The sums are kept sparse, as sorted cell codes (``topic * V + word``,
-    ``doc * K + topic``) and their sums: a few snapshots of a converged chain share most cells,
-    so they take about what the sampler's own counts take, not a dense (K, V) and (D, K) more.
-    A checkpoint holds them (``snapshot_taken``, the sweeps summed; ``snapshot_cells``, the
-    word-topic cells' words and topics (2, C) int32 and ``snapshot_cell_sums`` (C,);
+    topica by default). Each kind of sum is kept sparse or dense, whichever is smaller
+    (:class:`CellSums`): a few snapshots of a converged chain share most cells, so they take
+    about what the sampler's own counts take, not a dense (K, V) and (D, K) more; a chain that
+    spreads (a large corpus early in its run) goes dense before its sparse sums outgrow the array.
+    A checkpoint holds them, sparse (``snapshot_taken``, the sweeps summed; ``snapshot_cells``,
+    the word-topic cells' words and topics (2, C) int32 and ``snapshot_cell_sums`` (C,);
     ``snapshot_topic`` (K,); ``snapshot_doc_cells`` (2, E) int32, documents and topics, and
     ``snapshot_doc_sums`` (E,)); a resumed run whose schedule no longer contains those sweeps
     starts the sums again.
@@ -49,7 +50,11 @@ class Snapshots:
         self.paced, self.last = paced, None
         self.lengths = np.asarray(doc_lengths, dtype=np.int64)  # the corpus's (D,), not a copy
         self.taken: list[int] = []
-        self.cells = self.doc_cells = None  # (codes int64 sorted, sums float64)
+        # the most states summed: the schedule's, and the final state of a run stopped before its last
+        states = (paced[0] if paced is not None else len(self.sweeps)) + 1
+        longest = int(self.lengths.max()) if self.lengths.size else 0
+        self.cells = CellSums(K, V, states * int(self.lengths.sum()))
+        self.doc_cells = CellSums(self.lengths.size, K, states * longest)
         self.topic = np.zeros(K)
         if checkpoint is None or "snapshot_taken" not in checkpoint.arrays or not self.sweeps:
             return
@@ -72,11 +77,13 @@ class Snapshots:
                           or doc_topics.max() >= K):
             raise LdacliError(f"{source}: expected snapshot cells within {self.lengths.size} documents and {K} "
                               f"topics, found others")
-        self.taken, self.topic = taken, stored["snapshot_topic"]
-        self.cells = _summed(None, topics.astype(np.int64) * V + words, stored["snapshot_cell_sums"])
-        self.doc_cells = _summed(None, docs.astype(np.int64) * K + doc_topics, stored["snapshot_doc_sums"])
-        if any(np.any(c[1:] == c[:-1]) for c, _ in (self.cells, self.doc_cells)):
+        cells = _summed(None, topics.astype(np.int64) * V + words, stored["snapshot_cell_sums"])
+        doc_cells = _summed(None, docs.astype(np.int64) * K + doc_topics, stored["snapshot_doc_sums"])
+        if any(np.any(c[1:] == c[:-1]) for c, _ in (cells, doc_cells)):
             raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
+        self.taken, self.topic = taken, stored["snapshot_topic"]
+        self.cells.restore((cells, None))
+        self.doc_cells.restore((doc_cells, None))
 
     def expect_last(self, sweep: int) -> None:
         """A time-limited run's projected last sweep. States summed more than ``interval``
@@ -87,7 +94,7 @@ class Snapshots:
             return
         n, interval = self.paced
         if self.taken[0] < max(sweep - (n - 1) * interval, sweep // 2 + 1) - interval:
-            self.restore(([], None, None, np.zeros(self.K)))
+            self.restore(([], (None, None), (None, None), np.zeros(self.K)))
 
     def due(self, sweep: int) -> bool:
         """Whether the state after ``sweep`` is one to sum: one of the schedule's sweeps; for a
@@ -106,26 +113,27 @@ class Snapshots:
 
     def state(self) -> tuple:
         """The sums as they are (to go back to: :meth:`restore`)."""
-        return list(self.taken), self.cells, self.doc_cells, self.topic.copy()
+        return list(self.taken), self.cells.state(), self.doc_cells.state(), self.topic.copy()
 
     def restore(self, state: tuple) -> None:
-        taken, self.cells, self.doc_cells, topic = state
+        taken, cells, doc_cells, topic = state
+        self.cells.restore(cells)
+        self.doc_cells.restore(doc_cells)
         self.taken, self.topic = list(taken), topic.copy()
 
     def take(self, sweep: int, sampler) -> None:
         """Add the sampler's current counts to the sums."""
-        K, V = self.K, self.V
         counts = sampler.counts
         words, topics, n = counts.cells()
-        self.cells = _summed(self.cells, topics.astype(np.int64) * V + words, n)
+        self.cells.add_cells(topics.astype(np.int64) * self.V + words, n)
         self.topic += counts.nk
-        self.doc_cells = _summed_parts(self.doc_cells, list(sampler.doc_topic_cell_parts()))
+        self.doc_cells.add_parts(list(sampler.doc_topic_cell_parts()))
         self.taken.append(sweep)
 
     def arrays(self) -> dict[str, np.ndarray]:
         if not self.taken:
             return {}
-        (codes, sums), (doc_codes, doc_sums) = self.cells, self.doc_cells
+        (codes, sums), (doc_codes, doc_sums) = self.cells.sparse(), self.doc_cells.sparse()
         return {"snapshot_taken": np.array(self.taken, dtype=np.int32),
                 "snapshot_cells": np.array([codes % self.V, codes // self.V], dtype=np.int32),
                 "snapshot_cell_sums": sums, "snapshot_topic": self.topic,
@@ -137,7 +145,7 @@ class Snapshots:
         """Rows ``first`` to ``first + len(out)`` of ``(mean n_kw + beta_kw) / (mean n_k + sum_w
         beta_kw)`` into ``out``."""
         n, last = len(self.taken), first + out.shape[0]
-        _mean_rows(out, first, self.cells, n)
+        self.cells.mean_rows(out, first, n)
         out += beta
         if prior is not None:
             inside = (prior.topics >= first) & (prior.topics < last)
@@ -148,9 +156,104 @@ class Snapshots:
         """Rows (documents) ``first`` to ``first + len(out)`` of ``(mean n_dk + alpha_k) / (N_d +
         sum alpha)`` into ``out``."""
         last = first + out.shape[0]
-        _mean_rows(out, first, self.doc_cells, len(self.taken))
+        self.doc_cells.mean_rows(out, first, len(self.taken))
         out += alpha
         out /= (self.lengths[first:last] + alpha.sum())[:, None]
+
+
+class CellSums:
+    """The sums of a (rows, columns) array of counts over the snapshots, kept sparse (sorted
+    cell codes ``row * columns + column`` and their float64 sums) while that is smaller, and
+    as the dense array (int32, or int64 when ``largest``, the most a sum can reach, needs it)
+    from the snapshot whose cells would make the sparse sums (16 bytes a cell) twice its size.
+    Both hold the same whole numbers, so the model and the checkpoint (always sparse) are the
+    same bytes either way. A sparse snapshot merges its cells into the sums in place (the
+    arrays grow by its cells and are merged from the end), a dense one adds them where they are.
+
+    :meth:`state` hands out the arrays as they are; they are then copied before they next
+    change (once per checkpoint on a cluster, whose run may go back to it); otherwise a
+    snapshot changes them in place."""
+
+    def __init__(self, rows: int, columns: int, largest: int):
+        self.shape = (rows, columns)
+        self.dtype = np.dtype(np.int32 if largest < 2**31 else np.int64)
+        self.codes = self.sums = self.dense = None
+        self._shared = False
+
+    def state(self) -> tuple:
+        self._shared = self.codes is not None or self.dense is not None
+        return ((self.codes, self.sums) if self.codes is not None else None), self.dense
+
+    def restore(self, state: tuple) -> None:
+        sparse, self.dense = state
+        self.codes, self.sums = sparse if sparse is not None else (None, None)
+        self._shared = self.codes is not None or self.dense is not None
+
+    def add_cells(self, codes: np.ndarray, values: np.ndarray) -> None:
+        """Add the cells ``codes`` (each once, in any order) with counts ``values``."""
+        if self._to_dense(codes.size):
+            self._dense_add([(codes, values)])
+        else:
+            self._sparse_add([_sorted(codes, values)])
+
+    def add_parts(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Add the cells ``parts`` (as :func:`_summed_parts` takes them)."""
+        if self._to_dense(sum(c.size for c, _ in parts)):
+            self._dense_add(parts)
+        else:
+            self._sparse_add(parts)
+
+    def sparse(self) -> tuple[np.ndarray, np.ndarray]:
+        """The sums as sorted codes (int64) and their sums (float64), the non-zero cells only."""
+        if self.dense is None:
+            return self._running() or (np.zeros(0, np.int64), np.zeros(0))
+        flat = self.dense.reshape(-1)
+        codes = np.flatnonzero(flat)
+        return codes, flat[codes].astype(np.float64)
+
+    def mean_rows(self, out: np.ndarray, first: int, n: int) -> None:
+        """Rows ``first`` to ``first + len(out)`` of the sums, divided by ``n``, into ``out``."""
+        if self.dense is not None:
+            out[...] = self.dense[first:first + out.shape[0]]
+            out /= n
+        else:
+            _mean_rows(out, first, self._running() or (np.zeros(0, np.int64), np.zeros(0)), n)
+
+    def _running(self) -> tuple[np.ndarray, np.ndarray] | None:
+        return (self.codes, self.sums) if self.codes is not None else None
+
+    def _to_dense(self, new: int) -> bool:
+        """Whether the sums are dense, or become so now, before ``new`` more cells are added."""
+        if self.dense is None:
+            # going dense holds both for a moment: it pays once the sparse sums would be twice the array
+            summed = self.codes.size if self.codes is not None else 0
+            if 16 * (summed + new) <= 2 * self.shape[0] * self.shape[1] * self.dtype.itemsize:
+                return False
+            self.dense = np.zeros(self.shape, self.dtype)
+            if summed:
+                self.dense.reshape(-1)[self.codes] = self.sums
+            self.codes = self.sums = None
+        elif self._shared:
+            self.dense = self.dense.copy()
+        self._shared = False
+        return True
+
+    def _sparse_add(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Sparse sums plus ``parts``: merged into the running arrays themselves, from their end
+        (:func:`_merged_in_place`), unless those were handed out (:meth:`state`) or are not
+        their own memory (then into new ones, :func:`_summed_parts`)."""
+        parts = [(c, v) for c, v in parts if c.size]
+        if self.codes is None or self._shared or not (self.codes.flags.owndata and self.sums.flags.owndata):
+            self.codes, self.sums = _summed_parts(self._running(), parts)
+            # the first sums may be a part's own arrays, which the caller still holds
+            self._shared = any(self.codes is c or self.sums is v for c, v in parts)
+        elif parts:
+            self.codes, self.sums = _merged_in_place(self.codes, self.sums, parts)
+
+    def _dense_add(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        flat = self.dense.reshape(-1)
+        for codes, values in parts:
+            flat[codes] += values  # each code once within a part
 
 
 def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray], n: int) -> None:
@@ -168,10 +271,37 @@ def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, va
     """``running`` (sorted codes and their sums) plus the cells ``codes`` (each once) with
     ``values``: the new cells sorted (unless they are), then merged into the running ones in one
     pass (:func:`_summed_parts` of one part)."""
+    return _summed_parts(running, [_sorted(codes, values)])
+
+
+def _sorted(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cells ``codes`` (each once) and their ``values`` in increasing order of code."""
     if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
         order = np.argsort(codes, kind="stable")
         codes, values = codes[order], values[order]
-    return _summed_parts(running, [(codes, values)])
+    return codes, values
+
+
+def _merged_in_place(codes: np.ndarray, sums: np.ndarray, parts: list[tuple[np.ndarray, np.ndarray]]
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_summed_parts` of the running sums ``codes``, ``sums`` (arrays of their own, which
+    nothing else refers to) and the non-empty ``parts``, in those arrays: grown by the parts'
+    cells, merged from the end, a part at a time from the last (each with the running cells
+    from its first code on), then moved down and shrunk. A snapshot then touches fresh memory
+    only for its new cells, where a merge into new arrays faulted in the whole sum again each
+    time (most of a large run's snapshot) and held two sums at once."""
+    old = codes.size
+    starts = [0] + [int(np.searchsorted(codes, c[0])) for c, _ in parts[1:]]
+    end = old + sum(c.size for c, _ in parts)
+    codes.resize(end, refcheck=False)
+    sums.resize(end, refcheck=False)
+    top, hi = end, old
+    for (part_codes, values), lo in zip(reversed(parts), reversed(starts)):
+        top = _cgs.merge_cells_back(codes, sums, lo, hi, np.ascontiguousarray(part_codes, dtype=np.int64),
+                                    np.ascontiguousarray(values, dtype=np.int32), top)
+        hi = lo
+    _cgs.move_cells(codes, sums, top, end)
+    return _shrunk(codes, end - top), _shrunk(sums, end - top)
 
 
 def _summed_parts(running: tuple[np.ndarray, np.ndarray] | None, parts: list[tuple[np.ndarray, np.ndarray]]
