@@ -253,7 +253,7 @@ def test_snapshot_sums_go_dense_where_that_is_smaller_and_hold_the_same_sums():
     from ldacli.methods.cgs.snapshots import CellSums
 
     rng = np.random.default_rng(5)
-    small, large = CellSums(20, 50, 10**6), CellSums(10**9, 50, 10**6)
+    small, large = CellSums(20, 50), CellSums(10**9, 50)
     states = []
     for i, size in enumerate([60, 200, 300, 400]):
         codes = rng.choice(1000, size=size, replace=False)
@@ -278,8 +278,14 @@ def test_snapshot_sums_go_dense_where_that_is_smaller_and_hold_the_same_sums():
     for state, sums in states:
         small.restore(state)
         assert all(np.array_equal(a, b) for a, b in zip(small.sparse(), sums))
-    # sums that could pass 2^31 - 1 are kept in 64 bits
-    assert CellSums(20, 50, 2**31).dtype == np.int64
+    # sums that could pass 2^31 - 1 go to 64 bits first (from the last state restored above)
+    before = np.zeros(1000, np.int64)
+    before[sums[0]] = sums[1]
+    huge = np.full(1000, 2**30, np.int32)
+    for i in range(3):
+        small.add_cells(np.arange(1000), huge)
+        assert small.dense.dtype == (np.int32 if i == 0 else np.int64)
+    np.testing.assert_array_equal(small.dense.reshape(-1), before + 3 * 2**30)
 
 
 def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted, tmp_path):

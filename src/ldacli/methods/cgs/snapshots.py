@@ -50,11 +50,7 @@ class Snapshots:
         self.paced, self.last = paced, None
         self.lengths = np.asarray(doc_lengths, dtype=np.int64)  # the corpus's (D,), not a copy
         self.taken: list[int] = []
-        # the most states summed: the schedule's, and the final state of a run stopped before its last
-        states = (paced[0] if paced is not None else len(self.sweeps)) + 1
-        longest = int(self.lengths.max()) if self.lengths.size else 0
-        self.cells = CellSums(K, V, states * int(self.lengths.sum()))
-        self.doc_cells = CellSums(self.lengths.size, K, states * longest)
+        self.cells, self.doc_cells = CellSums(K, V), CellSums(self.lengths.size, K)
         self.topic = np.zeros(K)
         if checkpoint is None or "snapshot_taken" not in checkpoint.arrays or not self.sweeps:
             return
@@ -82,8 +78,8 @@ class Snapshots:
         if any(np.any(c[1:] == c[:-1]) for c, _ in (cells, doc_cells)):
             raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
         self.taken, self.topic = taken, stored["snapshot_topic"]
-        self.cells.restore((cells, None))
-        self.doc_cells.restore((doc_cells, None))
+        self.cells.restore((cells, None, int(cells[1].max(initial=0))))
+        self.doc_cells.restore((doc_cells, None, int(doc_cells[1].max(initial=0))))
 
     def expect_last(self, sweep: int) -> None:
         """A time-limited run's projected last sweep. States summed more than ``interval``
@@ -94,7 +90,7 @@ class Snapshots:
             return
         n, interval = self.paced
         if self.taken[0] < max(sweep - (n - 1) * interval, sweep // 2 + 1) - interval:
-            self.restore(([], (None, None), (None, None), np.zeros(self.K)))
+            self.restore(([], CellSums.EMPTY, CellSums.EMPTY, np.zeros(self.K)))
 
     def due(self, sweep: int) -> bool:
         """Whether the state after ``sweep`` is one to sum: one of the schedule's sweeps; for a
@@ -164,7 +160,7 @@ class Snapshots:
 class CellSums:
     """The sums of a (rows, columns) array of counts over the snapshots, kept sparse (sorted
     cell codes ``row * columns + column`` and their float64 sums) while that is smaller, and
-    as the dense array (int32, or int64 when ``largest``, the most a sum can reach, needs it)
+    as the dense array (int32; int64 from the snapshot that could take a sum past 2^31 - 1)
     from the snapshot whose cells would make the sparse sums (16 bytes a cell) twice its size.
     Both hold the same whole numbers, so the model and the checkpoint (always sparse) are the
     same bytes either way. A sparse snapshot merges its cells into the sums in place (the
@@ -174,23 +170,26 @@ class CellSums:
     change (once per checkpoint on a cluster, whose run may go back to it); otherwise a
     snapshot changes them in place."""
 
-    def __init__(self, rows: int, columns: int, largest: int):
+    EMPTY = (None, None, 0)  # the state of no sums
+
+    def __init__(self, rows: int, columns: int):
         self.shape = (rows, columns)
-        self.dtype = np.dtype(np.int32 if largest < 2**31 else np.int64)
         self.codes = self.sums = self.dense = None
+        self.most = 0  # no sum is above this: the snapshots' largest counts, added up
         self._shared = False
 
     def state(self) -> tuple:
         self._shared = self.codes is not None or self.dense is not None
-        return ((self.codes, self.sums) if self.codes is not None else None), self.dense
+        return ((self.codes, self.sums) if self.codes is not None else None), self.dense, self.most
 
     def restore(self, state: tuple) -> None:
-        sparse, self.dense = state
+        sparse, self.dense, self.most = state
         self.codes, self.sums = sparse if sparse is not None else (None, None)
         self._shared = self.codes is not None or self.dense is not None
 
     def add_cells(self, codes: np.ndarray, values: np.ndarray) -> None:
         """Add the cells ``codes`` (each once, in any order) with counts ``values``."""
+        self.most += int(values.max(initial=0))
         if self._to_dense(codes.size):
             self._dense_add([(codes, values)])
         else:
@@ -198,6 +197,7 @@ class CellSums:
 
     def add_parts(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Add the cells ``parts`` (as :func:`_summed_parts` takes them)."""
+        self.most += max((int(v.max(initial=0)) for _, v in parts), default=0)
         if self._to_dense(sum(c.size for c, _ in parts)):
             self._dense_add(parts)
         else:
@@ -224,15 +224,18 @@ class CellSums:
 
     def _to_dense(self, new: int) -> bool:
         """Whether the sums are dense, or become so now, before ``new`` more cells are added."""
+        dtype = np.int32 if self.most < 2**31 else np.int64
         if self.dense is None:
             # going dense holds both for a moment: it pays once the sparse sums would be twice the array
             summed = self.codes.size if self.codes is not None else 0
-            if 16 * (summed + new) <= 2 * self.shape[0] * self.shape[1] * self.dtype.itemsize:
+            if 16 * (summed + new) <= 2 * self.shape[0] * self.shape[1] * 4:
                 return False
-            self.dense = np.zeros(self.shape, self.dtype)
+            self.dense = np.zeros(self.shape, dtype)
             if summed:
                 self.dense.reshape(-1)[self.codes] = self.sums
             self.codes = self.sums = None
+        elif self.dense.dtype != dtype:
+            self.dense = self.dense.astype(dtype)
         elif self._shared:
             self.dense = self.dense.copy()
         self._shared = False
