@@ -157,13 +157,22 @@ cdef inline Py_ssize_t _draw(const int32_t* count, const int32_t* topics, Py_ssi
     """A topic drawn with probability proportional to ``(count[k] + alpha_k) phi_kw``: the document's
     bucket ``count[k] phi_kw`` over its topics (``pw`` the word's row of phi), else the prior's
     ``alpha_k phi_kw`` (of sum ``total``), whose draw ``prior_topic`` was made beforehand
-    (:func:`_prior_draws`). One double drawn, to choose between the two and within the bucket."""
-    cdef double A = 0.0
+    (:func:`_prior_draws`). One double drawn, to choose between the two and within the bucket.
+    The bucket is summed in two chains of additions, the even entries and the odd ones, each
+    prefix their sum: the chain of one, each addition waiting on the one before, was most of a
+    long document's time."""
+    cdef double A = 0.0, even = 0.0, odd = 0.0
     cdef double u
     cdef Py_ssize_t j
-    for j in range(n):
-        A = A + count[topics[j]] * pw[topics[j]]
-        mass[j] = A
+    for j in range(0, n - 1, 2):
+        even = even + count[topics[j]] * pw[topics[j]]
+        mass[j] = even + odd
+        odd = odd + count[topics[j + 1]] * pw[topics[j + 1]]
+        mass[j + 1] = even + odd
+    if n % 2:
+        even = even + count[topics[n - 1]] * pw[topics[n - 1]]
+        mass[n - 1] = even + odd
+    A = even + odd
     u = _next_double(stream) * (A + total)
     if u < A:
         for j in range(n):
@@ -181,13 +190,19 @@ cdef inline Py_ssize_t _draw_by_word(const int32_t* count, const int32_t* topics
     excess_kw``, the document's bucket is ``count[k] floor_k`` (of sum ``smooth``, kept as
     tokens come and go) plus ``count[k] excess_kw`` over the word's ``L`` topics whose excess is
     not 0 (``list_topics``, ``excess``), read in order from the word's list rather than
-    scattered over its row of phi. One double drawn."""
-    cdef double A = smooth
+    scattered over its row of phi, in two chains as in :func:`_draw`. One double drawn."""
+    cdef double A, even = smooth, odd = 0.0
     cdef double u, c
     cdef Py_ssize_t e, j
-    for e in range(L):
-        A = A + count[list_topics[e]] * excess[e]
-        mass[e] = A
+    for e in range(0, L - 1, 2):
+        even = even + count[list_topics[e]] * excess[e]
+        mass[e] = even + odd
+        odd = odd + count[list_topics[e + 1]] * excess[e + 1]
+        mass[e + 1] = even + odd
+    if L % 2:
+        even = even + count[list_topics[L - 1]] * excess[L - 1]
+        mass[L - 1] = even + odd
+    A = even + odd
     u = _next_double(stream) * (A + total)
     if u >= A:
         return prior_topic
@@ -297,16 +312,14 @@ def theta_of_documents(const int32_t[::1] words, const int64_t[::1] doc_ptr, con
                 L = list_ptr[w + 1] - list_ptr[w]
                 if len(topics) > by_word_from and L < len(topics):
                     ks, xs = list_topics[list_ptr[w]:list_ptr[w + 1]], excess[list_ptr[w]:list_ptr[w + 1]]
-                    mass = list(accumulate(count[k] * x for k, x in zip(ks, xs)), initial=smooth)[1:]
-                    A = mass[-1] if mass else smooth
+                    mass, A = paired_sums([count[k] * x for k, x in zip(ks, xs)], smooth)   # tests/oracle.py
                     u = rng.random() * (A + total[w])
                     if u >= A: return prior_topic
                     if u < smooth:
                         c = accumulate(count[k] * floor[k] for k in topics)   # list order
                         return topics[first j with u < c[j], else the last]
                     return ks[first e with u < mass[e]]
-                mass = list(accumulate(count[k] * phi_wk[w, k] for k in topics))   # k in list order
-                A = mass[-1] if mass else 0.0
+                mass, A = paired_sums([count[k] * phi_wk[w, k] for k in topics])   # k in list order
                 u = rng.random() * (A + total[w])
                 if u < A: return topics[first j with u < mass[j], else the last]
                 return prior_topic

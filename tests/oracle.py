@@ -379,6 +379,20 @@ def word_lists(phi_wk, density=0.25, by_word_from=16):
     return floor, np.array(ptr, np.int64), np.array(topics, np.int32), np.array(excess), by_word_from
 
 
+def paired_sums(terms, first=0.0):
+    """The running sums of ``terms`` as the inference kernel keeps them (two chains of additions
+    instead of one): terms 0, 2, 4, ... added to ``first``, terms 1, 3, 5, ... to 0.0, and each
+    prefix the sum of the two. Returns the prefixes and the total."""
+    even, odd, prefixes = first, 0.0, []
+    for j, x in enumerate(terms):
+        if j % 2 == 0:
+            even = even + x
+        else:
+            odd = odd + x
+        prefixes.append(even + odd)
+    return prefixes, even + odd
+
+
 def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, lists, alpha, alpha_sum, batch_of_sweep,
                        batch_sweeps):
     """ldacli._fixed_topics.theta_of_documents, draw for draw: returns ``(z, theta)`` as the kernel
@@ -407,10 +421,7 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, lists,
         def draw(w, prior_topic):
             lo, hi = list_ptr[w], list_ptr[w + 1]
             if len(topics) > by_word_from and hi - lo < len(topics):
-                mass, A = [], smooth[0]
-                for k, x in zip(list_topics[lo:hi], excess[lo:hi]):
-                    A = A + count[k] * x
-                    mass.append(A)
+                mass, A = paired_sums([count[k] * x for k, x in zip(list_topics[lo:hi], excess[lo:hi])], smooth[0])
                 u = rng.random() * (A + total[w])
                 if u >= A:
                     return prior_topic
@@ -422,10 +433,7 @@ def theta_of_documents(words, doc_ptr, doc_keys, run_key, phi_wk, tables, lists,
                             return k
                     return topics[-1]
                 return int(next(k for k, m in zip(list_topics[lo:hi], mass) if u < m))
-            mass, A = [], 0.0
-            for k in topics:
-                A = A + count[k] * phi_wk[w, k]
-                mass.append(A)
+            mass, A = paired_sums([count[k] * phi_wk[w, k] for k in topics])
             u = rng.random() * (A + total[w])
             if u < A:
                 return next((k for k, m in zip(topics, mass) if u < m), topics[-1])
