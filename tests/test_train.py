@@ -254,18 +254,19 @@ def test_snapshot_sums_go_dense_where_that_is_smaller_and_hold_the_same_sums():
 
     rng = np.random.default_rng(5)
     small, large = CellSums(20, 50), CellSums(10**9, 50)
+    untouched = CellSums(10**9, 50)  # never read until the end: every merge after the first in place
     states = []
     for i, size in enumerate([60, 200, 300, 400]):
         codes = rng.choice(1000, size=size, replace=False)
         values = rng.integers(1, 50, size=codes.size).astype(np.int32)
         if i % 2:
-            small.add_cells(codes, values)
-            large.add_cells(codes, values)
+            for sums in (small, large, untouched):
+                sums.add_cells(codes, values)
         else:  # a shard's cells at a time
             codes.sort()
             parts = [(codes[:50], values[:50]), (codes[50:], values[50:])]
-            small.add_parts(parts)
-            large.add_parts(parts)
+            for sums in (small, large, untouched):
+                sums.add_parts(parts)
         states.append((small.state(), small.sparse()))
         assert all(np.array_equal(a, b) for a, b in zip(small.sparse(), large.sparse()))
         for first, rows in [(0, 20), (7, 5)]:
@@ -273,6 +274,7 @@ def test_snapshot_sums_go_dense_where_that_is_smaller_and_hold_the_same_sums():
             small.mean_rows(a, first, i + 1)
             large.mean_rows(b, first, i + 1)
             assert a.tobytes() == b.tobytes()
+    assert all(np.array_equal(a, b) for a, b in zip(untouched.sparse(), large.sparse()))
     assert small.dense is not None and large.dense is None and small.dense.dtype == np.int32
     assert states[0][0][1] is None and states[-1][0][1] is not None  # sparse at first, then dense
     for state, sums in states:

@@ -204,8 +204,10 @@ class CellSums:
             self._sparse_add(parts)
 
     def sparse(self) -> tuple[np.ndarray, np.ndarray]:
-        """The sums as sorted codes (int64) and their sums (float64), the non-zero cells only."""
+        """The sums as sorted codes (int64) and their sums (float64), the non-zero cells only
+        (sparse sums handed out as they are: copied before they next change)."""
         if self.dense is None:
+            self._shared = self.codes is not None
             return self._running() or (np.zeros(0, np.int64), np.zeros(0))
         flat = self.dense.reshape(-1)
         codes = np.flatnonzero(flat)
