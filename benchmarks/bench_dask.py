@@ -161,8 +161,8 @@ def client_scaling(args) -> None:
                       for _ in range(args.workers_scaling)]
             with open(scheduler_file) as f:
                 address = json.load(f)["address"]
-            print(f"{args.workers_scaling} dask worker processes; client: ldacli train FOLDER --scheduler, "
-                  f"{a} and {b} sweeps")
+            print(f"{args.workers_scaling} dask worker processes; client: ldacli train FOLDER --scheduler "
+                  f"{args.train_options}, {a} and {b} sweeps".replace("  ", " "))
             print(f"{'K':>5} {'tokens':>11} {'shards':>6} {'peak RSS MB':>11} {'CPU s/sweep':>11}")
             for n in sizes:
                 mean_length = 200
@@ -174,7 +174,8 @@ def client_scaling(args) -> None:
                 del corpus
                 for K in args.topics or [100]:
                     runs = [ldacli_process("train", folder, "-k", K, "--iterations", it, "--seed", 1, "--scheduler",
-                                           address, "-q", "-o", os.path.join(tmp, "m.npz")) for it in (a, b)]
+                                           address, "-q", "-o", os.path.join(tmp, "m.npz"), *args.train_options.split())
+                            for it in (a, b)]
                     per_sweep = (runs[1][1] - runs[0][1]) / (b - a)
                     print(f"{K:5d} {n:11,d} {shards:6d} {runs[1][0]:11.0f} {per_sweep:11.3f}", flush=True)
         finally:
@@ -198,6 +199,8 @@ def main() -> None:
     p.add_argument("--tokens-per-shard", type=int, default=1_000_000)
     p.add_argument("--workers-scaling", type=int, default=2, help="Worker processes of --client-scaling.")
     p.add_argument("--iterations", default="2,6", help="Sweeps of --client-scaling's two runs, A,B.")
+    p.add_argument("--train-options", default="", help="More options of --client-scaling's runs, as one string: "
+                                                          "'--snapshots 3 --snapshot-interval 1'.")
     args = p.parse_args()
     if args.client_scaling:
         client_scaling(args)
