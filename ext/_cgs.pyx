@@ -1030,51 +1030,12 @@ def list_cells(const int64_t[::1] ptr, const int32_t[::1] length, const int32_t[
     return n
 
 
-def merge_cells(const int64_t[::1] sum_codes, const double[::1] sums, const int64_t[::1] codes,
-                const int32_t[::1] counts, int64_t[::1] out_codes, double[::1] out_sums):
-    """Add the cells ``codes``, ``counts`` to the running sums ``sum_codes``, ``sums`` (both sets
-    sorted by code, each code once) into ``out_codes``, ``out_sums`` (room for both sets);
-    returns the number of cells of the sum.
-
-    NumPy: ``out_codes, at = np.unique(np.concatenate([sum_codes, codes]), return_inverse=True);
-    out_sums = np.bincount(at, np.concatenate([sums, counts]))``.
-    """
-    cdef Py_ssize_t a = 0, b = 0, n = 0
-    cdef Py_ssize_t na = sum_codes.shape[0], nb = codes.shape[0]
-    with nogil:
-        while a < na and b < nb:
-            if sum_codes[a] < codes[b]:
-                out_codes[n] = sum_codes[a]
-                out_sums[n] = sums[a]
-                a += 1
-            elif codes[b] < sum_codes[a]:
-                out_codes[n] = codes[b]
-                out_sums[n] = counts[b]
-                b += 1
-            else:
-                out_codes[n] = codes[b]
-                out_sums[n] = sums[a] + counts[b]
-                a += 1
-                b += 1
-            n += 1
-        while a < na:
-            out_codes[n] = sum_codes[a]
-            out_sums[n] = sums[a]
-            a += 1
-            n += 1
-        while b < nb:
-            out_codes[n] = codes[b]
-            out_sums[n] = counts[b]
-            b += 1
-            n += 1
-    return n
-
-
 def merge_cells_back(int64_t[::1] sum_codes, double[::1] sums, Py_ssize_t lo, Py_ssize_t hi,
                      const int64_t[::1] codes, const int32_t[::1] counts, Py_ssize_t top):
-    """:func:`merge_cells` of the running sums' cells ``lo`` to ``hi`` and the cells ``codes``,
-    ``counts``, in place: written from the end, the last cell of the sum at ``top - 1``, into
-    the running arrays themselves (which have room); returns where the sum now starts. Safe when
+    """The running sums' cells ``lo`` to ``hi`` (``sum_codes``, ``sums``, sorted by code, each
+    code once) plus the cells ``codes``, ``counts`` (the same), in place: written from the end,
+    the last cell of the sum at ``top - 1``, into the running arrays themselves (which have
+    room); returns where the sum now starts. Safe when
     ``top`` is at least ``hi`` plus the new cells of this call and of the calls still to come
     for the cells before ``lo`` (the running cells are read before their places are written):
     a snapshot's parts, merged last to first, each with its range of the running cells, then

@@ -220,28 +220,30 @@ def _counts_of(checkpoint_path: str, corpus, K: int) -> tuple[np.ndarray, np.nda
 
 def test_snapshot_sums_merge_cells_as_a_dense_sum_would():
     # the sparse sums of snapshots (cells in any order, merged into sorted running sums) equal
-    # the dense sum of the same states
-    from ldacli.methods.cgs.snapshots import _summed, _summed_parts
+    # the dense sum of the same states (sums of an array far too large to go dense)
+    from ldacli.methods.cgs.snapshots import CellSums
 
     rng = np.random.default_rng(2)
-    dense, running = np.zeros(5000), None
+    dense, sums = np.zeros(5000), CellSums(10**6, 5000)
     for _ in range(4):
         codes = rng.choice(5000, size=rng.integers(1, 3000), replace=False)
         values = rng.integers(1, 50, size=codes.size)
         dense[codes] += values
-        running = _summed(running, codes, values)
+        sums.add_cells(codes, values)
+    running = sums.sparse()
     assert np.all(np.diff(running[0]) > 0)
     assert np.array_equal(running[0], np.flatnonzero(dense)) and np.array_equal(running[1], dense[dense > 0])
     # and a shard's cells at a time (parts in increasing order, some empty), merged without
     # joining them first: the same sums
-    dense, by_parts = np.zeros(5000), None
+    dense, sums = np.zeros(5000), CellSums(10**6, 5000)
     for _ in range(4):
         codes = np.sort(rng.choice(5000, size=rng.integers(1, 3000), replace=False))
         values = rng.integers(1, 50, size=codes.size).astype(np.int32)
         dense[codes] += values
         cuts = np.sort(rng.choice(codes.size + 1, size=4))
-        by_parts = _summed_parts(by_parts, [(codes[a:b], values[a:b]) for a, b in zip([0, *cuts], [*cuts, codes.size])])
-    assert by_parts[0].dtype == np.int64 and by_parts[1].dtype == np.float64
+        sums.add_parts([(codes[a:b], values[a:b]) for a, b in zip([0, *cuts], [*cuts, codes.size])])
+    by_parts = sums.sparse()
+    assert sums.dense is None and by_parts[0].dtype == np.int64 and by_parts[1].dtype == np.float64
     assert np.array_equal(by_parts[0], np.flatnonzero(dense)) and np.array_equal(by_parts[1], dense[dense > 0])
 
 

@@ -73,8 +73,8 @@ class Snapshots:
                           or doc_topics.max() >= K):
             raise LdacliError(f"{source}: expected snapshot cells within {self.lengths.size} documents and {K} "
                               f"topics, found others")
-        cells = _summed(None, topics.astype(np.int64) * V + words, stored["snapshot_cell_sums"])
-        doc_cells = _summed(None, docs.astype(np.int64) * K + doc_topics, stored["snapshot_doc_sums"])
+        cells = _sorted(topics.astype(np.int64) * V + words, np.asarray(stored["snapshot_cell_sums"], np.float64))
+        doc_cells = _sorted(docs.astype(np.int64) * K + doc_topics, np.asarray(stored["snapshot_doc_sums"], np.float64))
         if any(np.any(c[1:] == c[:-1]) for c, _ in (cells, doc_cells)):
             raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
         self.taken, self.topic = taken, stored["snapshot_topic"]
@@ -196,7 +196,9 @@ class CellSums:
             self._sparse_add([_sorted(codes, values)])
 
     def add_parts(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        """Add the cells ``parts`` (as :func:`_summed_parts` takes them)."""
+        """Add the cells ``parts``: each part's codes (int64) sorted and above the part's before,
+        with their counts (int32; a sampler's document-topic cells, a shard at a time), merged
+        without joining them first."""
         self.most += max((int(v.max(initial=0)) for _, v in parts), default=0)
         if self._to_dense(sum(c.size for c, _ in parts)):
             self._dense_add(parts)
@@ -208,7 +210,7 @@ class CellSums:
         (sparse sums handed out as they are: copied before they next change)."""
         if self.dense is None:
             self._shared = self.codes is not None
-            return self._running() or (np.zeros(0, np.int64), np.zeros(0))
+            return self._running()
         flat = self.dense.reshape(-1)
         codes = np.flatnonzero(flat)
         return codes, flat[codes].astype(np.float64)
@@ -219,10 +221,11 @@ class CellSums:
             out[...] = self.dense[first:first + out.shape[0]]
             out /= n
         else:
-            _mean_rows(out, first, self._running() or (np.zeros(0, np.int64), np.zeros(0)), n)
+            _mean_rows(out, first, self._running(), n)
 
-    def _running(self) -> tuple[np.ndarray, np.ndarray] | None:
-        return (self.codes, self.sums) if self.codes is not None else None
+    def _running(self) -> tuple[np.ndarray, np.ndarray]:
+        """The sparse sums (none: empty arrays)."""
+        return (self.codes, self.sums) if self.codes is not None else (np.zeros(0, np.int64), np.zeros(0))
 
     def _to_dense(self, new: int) -> bool:
         """Whether the sums are dense, or become so now, before ``new`` more cells are added."""
@@ -244,16 +247,20 @@ class CellSums:
         return True
 
     def _sparse_add(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        """Sparse sums plus ``parts``: merged into the running arrays themselves, from their end
-        (:func:`_merged_in_place`), unless those were handed out (:meth:`state`) or are not
-        their own memory (then into new ones, :func:`_summed_parts`)."""
+        """Sparse sums plus ``parts``: the first sums are the parts joined; later ones are merged
+        into the running arrays themselves, from their end (:func:`_merged_in_place`), copied
+        first when they were handed out (:meth:`state`, :meth:`sparse`)."""
         parts = [(c, v) for c, v in parts if c.size]
-        if self.codes is None or self._shared or not (self.codes.flags.owndata and self.sums.flags.owndata):
-            self.codes, self.sums = _summed_parts(self._running(), parts)
-            # the first sums may be a part's own arrays, which the caller still holds
-            self._shared = any(self.codes is c or self.sums is v for c, v in parts)
+        if self.codes is None:
+            self.codes = np.concatenate([np.zeros(0, np.int64)] + [c for c, _ in parts])
+            self.sums = np.concatenate([np.zeros(0)] + [v for _, v in parts]).astype(np.float64, copy=False)
         elif parts:
+            if self._shared:
+                self.codes, self.sums = self.codes.copy(), self.sums.copy()
             self.codes, self.sums = _merged_in_place(self.codes, self.sums, parts)
+        else:
+            return
+        self._shared = False
 
     def _dense_add(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
         flat = self.dense.reshape(-1)
@@ -271,14 +278,6 @@ def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray]
     out.reshape(-1)[codes[lo:hi] - first * columns] = sums[lo:hi] / n
 
 
-def _summed(running: tuple[np.ndarray, np.ndarray] | None, codes: np.ndarray, values: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """``running`` (sorted codes and their sums) plus the cells ``codes`` (each once) with
-    ``values``: the new cells sorted (unless they are), then merged into the running ones in one
-    pass (:func:`_summed_parts` of one part)."""
-    return _summed_parts(running, [_sorted(codes, values)])
-
-
 def _sorted(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The cells ``codes`` (each once) and their ``values`` in increasing order of code."""
     if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
@@ -289,12 +288,13 @@ def _sorted(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def _merged_in_place(codes: np.ndarray, sums: np.ndarray, parts: list[tuple[np.ndarray, np.ndarray]]
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_summed_parts` of the running sums ``codes``, ``sums`` (arrays of their own, which
-    nothing else refers to) and the non-empty ``parts``, in those arrays: grown by the parts'
-    cells, merged from the end, a part at a time from the last (each with the running cells
-    from its first code on), then moved down and shrunk. A snapshot then touches fresh memory
-    only for its new cells, where a merge into new arrays faulted in the whole sum again each
-    time (most of a large run's snapshot) and held two sums at once."""
+    """The running sums ``codes`` (int64, sorted), ``sums`` (float64; arrays of their own, which
+    nothing else refers to) plus the non-empty ``parts`` (as :meth:`CellSums.add_parts` takes
+    them), in those arrays: grown by the parts' cells, merged from the end, a part at a time
+    from the last (each with the running cells from its first code on), then moved down and
+    shrunk. A snapshot then touches fresh memory only for its new cells, where a merge into new
+    arrays faulted in the whole sum again each time (most of a large run's snapshot) and held
+    two sums at once."""
     old = codes.size
     starts = [0] + [int(np.searchsorted(codes, c[0])) for c, _ in parts[1:]]
     end = old + sum(c.size for c, _ in parts)
@@ -307,34 +307,6 @@ def _merged_in_place(codes: np.ndarray, sums: np.ndarray, parts: list[tuple[np.n
         hi = lo
     _cgs.move_cells(codes, sums, top, end)
     return _shrunk(codes, end - top), _shrunk(sums, end - top)
-
-
-def _summed_parts(running: tuple[np.ndarray, np.ndarray] | None, parts: list[tuple[np.ndarray, np.ndarray]]
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_summed` of the cells ``parts`` (codes int64 and counts int32 of each part sorted,
-    each part's codes above the part's before: a sampler's document-topic cells a shard at a
-    time) without joining them first: each part is merged with the running cells up to the
-    next part's first code, into one output. What a cluster's client holds at the most is then
-    the running sums, the parts, and the output, not two copies of the parts and of the sum
-    besides (the document-topic cells are most of a snapshot's)."""
-    parts = [(c, v) for c, v in parts if c.size]
-    if running is None:
-        if len(parts) == 1:  # no copy of the codes
-            return parts[0][0], np.asarray(parts[0][1], dtype=np.float64)
-        codes = np.concatenate([np.zeros(0, np.int64)] + [c for c, _ in parts])
-        return codes, np.concatenate([np.zeros(0)] + [v for _, v in parts]).astype(np.float64, copy=False)
-    if not parts:
-        return running
-    old, sums = running
-    out_codes = np.empty(old.size + sum(c.size for c, _ in parts), np.int64)
-    out_sums = np.empty(out_codes.size)
-    a = n = 0
-    for i, (codes, values) in enumerate(parts):
-        b = int(np.searchsorted(old, parts[i + 1][0][0])) if i + 1 < len(parts) else old.size
-        n += _cgs.merge_cells(old[a:b], sums[a:b], np.ascontiguousarray(codes, dtype=np.int64),
-                              np.ascontiguousarray(values, dtype=np.int32), out_codes[n:], out_sums[n:])
-        a = b
-    return _shrunk(out_codes, n), _shrunk(out_sums, n)
 
 
 def _shrunk(x: np.ndarray, n: int) -> np.ndarray:
