@@ -15,9 +15,10 @@ scored by the same command, ``ldacli perplexity`` (document completion, same see
 topic-word matrices are written into ldacli model files for that. Tools: ``ldacli:SAMPLER[:T[:S]]``
 (T threads, default 1; S shards, default ldacli's; ``+--option=value`` appended gives ``train``
 more options, e.g. ``ldacli:sparse+--snapshots=5``), ``lda``, ``tomotopy[:T]``,
-``topica[:SAMPLER[:T[:N]]]`` (topica's ``sparse`` or ``warp`` sampler; N snapshots of the chain
+``topica[:SAMPLER[:T[:N[:learn]]]]`` (topica's ``sparse`` or ``warp`` sampler; N snapshots of the chain
 averaged into phi, topica's default 5; ``:1`` is the last state alone, as every other tool
-gives) and ``mallet[:T]`` (MALLET's ParallelTopicModel, run with java from ``$MALLET_HOME``, a
+gives; ``:learn`` its default of learning an asymmetric alpha and beta every 50 sweeps from
+sweep 200, from the common priors, else they are fixed) and ``mallet[:T]`` (MALLET's ParallelTopicModel, run with java from ``$MALLET_HOME``, a
 build by ``../shared/tools/build-mallet.sh``; its import into MALLET's format is not timed).
 Corpora folder: ``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository.
 """
@@ -60,8 +61,10 @@ def score(model_path: str, held_path: str, seed: int) -> dict:
     return json.loads(ldacli_cli("perplexity", model_path, held_path, "--seed", str(seed), "--format", "json", "-q"))
 
 
-def save_peer(path, phi, k, args, vocab, method):
-    ldacli.Model(phi=phi, theta=np.zeros((0, k)), alpha=np.full(k, args.alpha), beta=args.beta, vocab=vocab,
+def save_peer(path, phi, k, args, vocab, method, alpha=None, beta=None):
+    """A peer's topics as an ldacli model file, with its priors (learned ones where given)."""
+    alpha = np.full(k, args.alpha) if alpha is None else np.asarray(alpha, dtype=np.float64)
+    ldacli.Model(phi=phi, theta=np.zeros((0, k)), alpha=alpha, beta=args.beta if beta is None else beta, vocab=vocab,
                  doc_ids=[], loglik_iterations=np.zeros(0, np.int64), loglik_per_token=np.zeros(0),
                  params={"method": method}).save(path)
 
@@ -130,14 +133,17 @@ def run_tool(tool: str, train: Corpus, f, args, budget: float | None) -> dict:
         sampler = parts[1] if len(parts) > 1 else "sparse"
         threads = int(parts[2]) if len(parts) > 2 else 1
         samples = int(parts[3]) if len(parts) > 3 else 5
+        learn = len(parts) > 4 and parts[4] == "learn"  # its own default: priors learned from sweep 200
         corpus = topica.Corpus.from_documents(token_lists(train))
-        model = topica.LDA(args.topics, alpha_sum=args.alpha * args.topics, beta=args.beta, optimize_interval=0,
-                           seed=args.seed, num_threads=threads, sampler=sampler, use_symmetric_alpha=True)
+        fixed = {} if learn else dict(optimize_interval=0, use_symmetric_alpha=True)
+        model = topica.LDA(args.topics, alpha_sum=args.alpha * args.topics, beta=args.beta, seed=args.seed,
+                           num_threads=threads, sampler=sampler, **fixed)
         t0 = time.perf_counter()
         model.fit(corpus, iters=args.iterations, num_samples=samples, progress=False, keep_theta_draws=False)
         secs, sweeps = time.perf_counter() - t0, args.iterations
         phi = by_vocab(np.asarray(model.topic_word, dtype=np.float64), list(model.vocabulary), train.vocab)
-        save_peer(out, phi, args.topics, args, train.vocab, f"topica {sampler} ({samples} snapshots averaged)")
+        save_peer(out, phi, args.topics, args, train.vocab, f"topica {sampler} ({samples} snapshots averaged)",
+                  *((model.alpha, model.beta) if learn else ()))
     elif name == "mallet":
         threads = parts[1] if len(parts) > 1 else "1"
         instances, counts = f("train.mallet"), f(tool.replace(":", "_") + ".counts")

@@ -38,7 +38,8 @@ def test_info_shows_learned_asymmetric_priors(tmp_path, planted):
     m = ldacli.train(planted.corpus, 12, iterations=3, seed=1)
     alpha = np.linspace(0.01, 0.5, 12)
     learned = dataclasses.replace(m, alpha=alpha, beta=0.07,
-                                  params={**m.params, "optimize_interval": 10, "optimize_burn_in": 50})
+                                  params={**m.params, "optimize_interval": 10, "optimize_burn_in": 50,
+                                          "iterations_done": 60})
     learned.save(str(tmp_path / "l.npz"))
     text = run("info", tmp_path / "l.npz").stdout
     assert "asymmetric, min 0.01, mean 0.255, max 0.5" in text

@@ -173,6 +173,28 @@ def test_learned_priors_fit_held_out_documents_better_than_a_poor_fixed_prior():
     assert p_learned < p_fixed
 
 
+def test_priors_are_learned_by_default_and_kept_as_given_when_someone_chose_them(planted, tmp_path):
+    by_default = ldacli.train(planted.corpus, 5, iterations=70, seed=1)
+    assert (by_default.params["optimize_interval"], by_default.params["optimize_burn_in"]) == (10, 50)
+    assert np.ptp(by_default.alpha) > 0 and by_default.beta != 0.01  # learned at sweeps 60 and 70
+    for chosen in (dict(alpha=0.1), dict(beta=0.01), dict(alpha=0.2, beta=0.05)):
+        m = ldacli.train(planted.corpus, 5, iterations=70, seed=1, **chosen)
+        assert m.params["optimize_interval"] == 0 and np.all(m.alpha == chosen.get("alpha", 0.1))
+        assert m.beta == chosen.get("beta", 0.01)
+    both = ldacli.train(planted.corpus, 5, iterations=70, seed=1, alpha=0.2, optimize_interval=10)
+    assert np.ptp(both.alpha) > 0 and both.params["alpha"] == 0.2  # asked for: 0.2 is where learning starts
+    # a run that ends before the first learning says its priors are the ones set
+    short = ldacli.train(planted.corpus, 5, iterations=30, seed=1)
+    assert np.all(short.alpha == 0.1) and short.params["optimize_interval"] == 10
+    short.save(str(tmp_path / "short.npz"))
+    assert ldacli.describe(str(tmp_path / "short.npz"))["priors"]["alpha"]["source"] == "set"
+    # a warm start learns as its parent did, unless told otherwise
+    for parent, learns in ((by_default, 10), (m, 0)):
+        parent.save(str(tmp_path / "p.npz"))
+        child = ldacli.train(planted.corpus, iterations=5, seed=2, warm_start=str(tmp_path / "p.npz"))
+        assert child.params["optimize_interval"] == learns
+
+
 def test_early_stopping_stops_records_why_and_resumes_exactly(planted, tmp_path):
     common = dict(iterations=400, seed=2, loglik_every=5, holdout=0.2, patience=3)
     model = ldacli.train(planted.corpus, 5, **common)

@@ -638,7 +638,7 @@ def topics(ctx, model, **values):
 
 
 def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
-    learned = bool(m.params.get("optimize_interval")) or not np.all(m.alpha == m.alpha[0])
+    learned = not np.all(m.alpha == m.alpha[0])  # each topic's alpha is worth showing
     names = m.topic_names
     named = any(n is not None for n in names)
     diagnosed = diagnostics["topics"] if diagnostics else None

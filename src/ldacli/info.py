@@ -83,7 +83,7 @@ def describe(path: str) -> dict:
     kind = _kind(path)
     if kind == "checkpoint":
         ckpt = Checkpoint.load(path)
-        params, alpha, beta = ckpt.params, ckpt.alpha, ckpt.beta
+        params, alpha, beta = {**ckpt.params, "iterations_done": ckpt.iteration}, ckpt.alpha, ckpt.beta
         iterations, values = ckpt.loglik_iterations, ckpt.loglik_per_token
         n_topics, n_words = int(alpha.size), params.get("n_words")
     else:

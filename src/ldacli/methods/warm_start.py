@@ -64,8 +64,9 @@ def parent_if_unchanged(warm_start: dict | None) -> Model | None:
 def from_parent(values: dict, given: dict) -> Model:
     """The parent model of a run warm-started from ``values["warm_start"]``, and the run's
     settings that follow from it, set in ``values``: ``n_topics`` (the parent's, with those added
-    and removed; one given must agree), and the parent's priors as the starting values unless
-    ``alpha`` or ``beta`` is given."""
+    and removed; one given must agree), the parent's priors as the starting values unless
+    ``alpha`` or ``beta`` is given, and learned (``optimize_interval``) as the parent's were
+    unless that is given."""
     parent = Model.load(values["warm_start"])
     descent = descent_of(parent, values)
     if given.get("n_topics") is not None and values["n_topics"] != len(descent):
@@ -81,6 +82,8 @@ def from_parent(values: dict, given: dict) -> Model:
         values["alpha"] = [float(parent.alpha[d]) if d is not None else new for d in descent]
     if given.get("beta") is None and parent.beta > 0:
         values["beta"] = float(parent.beta)
+    if values.get("optimize_interval", 0) is None:  # learned as the parent's were (a seeded one's: not)
+        values["optimize_interval"] = int(parent.params.get("optimize_interval") or 0)
     return parent
 
 

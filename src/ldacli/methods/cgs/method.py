@@ -45,6 +45,11 @@ THETA_CHUNK_CELLS = 1 << 16
 # rows cost, so it can be smaller than phi's (ROW_BLOCK_BYTES), each of which reads every cell
 # of the counts. 4 MB: a corpus's theta is as large from 5,000 documents at K=100 on.
 THETA_BLOCK_BYTES = 1 << 22
+# The priors' learning by default (--optimize-interval, --optimize-burn-in): every 10 sweeps as
+# tomotopy and MALLET's documentation do, after 50, the counts of the first sweeps being far from
+# the posterior's. Measured: benchmarks/heldout.py, docs/performance.md.
+LEARN_EVERY = 10
+LEARN_FROM = 50
 # Why learning beta and a seeded topic-word prior cannot go together (refused when seed_words is
 # given, before anything is read, and for a prior kept from a seeded warm start or given in Python).
 OPTIMIZE_WITH_PRIOR = ("optimize_interval learns a symmetric beta, and the topic-word prior of seeded topics "
@@ -135,10 +140,14 @@ class CollapsedGibbs(Method):
                 "shards, never on --threads; 1 is the exact sequential sampler.", FIXED,
                 default_help="one per 100,000 tokens, at most 4; from 5 M tokens one per 625,000 rounded down to a "
                              "power of two, at most 32 (from 20 M tokens); a shard folder's files"),
-        Setting("optimize_interval", Integer(0), 0,
+        Setting("optimize_interval", Integer(0), None,
                 "Learn an asymmetric alpha and a symmetric beta from the counts every N sweeps (Minka's fixed "
-                "point); --alpha/--beta are then starting values; 0: off.", FIXED),
-        Setting("optimize_burn_in", Integer(0), 0, "Sweeps before the first optimisation.", FIXED),
+                "point; Wallach, Mimno & McCallum 2009): a lower held-out perplexity, the more so the more "
+                "topics (see docs/performance.md); --alpha/--beta are then starting values; 0: off, the "
+                "priors as given.", FIXED,
+                default_help=f"{LEARN_EVERY}, or 0 when --alpha, --beta or --seed-words is given (the priors "
+                             f"as given)"),
+        Setting("optimize_burn_in", Integer(0), LEARN_FROM, "Sweeps before the first optimisation.", FIXED),
         Setting("snapshots", Integer(1), 5,
                 "Average phi and theta over N states of the chain, --snapshot-interval sweeps apart, the last "
                 "one the final sweep, those in the second half of the run (within --iterations: no sweep is "
@@ -161,9 +170,11 @@ class CollapsedGibbs(Method):
 
     @classmethod
     def prior_sources(cls, params: dict) -> dict[str, str]:
-        if not params.get("optimize_interval"):
+        every, after = params.get("optimize_interval"), params.get("optimize_burn_in") or 0
+        first = (after // every + 1) * every if every else 0  # the first sweep that learns them
+        if not every or params.get("iterations_done", first) < first:  # off, or the run ended before
             return super().prior_sources(params)
-        how = f"learned every {params['optimize_interval']} sweeps after {params.get('optimize_burn_in') or 0}"
+        how = f"learned every {every} sweeps after {after}"
         return {"alpha": how, "beta": how}
 
     @classmethod
@@ -173,6 +184,11 @@ class CollapsedGibbs(Method):
 
     @classmethod
     def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
+        if given.get("optimize_interval") is None:  # priors someone chose are kept, others learned
+            if any(given.get(name) is not None for name in ("alpha", "beta", "seed_words", "topic_word_prior")):
+                values["optimize_interval"] = 0
+            elif values["optimize_interval"] is None:  # (a warm start's is its parent's)
+                values["optimize_interval"] = LEARN_EVERY
         if values["sampler"] == "auto":
             values["sampler"] = choose_sampler(values["n_topics"], corpus.n_tokens / max(1, corpus.n_docs))
         if isinstance(corpus, ShardFolder):  # its workers read one file per shard
