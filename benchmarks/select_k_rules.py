@@ -6,8 +6,8 @@ Usage::
     python benchmarks/select_k_rules.py table              # every rule on every corpus whose runs are done
     python benchmarks/select_k_rules.py table --markdown   # the same as Markdown tables
 
-``run NAME`` runs ``ldacli select-k`` as a process, once, with 3 seeds and 300 sweeps (``--seed 1
---threads 1``), into ``$LDACLI_DATA/select-k/NAME`` (default ``/work/data``); stopped (SIGTERM, as
+``run NAME`` runs ``ldacli select-k`` as a process, once, with 3 seeds and 300 sweeps (``--seed 1``,
+``--threads`` pairs at a time, 1 unless given: the same scores at any number), into ``$LDACLI_DATA/select-k/NAME`` (default ``/work/data``); stopped (SIGTERM, as
 a 30-minute slot ends) it is run again and continues its unfinished pairs. ``table`` reads each
 folder's stored per-(K, seed) scores and models (``k{K}-s{i}.json``, ``.npz``, as select-k writes
 them) and applies every candidate rule of :data:`RULES` offline to the same numbers, printing
@@ -93,7 +93,7 @@ def make_planted(name: str, spec: dict) -> None:
     ldacli.write_corpus(syn.corpus, path, spec["options"][1], format="ldac")
 
 
-def run(name: str) -> int:
+def run(name: str, threads: int = 1) -> int:
     spec = corpora()[name]
     if name in PLANTED:
         make_planted(name, spec)
@@ -101,7 +101,7 @@ def run(name: str) -> int:
         print(f"{name}: {spec['path']} is not there (yet): skipped", file=sys.stderr)
         return 0
     args = [sys.executable, "-m", "ldacli", "select-k", spec["path"], *spec["options"], "-k", spec["grid"],
-            "--seeds", str(SEEDS), "--iterations", str(ITERATIONS), "--seed", "1", "--threads", "1",
+            "--seeds", str(SEEDS), "--iterations", str(ITERATIONS), "--seed", "1", "--threads", str(threads),
             "-o", folder(name), "--format", "tsv"]
     print(" ".join(args), file=sys.stderr, flush=True)
     os.execv(sys.executable, args)  # the process itself: a slot's SIGTERM reaches select-k, which stops cleanly
@@ -361,11 +361,12 @@ def main() -> int:
     sub = p.add_subparsers(dest="what", required=True)
     r = sub.add_parser("run", help="run select-k on one corpus")
     r.add_argument("name", choices=sorted(corpora()))
+    r.add_argument("--threads", type=int, default=1, help="pairs at a time (the same scores at any number)")
     t = sub.add_parser("table", help="every rule on every corpus whose runs are done")
     t.add_argument("--markdown", action="store_true")
     args = p.parse_args()
     if args.what == "run":
-        return run(args.name)
+        return run(args.name, args.threads)
     table(args.markdown)
     return 0
 

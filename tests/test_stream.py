@@ -152,6 +152,34 @@ def test_infer_writes_the_same_bytes_as_the_whole_inference(setup, tmp_path, sma
     assert np.allclose(np.array([[float(x) for x in r[1:]] for r in rows[1:]]), whole.theta, atol=1e-6)
 
 
+def test_infer_and_perplexity_leave_the_training_documents_unread(setup, tmp_path):
+    """A model of a large corpus carries D x K proportions that inferring other documents does
+    not need: reading the topics alone costs the topics' memory, whatever D."""
+    import tracemalloc
+
+    folder, model = setup
+    big = ldacli.Model(model.phi, np.full((200_000, model.n_topics), 1 / model.n_topics), model.alpha, model.beta,
+                       model.vocab, [f"d{i}" for i in range(200_000)], model.loglik_iterations,
+                       model.loglik_per_token, model.params, model.removed_words)
+    big.save(str(tmp_path / "big.npz"))
+    tracemalloc.start()
+    try:
+        topics = ldacli.Model.load(str(tmp_path / "big.npz"), documents=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < big.theta.nbytes / 4 and topics.theta.shape == (0, model.n_topics) and topics.doc_ids == []
+    assert np.array_equal(topics.phi, model.phi) and np.array_equal(topics.alpha, model.alpha)
+    assert (topics.vocab, topics.params, topics.removed_words) == (big.vocab, big.params, big.removed_words)
+    corpus = str(folder / "docword.d.txt")
+    for command in (["infer", "-o", tmp_path / "a.npz"], ["perplexity"]):
+        outs = [run(command[0], folder / name, corpus, "--seed", 3, "-q", *command[1:]) for name in ("m.npz",)]
+        outs.append(run(command[0], tmp_path / "big.npz", corpus, "--seed", 3, "-q",
+                        *[str(c).replace("a.npz", "b.npz") for c in command[1:]]))
+        assert all(r.exit_code == 0 for r in outs) and outs[0].stdout == outs[1].stdout
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+
+
 def test_infer_reads_stdin_as_it_comes_and_writes_sparse_tables(setup, tmp_path):
     folder, model = setup
     text = (folder / "docs.txt").read_bytes() + b"qqqunseen apple\n"

@@ -775,7 +775,7 @@ def infer(ctx, model, corpus, **values):
         if output == "-":
             check_stream(fmt, sys.stdout.buffer)
     with user_errors(ctx), tls_options(values["scheduler"], values), locked([output if output != "-" else None]):
-        m = Model.load(model)
+        m = Model.load(model, documents=False)
         stream = stream_read(corpus, values, m, fingerprint=fmt == "npz",
                              temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
         write_inference(m, stream, output, fmt, out=sys.stdout.buffer if output == "-" else None,
@@ -827,7 +827,7 @@ def perplexity(ctx, model, corpus, **values):
     with user_errors(ctx), tls_options(values["scheduler"], values):
         given = given_of(values, PERPLEXITY)
         streaming = evaluate.check_settings(given)["estimator"] == "completion"
-        m = Model.load(model)
+        m = Model.load(model, documents=False)
         if streaming:  # documents read, inferred and scored a block at a time
             data = stream_read(corpus, values, m)
             result = perplexity_stream(m, data, progress=progress, **{k: v for k, v in given.items() if k != "estimator"})

@@ -68,15 +68,17 @@ class LatentDirichletAllocation(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     Parameters (scikit-learn's names first):
 
     n_components : int, default 10. Topics (``ldacli train -k``).
-    doc_topic_prior : float or None. Alpha for each topic; None: ldacli's default, 0.1.
-    topic_word_prior : float or None. Beta; None: ldacli's default, 0.01.
+    doc_topic_prior : float or None. Alpha for each topic; None: ldacli's default, 0.1 (cgs: the
+        starting value of a learned alpha, as ``optimize_interval`` says).
+    topic_word_prior : float or None. Beta; None: ldacli's default, 0.01 (the same).
     max_iter : int or None. Sweeps (vem: EM iterations); None: the method's default (cgs 1000).
     random_state : int, RandomState or None. The seed; None draws fresh entropy, recorded in
         ``model_.params["seed"]``.
     n_jobs : int or None. Threads (None or -1: all cores); never changes the result.
     method : "cgs", "vem" or "gibbs" (``ldacli train --method``).
     sampler : cgs's sampler, "auto", "dense", "sparse" or "alias".
-    optimize_interval : int or None. cgs: learn alpha and beta every N sweeps.
+    optimize_interval : int or None. cgs: learn alpha and beta every N sweeps; None: ldacli's
+        default, every 10 from sweep 50, or never when either prior above is given.
     infer_iterations, infer_burn_in : int. Sweeps (and those discarded) of ``transform``,
         ``score`` and ``perplexity`` (100 and 50, as ``ldacli infer``).
     fractional_counts : "error" or "round". What to do with counts that are not whole numbers.

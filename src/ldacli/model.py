@@ -67,6 +67,11 @@ def names_of_topics(params: dict, n_topics: int) -> list[str | None]:
     return [n or None for n in names] if names else [None] * n_topics
 
 
+# The members of a model file but its training documents' (theta, doc_ids): Model.load(documents=False)
+TOPICS_ONLY = ("kind", "format_version", "params", "phi", "alpha", "beta", "vocab", "loglik_iterations",
+               "loglik_per_token", "removed_words")
+
+
 @dataclass
 class Model:
     """A trained topic model: what ``infer``, ``topics`` and ``perplexity`` need.
@@ -168,14 +173,17 @@ class Model:
                                               members=("kind", "format_version", "params"))[1])
 
     @classmethod
-    def load(cls, path: str) -> "Model":
+    def load(cls, path: str, documents: bool = True) -> "Model":
+        """The model at ``path``; with ``documents=False`` without its training documents (theta
+        (0, K), no doc_ids; never read): the topics alone, as ``infer`` and ``perplexity`` need,
+        without the D x K proportions of a large training corpus."""
         path = checks.path("path", path, "the path of a model file")
-        a, params = read_file(path, "model", READABLE_VERSIONS)
+        a, params = read_file(path, "model", READABLE_VERSIONS, members=None if documents else TOPICS_ONLY)
         phi = array(path, a, "phi", "f", (None, None), minimum=0)
         K, V = phi.shape
         if K == 0 or V == 0:
             raise InputError(path, None, f"expected 'phi' with at least one topic and one word, found shape {phi.shape}")
-        theta = array(path, a, "theta", "f", (None, K), minimum=0)
+        theta = array(path, a, "theta", "f", (None, K), minimum=0) if documents else np.zeros((0, K))
         _rows_sum_to_one(path, "phi", phi)
         _rows_sum_to_one(path, "theta", theta)
         iterations = array(path, a, "loglik_iterations", "iu", (None,), minimum=0)
@@ -185,7 +193,7 @@ class Model:
             alpha=np.asarray(array(path, a, "alpha", "f", (K,), positive=True), dtype=np.float64),
             beta=_prior(path, a, "beta"),
             vocab=[str(w) for w in array(path, a, "vocab", "U", (V,))],
-            doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (theta.shape[0],))],
+            doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (theta.shape[0],))] if documents else [],
             loglik_iterations=iterations,
             loglik_per_token=array(path, a, "loglik_per_token", "f", iterations.shape),
             params=_checked_tokenizer(path, _checked_names(path, checked_params(path, params), K)),
