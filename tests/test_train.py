@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ldacli
-from ldacli.errors import LdacliError
+from ldacli.errors import LdacliError, SettingError
 from ldacli.synthetic import generate, recovery
 
 
@@ -188,6 +188,10 @@ def test_priors_are_learned_by_default_and_kept_as_given_when_someone_chose_them
     assert np.all(short.alpha == 0.1) and short.params["optimize_interval"] == 10
     short.save(str(tmp_path / "short.npz"))
     assert ldacli.describe(str(tmp_path / "short.npz"))["priors"]["alpha"]["source"] == "set"
+    # a burn-in for priors that are not learned cannot apply: refused, naming why
+    for given, why in ((dict(alpha=0.2), "alpha, beta or seed_words given"), (dict(optimize_interval=0), "is 0")):
+        with pytest.raises(SettingError, match=f"optimize_burn_in applies where the priors are learned.*{why}"):
+            ldacli.train(planted.corpus, 5, iterations=3, seed=1, optimize_burn_in=20, **given)
     # a warm start learns as its parent did, unless told otherwise
     for parent, learns in ((by_default, 10), (m, 0)):
         parent.save(str(tmp_path / "p.npz"))

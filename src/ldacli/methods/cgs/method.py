@@ -147,7 +147,8 @@ class CollapsedGibbs(Method):
                 "priors as given.", FIXED,
                 default_help=f"{LEARN_EVERY}, or 0 when --alpha, --beta or --seed-words is given (the priors "
                              f"as given)"),
-        Setting("optimize_burn_in", Integer(0), LEARN_FROM, "Sweeps before the first optimisation.", FIXED),
+        Setting("optimize_burn_in", Integer(0), LEARN_FROM,
+                "Sweeps before the first optimisation (refused where the priors are not learned).", FIXED),
         Setting("snapshots", Integer(1), 5,
                 "Average phi and theta over N states of the chain, --snapshot-interval sweeps apart, the last "
                 "one the final sweep, those in the second half of the run (within --iterations: no sweep is "
@@ -184,11 +185,19 @@ class CollapsedGibbs(Method):
 
     @classmethod
     def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
+        chosen = any(given.get(name) is not None for name in ("alpha", "beta", "seed_words", "topic_word_prior"))
         if given.get("optimize_interval") is None:  # priors someone chose are kept, others learned
-            if any(given.get(name) is not None for name in ("alpha", "beta", "seed_words", "topic_word_prior")):
+            if chosen:
                 values["optimize_interval"] = 0
             elif values["optimize_interval"] is None:  # (a warm start's is its parent's)
                 values["optimize_interval"] = LEARN_EVERY
+        if not values["optimize_interval"] and given.get("optimize_burn_in") is not None:
+            why = ("optimize_interval is 0" if given.get("optimize_interval") is not None else
+                   "alpha, beta or seed_words given keep the priors as given" if chosen else
+                   "the warm start's were not learned")
+            raise SettingError("optimize_burn_in", f"optimize_burn_in applies where the priors are learned, and here "
+                                                   f"{why}: give optimize_interval N to learn them",
+                               ("optimize_interval", "alpha", "beta", "seed_words"))
         if values["sampler"] == "auto":
             values["sampler"] = choose_sampler(values["n_topics"], corpus.n_tokens / max(1, corpus.n_docs))
         if isinstance(corpus, ShardFolder):  # its workers read one file per shard
