@@ -638,7 +638,7 @@ def topics(ctx, model, **values):
 
 
 def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
-    learned = not np.all(m.alpha == m.alpha[0])  # each topic's alpha is worth showing
+    asymmetric = not np.all(m.alpha == m.alpha[0])  # then each topic's alpha is worth showing
     names = m.topic_names
     named = any(n is not None for n in names)
     diagnosed = diagnostics["topics"] if diagnostics else None
@@ -686,7 +686,7 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
         width = len(str(len(tops) - 1))
         for k, words in enumerate(tops):
             label = f"topic {k:>{width}}" + (f" {names[k]}" if names[k] else "")
-            if learned:
+            if asymmetric:
                 label += f" (alpha {m.alpha[k]:.4g})"
             if scores:
                 label += f" [{measure} {scores['per_topic'][k]:.4g}]"

@@ -67,9 +67,8 @@ def names_of_topics(params: dict, n_topics: int) -> list[str | None]:
     return [n or None for n in names] if names else [None] * n_topics
 
 
-# The members of a model file but its training documents' (theta, doc_ids): Model.load(documents=False)
-TOPICS_ONLY = ("kind", "format_version", "params", "phi", "alpha", "beta", "vocab", "loglik_iterations",
-               "loglik_per_token", "removed_words")
+# The members of a model file that are its training documents': Model.load(documents=False) leaves them unread
+DOCUMENTS = ("theta", "doc_ids")
 
 
 @dataclass
@@ -178,7 +177,7 @@ class Model:
         (0, K), no doc_ids; never read): the topics alone, as ``infer`` and ``perplexity`` need,
         without the D x K proportions of a large training corpus."""
         path = checks.path("path", path, "the path of a model file")
-        a, params = read_file(path, "model", READABLE_VERSIONS, members=None if documents else TOPICS_ONLY)
+        a, params = read_file(path, "model", READABLE_VERSIONS, leave_out=() if documents else DOCUMENTS)
         phi = array(path, a, "phi", "f", (None, None), minimum=0)
         K, V = phi.shape
         if K == 0 or V == 0:

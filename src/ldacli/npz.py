@@ -128,16 +128,17 @@ def _header(member) -> tuple[tuple[int, ...], bool, np.dtype]:
 
 
 def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = None,
-             members: tuple[str, ...] | None = None, compressed: bool = False) -> dict[str, np.ndarray]:
+             members: tuple[str, ...] | None = None, compressed: bool = False,
+             leave_out: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """All arrays of the ``.npz`` at ``path`` (or in ``file``, then ``path`` only names it), or
-    only those named in ``members``, each checked as the module docstring says; ``what`` is what
+    only those named in ``members``, but those in ``leave_out`` (never read), each checked as the module docstring says; ``what`` is what
     errors say was expected. A compressed member is refused (ldacli writes none: its size could
     not be known before it is decompressed), or with ``compressed`` (a corpus another tool
     wrote, ``scipy.sparse.save_npz``) read when deflate could have made it (a ratio of at most
     :data:`MAX_DEFLATE_RATIO`) and what all the members declare fits in memory."""
     if file is None:
         with open_regular(path) as f:
-            return read_npz(path, what, f, members, compressed)
+            return read_npz(path, what, f, members, compressed, leave_out)
     try:
         zf = zipfile.ZipFile(file)
     except OSError as exc:
@@ -145,16 +146,18 @@ def read_npz(path: str, what: str = "an .npz file", file: IO[bytes] | None = Non
     except _DAMAGE:
         raise InputError(path, None, f"expected {what} (a zip archive of arrays), found another kind of "
                                      f"file, or a truncated or damaged one") from None
+    def read(key: str) -> bool:
+        return (members is None or key in members) and key not in leave_out
+
     arrays = {}
     with zf:
-        wanted = [info for info in zf.infolist() if members is None or info.filename[:-4] in members]
-        _check_compression(path, wanted, compressed)
+        _check_compression(path, [info for info in zf.infolist() if read(info.filename[:-4])], compressed)
         for info in zf.infolist():
             name = info.filename
             if not name.endswith(".npy"):
                 raise InputError(path, None, f"expected only .npy arrays in the archive, found {name!r}")
             key = name[:-4]
-            if members is not None and key not in members:
+            if not read(key):
                 continue
             try:
                 with zf.open(info) as member:
@@ -224,15 +227,15 @@ def _reason(exc: BaseException) -> str:
     return "its checksum does not match: bytes were changed" if "CRC" in text else text
 
 
-def read_file(path: str, kind: str, versions: tuple[int, ...],
-              members: tuple[str, ...] | None = None) -> tuple[dict[str, np.ndarray], dict]:
-    """The arrays (those in ``members``, or all) and the parsed ``params`` of an ldacli file of
+def read_file(path: str, kind: str, versions: tuple[int, ...], members: tuple[str, ...] | None = None,
+              leave_out: tuple[str, ...] = ()) -> tuple[dict[str, np.ndarray], dict]:
+    """The arrays (those in ``members``, or all, but those in ``leave_out``) and the parsed ``params`` of an ldacli file of
     ``kind`` in one of ``versions``.
 
     Checks ``kind`` (a string), ``format_version`` (an integer among ``versions``) and
     ``params`` (a JSON object); the arrays themselves are the caller's to check.
     """
-    arrays = read_npz(path, f"an ldacli {kind} (.npz)", members=members)
+    arrays = read_npz(path, f"an ldacli {kind} (.npz)", members=members, leave_out=leave_out)
     if "kind" not in arrays or "format_version" not in arrays:
         raise InputError(path, None, f"expected an ldacli {kind} (.npz with 'kind' and 'format_version'), "
                                      f"found another .npz")
