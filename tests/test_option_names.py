@@ -61,6 +61,11 @@ CONFLICTS = [
      "found --smoothed=False"),
     (("train", "C", "--method", "vem", "--loglik-every", 5, "-o", "m.npz"), "--loglik-every must be 1 for method vem"),
     (("train", "C", "--skip-unchanged", "--resume", "R", "-o", "m.npz"), "nothing to compare"),
+    (("train", "C", "--alpha", 0.2, "--optimize-burn-in", 20, "-o", "m.npz"),
+     "--optimize-burn-in applies where the priors are learned, and here --alpha, --beta or --seed-words given keep "
+     "the priors as given"),
+    (("train", "C", "--optimize-interval", 0, "--optimize-burn-in", 20, "-o", "m.npz"),
+     "--optimize-burn-in applies where the priors are learned, and here --optimize-interval is 0"),
     (("infer", "M", "C", "--top-topics", 2, "-o", "t.npz"), "--top-topics makes a sparse table"),
     (("infer", "M", "C", "--burn-in", 200, "-o", "t.tsv"), "--burn-in must be smaller than --iterations (100)"),
     (("infer", "M", "C", "--format", "csv", "-o", "t.tsv"), "expected a file name ending in .csv for --format csv"),

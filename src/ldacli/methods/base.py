@@ -77,6 +77,12 @@ class Method:
         return {"alpha": "set", "beta": "set"}
 
     @classmethod
+    def settle_given(cls, values: dict, given: dict) -> None:
+        """Settle, in ``values``, what follows from the settings ``given`` alone (a warm start's
+        parent already read, if any), refusing a combination that cannot apply. :func:`~ldacli.methods.driver.check_given`
+        runs it, on a copy, before anything is read; :meth:`resolve` settles the rest."""
+
+    @classmethod
     def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
         """Settle, in ``values`` (every setting of a fresh run, checked, defaults filled in),
         what depends on the corpus (``sampler auto``, the shards); ``given`` holds the values

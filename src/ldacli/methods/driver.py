@@ -316,8 +316,9 @@ def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float
 def check_given(given: dict) -> None:
     """Refuse what is wrong with the settings ``given`` alone (an unknown setting, one of
     another method, a value out of range) before anything is read; :func:`train` checks the
-    rest, which needs the corpus or the checkpoint. Settings that contradict each other are
-    refused here (:func:`_check_together`), so that no input is read for a run that cannot be."""
+    rest, which needs the corpus or the checkpoint. Settings that contradict each other, or one
+    that cannot apply beside the others, are refused here (:func:`_check_together`, the method's
+    ``settle_given``), so that no input is read for a run that cannot be."""
     if given.get("resume") is not None and given.get("warm_start") is not None:
         raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them",
                            ("resume",))
@@ -329,6 +330,7 @@ def check_given(given: dict) -> None:
     values = settings.resolve(declared, given)
     if given.get("resume") is None:  # a resumed run's settings are the checkpoint's and these
         _check_together(METHODS[name], values)
+        METHODS[name].settle_given(dict(values), given)  # a warm start's parent is read later
     if values["scheduler"] is not None:
         distributed_module()  # a cluster needs Dask (the dask extra): say so before anything is read
     if given.get("resume") is None and values.get("seed_words") is not None:  # a bad seed-words file too

@@ -184,7 +184,7 @@ class CollapsedGibbs(Method):
             raise SettingError("optimize_interval", OPTIMIZE_WITH_PRIOR, ("seed_words",))
 
     @classmethod
-    def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
+    def settle_given(cls, values: dict, given: dict) -> None:
         chosen = any(given.get(name) is not None for name in ("alpha", "beta", "seed_words", "topic_word_prior"))
         if given.get("optimize_interval") is None:  # priors someone chose are kept, others learned
             if chosen:
@@ -198,6 +198,10 @@ class CollapsedGibbs(Method):
             raise SettingError("optimize_burn_in", f"optimize_burn_in applies where the priors are learned, and here "
                                                    f"{why}: give optimize_interval N to learn them",
                                ("optimize_interval", "alpha", "beta", "seed_words"))
+
+    @classmethod
+    def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
+        cls.settle_given(values, given)
         if values["sampler"] == "auto":
             values["sampler"] = choose_sampler(values["n_topics"], corpus.n_tokens / max(1, corpus.n_docs))
         if isinstance(corpus, ShardFolder):  # its workers read one file per shard
