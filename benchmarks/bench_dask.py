@@ -47,9 +47,11 @@ ALPHA, BETA = 0.1, 0.01
 
 
 def build(corpus, K: int, seed: int = 1, shards: int | None = None):
-    """What the sampler of ``ldacli train`` starts from: ``(words, doc_ptr, z, bounds, rngs)``,
-    the topics drawn at random from ``seed``; ``shards`` by default as ``train`` cuts them
-    (the other benchmarks' samplers start here too)."""
+    """A sampler's start: ``(words, doc_ptr, z, bounds, rngs)``, every token on a topic drawn
+    at random from ``seed`` (``ldacli train``'s start below 1,000 topics; from 1,000 on, train
+    starts each word on 16 topics, ``FirstTopics``, and its word lists stay shorter in the
+    first hundred sweeps); ``shards`` by default as ``train`` cuts them (the other benchmarks'
+    samplers start here too)."""
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)
     bounds = shard_bounds(doc_ptr, shards or default_shards(corpus.n_tokens))
