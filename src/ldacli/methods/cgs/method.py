@@ -56,6 +56,13 @@ OPTIMIZE_WITH_PRIOR = ("optimize_interval learns a symmetric beta, and the topic
                        "(seed_words) is not one: leave one of them out")
 
 
+def learns_first(every: int | None, after: int) -> int | None:
+    """The first sweep that learns the priors of a run learning them every ``every`` sweeps
+    after sweep ``after`` (None: never); every ``every``-th sweep from it learns them too. The
+    schedule is written here only: the sampler keeps it and ``info`` tells it from the params."""
+    return (after // every + 1) * every if every else None
+
+
 def log_likelihood(sampler: Sampler, alpha: np.ndarray, beta: float) -> float:
     """Joint log-likelihood log p(w, z | alpha, beta_kw) with theta and phi integrated out; the
     topic-word prior ``beta_kw`` is ``beta`` plus the sampler's extra mass (``sampler.prior``).
@@ -172,8 +179,8 @@ class CollapsedGibbs(Method):
     @classmethod
     def prior_sources(cls, params: dict) -> dict[str, str]:
         every, after = params.get("optimize_interval"), params.get("optimize_burn_in") or 0
-        first = (after // every + 1) * every if every else 0  # the first sweep that learns them
-        if not every or params.get("iterations_done", first) < first:  # off, or the run ended before
+        first = learns_first(every, after)
+        if first is None or params.get("iterations_done", first) < first:  # off, or the run ended before
             return super().prior_sources(params)
         how = f"learned every {every} sweeps after {after}"
         return {"alpha": how, "beta": how}
@@ -282,7 +289,8 @@ class CollapsedGibbs(Method):
                 z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
                 if z.size and (z.min() < 0 or z.max() >= K):
                     raise LdacliError(f"{source}: expected topic assignments in [0, {K}), found some outside")
-        self.interval, self.burn_in = settings["optimize_interval"], settings["optimize_burn_in"]
+        self.interval = settings["optimize_interval"]
+        self.learns_from = learns_first(self.interval, settings["optimize_burn_in"])
         self.n_tokens = n_tokens
         self.done = checkpoint.iteration if checkpoint is not None else 0  # sweeps the sampler's state has had
         self.snapshots = Snapshots(snapshot_sweeps(settings["iterations"], settings["snapshots"],
@@ -349,7 +357,7 @@ class CollapsedGibbs(Method):
         """Sweep number ``iteration``, then learn the priors when it is their turn."""
         s = self.sampler
         s.sweep()
-        if self.interval and iteration > self.burn_in and iteration % self.interval == 0:
+        if self.learns_from is not None and iteration >= self.learns_from and iteration % self.interval == 0:
             self.alpha = alpha_from_histograms(*s.doc_histograms(), self.alpha)
             self.beta = beta_from_histogram(s.word_histogram(), s.topic_totals(), self.beta, s.V)
             s.set_priors(self.alpha, self.beta)
