@@ -56,6 +56,21 @@ def ldacli_log():
     logger.setLevel(level)
 
 
+@pytest.fixture
+def samplers(monkeypatch):
+    """Every DaskSampler made during the test, in order (to read its rebuilds)."""
+    from ldacli.methods.cgs.dask_engine import DaskSampler
+
+    init, seen = DaskSampler.__init__, []
+
+    def keep(self, *args, **kwargs):
+        seen.append(self)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(DaskSampler, "__init__", keep)
+    return seen
+
+
 def same_arrays(a, b):
     np.testing.assert_array_equal(a.phi, b.phi)
     np.testing.assert_array_equal(a.theta, b.theta)
@@ -95,16 +110,17 @@ def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threa
     remote.close()
 
 
-def _die_in_sweep_4_round_3(rounds):
+def _die_in_round_3(sweep, rounds):
     """Run in a worker (client.run): its ShardHost dies (the process exits) in the third round
-    of the 4th sweep (``rounds`` a sweep), while the other worker waits for the slice it sends."""
+    of its ``sweep``-th sweep (``rounds`` a sweep), while the other worker waits for the slice it
+    sends."""
     from ldacli.methods.cgs import dask_engine as d
 
     round_, calls = d.ShardHost.round, []
 
     async def dying(self, r, *args):
         calls.append(r)
-        if len(calls) == 3 * rounds + 3:
+        if len(calls) == (sweep - 1) * rounds + 3:
             os._exit(1)
         return await round_(self, r, *args)
 
@@ -114,9 +130,7 @@ def _die_in_sweep_4_round_3(rounds):
 @pytest.mark.parametrize("source, when", [("memory", "between sweeps"), ("shard folder", "between sweeps"),
                                           ("memory", "mid-sweep")])
 def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus, client, source, when, tmp_path,
-                                                                        monkeypatch, ldacli_log):
-    from ldacli.methods.cgs.dask_engine import DaskSampler
-
+                                                                        samplers, ldacli_log):
     snapshots = dict(snapshots=3, snapshot_interval=2)
     local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1, **snapshots)
     address, victim = sorted(client.run(os.getpid).items())[0]  # the first worker: it holds shards 0, 1 and 2
@@ -126,25 +140,18 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_result_is_unchanged(corpus,
         corpus = ldacli.open_shard_folder(str(tmp_path / "f"))
         written = dict(checkpoint=str(tmp_path / "c.npz"), checkpoint_every=4)
     if when == "mid-sweep":  # in sweep 4: every shard goes back to the start and sweeps 1-4 are sampled again
-        client.run(_die_in_sweep_4_round_3, SHARDS, workers=[address])
+        client.run(_die_in_round_3, 4, SHARDS, workers=[address])
 
     def kill(iteration):  # after sweep 6, whose state is one of the averaged snapshots (6 and 8)
         if iteration == 6 and when == "between sweeps":
             os.kill(victim, signal.SIGKILL)
 
-    init, seen = DaskSampler.__init__, []
-
-    def keep(self, *args, **kwargs):
-        seen.append(self)
-        init(self, *args, **kwargs)
-
-    monkeypatch.setattr(DaskSampler, "__init__", keep)
     try:
         remote = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, scheduler=client, callback=kill,
                               **snapshots, **written)
     finally:
         client.wait_for_workers(2, timeout=120)  # the nanny restarts it, for the other tests
-    [rebuild] = seen[0].rebuilds
+    [rebuild] = samplers[0].rebuilds
     assert rebuild["dead"] == [address] and rebuild["lost_shards"] == [0, 1, 2]
     at = 6 if when == "between sweeps" else 3
     since = 4 if written else 0  # the checkpoint of sweep 4 (its shard files), or the start
@@ -248,6 +255,66 @@ def test_the_workers_checkpoint_beside_the_shard_folder_and_it_resumes_on_a_clus
     same_arrays(ldacli.train(ldacli.read_corpus(str(tmp_path / "f")), iterations=8, resume=copy, threads=2,
                              checkpoint=str(tmp_path / "local.npz")), local)
     same_arrays(ldacli.train(folder, iterations=8, resume=ckpt, scheduler=client), local)
+
+
+def test_the_workers_keep_the_documents_snapshot_sums_and_the_client_none(corpus, client, tmp_path, monkeypatch):
+    import ldacli.methods.cgs.dask_checkpoints as sc
+    from ldacli.methods.cgs.dask_engine import DaskSampler
+
+    snapshots = dict(snapshots=3, snapshot_interval=1)  # sweeps 6, 7 and 8 averaged
+    local = ldacli.train(corpus, 20, iterations=8, seed=5, shards=SHARDS, threads=2, **snapshots)
+    ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+    folder = ldacli.open_shard_folder(str(tmp_path / "f"))
+    ckpt = str(tmp_path / "c.npz")
+
+    def tripwire(self):
+        raise AssertionError("the client gathered every document's topic counts")
+
+    monkeypatch.setattr(DaskSampler, "doc_topic_cell_parts", tripwire)
+
+    def interrupt(iteration):
+        if iteration == 7:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(ldacli.TrainingInterrupted):
+        ldacli.train(folder, 20, iterations=8, seed=5, scheduler=client, checkpoint=ckpt, callback=interrupt,
+                     **snapshots)
+    arrays = dict(np.load(ckpt, allow_pickle=False))
+    assert arrays["snapshot_taken"].tolist() == [6, 7] and "snapshot_doc_sums" not in arrays
+    files = sc.ShardFiles.from_checkpoint(arrays, ckpt, SHARDS, 7)
+    ranges = folder.shard_ranges()
+    summed = 0
+    for s, r in enumerate(ranges):  # each shard's documents' sums of the two snapshots, in its file
+        with np.load(files.path(s)) as f:
+            docs, _ = f["snapshot_doc_cells"]
+            assert docs.max() < r.d_hi - r.d_lo
+            summed += f["snapshot_doc_sums"].sum()
+    assert summed == 2 * corpus.n_tokens
+    # resumed on the cluster (the workers read their sums), and on threads (the client reads them)
+    same_arrays(ldacli.train(folder, iterations=8, resume=ckpt, scheduler=client), local)
+    monkeypatch.undo()
+    copy = str(tmp_path / "copy.npz")
+    open(copy, "wb").write(open(ckpt, "rb").read())
+    same_arrays(ldacli.train(ldacli.read_corpus(str(tmp_path / "f")), iterations=8, resume=copy, threads=2), local)
+
+
+def test_a_worker_lost_after_a_checkpoint_of_snapshots_is_rebuilt_with_the_sums_its_files_hold(corpus, client,
+                                                                                               tmp_path, samplers):
+    snapshots = dict(snapshots=3, snapshot_interval=1)
+    local = ldacli.train(corpus, 20, iterations=8, seed=4, shards=SHARDS, threads=1, **snapshots)
+    ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+    folder = ldacli.open_shard_folder(str(tmp_path / "f"))
+    address = sorted(client.run(os.getpid))[0]
+    client.run(_die_in_round_3, 8, SHARDS, workers=[address])  # after the checkpoint of sweep 7 (snapshots 6, 7)
+    try:
+        remote = ldacli.train(folder, 20, iterations=8, seed=4, scheduler=client, checkpoint=str(tmp_path / "c.npz"),
+                              checkpoint_every=7, **snapshots)
+    finally:
+        client.wait_for_workers(2, timeout=120)
+    [rebuild] = samplers[0].rebuilds
+    assert (rebuild["from"], rebuild["at"]) == (7, 7)
+    same_arrays(local, remote)  # sweeps 6 and 7 from the files, 8 sampled again and counted once
+    assert remote.params["snapshot_sweeps"] == [6, 7, 8]
 
 
 def test_a_lost_scheduler_leaves_a_checkpoint_that_resumes(corpus, tmp_path):
@@ -365,6 +432,7 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
 
     from ldacli.formats.shards import write_shard_folder
     from ldacli.methods.cgs.dask_engine import INT32_MAX, ShardHost
+    from ldacli.methods.cgs.method import CollapsedGibbs
     from ldacli.partition import WIDE_SHARD_TOKENS as HEADROOM
 
     big = (1 << 28) + 3  # a shard of two such documents stays under HEADROOM tokens
@@ -380,6 +448,9 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     ranges = folder.shard_ranges()
     assert [r.hi - r.lo for r in ranges] == [sum(exact[r.d_lo:r.d_hi]) for r in ranges]
     assert ranges[-1].hi == folder.n_tokens and all(r.hi - r.lo <= HEADROOM for r in ranges)
+    # the client's memory check counts what the client holds, not the workers' 5.4 G tokens
+    settings = {"n_topics": 100, "sampler": "sparse", "shards": len(ranges), "snapshots": 5}
+    assert CollapsedGibbs.estimate_bytes(folder, settings, 1, True) < 64 << 20
     # a worker's totals: (n_k - base) as int32 plus (sum_w beta_kw + base) is n_k + sum_w beta_kw
     K, beta = 3, 0.01
     host = ShardHost("sparse", 4, K, None, np.array([0, 2, 4]), (np.zeros(5, np.int64), np.zeros(0, np.int32),

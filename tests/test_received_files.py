@@ -161,3 +161,27 @@ def test_json_nested_two_hundred_thousand_deep_is_damage(model_file, tmp_path):
     r = run("topics", tmp_path / "m.npz")
     assert r.exit_code == 1 and f"{tmp_path / 'm.npz'}: expected JSON in 'params', found values nested too deeply" \
         in r.stderr
+
+
+@pytest.mark.parametrize("docs, topics, why", [
+    ([0, 99], [1, 1], "expected snapshot cells within 3 documents and 4 topics, found others"),
+    ([0, 0], [1, 1], "expected each snapshot cell once, found some twice"),
+])
+def test_a_shard_checkpoints_doctored_snapshot_sums_are_one_line(tmp_path, docs, topics, why):
+    """A shard file whose SHA-256 its checkpoint records (someone sent both) still holds what
+    it claims: each of its documents' snapshot sums within the shard, once."""
+    from ldacli.methods.cgs.dask_checkpoints import read_shard_checkpoint, write_shard_checkpoint
+    from ldacli.methods.cgs.snapshots import doc_cell_arrays
+
+    path = str(tmp_path / "shard-00000-sweep-000004-0123abcd.npz")
+    sums = {"snapshot_doc_cells": np.array([docs, topics], np.int32), "snapshot_doc_sums": np.array([2.0, 3.0])}
+    params = {"shard": 0, "n_tokens": 10, "n_topics": 4, "corpus_fingerprint": "x"}
+    digest = write_shard_checkpoint(path, np.zeros(10, np.int32), {}, params, sums)
+    with pytest.raises(ldacli.LdacliError) as refused:
+        read_shard_checkpoint(path, digest, 0, 10, 4, "x", 3)
+    assert str(refused.value) == f"{path}: {why}"
+    # as this version writes them: read back as they were
+    good = doc_cell_arrays((np.array([1, 9]), np.array([2.0, 3.0])), 4)
+    digest = write_shard_checkpoint(path, np.zeros(10, np.int32), {}, params, good)
+    _, _, (codes, values) = read_shard_checkpoint(path, digest, 0, 10, 4, "x", 3)
+    assert codes.tolist() == [1, 9] and values.tolist() == [2.0, 3.0]

@@ -14,9 +14,12 @@ A run on a cluster whose workers read a shard folder ``/shared/big`` and that ch
 
 Each shard file (kind ``"shard checkpoint"``, format_version 1) holds ``params`` (JSON:
 ``shard``, ``sweep``, ``n_tokens``, ``n_topics``, ``run``, ``corpus_fingerprint``), ``z`` (n,)
-int32, the topic of each of the shard's tokens, and ``rng_state`` () str, the JSON state of the
-shard's PCG64 stream. A worker writes it atomically (a temporary file renamed into place). The
-client's checkpoint (``ckpt.npz``, the usual kind ``"checkpoint"``) has no ``z``; its
+int32, the topic of each of the shard's tokens, ``rng_state`` () str, the JSON state of the
+shard's PCG64 stream, and, when the run averages snapshots and has taken some, the shard's
+documents' sums of them: ``snapshot_doc_cells`` (2, E) int32, documents (numbered in the shard)
+and topics, and ``snapshot_doc_sums`` (E,) float64. A worker writes it atomically (a temporary file renamed into place). The
+client's checkpoint (``ckpt.npz``, the usual kind ``"checkpoint"``) has no ``z`` (nor the
+documents' snapshot sums); its
 ``shard_checkpoints`` () str is the JSON :class:`ShardFiles` of the same sweep: the folder, each
 shard's file name and SHA-256. It is written after every worker has written its files, so it
 only ever names complete files; the files of earlier sweeps (and of runs that died) are removed
@@ -40,6 +43,7 @@ import numpy as np
 
 from ldacli.errors import InputError
 from ldacli.fileio import file_sha256
+from ldacli.methods.cgs.snapshots import DOC_CELLS, DOC_SUMS, doc_cells_of
 from ldacli.npz import array, json_object, read_file, write_npz
 
 KIND = "shard checkpoint"
@@ -64,20 +68,27 @@ def shard_file(s: int, sweep: int, run: str) -> str:
     return f"shard-{s:05d}-sweep-{sweep:06d}-{run}.npz"
 
 
-def write_shard_checkpoint(path: str, z: np.ndarray, rng_state: dict, params: dict) -> str:
-    """Write one shard's file (see the module) atomically; returns its SHA-256."""
+def write_shard_checkpoint(path: str, z: np.ndarray, rng_state: dict, params: dict,
+                           doc_sums: dict[str, np.ndarray] | None = None) -> str:
+    """Write one shard's file (see the module) atomically, with its documents' snapshot sums
+    ``doc_sums`` (:func:`~ldacli.methods.cgs.snapshots.doc_cell_arrays`) if any; returns its
+    SHA-256."""
     write_npz(path, {"kind": np.str_(KIND), "format_version": np.int64(FORMAT_VERSION),
                      "params": np.str_(json.dumps(params, sort_keys=True)),
                      "z": np.ascontiguousarray(z, dtype=np.int32),
-                     "rng_state": np.str_(json.dumps(rng_state, sort_keys=True))}, what="shard checkpoint")
+                     "rng_state": np.str_(json.dumps(rng_state, sort_keys=True)), **(doc_sums or {})},
+              what="shard checkpoint")
     return file_sha256(path)
 
 
-def read_shard_checkpoint(path: str, sha256: str, shard: int, n_tokens: int, n_topics: int,
-                          fingerprint: str) -> tuple[np.ndarray, dict]:
-    """The topics (n,) int32 and the stream state of shard ``shard`` from its file at ``path``,
-    after checking it is the file the checkpoint names (``sha256``) and holds what the run
-    expects: the shard's ``n_tokens`` topics in [0, ``n_topics``), of the corpus ``fingerprint``."""
+def read_shard_checkpoint(path: str, sha256: str, shard: int, n_tokens: int, n_topics: int, fingerprint: str,
+                          n_docs: int = 0) -> tuple[np.ndarray, dict, tuple[np.ndarray, np.ndarray] | None]:
+    """The topics (n,) int32, the stream state and the documents' snapshot sums (sorted codes
+    ``document * K + topic``, documents numbered in the shard, and float64 sums; None when the
+    file has none) of shard ``shard`` from its file at ``path``, after checking it is the file
+    the checkpoint names (``sha256``) and holds what the run expects: the shard's ``n_tokens``
+    topics in [0, ``n_topics``), of the corpus ``fingerprint``, sums of its ``n_docs``
+    documents."""
     try:
         found = file_sha256(path)
     except OSError as exc:
@@ -96,7 +107,12 @@ def read_shard_checkpoint(path: str, sha256: str, shard: int, n_tokens: int, n_t
     if z.size and int(z.max()) >= n_topics:
         raise InputError(path, None, f"expected topics in [0, {n_topics}), found {int(z.max())}")
     state = json_object(path, arrays, "rng_state", dict)
-    return np.array(z, dtype=np.int32), state
+    doc_cells = None
+    if DOC_SUMS in arrays or DOC_CELLS in arrays:
+        sums = array(path, arrays, DOC_SUMS, "f", (None,), minimum=0)
+        stored = {DOC_CELLS: array(path, arrays, DOC_CELLS, "iu", (2, sums.size)), DOC_SUMS: sums}
+        doc_cells = doc_cells_of(stored, path, n_docs, n_topics)
+    return np.array(z, dtype=np.int32), state, doc_cells
 
 
 @dataclass(frozen=True)
@@ -132,17 +148,21 @@ class ShardFiles:
         return cls(folder, files, digests, sweep)
 
 
-def read_topics(files: ShardFiles, token_ranges: list[tuple[int, int]], n_topics: int,
-                fingerprint: str) -> tuple[np.ndarray, list[dict]]:
-    """Every shard's topics, end to end (N,) int32, and their streams' states, from the files
-    of a checkpoint (``token_ranges``: each shard's tokens ``lo:hi``): what a run on this
-    machine resumes from."""
-    z = np.empty(token_ranges[-1][1] if token_ranges else 0, np.int32)
-    states = []
-    for s, (lo, hi) in enumerate(token_ranges):
-        z[lo:hi], state = read_shard_checkpoint(files.path(s), files.sha256[s], s, hi - lo, n_topics, fingerprint)
-        states.append(state)
-    return z, states
+def read_topics(files: ShardFiles, ranges: list, n_topics: int,
+                fingerprint: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """Every shard's topics, end to end (N,) int32, and the documents' snapshot sums (sorted
+    codes ``document * K + topic`` in the corpus, float64 sums; None when the files hold none),
+    from the files of a checkpoint (``ranges``: each shard's
+    :class:`~ldacli.partition.ShardRange`): what a run on this machine resumes from."""
+    z = np.empty(ranges[-1].hi if ranges else 0, np.int32)
+    codes, sums = [], []
+    for s, r in enumerate(ranges):
+        z[r.lo:r.hi], _, doc_cells = read_shard_checkpoint(files.path(s), files.sha256[s], s, r.hi - r.lo, n_topics,
+                                                           fingerprint, r.d_hi - r.d_lo)
+        if doc_cells is not None:
+            codes.append(doc_cells[0] + np.int64(r.d_lo) * n_topics)
+            sums.append(doc_cells[1])
+    return z, ((np.concatenate(codes), np.concatenate(sums)) if codes else None)
 
 
 def prune(folder: str, keep: list[str]) -> list[str]:

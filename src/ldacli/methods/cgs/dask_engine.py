@@ -59,6 +59,7 @@ from ldacli.dask_connection import ClusterLost
 from ldacli.methods.cgs.dask_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
                                               shard_file, write_shard_checkpoint)
 from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, UnderPriors
+from ldacli.methods.cgs.snapshots import CellSums, doc_cell_arrays
 from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_cells, merge_doc_histograms, merge_pairs,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, word_topic_pairs)
@@ -105,13 +106,19 @@ class SyncPoint:
     z: np.ndarray | None = None
     files: ShardFiles | None = None
     what: str = "the start"
+    # the documents' snapshot sums as a checkpoint of the client's held them (sorted codes
+    # ``document * K + topic``, float64 sums), which the workers keep from then on; else the
+    # files' (or none)
+    doc_cells: tuple[np.ndarray, np.ndarray] | None = None
 
 
 @dataclass
 class ShardSpec:
     """What a worker is sent to load shard ``s`` (:meth:`ShardHost.load`): its ``range`` in the
     corpus; its stream's state ``rng_state`` and topics ``z`` when the sync point has them;
-    its ``words`` and document pointers ``ptr`` (from 0) when the client holds the corpus."""
+    its ``words`` and document pointers ``ptr`` (from 0) when the client holds the corpus;
+    its documents' snapshot sums ``doc_cells`` (codes numbered in the shard) when the sync
+    point has them."""
 
     s: int
     range: ShardRange
@@ -119,6 +126,7 @@ class ShardSpec:
     z: np.ndarray | None = None
     words: np.ndarray | None = None
     ptr: np.ndarray | None = None
+    doc_cells: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _is_loss(exc: BaseException) -> bool:
@@ -161,6 +169,7 @@ class ShardHost:
         self.extra, self.wide = extra, wide
         self.replica: Replica | None = None
         self.shards: dict[int, Shard] = {}
+        self.doc_sums: dict[int, CellSums] = {}  # each shard's documents' snapshot sums (a shard folder's run)
         self.mine: list[int] = []
         self.resident: set[int] = set()
         self.incoming: dict[int, dict] = {}
@@ -196,12 +205,18 @@ class ShardHost:
                 if words.size != r.hi - r.lo:
                     raise InputError(os.path.join(folder.path, folder.files[s]), None,
                                      f"expected {r.hi - r.lo} tokens in shard {s}, found {words.size}")
+            doc_cells = spec.doc_cells
             if source["kind"] == "files":
                 files: ShardFiles = source["files"]
-                z, state = read_shard_checkpoint(files.path(s), files.sha256[s], s, words.size, self.K,
-                                                 source["fingerprint"])
+                z, state, in_file = read_shard_checkpoint(files.path(s), files.sha256[s], s, words.size, self.K,
+                                                          source["fingerprint"], r.d_hi - r.d_lo)
+                doc_cells = in_file if doc_cells is None else doc_cells
             else:
                 z, state = spec.z, spec.rng_state
+            self.doc_sums[s] = CellSums(r.d_hi - r.d_lo, self.K)
+            if doc_cells is not None:
+                self.doc_sums[s].restore(((doc_cells[0], np.array(doc_cells[1], np.float64)), None,
+                                          int(doc_cells[1].max(initial=0))))
             loaded.append([spec, words, ptr, z, state])
         if source["kind"] == "seed":
             self._replay(source["state"], loaded)
@@ -401,6 +416,22 @@ class ShardHost:
         first document in the corpus, ``first``; :func:`~ldacli.methods.cgs.shard.doc_topic_cells`)."""
         return doc_topic_cells(self.shards[s], self.K, first)
 
+    def snapshot_docs(self) -> None:
+        """Add each shard's documents' topic counts to their snapshot sums."""
+        for s in self.mine:
+            self.doc_sums[s].add_parts([doc_topic_cells(self.shards[s], self.K, 0)])
+
+    def clear_doc_sums(self) -> None:
+        for s in self.mine:
+            self.doc_sums[s] = CellSums(*self.doc_sums[s].shape)
+
+    def doc_sum_rows(self, s: int, lo: int, hi: int, n: int) -> np.ndarray:
+        """Documents ``lo:hi`` (numbered in shard ``s``) of the snapshot sums divided by ``n``,
+        (hi - lo, K) float64."""
+        out = np.empty((hi - lo, self.K))
+        self.doc_sums[s].mean_rows(out, lo, n)
+        return out
+
     def rng_states(self) -> dict[int, dict]:
         return {s: self.shards[s].rng.bit_generator.state for s in self.mine}
 
@@ -414,7 +445,8 @@ class ShardHost:
         for s in self.mine:
             shard = self.shards[s]
             out[s] = write_shard_checkpoint(os.path.join(folder, names[s]), shard.z, shard.rng.bit_generator.state,
-                                            {**params, "shard": s, "n_tokens": int(shard.z.size)})
+                                            {**params, "shard": s, "n_tokens": int(shard.z.size)},
+                                            doc_cell_arrays(self.doc_sums[s].sparse(), self.K))
         return out
 
     async def pid(self) -> int:
@@ -547,6 +579,10 @@ class DaskSampler(UnderPriors):
                 spec.rng_state = sync.rng_states[s]
             if sync.z is not None:
                 spec.z = sync.z[shard.lo:shard.hi]
+            if sync.doc_cells is not None:
+                codes, sums = sync.doc_cells
+                lo, hi = np.searchsorted(codes, [shard.d_lo * self.K, shard.d_hi * self.K])
+                spec.doc_cells = (codes[lo:hi] - np.int64(shard.d_lo) * self.K, sums[lo:hi])
             if self.words is not None:
                 spec.words = self.words[shard.lo:shard.hi]
                 spec.ptr = shard_pointers(self.doc_ptr, shard)
@@ -691,6 +727,24 @@ class DaskSampler(UnderPriors):
         blocks on the way)."""
         for s, shard in enumerate(self.shards):
             yield self.place.hosts[self.place.owner[s]].doc_topic_cells(s, int(shard.d_lo)).result()
+
+    def snapshot_docs(self) -> None:
+        """Every worker adds its shards' documents' topic counts to their snapshot sums (which
+        :meth:`mean_rows` reads and the shard files of a checkpoint hold)."""
+        self._each("snapshot_docs", [()] * len(self.place.hosts))
+
+    def clear_doc_sums(self) -> None:
+        self._each("clear_doc_sums", [()] * len(self.place.hosts))
+
+    def mean_rows(self, out: np.ndarray, first: int, n: int) -> None:
+        """Documents ``first`` to ``first + len(out)`` of the workers' snapshot sums, divided by
+        ``n``, into ``out``, from the shards that hold them."""
+        last = first + out.shape[0]
+        for s, shard in enumerate(self.shards):
+            lo, hi = max(first, shard.d_lo), min(last, shard.d_hi)
+            if lo < hi:
+                host = self.place.hosts[self.place.owner[s]]
+                out[lo - first:hi - first] = host.doc_sum_rows(s, lo - shard.d_lo, hi - shard.d_lo, n).result()
 
     def rng_states(self) -> list[dict]:
         """Every shard's stream's state, in shard order."""

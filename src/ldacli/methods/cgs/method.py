@@ -234,7 +234,7 @@ class CollapsedGibbs(Method):
         if prior is not None:  # its cells, by word for the kernels too
             counts += 32.0 * prior.n_cells + 8.0 * V
         # tokens (words and z; the alias sampler's orders too; the sparse sampler's lists of
-        # each document's topics; the client of a shard folder: z and the moves of a block);
+        # each document's topics);
         # where each document's slices start; one copy of the counts, which every thread
         # samples; vectors of K (the totals, each block's copy of them, the priors, the
         # snapshots' and the histograms'); the snapshots' sums (code and sum of each word-topic
@@ -247,8 +247,12 @@ class CollapsedGibbs(Method):
         shards = int(settings.get("shards") or 1)
         runs = 8.0 * D * (shards + 1)
         vectors = 8.0 * K * (8 + shards)
-        snapshots = (min(16.0 * cells, 8.0 * K * V) + min(16.0 * min(N, K * D), 8.0 * K * D)
-                     if settings.get("snapshots", 1) > 1 else 0.0)
+        averaged = settings.get("snapshots", 1) > 1
+        snapshots = min(16.0 * cells, 8.0 * K * V) + min(16.0 * min(N, K * D), 8.0 * K * D) if averaged else 0.0
+        if isinstance(corpus, ShardFolder):  # a cluster's client: the workers hold the tokens, each document's
+            # slices and snapshot sums (and check their own memory); the client each document's length and id
+            tokens, runs = 0.0, 64.0 * D
+            snapshots = min(16.0 * cells, 8.0 * K * V) if averaged else 0.0
         model = 8.0 * K * V + 8.0 * D * K
         if streamed:  # a block of rows (at least one) of each, no more than the whole
             model = min(model, max(ROW_BLOCK_BYTES, 8.0 * V) + max(THETA_BLOCK_BYTES, 8.0 * K))
@@ -271,7 +275,7 @@ class CollapsedGibbs(Method):
             ranges = shard_ranges(bounds, doc_ptr[bounds])
         n_tokens, n_shards = int(ranges[-1].hi), len(ranges)
         self.rngs = random_streams.generators(settings["seed"], n_shards + 1)
-        z, files = None, None
+        z, files, doc_cells = None, None, None
         if start is not None:
             z = np.array(start.z, dtype=np.int32)
             self.alpha, self.beta = np.array(start.alpha, dtype=np.float64), float(start.beta)
@@ -283,7 +287,7 @@ class CollapsedGibbs(Method):
             if ARRAY in checkpoint.arrays:  # written on a cluster: the workers wrote the topics beside the folder
                 files = ShardFiles.from_checkpoint(checkpoint.arrays, source, n_shards, checkpoint.iteration)
                 if folder is None:  # read here
-                    z, _ = read_topics(files, [(r.lo, r.hi) for r in ranges], K, corpus.fingerprint())
+                    z, doc_cells = read_topics(files, ranges, K, corpus.fingerprint())
                     files = None
             else:
                 z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
@@ -297,10 +301,8 @@ class CollapsedGibbs(Method):
                                                    settings["snapshot_interval"]),
                                    K, corpus.n_words, np.diff(doc_ptr) if doc_ptr is not None else folder.doc_lengths, checkpoint,
                                    source, paced=None if settings.get("max_seconds") is None else
-                                   (settings["snapshots"], settings["snapshot_interval"]))
-        # the sums as of the sync point a cluster's run goes back to when a worker is lost, and as
-        # of the checkpoint being written (which becomes the sync point once written)
-        self._snapshots_at = [self.snapshots.state(), None]
+                                   (settings["snapshots"], settings["snapshot_interval"]),
+                                   doc_cells=doc_cells, workers_read_docs=files is not None)
         self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
         if client is None:  # the corpus is here (a shard folder needs a cluster): its bounds above
             if z is None:
@@ -314,11 +316,17 @@ class CollapsedGibbs(Method):
         else:  # the first topics (without z) are drawn on the workers, from stream 0 as above
             what = "the start" if checkpoint is None else f"the checkpoint of sweep {checkpoint.iteration}"
             sync = SyncPoint(self.done, self.alpha.copy(), self.beta, random_streams.states(self.rngs[1:]), z=z,
-                             files=files, what=what)
+                             files=files, what=what,
+                             doc_cells=self.snapshots.docs_to_send() if folder is not None else None)
             freq = folder.word_frequencies() if folder is not None else np.bincount(words, minlength=corpus.n_words)
             self.sampler = DaskSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
                                        self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
                                        folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior)
+            if folder is not None:  # the client holds nothing per document but its length
+                self.snapshots.keep_docs_on(self.sampler)
+        # the sums as of the sync point a cluster's run goes back to when a worker is lost, and as
+        # of the checkpoint being written (which becomes the sync point once written)
+        self._snapshots_at = [self.snapshots.state(), None]
 
     def _topic_word_prior(self, given, V: int, K: int, checkpoint: Checkpoint | None, source: str | None
                           ) -> TopicWordPrior | None:

@@ -16,6 +16,9 @@ from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
 
+# A checkpoint's document-topic sums (the client's, or a shard file's, numbered in the shard).
+DOC_CELLS, DOC_SUMS = "snapshot_doc_cells", "snapshot_doc_sums"
+
 
 def snapshot_sweeps(iterations: int, snapshots: int, interval: int) -> frozenset[int]:
     """The sweeps whose states phi and theta average: the last and every ``interval`` before
@@ -36,7 +39,9 @@ class Snapshots:
     the word-topic cells' words and topics (2, C) int32 and ``snapshot_cell_sums`` (C,);
     ``snapshot_topic`` (K,); ``snapshot_doc_cells`` (2, E) int32, documents and topics, and
     ``snapshot_doc_sums`` (E,)); a resumed run whose schedule no longer contains those sweeps
-    starts the sums again.
+    starts the sums again. On a cluster whose workers read a shard folder, each worker keeps
+    its shards' documents' sums (:meth:`keep_docs_on`; the client holds nothing per document
+    but its length) and writes them in its shard files, not in the client's checkpoint.
 
     A time-limited run (``paced``: the number of snapshots and the sweeps between them) cannot
     know its last sweep in advance: it takes them where the pace so far says its last sweeps
@@ -44,21 +49,28 @@ class Snapshots:
     still averages the states of its end, not its final state alone."""
 
     def __init__(self, sweeps: frozenset[int], K: int, V: int, doc_lengths: np.ndarray, checkpoint: Checkpoint | None,
-                 source: str | None, paced: tuple[int, int] | None = None):
+                 source: str | None, paced: tuple[int, int] | None = None,
+                 doc_cells: tuple[np.ndarray, np.ndarray] | None = None, workers_read_docs: bool = False):
+        """``doc_cells``: the document-topic sums of a checkpoint whose shard files hold them
+        (sorted codes and sums, as :func:`doc_cells_of` reads them), read here; or
+        ``workers_read_docs``: the workers read them from those files."""
         # one sweep to average is the final state alone: no sums
         self.sweeps, self.K, self.V = (sweeps if len(sweeps) > 1 else frozenset()), K, V
         self.paced, self.last = paced, None
         self.lengths = np.asarray(doc_lengths, dtype=np.int64)  # the corpus's (D,), not a copy
         self.taken: list[int] = []
         self.cells, self.doc_cells = CellSums(K, V), CellSums(self.lengths.size, K)
+        self.remote = None  # the sampler whose workers keep the document-topic sums (keep_docs_on)
+        self._docs_in_files = False  # the workers read the sums restored (docs_to_send)
         self.topic = np.zeros(K)
         if checkpoint is None or "snapshot_taken" not in checkpoint.arrays or not self.sweeps:
             return
         a = checkpoint.arrays
         shapes = {"snapshot_taken": a["snapshot_taken"].shape, "snapshot_cells": (2, a["snapshot_cell_sums"].size),
-                  "snapshot_cell_sums": a["snapshot_cell_sums"].shape, "snapshot_topic": (K,),
-                  "snapshot_doc_cells": (2, a["snapshot_doc_sums"].size),
-                  "snapshot_doc_sums": a["snapshot_doc_sums"].shape}
+                  "snapshot_cell_sums": a["snapshot_cell_sums"].shape, "snapshot_topic": (K,)}
+        in_files = DOC_SUMS not in a and (doc_cells is not None or workers_read_docs)
+        if not in_files:
+            shapes.update({DOC_CELLS: (2, a[DOC_SUMS].size), DOC_SUMS: a[DOC_SUMS].shape})
         stored = Method.checkpoint_arrays(checkpoint, source, shapes)
         taken = [int(t) for t in stored["snapshot_taken"]]
         if self.paced is None and not set(taken) <= self.sweeps:
@@ -66,20 +78,25 @@ class Snapshots:
                      "theta average the states from here on", source, ", ".join(map(str, taken)))
             return
         words, topics = stored["snapshot_cells"]
-        docs, doc_topics = stored["snapshot_doc_cells"]
-        if words.size and (words.min() < 0 or words.max() >= V or topics.min() < 0 or topics.max() >= K):
-            raise LdacliError(f"{source}: expected snapshot cells within {K} topics and {V} words, found others")
-        if docs.size and (docs.min() < 0 or docs.max() >= self.lengths.size or doc_topics.min() < 0
-                          or doc_topics.max() >= K):
-            raise LdacliError(f"{source}: expected snapshot cells within {self.lengths.size} documents and {K} "
-                              f"topics, found others")
-        cells = _sorted(topics.astype(np.int64) * V + words, np.asarray(stored["snapshot_cell_sums"], np.float64))
-        doc_cells = _sorted(docs.astype(np.int64) * K + doc_topics, np.asarray(stored["snapshot_doc_sums"], np.float64))
-        if any(np.any(c[1:] == c[:-1]) for c, _ in (cells, doc_cells)):
-            raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
+        cells = _checked_cells(topics, words, stored["snapshot_cell_sums"], K, V, source, f"{K} topics and {V} words")
+        if not in_files:
+            doc_cells = doc_cells_of(stored, source, self.lengths.size, K)
         self.taken, self.topic = taken, stored["snapshot_topic"]
         self.cells.restore((cells, None, int(cells[1].max(initial=0))))
-        self.doc_cells.restore((doc_cells, None, int(doc_cells[1].max(initial=0))))
+        if doc_cells is not None:
+            self.doc_cells.restore((doc_cells, None, int(doc_cells[1].max(initial=0))))
+        self._docs_in_files = in_files and workers_read_docs
+
+    def docs_to_send(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The document-topic sums a cluster's workers are to start from (sorted codes, sums;
+        none if no snapshot is summed), or None when they read them from the shard files."""
+        return None if self._docs_in_files else self.doc_cells.sparse()
+
+    def keep_docs_on(self, sampler) -> None:
+        """From now on ``sampler``'s workers keep the document-topic sums (their shards'
+        documents' each; those restored here went to them with the shards), and the client
+        none."""
+        self.remote, self.doc_cells = sampler, CellSums(self.lengths.size, self.K)
 
     def expect_last(self, sweep: int) -> None:
         """A time-limited run's projected last sweep. States summed more than ``interval``
@@ -91,6 +108,8 @@ class Snapshots:
         n, interval = self.paced
         if self.taken[0] < max(sweep - (n - 1) * interval, sweep // 2 + 1) - interval:
             self.restore(([], CellSums.EMPTY, CellSums.EMPTY, np.zeros(self.K)))
+            if self.remote is not None:
+                self.remote.clear_doc_sums()
 
     def due(self, sweep: int) -> bool:
         """Whether the state after ``sweep`` is one to sum: one of the schedule's sweeps; for a
@@ -108,13 +127,15 @@ class Snapshots:
                 and (not self.taken or sweep - self.taken[-1] >= interval))
 
     def state(self) -> tuple:
-        """The sums as they are (to go back to: :meth:`restore`)."""
+        """The sums as they are (to go back to: :meth:`restore`; the workers' sums of a cluster
+        go back with the shards, to their sync point's)."""
         return list(self.taken), self.cells.state(), self.doc_cells.state(), self.topic.copy()
 
     def restore(self, state: tuple) -> None:
         taken, cells, doc_cells, topic = state
         self.cells.restore(cells)
-        self.doc_cells.restore(doc_cells)
+        if self.remote is None:
+            self.doc_cells.restore(doc_cells)
         self.taken, self.topic = list(taken), topic.copy()
 
     def take(self, sweep: int, sampler) -> None:
@@ -123,18 +144,22 @@ class Snapshots:
         words, topics, n = counts.cells()
         self.cells.add_cells(topics.astype(np.int64) * self.V + words, n)
         self.topic += counts.nk
-        self.doc_cells.add_parts(list(sampler.doc_topic_cell_parts()))
+        if self.remote is not None:
+            sampler.snapshot_docs()
+        else:
+            self.doc_cells.add_parts(list(sampler.doc_topic_cell_parts()))
         self.taken.append(sweep)
 
     def arrays(self) -> dict[str, np.ndarray]:
         if not self.taken:
             return {}
-        (codes, sums), (doc_codes, doc_sums) = self.cells.sparse(), self.doc_cells.sparse()
-        return {"snapshot_taken": np.array(self.taken, dtype=np.int32),
-                "snapshot_cells": np.array([codes % self.V, codes // self.V], dtype=np.int32),
-                "snapshot_cell_sums": sums, "snapshot_topic": self.topic,
-                "snapshot_doc_cells": np.array([doc_codes // self.K, doc_codes % self.K], dtype=np.int32),
-                "snapshot_doc_sums": doc_sums}
+        codes, sums = self.cells.sparse()
+        out = {"snapshot_taken": np.array(self.taken, dtype=np.int32),
+               "snapshot_cells": np.array([codes % self.V, codes // self.V], dtype=np.int32),
+               "snapshot_cell_sums": sums, "snapshot_topic": self.topic}
+        if self.remote is None:  # (else in the workers' shard files)
+            out.update(doc_cell_arrays(self.doc_cells.sparse(), self.K))
+        return out
 
     def phi_rows(self, out: np.ndarray, first: int, beta: float, beta_sum: np.ndarray,
                  prior: TopicWordPrior | None) -> None:
@@ -152,7 +177,7 @@ class Snapshots:
         """Rows (documents) ``first`` to ``first + len(out)`` of ``(mean n_dk + alpha_k) / (N_d +
         sum alpha)`` into ``out``."""
         last = first + out.shape[0]
-        self.doc_cells.mean_rows(out, first, len(self.taken))
+        (self.remote or self.doc_cells).mean_rows(out, first, len(self.taken))
         out += alpha
         out /= (self.lengths[first:last] + alpha.sum())[:, None]
 
@@ -266,6 +291,33 @@ class CellSums:
         flat = self.dense.reshape(-1)
         for codes, values in parts:
             flat[codes] += values  # each code once within a part
+
+
+def doc_cell_arrays(cells: tuple[np.ndarray, np.ndarray], K: int) -> dict[str, np.ndarray]:
+    """Document-topic sums (sorted codes ``document * K + topic`` and their sums) as a
+    checkpoint stores them: :data:`DOC_CELLS` (2, E) int32, documents and topics, and
+    :data:`DOC_SUMS` (E,) float64."""
+    codes, sums = cells
+    return {DOC_CELLS: np.array([codes // K, codes % K], dtype=np.int32), DOC_SUMS: sums}
+
+
+def doc_cells_of(arrays: dict, source: str, n_docs: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """The document-topic sums :func:`doc_cell_arrays` stored (their shapes and numbers checked
+    already), checked to lie within ``n_docs`` documents and ``K`` topics, each cell once; as
+    sorted codes and float64 sums."""
+    docs, topics = arrays[DOC_CELLS]
+    return _checked_cells(docs, topics, arrays[DOC_SUMS], n_docs, K, source, f"{n_docs} documents and {K} topics")
+
+
+def _checked_cells(rows: np.ndarray, columns: np.ndarray, sums: np.ndarray, n_rows: int, n_columns: int,
+                   source: str, within: str) -> tuple[np.ndarray, np.ndarray]:
+    """Stored cells of a (n_rows, n_columns) sum, checked, as sorted codes and float64 sums."""
+    if rows.size and (rows.min() < 0 or rows.max() >= n_rows or columns.min() < 0 or columns.max() >= n_columns):
+        raise LdacliError(f"{source}: expected snapshot cells within {within}, found others")
+    codes, sums = _sorted(rows.astype(np.int64) * n_columns + columns, np.asarray(sums, np.float64))
+    if np.any(codes[1:] == codes[:-1]):
+        raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
+    return codes, sums
 
 
 def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray], n: int) -> None:
