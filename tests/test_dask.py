@@ -4,6 +4,7 @@ checkpoints that resume anywhere."""
 
 import logging
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -400,6 +401,37 @@ def test_the_cli_runs_on_a_local_cluster(tmp_path, small_ldac):
     assert r.returncode == 2 and "choose the vocabulary when converting" in r.stderr
     r = cli("train", small_ldac, "-k", 5, "--method", "vem", "--scheduler", "local:1", "-o", tmp_path / "v.npz")
     assert r.returncode == 2 and "applies to method cgs only" in r.stderr
+
+
+def test_ctrl_c_on_a_local_cluster_checkpoints_the_sweep_and_its_hint_continues_the_run(corpus, tmp_path):
+    """A Ctrl-C at the terminal reaches the whole foreground process group, the local workers
+    too: the client, not they, answers it (they died of it before, and the checkpoint with them)."""
+    ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+    args = ["-k", 10, "--iterations", 300, "--seed", 3, "-q"]
+    ckpt = tmp_path / "c.npz"
+    run = subprocess.Popen([sys.executable, "-m", "ldacli", "train", tmp_path / "f", *map(str, args), "--scheduler",
+                            "local:2", "--checkpoint", ckpt, "--checkpoint-every", "10", "-o", tmp_path / "m.npz"],
+                           stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True)
+    try:
+        for _ in range(1200):
+            if ckpt.exists() or run.poll() is not None:
+                break
+            time.sleep(0.05)
+        os.killpg(run.pid, signal.SIGINT)  # as the terminal does
+        _, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 130 and "Traceback" not in err, err
+    [said] = err.splitlines()
+    assert said.startswith("stopped by SIGINT after sweep ") and f"checkpoint written to {ckpt}" in said
+    hint = shlex.split(said.split("; continue with: ")[1])
+    assert hint[:2] == ["ldacli", "train"]
+    resumed = subprocess.run([sys.executable, "-m", "ldacli", *hint[1:]], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = ldacli.train(corpus, 10, iterations=300, seed=3, shards=SHARDS, threads=2)
+    same_arrays(ldacli.load_model(str(tmp_path / "m.npz")), whole)
 
 
 def test_streamed_infer_and_perplexity_on_the_cluster(corpus, client, tmp_path, monkeypatch):

@@ -21,6 +21,9 @@ only when a local cluster starts: it needs Dask.
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import signal
+import threading
 
 from distributed import Client, Nanny, Scheduler, SpecCluster, Worker
 from distributed.http.routing import RoutingApplication
@@ -45,7 +48,17 @@ class OwnScheduler(WithoutPages, Scheduler):
 
 
 class OwnWorker(WithoutPages, Worker):
-    """Dask's worker without HTTP pages (the worker processes pickle it by its module and name)."""
+    """Dask's worker without HTTP pages (the worker processes pickle it by its module and name),
+    deaf to SIGINT: a Ctrl-C at the terminal reaches every process of the foreground group, the
+    workers too, and the run's client is the one to answer it (it checkpoints the sweep on the
+    workers, then closes the cluster). Left to Python, each worker died of the KeyboardInterrupt
+    with two tracebacks, the checkpoint could not be written and the client waited a minute for
+    workers before it stopped."""
+
+    def __init__(self, *args, **kwargs):
+        if multiprocessing.parent_process() is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a nanny's worker process (of this cluster only)
+        super().__init__(*args, **kwargs)
 
 
 class OwnNanny(Nanny):
