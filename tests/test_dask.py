@@ -318,6 +318,40 @@ def test_a_worker_lost_after_a_checkpoint_of_snapshots_is_rebuilt_with_the_sums_
     assert remote.params["snapshot_sweeps"] == [6, 7, 8]
 
 
+def test_a_time_limited_run_on_a_shard_folder_starts_the_workers_sums_again_as_threads_start_theirs(corpus, client,
+                                                                                                     tmp_path):
+    """--max-seconds takes the snapshots where the pace says the run ends; when the projected
+    end moves past the sums taken, they start again, the workers' as the client's."""
+    from ldacli import random_streams, settings
+    from ldacli.methods.cgs.method import CollapsedGibbs
+    from ldacli.methods.driver import settings_of
+
+    def state(data, **where):
+        given = {"n_topics": 20, "seed": 4, "iterations": 1000, "snapshots": 3, "snapshot_interval": 2}
+        values = settings.resolve(settings_of(CollapsedGibbs), given)
+        values["seed"] = random_streams.resolve(values["seed"])
+        CollapsedGibbs.resolve(values, given, data)
+        values["max_seconds"] = 60.0
+        return CollapsedGibbs(data, values, checkpoint=None, **where)
+
+    ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+    folder = ldacli.open_shard_folder(str(tmp_path / "f"))
+    local, remote = state(ldacli.read_corpus(str(tmp_path / "f")), threads=1), state(folder, threads=1, client=client)
+    results = []
+    for s in (local, remote):
+        s.expect_last(10)
+        s.step(10)  # sweeps 6, 8 and 10 summed
+        assert s.snapshots.taken == [6, 8, 10]
+        s.expect_last(40)  # the end moved: those are not of it
+        s.step(40)
+        assert s.snapshots.taken == [36, 38, 40]
+        results.append(s.result(40))
+        s.close()
+    (phi, theta, params), (remote_phi, remote_theta, remote_params) = results
+    assert phi.tobytes() == remote_phi.tobytes() and theta.tobytes() == remote_theta.tobytes()
+    assert params == remote_params
+
+
 def test_a_lost_scheduler_leaves_a_checkpoint_that_resumes(corpus, tmp_path):
     local = ldacli.train(corpus, 20, iterations=8, seed=6, shards=SHARDS, threads=2)
     scheduler_file = tmp_path / "scheduler.json"
