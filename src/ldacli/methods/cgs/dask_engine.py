@@ -192,7 +192,7 @@ class ShardHost:
         from stream 0, whose state is ``source["state"]``; streams in the specs), ``"z"``
         (topics and streams in the specs) or ``"files"`` (a checkpoint's shard files,
         ``source["files"]``)."""
-        need = sum(self._bytes_for(spec) for spec in specs)
+        need = sum(self._bytes_for(spec, source.get("doc_sums", False)) for spec in specs)
         self._check_memory(need, specs)
         folder = open_shard_folder(source["folder"]) if source.get("folder") else None
         loaded = []
@@ -227,13 +227,15 @@ class ShardHost:
                                                  self.slices)
         self.mine = sorted(self.shards)
 
-    def _bytes_for(self, spec: ShardSpec) -> float:
+    def _bytes_for(self, spec: ShardSpec, doc_sums: bool) -> float:
         """About the memory a shard takes here: tokens and topics, where each document's slices
-        start, and the alias sampler's orders or the sparse sampler's lists of each document's
-        topics (at most one entry a token)."""
+        start, the alias sampler's orders or the sparse sampler's lists of each document's
+        topics (at most one entry a token), and with ``doc_sums`` its documents' snapshot sums
+        (16 bytes a cell, or 8 a document and topic, dense: as the method estimates them)."""
         n, d = spec.range.hi - spec.range.lo, spec.range.d_hi - spec.range.d_lo
         lists = 8.0 * min(n, self.K * d) + 12.0 * d if self.cls.kind == "sparse" else 0.0
-        return n * (16.0 if self.cls.kind == "alias" else 8.0) + 8.0 * d * (self.P + 2) + lists
+        sums = min(16.0 * min(n, self.K * d), 8.0 * self.K * d) if doc_sums else 0.0
+        return n * (16.0 if self.cls.kind == "alias" else 8.0) + 8.0 * d * (self.P + 2) + lists + sums
 
     def _check_memory(self, need: float, specs: list[ShardSpec]) -> None:
         """Refuse shards that cannot fit in this worker's memory (the machine's available memory,
@@ -481,10 +483,11 @@ class DaskSampler(UnderPriors):
     def __init__(self, kind: str, n_words: int, n_topics: int, shards: list[ShardRange], freq: np.ndarray, client,
                  sync: SyncPoint, stream0: dict, *, words: np.ndarray | None = None,
                  doc_ptr: np.ndarray | None = None, folder: ShardFolder | None = None, fingerprint: str = "",
-                 prior: TopicWordPrior | None = None):
+                 prior: TopicWordPrior | None = None, keeps_doc_sums: bool = False):
         if kind not in SAMPLERS:
             raise LdacliError(f"sampler must be one of {', '.join(SAMPLERS)}, found {kind!r}")
         self.kind, self.client, self.folder, self.fingerprint = kind, client, folder, fingerprint
+        self.keeps_doc_sums = keeps_doc_sums  # the run averages snapshots, its workers keep the documents' sums
         self.words, self.doc_ptr = words, doc_ptr
         self.V, self.K = n_words, n_topics
         self.shards = shards
@@ -572,6 +575,7 @@ class DaskSampler(UnderPriors):
             source = {"kind": "seed", "state": self.stream0}
         if self.folder is not None:
             source["folder"] = os.path.abspath(self.folder.path)
+            source["doc_sums"] = self.keeps_doc_sums
         specs: list[list[ShardSpec]] = [[] for _ in workers]
         for s, shard in enumerate(self.shards):
             spec = ShardSpec(s, shard)

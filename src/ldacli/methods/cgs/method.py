@@ -321,7 +321,8 @@ class CollapsedGibbs(Method):
             freq = folder.word_frequencies() if folder is not None else np.bincount(words, minlength=corpus.n_words)
             self.sampler = DaskSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
                                        self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
-                                       folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior)
+                                       folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior,
+                                       keeps_doc_sums=folder is not None and bool(self.snapshots.sweeps))
             if folder is not None:  # the client holds nothing per document but its length
                 self.snapshots.keep_docs_on(self.sampler)
         # the sums as of the sync point a cluster's run goes back to when a worker is lost, and as
