@@ -59,7 +59,7 @@ from ldacli.dask_connection import ClusterLost
 from ldacli.methods.cgs.dask_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
                                               shard_file, write_shard_checkpoint)
 from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, UnderPriors
-from ldacli.methods.cgs.snapshots import CellSums, doc_cell_arrays
+from ldacli.methods.cgs.snapshots import CellSums, doc_cell_arrays, doc_sum_bytes
 from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_cells, merge_doc_histograms, merge_pairs,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, word_topic_pairs)
@@ -215,8 +215,7 @@ class ShardHost:
                 z, state = spec.z, spec.rng_state
             self.doc_sums[s] = CellSums(r.d_hi - r.d_lo, self.K)
             if doc_cells is not None:
-                self.doc_sums[s].restore(((doc_cells[0], np.array(doc_cells[1], np.float64)), None,
-                                          int(doc_cells[1].max(initial=0))))
+                self.doc_sums[s].restore_cells(doc_cells)
             loaded.append([spec, words, ptr, z, state])
         if source["kind"] == "seed":
             self._replay(source["state"], loaded)
@@ -231,10 +230,10 @@ class ShardHost:
         """About the memory a shard takes here: tokens and topics, where each document's slices
         start, the alias sampler's orders or the sparse sampler's lists of each document's
         topics (at most one entry a token), and with ``doc_sums`` its documents' snapshot sums
-        (16 bytes a cell, or 8 a document and topic, dense: as the method estimates them)."""
+        (:func:`~ldacli.methods.cgs.snapshots.doc_sum_bytes`, as the method estimates them)."""
         n, d = spec.range.hi - spec.range.lo, spec.range.d_hi - spec.range.d_lo
         lists = 8.0 * min(n, self.K * d) + 12.0 * d if self.cls.kind == "sparse" else 0.0
-        sums = min(16.0 * min(n, self.K * d), 8.0 * self.K * d) if doc_sums else 0.0
+        sums = doc_sum_bytes(n, d, self.K) if doc_sums else 0.0
         return n * (16.0 if self.cls.kind == "alias" else 8.0) + 8.0 * d * (self.P + 2) + lists + sums
 
     def _check_memory(self, need: float, specs: list[ShardSpec]) -> None:

@@ -32,7 +32,7 @@ from ldacli.seed_words import SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
 from ldacli.npz import ROW_BLOCK_BYTES, StreamedArray
-from ldacli.methods.cgs.snapshots import Snapshots, snapshot_sweeps
+from ldacli.methods.cgs.snapshots import Snapshots, doc_sum_bytes, snapshot_sweeps
 from ldacli.priors import alpha_from_histograms, beta_from_histogram
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -247,12 +247,11 @@ class CollapsedGibbs(Method):
         shards = int(settings.get("shards") or 1)
         runs = 8.0 * D * (shards + 1)
         vectors = 8.0 * K * (8 + shards)
-        averaged = settings.get("snapshots", 1) > 1
-        snapshots = min(16.0 * cells, 8.0 * K * V) + min(16.0 * min(N, K * D), 8.0 * K * D) if averaged else 0.0
+        word_sums, doc_sums = min(16.0 * cells, 8.0 * K * V), doc_sum_bytes(N, D, K)
         if isinstance(corpus, ShardFolder):  # a cluster's client: the workers hold the tokens, each document's
             # slices and snapshot sums (and check their own memory); the client each document's length and id
-            tokens, runs = 0.0, 64.0 * D
-            snapshots = min(16.0 * cells, 8.0 * K * V) if averaged else 0.0
+            tokens, runs, doc_sums = 0.0, 64.0 * D, 0.0
+        snapshots = word_sums + doc_sums if settings.get("snapshots", 1) > 1 else 0.0
         model = 8.0 * K * V + 8.0 * D * K
         if streamed:  # a block of rows (at least one) of each, no more than the whole
             model = min(model, max(ROW_BLOCK_BYTES, 8.0 * V) + max(THETA_BLOCK_BYTES, 8.0 * K))

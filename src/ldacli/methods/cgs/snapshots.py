@@ -82,9 +82,9 @@ class Snapshots:
         if not in_files:
             doc_cells = doc_cells_of(stored, source, self.lengths.size, K)
         self.taken, self.topic = taken, stored["snapshot_topic"]
-        self.cells.restore((cells, None, int(cells[1].max(initial=0))))
+        self.cells.restore_cells(cells)
         if doc_cells is not None:
-            self.doc_cells.restore((doc_cells, None, int(doc_cells[1].max(initial=0))))
+            self.doc_cells.restore_cells(doc_cells)
         self._docs_in_files = in_files and workers_read_docs
 
     def docs_to_send(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -145,7 +145,7 @@ class Snapshots:
         self.cells.add_cells(topics.astype(np.int64) * self.V + words, n)
         self.topic += counts.nk
         if self.remote is not None:
-            sampler.snapshot_docs()
+            self.remote.snapshot_docs()
         else:
             self.doc_cells.add_parts(list(sampler.doc_topic_cell_parts()))
         self.taken.append(sweep)
@@ -211,6 +211,12 @@ class CellSums:
         sparse, self.dense, self.most = state
         self.codes, self.sums = sparse if sparse is not None else (None, None)
         self._shared = self.codes is not None or self.dense is not None
+
+    def restore_cells(self, cells: tuple[np.ndarray, np.ndarray]) -> None:
+        """The sums as a checkpoint stored them: sorted codes and float64 sums (copied before
+        they next change)."""
+        codes, sums = cells
+        self.restore(((codes, sums), None, int(sums.max(initial=0))))
 
     def add_cells(self, codes: np.ndarray, values: np.ndarray) -> None:
         """Add the cells ``codes`` (each once, in any order) with counts ``values``."""
@@ -291,6 +297,12 @@ class CellSums:
         flat = self.dense.reshape(-1)
         for codes, values in parts:
             flat[codes] += values  # each code once within a part
+
+
+def doc_sum_bytes(tokens: float, docs: float, K: int) -> float:
+    """At most what the documents' snapshot sums take, of ``docs`` documents holding ``tokens``
+    tokens: 16 bytes a cell (at most a cell a token), or 8 a document and topic once dense."""
+    return min(16.0 * min(tokens, K * docs), 8.0 * K * docs)
 
 
 def doc_cell_arrays(cells: tuple[np.ndarray, np.ndarray], K: int) -> dict[str, np.ndarray]:
