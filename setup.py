@@ -41,7 +41,7 @@ CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os
 # machine the project is developed on; what the build tells the user to expect.
 CPU_SECONDS = 40
 
-# Every ext/NAME.pyx becomes the module ldacli.NAME (in src/ldacli when built in place).
+# Every ext/NAME.pyx becomes the module ldacli.NAME (in ldacli/ when built in place).
 extensions = [
     Extension(
         f"ldacli.{os.path.splitext(os.path.basename(source))[0]}",
@@ -104,7 +104,7 @@ class BuildKernels(build_ext):
         stale = [e for e in self.extensions if not c_is_current(e.sources[0])]
         compile_ = [e for e in self.extensions if self.force or e in stale or not self.is_current(e)]
         if not compile_:
-            say(f"ldacli: the compiled kernels in {'src/ldacli' if self.inplace else self.build_lib} are up to date: "
+            say(f"ldacli: the compiled kernels in {'ldacli' if self.inplace else self.build_lib} are up to date: "
                 "nothing to compile")
         else:
             cores = min(CORES, len(compile_))

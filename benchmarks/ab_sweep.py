@@ -7,7 +7,7 @@ Usage (build the old version in a git worktree first)::
 
 Timings on a shared machine move by 10% from run to run, more than most kernel changes are
 worth, so separate runs of ``bench_train.py`` cannot tell such changes apart. Here each build runs
-in a process of its own (``ROOT/src`` first on ``PYTHONPATH``, so that the whole package, its
+in a process of its own (the package of ``ROOT`` first on ``PYTHONPATH``, so that the whole package, its
 sampler and kernels, is that build's, whatever their signatures): every process starts the same
 chain (same corpus, K, shards and seed), runs ``--burn-in`` sweeps, then the processes time one
 sweep each in turn, ``--sweeps`` times (the order reversed every other round), so that the
@@ -25,6 +25,7 @@ import subprocess
 import sys
 
 import numpy as np
+from trees import package_parent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -54,7 +55,7 @@ sampler.close()
 
 def start(root: str, corpus: str, kind: str, K: int, shards: int | None, burn_in: int) -> subprocess.Popen:
     """The process of the build at ``root``, its chain burnt in."""
-    src = os.path.join(os.path.abspath(root), "src")
+    src = package_parent(root)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     return subprocess.Popen([sys.executable, "-c", CHILD.format(here=HERE), corpus, kind, str(K), str(shards or 0),
                              str(burn_in)], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -17,7 +17,7 @@ the protocol's cost, not a speed-up. The results are the same bytes as the threa
 tests/test_dask.py).
 
 ``--client-scaling`` writes a shard folder of a generated corpus (LDA's generative process,
-``ldacli.synthetic.generate``) of each ``--tokens`` size, starts a ``dask scheduler`` and
+``ldacli.corpora.synthetic.generate``) of each ``--tokens`` size, starts a ``dask scheduler`` and
 ``--workers`` ``dask worker`` processes, and runs ``ldacli train FOLDER --scheduler ...`` as its
 own process for ``--iterations`` A and B sweeps (the smaller a baseline: start-up, placing the
 shards, writing the model). Reported: the client's peak RSS (of the longer run) and its CPU
@@ -145,7 +145,7 @@ def ldacli_process(*args) -> tuple[float, float]:
 
 
 def client_scaling(args) -> None:
-    from ldacli.synthetic import generate
+    from ldacli.corpora.synthetic import generate
 
     a, b = (int(x) for x in args.iterations.split(","))
     sizes = [int(float(x)) for x in args.tokens.split(",")]

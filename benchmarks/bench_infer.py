@@ -51,9 +51,10 @@ import numpy as np
 import scipy.sparse as sp
 
 import ldacli
-from ldacli.corpus import Corpus
-from ldacli.fixed_topics import completion_split, score
-from ldacli.formats.ldac import ldac_lines
+from ldacli.corpora.corpus import Corpus
+from ldacli.scoring.fixed_topics import completion_split, score
+from ldacli.corpora.formats.ldac import ldac_lines
+from trees import package_parent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(ldacli.__file__)))
@@ -303,7 +304,7 @@ def main() -> None:
     rows = Rows()
     ldacli_cmd = [sys.executable, "-m", "ldacli", "infer", f"{folder}/ldacli.npz", "-q", "--seed", "1",
                   "--threads", "1"]
-    builds = [("", SRC)] + [(f"@{b.split('=', 1)[0]}", os.path.join(os.path.abspath(b.split("=", 1)[1]), "src"))
+    builds = [("", SRC)] + [(f"@{b.split('=', 1)[0]}", package_parent(b.split("=", 1)[1]))
                             for b in args.build]
     for tool in tools:
         if tool.split(":")[0] in ("ldacli", "ldacli-tsv"):
@@ -321,8 +322,8 @@ def main() -> None:
                     ppl = quality(result.theta, our_phi)
                 rows.append((tool + suffix, n, n_tokens * (iterations + 1), seconds, peak, ppl))
         elif tool == "kernel":
-            from ldacli.counts import tokens_of
-            from ldacli.fixed_topics import PriorTables, cut_chunks, theta_of_chunk
+            from ldacli.corpora.counts import tokens_of
+            from ldacli.scoring.fixed_topics import PriorTables, cut_chunks, theta_of_chunk
 
             alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
             phi_wk = np.ascontiguousarray(model.phi.T)

@@ -7,7 +7,7 @@ Usage::
     python benchmarks/bench_stream.py --docs 2000,5000 --tools ldacli,tomotopy   # a quick check
 
 For each size N, documents are drawn from the LDA generative process (K topics over V words,
-documents of 20 to 120 tokens; ``ldacli.synthetic.generate``, chunk by chunk so that writing the
+documents of 20 to 120 tokens; ``ldacli.corpora.synthetic.generate``, chunk by chunk so that writing the
 file stays small in memory) and written once as LDA-C with its vocabulary. A model is trained
 (untimed) on the first 5,000 of them, by ldacli and by tomotopy. Then each tool infers the
 topic proportions of all N documents in its own process (``--iterations`` sweeps, ``--threads``
@@ -40,8 +40,8 @@ import ldacli  # noqa: E402
 
 # the package this script imported (an install, or a checkout's src), for the processes it starts
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(ldacli.__file__)))
-from ldacli.formats.ldac import ldac_lines  # noqa: E402
-from ldacli.synthetic import generate  # noqa: E402
+from ldacli.corpora.formats.ldac import ldac_lines  # noqa: E402
+from ldacli.corpora.synthetic import generate  # noqa: E402
 
 CHUNK_DOCS = 50_000
 

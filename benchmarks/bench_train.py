@@ -19,7 +19,7 @@ their sweeps are timed as the difference of a fit of ``--burn-in`` and one of ``
 ``20ng`` from ``$LDACLI_CORPORA`` or ``../shared/corpora`` beside the repository, ``synth:N``
 (N tokens, e.g. ``synth:10M``, from the LDA generative process with K=100 true topics and a
 fixed V of 20,000; ``synth:N:L`` with documents of L tokens on average, 200 by default), ``zipf:N`` (text-like: Zipfian word frequencies and a vocabulary growing
-with N, 50,000 words at 1M tokens and about 500,000 at 50M; ``ldacli.synthetic.realistic``), or
+with N, 50,000 words at 1M tokens and about 500,000 at 50M; ``ldacli.corpora.synthetic.realistic``), or
 a path. Ratios are against ldacli's first configuration for the same corpus, K and threads.
 """
 
@@ -50,10 +50,10 @@ def _count(text: str) -> int:
 
 def load(name: str):
     import ldacli
-    from ldacli.synthetic import generate
+    from ldacli.corpora.synthetic import generate
 
     if name.startswith("zipf:"):
-        from ldacli.synthetic import realistic
+        from ldacli.corpora.synthetic import realistic
 
         return realistic(_count(name.split(":")[1]), seed=1).corpus.without_unused_words()[0]
     if name.startswith("synth:"):

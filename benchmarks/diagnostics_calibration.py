@@ -1,5 +1,5 @@
 """Which topics do the junk flags catch, and which good ones do they flag? The calibration of
-``ldacli.topic_diagnostics``'s thresholds, on real corpora.
+``ldacli.scoring.diagnostics``'s thresholds, on real corpora.
 
 Usage::
 
@@ -31,8 +31,8 @@ import subprocess
 import sys
 
 import ldacli
-from ldacli.topic_coherence import training_reference
-from ldacli.topic_diagnostics import THRESHOLDS, diagnostics
+from ldacli.scoring.coherence import training_reference
+from ldacli.scoring.diagnostics import THRESHOLDS, diagnostics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))

@@ -26,9 +26,9 @@ import numpy as np
 import scipy.sparse as sp
 
 import ldacli
-from ldacli.corpus import Corpus
+from ldacli.corpora.corpus import Corpus
 from ldacli.diff import THRESHOLD, common_topics, js_distances
-from ldacli.synthetic import generate
+from ldacli.corpora.synthetic import generate
 
 
 def main() -> None:

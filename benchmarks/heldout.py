@@ -37,7 +37,7 @@ import numpy as np
 
 import ldacli
 from bench_train import MALLET_HOME, mallet, mallet_import, token_lists
-from ldacli.corpus import Corpus
+from ldacli.corpora.corpus import Corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))

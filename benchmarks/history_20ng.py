@@ -34,14 +34,14 @@ import time
 import scipy.sparse as sp
 
 import ldacli
-from ldacli.corpus import Corpus
+from ldacli.corpora.corpus import Corpus
 
 RAW = "/work/data/20ng-raw"
 MEASURE = """
 import json, sys, time
 t0 = time.perf_counter()
 import ldacli
-from ldacli.topic_history import read_history
+from ldacli.over_time.history import read_history
 imported = time.perf_counter() - t0
 t0, c0 = time.perf_counter(), time.process_time()
 what = sys.argv[1]

@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from trees import package_folders, package_parent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -39,18 +40,28 @@ def tree_at(commit: str | None, where: str) -> str:
     """The repository's files at ``commit`` unpacked in ``where`` (the working tree for None)."""
     if commit is None:
         return REPO
-    archive = subprocess.run(["git", "-C", REPO, "archive", commit, "src", "ext", "tests/test_layout.py"],
+    top = subprocess.run(["git", "-C", REPO, "ls-tree", "--name-only", commit], check=True, capture_output=True,
+                         text=True).stdout.split()
+    archive = subprocess.run(["git", "-C", REPO, "archive", commit, *package_folders(top), "ext", "tests/test_layout.py"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", where], input=archive, check=True)
     return where
 
 
-def layer_table(root: str) -> dict[str, int]:
-    """The ``LAYERS`` dict of the tree's ``tests/test_layout.py``."""
+def layer_table(root: str, known: dict[str, str]) -> dict[str, int]:
+    """Each module's layer in the tree's ``tests/test_layout.py``: its ``LAYERS`` dict (up to 0.2),
+    or its ``FLOORS`` (a wing's floor for every module in it, a top-level module's own)."""
     tree = ast.parse(open(os.path.join(root, "tests", "test_layout.py"), encoding="utf-8").read())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "LAYERS" for t in node.targets):
-            return ast.literal_eval(node.value)
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                continue  # derived from FLOORS
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "FLOORS" for t in node.targets):
+            floors = ast.literal_eval(node.value)
+            return {m: floors.get(".".join(m.split(".")[:2]), floors.get(m)) for m in known
+                    if floors.get(".".join(m.split(".")[:2]), floors.get(m)) is not None}
     return {}
 
 
@@ -71,9 +82,9 @@ def closure(edges: dict[str, set[str]], start: str) -> set[str]:
 
 
 def report(root: str, show_modules: bool) -> None:
-    known = layout.modules(os.path.join(root, "src", "ldacli"))
+    known = layout.modules(os.path.join(package_parent(root), "ldacli"))
     compiled = layout.kernels(os.path.join(root, "ext"))
-    layers = layer_table(root)
+    layers = layer_table(root, known)
     edges = layout.graph(known, compiled)
     print(f"{len(known)} modules, {sum(lines(p) for p in known.values()):,} lines")
     print("\nRooms (folder: modules, lines)")
@@ -115,7 +126,7 @@ def report(root: str, show_modules: bool) -> None:
         print("  " + " <-> ".join(c))
     print("\nTraining modules reached (directly or not) from:")
     training = ("ldacli.methods",)
-    for m in ("ldacli.evaluate", "ldacli.inference", "ldacli.model_selection", "ldacli.formats.shards"):
+    for m in ("ldacli.scoring.perplexity", "ldacli.scoring.inference", "ldacli.model_selection", "ldacli.corpora.formats.shards"):
         if m in known:
             reached = sorted(t for t in closure(edges, m) if t.startswith(training))
             print(f"  {m}: {len(reached)}" + (f" ({', '.join(t.replace('ldacli.', '') for t in reached)})"

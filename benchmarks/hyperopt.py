@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 import ldacli
-from ldacli.corpus import Corpus
+from ldacli.corpora.corpus import Corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

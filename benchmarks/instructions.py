@@ -6,7 +6,7 @@ Usage (build the old version in a git worktree first; needs valgrind)::
     python benchmarks/instructions.py --build old=/tmp/old --build new=. --sampler sparse -k 100 --shards 1
 
 Wall-clock timings on a shared machine move by 10% from run to run; the number of instructions a
-kernel executes does not. For each build this runs, in its own process (``ROOT/src`` on
+kernel executes does not. For each build this runs, in its own process (``ROOT/src`` or ``ROOT`` on
 ``PYTHONPATH``, so that the whole package is that build's), after ``--burn-in`` sweeps of one sampler
 on KOS (or ``--corpus``) from a fixed seed (run once, by the first build, without valgrind),
 then from that state ``--sweeps`` sweeps under valgrind's callgrind
@@ -26,6 +26,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from trees import package_parent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "corpora"))
@@ -63,7 +64,7 @@ def _child(root: str, args: list[str], prefix: list[str] = ()) -> str:
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(CHILD.format(here=HERE))
     try:
-        env = {**os.environ, "PYTHONPATH": os.path.join(os.path.abspath(root), "src")}
+        env = {**os.environ, "PYTHONPATH": package_parent(root)}
         done = subprocess.run([*prefix, sys.executable, f.name, *args], env=env, capture_output=True, text=True)
     finally:
         os.unlink(f.name)

@@ -8,10 +8,10 @@ Usage::
     python benchmarks/large_corpus.py train C.npz -k 1000 --iterations 100 --checkpoint C.ckpt --resume
 
 ``make`` draws a corpus of exactly ``--tokens`` tokens from LDA's generative process
-(:func:`ldacli.synthetic.generate`) with text's statistics:
+(:func:`ldacli.corpora.synthetic.generate`) with text's statistics:
 
 - a Zipfian vocabulary of ``--words`` words (200,000 by default): 100 true topics from
-  :func:`ldacli.synthetic.zipf_topics` (exponent 1.07), whose mixture gives word frequencies that
+  :func:`ldacli.corpora.synthetic.zipf_topics` (exponent 1.07), whose mixture gives word frequencies that
   fall as a power of their rank, so that frequent words occur in many topics and the rarest of the
   200,000 a few times in 100 M tokens;
 - document lengths like 20 Newsgroups': log-normal with the log-mean 4.42 and log-sd 0.84 of
@@ -89,8 +89,8 @@ def doc_lengths(n_tokens: int, rng: np.random.Generator) -> np.ndarray:
 
 def make(n_tokens: int, n_words: int, seed: int):
     """The corpus (an ldacli ``Corpus``) of ``n_tokens`` tokens over ``n_words`` words."""
-    from ldacli.corpus import Corpus
-    from ldacli.synthetic import generate, zipf_topics
+    from ldacli.corpora.corpus import Corpus
+    from ldacli.corpora.synthetic import generate, zipf_topics
 
     root = np.random.SeedSequence(seed)
     lengths_seed, topics_seed = root.spawn(2)

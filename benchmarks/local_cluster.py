@@ -23,7 +23,7 @@ import sys
 import time
 
 import ldacli
-from ldacli.dask_connection import connect, quiet_dask
+from ldacli.cluster.connection import connect, quiet_dask
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))

@@ -8,7 +8,7 @@ Usage::
 Each measurement is one process, started afresh, whose peak resident set size the kernel reports
 when it ends (``os.wait4``): for ldacli, ``python -m ldacli train CORPUS -k K --iterations N
 --seed 1 -o MODEL.npz`` exactly as a user runs it (with ``--build NAME=ROOT``, the build at
-``ROOT/src``; default: this tree's); for tomotopy (``pip install tomotopy``; skipped with a note
+the package of ``ROOT``; default: this tree's); for tomotopy (``pip install tomotopy``; skipped with a note
 when absent), a script that reads the same corpus file with ``ldacli.read_corpus``, adds its
 documents, trains ``N`` sweeps on one thread and saves its model (``LDAModel.save``). Memory does
 not depend on the machine's load, so one run is enough; ratios are to tomotopy's peak.
@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from trees import package_parent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -73,11 +74,11 @@ def main(argv=None) -> int:
         for K in args.topics or [100, 1000]:
             rows = []
             if peer:
-                env = {**os.environ, "PYTHONPATH": os.path.join(REPO, "src")}
+                env = {**os.environ, "PYTHONPATH": package_parent(REPO)}
                 rows.append(("tomotopy", peak_mb([sys.executable, "-c", TOMOTOPY, path, str(K), str(args.iterations),
                                                   os.path.join(tmp, "tomotopy.bin")], env)))
             for name, root in builds:
-                env = {**os.environ, "PYTHONPATH": os.path.join(os.path.abspath(root), "src")}
+                env = {**os.environ, "PYTHONPATH": package_parent(root)}
                 rows.append((name, peak_mb([sys.executable, "-m", "ldacli", "train", path, "-k", str(K), "--iterations",
                                             str(args.iterations), "--seed", "1", "-q", "-o",
                                             os.path.join(tmp, f"{name}.npz")], env)))

@@ -38,8 +38,8 @@ import numpy as np
 import scipy.sparse as sp
 
 import ldacli
-from ldacli.corpus import Corpus
-import ldacli.topic_history
+from ldacli.corpora.corpus import Corpus
+import ldacli.over_time.history
 from ldacli.diff import common_topics, js_distance_rows, js_distances, match_topics
 
 # Which planted topics live at which steps: (topic, first step alive, first step dead or None).
@@ -57,7 +57,7 @@ def planted_schedule(steps: int, docs: int, words: int, *, topic_beta: float = 0
                      schedule=SCHEDULE) -> dict:
     """The truth and the corpora of a planted schedule (see the module docstring): ``phi`` (steps,
     T, V) every topic's words at every step, ``alive`` per step, ``corpora`` (one
-    :class:`~ldacli.corpus.Corpus` per step), ``theta`` (per step, the documents' true
+    :class:`~ldacli.corpora.corpus.Corpus` per step), ``theta`` (per step, the documents' true
     proportions over the T topics), ``dates`` (per step, ISO dates) and the true ``drift`` (steps,
     T) and ``share`` (steps, T; NaN where a topic is not alive)."""
     rng = np.random.default_rng(seed)
@@ -178,7 +178,7 @@ def compare(truth: dict, paths: list[str], label: str) -> None:
     for kind, (right, wrong, missed) in hits.items():
         print(f"\n{kind}: {right} found, {wrong} reported that the truth does not have, {missed} missed")
     for limit in (0.3, 0.6):
-        flagged = [(planted[m["step"]][0][m["id"]], m["step"]) for m in ldacli.topic_history.drifted(result, limit)]
+        flagged = [(planted[m["step"]][0][m["id"]], m["step"]) for m in ldacli.over_time.history.drifted(result, limit)]
         print(f"\n--max-drift {limit}: {len(flagged)} flagged, "
               f"{sum(t == DRIFTING for t, _ in flagged)} of them the drifting topic ({DRIFTING}; truth: it drifts at "
               f"steps {', '.join(str(s) for s in range(1, steps) if truth['drift'][s, DRIFTING] > 0)}): "

@@ -35,9 +35,9 @@ import time
 import numpy as np
 
 import ldacli
-from ldacli.corpus import Corpus
-from ldacli.formats.write import write_corpus
-from ldacli.synthetic import generate
+from ldacli.corpora.corpus import Corpus
+from ldacli.corpora.formats.write import write_corpus
+from ldacli.corpora.synthetic import generate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))

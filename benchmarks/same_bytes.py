@@ -26,6 +26,7 @@ import tempfile
 import zipfile
 
 import numpy as np
+from trees import package_parent
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -114,7 +115,7 @@ def main(argv=None) -> int:
     base_tree = os.path.join(tmp, "base")
     try:
         base_src = build(args.base, base_tree)
-        here_src = os.path.join(REPO, "src")
+        here_src = package_parent(REPO)
         outs = {side: os.path.join(tmp, side + "-out") for side in ("base", "here")}
         for path in outs.values():
             os.makedirs(path)

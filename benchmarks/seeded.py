@@ -31,8 +31,8 @@ import tempfile
 import numpy as np
 
 import ldacli
-from ldacli.fixed_topics import holdout_split
-from ldacli.synthetic import generate
+from ldacli.scoring.fixed_topics import holdout_split
+from ldacli.corpora.synthetic import generate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))

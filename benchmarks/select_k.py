@@ -7,7 +7,7 @@ Usage::
     python benchmarks/select_k.py --corpus 20ng -k 10,20,50,100,200 --iterations 300
     python benchmarks/select_k.py --timing --threads 2              # wall time against the same runs one by one
 
-The synthetic corpus is drawn from the LDA generative process (``ldacli.synthetic.generate``) with
+The synthetic corpus is drawn from the LDA generative process (``ldacli.corpora.synthetic.generate``) with
 ``--true-k`` topics, each Dirichlet(``--topic-beta``) over ``--words`` words (well separated at the
 defaults), documents of 50 to 150 tokens, alpha 0.1; it is written as LDA-C in ``--folder``. The
 benchmark runs ``ldacli select-k`` on it as a whole process and reports its table, the recommended
@@ -32,9 +32,9 @@ import time
 import numpy as np
 
 import ldacli
-from ldacli.corpus import Corpus
-from ldacli.fixed_topics import holdout_split
-from ldacli.synthetic import generate
+from ldacli.corpora.corpus import Corpus
+from ldacli.scoring.fixed_topics import holdout_split
+from ldacli.corpora.synthetic import generate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))

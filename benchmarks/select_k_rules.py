@@ -18,7 +18,7 @@ The corpora: the UCI KOS and 20 Newsgroups bags of words (``$LDACLI_CORPORA``, d
 ``../shared/corpora``), raw 20 Newsgroups text (one post a line, ``$LDACLI_DATA/20ng-raw/train.txt``,
 English stop words, ``--min-df 5 --max-df 0.3``), AP (LDA-C, ``$LDACLI_DATA/ap/ap.dat`` and
 ``vocab.txt``), the NumPy/SciPy docstring sample (``sample_corpora``, its own stop words), and two
-planted corpora drawn from the LDA generative process (``ldacli.synthetic.generate``): 15
+planted corpora drawn from the LDA generative process (``ldacli.corpora.synthetic.generate``): 15
 well-separated topics, and 50 topics that overlap more (written as LDA-C into the data folder).
 """
 
@@ -85,7 +85,7 @@ def make_planted(name: str, spec: dict) -> None:
     if os.path.exists(path):
         return
     import ldacli
-    from ldacli.synthetic import generate
+    from ldacli.corpora.synthetic import generate
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     p = PLANTED[name]
@@ -114,7 +114,7 @@ def rows_of(result: dict, where: str) -> list[dict]:
     pairs of seeds, from select-k's table) and quality = NPMI x diversity per run (diversity
     computed again from each stored model, as this ldacli defines it)."""
     from ldacli import load_model
-    from ldacli.topic_coherence import diversity
+    from ldacli.scoring.coherence import diversity
 
     rows = []
     for r in result["table"]:

@@ -56,8 +56,8 @@ from collections import Counter
 import numpy as np
 
 import ldacli
-from ldacli.tokenizer import LEGACY, Tokenizer
-from ldacli.vocab_rules import load_stop_words
+from ldacli.corpora.tokenizer import LEGACY, Tokenizer
+from ldacli.corpora.vocab_rules import load_stop_words
 
 RAW = os.environ.get("LDACLI_RAW_20NG", "/work/data/20ng-raw")
 VARIANTS = {

@@ -1,17 +1,38 @@
+import glob
 import os
+import sys
 
 import pytest
 
-import ldacli
+# The tests run against the installed package, with its compiled kernels: `python -m pytest` from
+# the repository's root would put the root first on sys.path and import the source tree beside
+# them, which has no kernels unless they were built in place (`pip install -e .`).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if not glob.glob(os.path.join(ROOT, "ldacli", "_cgs*.so")):
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != ROOT]
 
-from ldacli.formats.write import write_corpus
-from ldacli.synthetic import generate
+import ldacli  # noqa: E402
+
+from ldacli.corpora.formats.write import write_corpus  # noqa: E402
+from ldacli.corpora.synthetic import generate  # noqa: E402
 
 
 # The quick check is `pytest -m "not slow"`: a test marked dask, browser or signals is slow too.
 HEAVY = ("dask", "browser", "signals")
 # Fixtures that open a headless chromium (tests/test_report.py): a test that takes one is a browser test.
 BROWSERS = {"browser", "phone"}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def away_from_the_source_tree(tmp_path_factory):
+    """The tests, and every process they start (``python -m ldacli``, ``python -c``), run in a
+    folder of their own: from the repository's root, Python would put the source tree's
+    ``ldacli/`` (without its compiled kernels) before the installed package; and a test that
+    wrote into the working directory would write there."""
+    here = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(here)
 
 
 def pytest_collection_modifyitems(config, items):

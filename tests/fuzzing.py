@@ -27,12 +27,12 @@ import scipy.sparse as sp
 from hypothesis import strategies as st
 
 import ldacli
-from ldacli.corpus import MAX_TOKENS
-from ldacli.formats.parsing import MAX_WORD_LENGTH
-from ldacli.formats.read import read_corpus
-from ldacli.formats.vocab import read_vocab
+from ldacli.corpora.corpus import MAX_TOKENS
+from ldacli.corpora.formats.parsing import MAX_WORD_LENGTH
+from ldacli.corpora.formats.read import read_corpus
+from ldacli.corpora.formats.vocab import read_vocab
 from ldacli.errors import LdacliError
-from ldacli.npz import write_npz
+from ldacli.files.npz import write_npz
 
 # --- pieces ------------------------------------------------------------------------------------
 
@@ -170,8 +170,8 @@ def vocab_inputs(draw):
 def shard_folder_inputs(draw):
     """A shard folder (convert --shards) of a small corpus, then maybe: its index's arrays
     replaced or dropped, a file's bytes corrupted, a file deleted, or two files swapped."""
-    from ldacli.corpus import Corpus
-    from ldacli.formats.write import write_shards
+    from ldacli.corpora.corpus import Corpus
+    from ldacli.corpora.formats.write import write_shards
 
     m = np.minimum(draw(count_matrix()), 1000)
     corpus = Corpus(sp.csr_array(m.astype(np.int32)), [f"w{i}" for i in range(m.shape[1])],
@@ -238,7 +238,7 @@ _TEMPLATES: dict[str, dict[str, np.ndarray]] = {}
 def own_file_templates() -> dict[str, dict[str, np.ndarray]]:
     """The arrays of a small valid model, checkpoint (each method) and inference file."""
     if not _TEMPLATES:
-        from ldacli.synthetic import generate
+        from ldacli.corpora.synthetic import generate
 
         corpus, _ = generate(12, 2, 10, doc_length=8, seed=3).corpus.without_unused_words()
         with tempfile.TemporaryDirectory() as folder:
@@ -435,10 +435,10 @@ def check(kind: str, spec: dict) -> str | None:
     with tempfile.TemporaryDirectory() as folder:
         if kind == "names":
             return _show_names(spec, folder)
-        import ldacli.fileio
+        import ldacli.files.fileio
 
-        cap = ldacli.fileio.MAX_LINE_BYTES
-        ldacli.fileio.MAX_LINE_BYTES = spec.get("line_cap", cap)
+        cap = ldacli.files.fileio.MAX_LINE_BYTES
+        ldacli.files.fileio.MAX_LINE_BYTES = spec.get("line_cap", cap)
         try:
             try:
                 if kind == "special":
@@ -454,7 +454,7 @@ def check(kind: str, spec: dict) -> str | None:
         except Exception as exc:  # noqa: BLE001 - what this check exists to catch
             raise NotOurError(f"{kind}: {type(exc).__name__}: {exc}") from exc
         finally:
-            ldacli.fileio.MAX_LINE_BYTES = cap
+            ldacli.files.fileio.MAX_LINE_BYTES = cap
 
 
 def _read(kind: str, spec: dict, folder: str) -> None:

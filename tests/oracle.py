@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 from scipy.special import gammaln
 
-from ldacli.counts import doc_topic_counts
+from ldacli.corpora.counts import doc_topic_counts
 from ldacli.methods.base import word_topic_counts
 
 

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import ldacli
 from ldacli import settings
 from ldacli.errors import LdacliError, SettingError
-from ldacli.formats.read import READING, READING_FOR_MODEL
+from ldacli.corpora.formats.read import READING, READING_FOR_MODEL
 from ldacli.methods import driver
 
 DOCS = ["apples pears plums orchard fruit juice", "rivers lakes boats water sailing fish",
@@ -165,8 +165,8 @@ def test_conflicting_settings_are_refused_before_the_corpus_is_read(tmp_path):
 
 def declared(function):
     return {"train": driver.SETTINGS + driver.method_settings() + READING,
-            "infer": ldacli.inference.SETTINGS + READING_FOR_MODEL,
-            "perplexity": ldacli.evaluate.SETTINGS + READING_FOR_MODEL,
+            "infer": ldacli.scoring.inference.SETTINGS + READING_FOR_MODEL,
+            "perplexity": ldacli.scoring.perplexity.SETTINGS + READING_FOR_MODEL,
             "select_k": ldacli.model_selection.SETTINGS + ldacli.model_selection.SETTINGS_OF_TRAIN + READING}[function]
 
 

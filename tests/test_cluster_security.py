@@ -123,7 +123,7 @@ def listening_ports(pid: int) -> dict[int, int]:
 def test_another_local_user_cannot_enter_a_local_cluster_and_no_http_server_listens(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("the attacker runs as the user nobody, which needs the tests to run as root")
-    from ldacli.dask_connection import cluster
+    from ldacli.cluster.connection import cluster
 
     env = {**os.environ, "HOME": "/tmp", "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     python = nobodys_python(env)

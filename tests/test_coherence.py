@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import main
-from ldacli.topic_coherence import coherence, top_word_ids, training_reference
-from ldacli.corpus import Corpus
+from ldacli.scoring.coherence import coherence, top_word_ids, training_reference
+from ldacli.corpora.corpus import Corpus
 from ldacli.errors import LdacliError
 
 VOCAB = ["a", "b", "c", "d"]

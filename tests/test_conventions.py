@@ -11,9 +11,12 @@ from click.testing import CliRunner
 
 import docs_pages
 
-from ldacli import cli, model_selection, settings
+from ldacli import model_selection, settings
+from ldacli.cli import exits
+from ldacli.cli.options import SettingOption
+from ldacli.corpora.formats.read import READING
 from ldacli.cli import main
-from ldacli import dask_connection
+from ldacli.cluster import connection as dask_connection
 from ldacli.methods import driver
 
 # Commands that print results: they take --format.
@@ -36,7 +39,7 @@ def options(command: click.Command):
 @pytest.mark.parametrize("name, command", commands())
 def test_every_option_is_made_from_a_declared_setting(name, command):
     for param in options(command):
-        assert isinstance(param, cli.SettingOption), f"{name} {param.opts}: not made from a declaration"
+        assert isinstance(param, SettingOption), f"{name} {param.opts}: not made from a declaration"
         s = param.setting
         assert param.name == s.name
         assert tuple(param.opts) == (s.spellings[-1:] if s.off else s.spellings)
@@ -46,7 +49,7 @@ def test_every_option_is_made_from_a_declared_setting(name, command):
 
 def test_train_has_exactly_the_declared_settings_of_every_method():
     names = {p.name for p in options(main.commands["train"])}
-    declared = {s.name for s in driver.SETTINGS + driver.method_settings() + cli.READING}
+    declared = {s.name for s in driver.SETTINGS + driver.method_settings() + READING}
     assert declared <= names
     tls = {s.name for s in dask_connection.TLS}  # the client's credentials for a tls:// scheduler, the CLI's only
     assert names - declared == {"output", "skip_unchanged", "quiet", "verbose"} | tls
@@ -174,10 +177,10 @@ def option_table(declared, roles: bool) -> str:
 
 TABLES = {
     "train": (lambda: driver.SETTINGS + driver.method_settings(), True),
-    "reading": (lambda: cli.READING, True),
+    "reading": (lambda: READING, True),
     "select-k": (lambda: model_selection.SETTINGS, False),
     "perplexity": (lambda: tuple(o.setting for o in options(main.commands["perplexity"])
-                                 if o.setting not in cli.READING and o.setting.name not in ("quiet", "verbose")), False),
+                                 if o.setting not in READING and o.setting.name not in ("quiet", "verbose")), False),
 }
 
 
@@ -203,8 +206,8 @@ def test_a_reader_that_closes_stdout_stops_the_command_quietly(tmp_path):
     import subprocess
     import sys
 
-    from ldacli.formats.write import write_corpus
-    from ldacli.synthetic import generate
+    from ldacli.corpora.formats.write import write_corpus
+    from ldacli.corpora.synthetic import generate
 
     # far more output than a pipe holds, so the writer meets the closed pipe whatever the timing
     write_corpus(generate(3000, 30, 200, doc_length=20, seed=3).corpus, str(tmp_path / "big.ldac"),
@@ -215,7 +218,7 @@ def test_a_reader_that_closes_stdout_stops_the_command_quietly(tmp_path):
                              "--iterations", "2", "--burn-in", "1", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.readline()  # like head -1
     proc.stdout.close()
-    assert proc.wait(timeout=60) == cli.EXIT_PIPE
+    assert proc.wait(timeout=60) == exits.EXIT_PIPE
     assert proc.stderr.read() == b""
 
 

@@ -14,15 +14,15 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ldacli.corpus import MAX_TOKENS, Corpus
+from ldacli.corpora.corpus import MAX_TOKENS, Corpus
 from ldacli.errors import InputError, LdacliError
-from ldacli.fileio import atomic_write
-from ldacli.formats.detect import FORMAT_NAMES, detect_format
-from ldacli.formats.read import read_corpus
-from ldacli.formats.vocab import read_vocab, vocab_candidates
-from ldacli.formats.write import write_corpus
-from ldacli.tokenizer import Tokenizer
-from ldacli.vocab_rules import load_stop_words
+from ldacli.files.fileio import atomic_write
+from ldacli.corpora.formats.detect import FORMAT_NAMES, detect_format
+from ldacli.corpora.formats.read import read_corpus
+from ldacli.corpora.formats.vocab import read_vocab, vocab_candidates
+from ldacli.corpora.formats.write import write_corpus
+from ldacli.corpora.tokenizer import Tokenizer
+from ldacli.corpora.vocab_rules import load_stop_words
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -762,7 +762,7 @@ def test_convert_shards_writes_files_each_readable_alone_that_together_are_the_c
     from click.testing import CliRunner
 
     from ldacli.cli import main
-    from ldacli.formats.shards import INDEX, VOCAB, open_shard_folder
+    from ldacli.corpora.formats.shards import INDEX, VOCAB, open_shard_folder
 
     whole = read_corpus(small_ldac)
     folder = tmp_path / "shards"

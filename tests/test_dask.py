@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import main
-from ldacli.synthetic import generate
+from ldacli.corpora.synthetic import generate
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'ldacli[dask]'")
 pytestmark = pytest.mark.dask   # a real LocalCluster of worker processes
@@ -96,7 +96,7 @@ def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler
 def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threads(corpus, client, sampler, tmp_path):
     from test_topic_word_prior import cgs
 
-    from ldacli.topic_word_prior import seed_prior
+    from ldacli.methods.topic_word_prior import seed_prior
 
     prior = seed_prior({0: [1, 2, 3], 4: [3, 10]}, 30.0, corpus.n_words, 25)
     given = {"n_topics": 25, "seed": 3, "shards": SHARDS, "sampler": sampler}
@@ -178,7 +178,7 @@ def test_the_restricted_start_of_many_topics_is_drawn_alike_by_the_workers(corpu
 
 
 def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, tmp_path, monkeypatch):
-    import ldacli.formats.shards
+    import ldacli.corpora.formats.shards
 
     local = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, threads=2, optimize_interval=3)
     ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
@@ -188,7 +188,7 @@ def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, t
         raise AssertionError(f"the client read shard {s}")
 
     # in this (the client's) process only: the workers are other processes and read the files
-    monkeypatch.setattr(ldacli.formats.shards.ShardFolder, "shard_counts", tripwire)
+    monkeypatch.setattr(ldacli.corpora.formats.shards.ShardFolder, "shard_counts", tripwire)
     remote = ldacli.train(folder, 25, iterations=6, seed=3, scheduler=client, optimize_interval=3)
     same_arrays(local, remote)
     assert remote.params["shards"] == SHARDS and remote.doc_ids == local.doc_ids and remote.vocab == local.vocab
@@ -395,9 +395,9 @@ def test_a_lost_scheduler_leaves_a_checkpoint_that_resumes(corpus, tmp_path):
 
 
 def test_infer_and_perplexity_on_the_cluster_give_the_local_results(corpus, client, tmp_path, monkeypatch):
-    import ldacli.fixed_topics
+    import ldacli.scoring.fixed_topics
 
-    monkeypatch.setattr(ldacli.fixed_topics, "THETA_CHUNK_TOKENS", 2000)  # several chunks, so several workers work
+    monkeypatch.setattr(ldacli.scoring.fixed_topics, "THETA_CHUNK_TOKENS", 2000)  # several chunks, so several workers work
     model = ldacli.train(corpus, 10, iterations=20, seed=1, shards=SHARDS)
     a, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, threads=2)
     b, _ = ldacli.infer(model, corpus, iterations=12, burn_in=4, seed=2, scheduler=client)
@@ -471,13 +471,13 @@ def test_ctrl_c_on_a_local_cluster_checkpoints_the_sweep_and_its_hint_continues_
 def test_streamed_infer_and_perplexity_on_the_cluster(corpus, client, tmp_path, monkeypatch):
     """The command line's path (documents read a block at a time, theta written as it comes) on
     the cluster gives the bytes it gives on threads."""
-    import ldacli.fixed_topics
-    from ldacli.evaluate import perplexity_stream
-    from ldacli.formats import stream as stream_module
-    from ldacli.formats.stream import stream_corpus
-    from ldacli.inference import write_inference
+    import ldacli.scoring.fixed_topics
+    from ldacli.scoring.perplexity import perplexity_stream
+    from ldacli.corpora.formats import stream as stream_module
+    from ldacli.corpora.formats.stream import stream_corpus
+    from ldacli.scoring.inference import write_inference
 
-    monkeypatch.setattr(ldacli.fixed_topics, "THETA_CHUNK_TOKENS", 2000)
+    monkeypatch.setattr(ldacli.scoring.fixed_topics, "THETA_CHUNK_TOKENS", 2000)
     monkeypatch.setattr(stream_module, "DOCS_PER_BLOCK", 37)
     ldacli.write_corpus(corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"))
     model = ldacli.train(corpus, 10, iterations=20, seed=1, shards=SHARDS)
@@ -496,7 +496,7 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     take instead, so that every denominator n_k + sum_w beta_kw is the 64-bit one."""
     import scipy.sparse as sp
 
-    from ldacli.formats.shards import write_shard_folder
+    from ldacli.corpora.formats.shards import write_shard_folder
     from ldacli.methods.cgs.dask_engine import INT32_MAX, ShardHost
     from ldacli.methods.cgs.method import CollapsedGibbs
     from ldacli.partition import WIDE_SHARD_TOKENS as HEADROOM

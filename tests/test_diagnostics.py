@@ -1,4 +1,4 @@
-"""Topic diagnostics (ldacli.topic_diagnostics): every measure against a plain NumPy reference on
+"""Topic diagnostics (ldacli.scoring.diagnostics): every measure against a plain NumPy reference on
 a tiny model, the flags against their documented thresholds and on corpora built to hold a
 junk topic, and what topics --diagnostics and export diagnostics write in every format."""
 
@@ -12,9 +12,9 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 import ldacli
-from ldacli import topic_diagnostics as td
+from ldacli.scoring import diagnostics as td
 from ldacli.cli import main
-from ldacli.corpus import Corpus
+from ldacli.corpora.corpus import Corpus
 
 VOCAB = ["apple", "pear", "plum", "river", "lake", "boat", "engine", "wheel"]
 

@@ -20,7 +20,7 @@ from ldacli import parallel
 from ldacli.cli import main
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods import driver
-from ldacli.synthetic import generate
+from ldacli.corpora.synthetic import generate
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "format1")
 METHODS = ("cgs", "vem", "gibbs")

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import ldacli
 from ldacli.cli import main
 from ldacli.errors import InputError
-from ldacli.npz import write_npz
+from ldacli.files.npz import write_npz
 
 
 def run(*args):

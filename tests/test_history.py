@@ -19,7 +19,7 @@ import ldacli
 from ldacli.cli import main
 from ldacli.errors import InputError, SettingError
 from ldacli.model import Model
-from ldacli.topic_history import drifted, read_history
+from ldacli.over_time.history import drifted, read_history
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 from planted_schedule import planted_of, planted_schedule, train_schedule  # noqa: E402

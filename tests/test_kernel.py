@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from scipy.special import gammaln
 
 from ldacli._cgs import dense_sweep
-from ldacli import fixed_topics, random_streams
+from ldacli import random_streams
+from ldacli.scoring import fixed_topics
 from ldacli._fixed_topics import document_draws, theta_of_documents
 from ldacli.errors import LdacliError
 from ldacli.methods.cgs.threads import ThreadsSampler
@@ -21,9 +22,9 @@ from ldacli.methods.cgs.sampler import SAMPLERS
 from ldacli.methods.cgs.layouts import list_layout, unpack_entries
 from ldacli.methods.cgs.shard import document_lists, slice_runs
 from ldacli.partition import shard_bounds, word_slices
-from ldacli.counts import doc_topic_counts
+from ldacli.corpora.counts import doc_topic_counts
 from ldacli.methods.base import word_topic_counts
-from ldacli.topic_word_prior import extra_by_word, seed_prior, topic_sums
+from ldacli.methods.topic_word_prior import extra_by_word, seed_prior, topic_sums
 
 
 def tiny_corpus(seed, D=7, V=13, K=4, max_len=12):

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import main
-from ldacli.evaluate import resample_cost_warning
+from ldacli.scoring.perplexity import resample_cost_warning
 
 
 def run(*args):
@@ -28,7 +28,7 @@ def test_a_model_written_as_it_is_assembled_is_not_counted_whole(tmp_path, monke
     # sampler but not for a whole (K, V) phi trains it; a run that returns the whole model
     # (the Python API without output) is refused there
     import ldacli.memory
-    from ldacli.synthetic import generate
+    from ldacli.corpora.synthetic import generate
 
     corpus, _ = generate(2000, 50, 20000, doc_length=(80, 120), seed=1).corpus.without_unused_words()
     ldacli.write_corpus(corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"))
@@ -198,7 +198,7 @@ def test_a_received_file_naming_a_device_gets_it_refused_not_read(tmp_path, smal
 
     from ldacli.errors import InputError
     from ldacli.methods.cgs.dask_checkpoints import read_shard_checkpoint
-    from ldacli.npz import write_npz
+    from ldacli.files.npz import write_npz
 
     ldacli.train(ldacli.read_corpus(small_ldac), 2, iterations=1, seed=1).save(str(tmp_path / "m.npz"))
     with np.load(tmp_path / "m.npz") as f:

@@ -14,15 +14,16 @@ from click.testing import CliRunner
 
 import docs_pages
 import ldacli
-from ldacli import former_options, settings
+from ldacli import settings
+from ldacli.cli import former_options
 from ldacli.cli import main
-from ldacli.formats.read import READING
+from ldacli.corpora.formats.read import READING
 from ldacli.methods import driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Every setting's Python name that the command line spells otherwise (warm_start, n_topics, ...).
 PYTHON_NAMES = sorted({s.name for s in driver.SETTINGS + driver.method_settings() + READING
-                       + ldacli.evaluate.SETTINGS + ldacli.inference.SETTINGS + ldacli.model_selection.SETTINGS
+                       + ldacli.scoring.perplexity.SETTINGS + ldacli.scoring.inference.SETTINGS + ldacli.model_selection.SETTINGS
                        if "_" in s.name})
 
 
@@ -147,7 +148,7 @@ def test_reprs_count_sweeps(planted, tmp_path):
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, planted):
-    from ldacli.formats.write import write_corpus
+    from ldacli.corpora.formats.write import write_corpus
 
     folder = tmp_path_factory.mktemp("former")
     write_corpus(planted.corpus, str(folder / "c.ldac"), str(folder / "c.vocab"), format="ldac")

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 import ldacli
 from ldacli.cli import main
 from ldacli.errors import LockedError, OutputError
-from ldacli.fileio import atomic_write, stale_temporaries
-from ldacli.locking import EXIT_LOCKED, lock_file, locked
+from ldacli.files.fileio import atomic_write, stale_temporaries
+from ldacli.files.locking import EXIT_LOCKED, lock_file, locked
 
 
 def run(*args):
@@ -105,7 +105,7 @@ def _hold(path, seconds):
     """A real process holding the lock on ``path`` for ``seconds``; returns it once it holds it."""
     script = textwrap.dedent(f"""
         import sys, time
-        from ldacli.locking import locked
+        from ldacli.files.locking import locked
         with locked([{str(path)!r}]):
             print("held", flush=True)
             time.sleep({seconds})

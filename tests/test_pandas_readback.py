@@ -57,7 +57,7 @@ def test_every_export_of_hostile_words_reads_back_with_pandas_as_the_docs_show(h
     exec(lines["preamble"], scope)
     exec(lines[fmt], scope)
     got = scope["words"]
-    expected = ldacli.table_formats.to_pandas(export.table(model, what))
+    expected = ldacli.files.tables.to_pandas(export.table(model, what))
     assert list(got.columns) == list(expected.columns)
     assert len(got) == len(expected)
     for column, kind in export.table(model, what).columns:

@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 import ldacli
-from ldacli import fixed_topics
+from ldacli.scoring import fixed_topics
 from ldacli.cli import main
-from ldacli.corpus import Corpus
-from ldacli.evaluate import perplexity_stream
-from ldacli.formats import stream as stream_module
-from ldacli.formats.stream import stream_corpus
+from ldacli.corpora.corpus import Corpus
+from ldacli.scoring.perplexity import perplexity_stream
+from ldacli.corpora.formats import stream as stream_module
+from ldacli.corpora.formats.stream import stream_corpus
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(ROOT, "sample_corpora", "numpy_scipy_docs.txt")

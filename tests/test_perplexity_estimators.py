@@ -17,11 +17,11 @@ import scipy.sparse as sp
 from scipy.special import gammaln, logsumexp
 
 import ldacli
-import ldacli.synthetic
+import ldacli.corpora.synthetic
 from ldacli._fixed_topics import left_to_right, loglik_given_theta, particle_filter
-from ldacli.corpus import Corpus
-from ldacli.evaluate import perplexity
-from ldacli.fixed_topics import completion_split, estimate_theta
+from ldacli.corpora.corpus import Corpus
+from ldacli.scoring.perplexity import perplexity
+from ldacli.scoring.fixed_topics import completion_split, estimate_theta
 
 K, V = 3, 4
 ALPHA = np.array([0.3, 0.8, 0.5])
@@ -194,7 +194,7 @@ def test_estimators_agree_on_a_trained_model(planted):
     # on a clean synthetic corpus: left-to-right and importance score all tokens of the same
     # documents and must agree within their errors.
     model = ldacli.train(planted.corpus, 5, iterations=60, seed=3)
-    held = ldacli.synthetic.generate(20, 5, 50, doc_length=12, alpha=0.2, seed=72, planted=True).corpus
+    held = ldacli.corpora.synthetic.generate(20, 5, 50, doc_length=12, alpha=0.2, seed=72, planted=True).corpus
     l2r = perplexity(model, held, estimator="left-to-right", particles=20, seed=1)
     imp = perplexity(model, held, estimator="importance", samples=20000, seed=1)
     assert l2r["n_tokens"] == imp["n_tokens"] == 240
@@ -203,12 +203,12 @@ def test_estimators_agree_on_a_trained_model(planted):
 
 
 def test_theta_is_the_same_for_any_number_of_threads(planted, monkeypatch):
-    import ldacli.fixed_topics
+    import ldacli.scoring.fixed_topics
 
-    monkeypatch.setattr(ldacli.fixed_topics, "THETA_CHUNK_TOKENS", 500)  # many chunks, each its own stream
+    monkeypatch.setattr(ldacli.scoring.fixed_topics, "THETA_CHUNK_TOKENS", 500)  # many chunks, each its own stream
     words, ptr = planted.corpus.tokens()
     phi = np.random.default_rng(1).dirichlet(np.ones(planted.corpus.n_words), size=5)
     one, _ = estimate_theta(phi, np.full(5, 0.2), words, ptr, iterations=6, burn_in=2, seed=9, threads=1)
     three, _ = estimate_theta(phi, np.full(5, 0.2), words, ptr, iterations=6, burn_in=2, seed=9, threads=3)
-    assert len(ldacli.fixed_topics.theta_chunks(ptr)) > 10
+    assert len(ldacli.scoring.fixed_topics.theta_chunks(ptr)) > 10
     np.testing.assert_array_equal(one, three)

@@ -5,8 +5,8 @@ import pytest
 from scipy.special import digamma, gammaln
 
 from ldacli.errors import LdacliError
-from ldacli.counts import histogram, merge_histograms
-from ldacli.priors import optimize_alpha, optimize_beta
+from ldacli.corpora.counts import histogram, merge_histograms
+from ldacli.methods.priors import optimize_alpha, optimize_beta
 
 
 def dm_loglik_alpha(ndk, alpha):

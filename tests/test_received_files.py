@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import main
-from ldacli.npz import write_npz
+from ldacli.files.npz import write_npz
 
 
 def run(*args):
@@ -98,7 +98,7 @@ def test_a_compressed_member_in_a_model_is_refused_before_it_is_decompressed(mod
 
 def test_a_compressed_corpus_is_read_within_what_deflate_and_memory_allow(tmp_path, planted):
     import scipy.sparse as sp
-    from ldacli.formats.write import write_corpus
+    from ldacli.corpora.formats.write import write_corpus
     write_corpus(planted.corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"), format="ldac")
     sp.save_npz(tmp_path / "c.npz", planted.corpus.counts, compressed=True)  # as scikit-learn pipelines save
     r = run("convert", tmp_path / "c.npz", "--vocab", tmp_path / "c.vocab", "-o", tmp_path / "back.ldac")

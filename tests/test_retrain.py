@@ -14,12 +14,13 @@ from click.testing import CliRunner
 
 import docs_pages
 import ldacli
-from ldacli.cli import EXIT_DRIFT, main
-from ldacli.corpus import Corpus
+from ldacli.cli import main
+from ldacli.cli.exits import EXIT_DRIFT
+from ldacli.corpora.corpus import Corpus
 from ldacli.errors import SettingError
-from ldacli.fileio import file_sha256
-from ldacli.formats.write import write_corpus
-from ldacli.synthetic import generate
+from ldacli.files.fileio import file_sha256
+from ldacli.corpora.formats.write import write_corpus
+from ldacli.corpora.synthetic import generate
 
 METHODS = ("cgs", "vem", "gibbs")
 

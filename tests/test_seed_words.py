@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import ldacli
 from ldacli.cli import main
 from ldacli.errors import InputError
-from ldacli.seed_words import read_seed_words, seeded_topics
+from ldacli.methods.seed_words import read_seed_words, seeded_topics
 
 SEEDS = "# two of the planted themes (blocks of 10 words)\n\nfirst: w00000 w00001 w00002 nosuchword\nsecond: w00030 w00031 w00032\n"
 

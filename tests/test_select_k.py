@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 import ldacli
 from ldacli.cli import main
-from ldacli.fixed_topics import holdout_split
+from ldacli.scoring.fixed_topics import holdout_split
 from ldacli.model_selection import Grid, recommend
-from ldacli.topic_coherence import diversity
+from ldacli.scoring.coherence import diversity
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # where the ldacli under test is (a checkout's src or an install), for the processes a test starts

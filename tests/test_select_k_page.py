@@ -1,6 +1,6 @@
 """The page of select-k (DIR/select-k.html), opened in a real headless browser: it shows the
 recommendation, the table (sortable) and a chart per measure with error bars, in the report's frame
-(ldacli.webpage: its Content-Security-Policy runs only the page's own scripts). Skipped with a reason where the report extra or a browser is missing."""
+(ldacli.pages.webpage: its Content-Security-Policy runs only the page's own scripts). Skipped with a reason where the report extra or a browser is missing."""
 
 import json
 

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 import ldacli
 from ldacli.cli import main
 from ldacli.errors import OutputError
-from ldacli.fileio import atomic_write
+from ldacli.files.fileio import atomic_write
 from users import as_attacker, need_a_second_user, remove, shared_folder
 
 
@@ -216,7 +216,7 @@ def test_sigterm_while_export_writes_leaves_nothing_behind(tmp_path):
 
 @pytest.mark.slow
 def test_sigterm_while_the_final_model_is_written_leaves_nothing_behind(tmp_path):
-    from ldacli.synthetic import generate
+    from ldacli.corpora.synthetic import generate
     corpus = generate(40_000, 5, 50, doc_length=4, seed=3).corpus
     ldacli.write_corpus(corpus, str(tmp_path / "c.ldac"), str(tmp_path / "c.vocab"))
     previous = tmp_path / "m.npz"

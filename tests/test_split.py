@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import ldacli
-from ldacli.corpus import MAX_TOKENS, Corpus
-from ldacli.formats.shards import INDEX, open_shard_folder
+from ldacli.corpora.corpus import MAX_TOKENS, Corpus
+from ldacli.corpora.formats.shards import INDEX, open_shard_folder
 from ldacli.partition import WIDE_SHARD_TOKENS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 import ldacli
-import ldacli.synthetic
+import ldacli.corpora.synthetic
 from ldacli.errors import LdacliError
-from ldacli.evaluate import perplexity
+from ldacli.scoring.perplexity import perplexity
 from ldacli.info import describe
-from ldacli.fixed_topics import HeldOutEvaluator, holdout_split
-from ldacli.stopping import EarlyStopping
+from ldacli.scoring.fixed_topics import HeldOutEvaluator, holdout_split
+from ldacli.methods.stopping import EarlyStopping
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.partition import shard_bounds
 
@@ -31,7 +31,7 @@ def test_holdout_split_is_a_seeded_partition(planted):
 
 def test_evaluator_is_document_completion_with_a_fixed_seed(planted):
     model = ldacli.train(planted.corpus, 5, iterations=40, seed=1)
-    held = ldacli.synthetic.generate(30, 5, 50, doc_length=40, alpha=0.2, seed=9, planted=True).corpus
+    held = ldacli.corpora.synthetic.generate(30, 5, 50, doc_length=40, alpha=0.2, seed=9, planted=True).corpus
     ev = HeldOutEvaluator(held, iterations=30, burn_in=10, seed=5)
     p = ev.perplexity(model.phi, model.alpha)
     assert p == ev.perplexity(model.phi, model.alpha)  # common random numbers: same topics, same score

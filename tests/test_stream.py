@@ -15,13 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 import ldacli
-from ldacli import fixed_topics
+from ldacli.scoring import fixed_topics
 from ldacli.cli import main
-from ldacli.evaluate import perplexity_stream
-from ldacli.formats import stream as stream_module
-from ldacli.formats.stream import stream_corpus
-from ldacli.formats.write import write_corpus, write_shards
-from ldacli.inference import infer_chunks
+from ldacli.scoring.perplexity import perplexity_stream
+from ldacli.corpora.formats import stream as stream_module
+from ldacli.corpora.formats.stream import stream_corpus
+from ldacli.corpora.formats.write import write_corpus, write_shards
+from ldacli.scoring.inference import infer_chunks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # where the ldacli under test is (a checkout's src or an install), for the processes a test starts

@@ -1,4 +1,4 @@
-"""Tests for ldacli.synthetic: the generator of LDA corpora with known topics, and recovery()."""
+"""Tests for ldacli.corpora.synthetic: the generator of LDA corpora with known topics, and recovery()."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from ldacli.errors import LdacliError
-from ldacli.corpus import Corpus
-from ldacli.synthetic import Synthetic, generate, planted_topics, recovery
+from ldacli.corpora.corpus import Corpus
+from ldacli.corpora.synthetic import Synthetic, generate, planted_topics, recovery
 
 
 def test_shapes_types_and_metadata():

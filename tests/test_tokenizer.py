@@ -7,7 +7,7 @@ from click.testing import CliRunner
 import ldacli
 from ldacli.cli import main
 from ldacli.errors import SettingError
-from ldacli.tokenizer import LEGACY, Tokenizer, address_spans
+from ldacli.corpora.tokenizer import LEGACY, Tokenizer, address_spans
 
 PROSE = "Don't re-use X11, the_end; CAFÉ naïve 3rd Straße! 1993 486 3.14 ab abc 日本語 ЖУК"
 MAIL = ("From: keith@cco.caltech.edu (Keith Allan Schneider)\n"

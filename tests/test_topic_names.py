@@ -9,12 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 import ldacli
-from ldacli.cli import EXIT_DRIFT, main
-from ldacli.corpus import Corpus
+from ldacli.cli import main
+from ldacli.cli.exits import EXIT_DRIFT
+from ldacli.corpora.corpus import Corpus
 from ldacli.diff import common_topics, js_distances
-from ldacli.formats.write import write_corpus
-from ldacli.locking import lock_file
-from ldacli.synthetic import generate
+from ldacli.corpora.formats.write import write_corpus
+from ldacli.files.locking import lock_file
+from ldacli.corpora.synthetic import generate
 
 
 def run(*args):

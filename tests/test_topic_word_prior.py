@@ -12,8 +12,8 @@ from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.cgs.method import CollapsedGibbs
 from ldacli.methods.driver import settings_of
 from ldacli.model import Checkpoint
-from ldacli.synthetic import generate
-from ldacli.topic_word_prior import TopicWordPrior, seed_prior
+from ldacli.corpora.synthetic import generate
+from ldacli.methods.topic_word_prior import TopicWordPrior, seed_prior
 
 
 def cgs(corpus, prior, *, threads=1, checkpoint=None, source=None, client=None, **given):
@@ -79,7 +79,7 @@ def test_the_prior_round_trips_through_checkpoint_arrays_and_model_params():
 def test_phi_and_the_trace_follow_the_non_uniform_prior(themed, sampler):
     from scipy.special import gammaln
 
-    from ldacli.counts import doc_topic_counts
+    from ldacli.corpora.counts import doc_topic_counts
     from ldacli.methods.base import word_topic_counts
 
     corpus = themed.corpus

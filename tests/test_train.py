@@ -8,7 +8,7 @@ import pytest
 
 import ldacli
 from ldacli.errors import LdacliError, SettingError
-from ldacli.synthetic import generate, recovery
+from ldacli.corpora.synthetic import generate, recovery
 
 
 def test_planted_topics_are_recovered(planted):
@@ -399,7 +399,7 @@ def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, m
     # and three documents of theta at a time, so that many block edges are crossed): the same
     # bytes as the model assembled whole and saved; the model returned maps that file
     import ldacli.methods.cgs.method
-    import ldacli.npz
+    import ldacli.files.npz
 
     corpus = generate(60, 7, 40, doc_length=15, seed=3).corpus
     seeds = {"a": corpus.vocab[2:5], "b": corpus.vocab[5:9]} if seeded else None
@@ -408,7 +408,7 @@ def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, m
                   snapshot_interval=1)
     whole = ldacli.train(corpus, 7, **common)
     whole.save(str(tmp_path / "whole.npz"))
-    monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 8 * 7 * 3)
+    monkeypatch.setattr(ldacli.files.npz, "ROW_BLOCK_BYTES", 8 * 7 * 3)
     monkeypatch.setattr(ldacli.methods.cgs.method, "THETA_BLOCK_BYTES", 8 * 7 * 3)
     streamed = ldacli.train(corpus, 7, output=str(tmp_path / "streamed.npz"), **common)
     assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
@@ -425,9 +425,9 @@ def test_a_model_written_as_it_is_assembled_never_holds_phi_or_theta_whole(tmp_p
     import tracemalloc
 
     import ldacli.methods.cgs.method
-    import ldacli.npz
+    import ldacli.files.npz
 
-    monkeypatch.setattr(ldacli.npz, "ROW_BLOCK_BYTES", 1 << 20)
+    monkeypatch.setattr(ldacli.files.npz, "ROW_BLOCK_BYTES", 1 << 20)
     monkeypatch.setattr(ldacli.methods.cgs.method, "THETA_BLOCK_BYTES", 1 << 20)
     corpus = generate(4000, 8, 3000, doc_length=20, seed=2).corpus
     tracemalloc.start()

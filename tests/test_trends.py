@@ -22,7 +22,7 @@ import docs_pages
 import ldacli
 from ldacli.cli import main
 from ldacli.errors import InputError, SettingError
-from ldacli.topic_trends import parse_date, period_shares, periods, read_dates
+from ldacli.over_time.trends import parse_date, period_shares, periods, read_dates
 
 THEMES = ["apples pears plums cherries orchard harvest fruit juice",
           "rivers lakes oceans water boats sailing harbour fishing",

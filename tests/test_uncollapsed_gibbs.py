@@ -14,10 +14,10 @@ import scipy.sparse as sp
 import ldacli
 from ldacli._uncollapsed_gibbs import doc_loglik, draw_topic, draw_z_theta, gamma_fill
 from ldacli.cli import main
-from ldacli.corpus import Corpus
+from ldacli.corpora.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.methods.uncollapsed_gibbs import UncollapsedGibbs
-from ldacli.synthetic import generate, recovery
+from ldacli.corpora.synthetic import generate, recovery
 
 
 def train_gibbs(corpus, *args, **kwargs):

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import ldacli
 from ldacli.cli import main
 from ldacli.model import Model
-from ldacli.vocab_rules import VocabRules
+from ldacli.corpora.vocab_rules import VocabRules
 
 DOCS = [
     "The apple and the banana. keith@cco.caltech.edu wrote: apples are red",
@@ -130,7 +130,7 @@ def test_a_model_without_the_record_of_its_rules_calls_every_outside_word_unknow
 def test_a_damaged_record_of_removed_words_is_named(trained, tmp_path):
     import numpy as np
 
-    from ldacli.npz import read_npz, write_npz
+    from ldacli.files.npz import read_npz, write_npz
 
     _, out, _ = trained
     arrays = dict(read_npz(str(out)))

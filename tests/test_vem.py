@@ -11,7 +11,7 @@ import ldacli
 from ldacli._vem import digamma_array, estep, lgamma_array, word_stats
 from ldacli.cli import main
 from ldacli.errors import LdacliError
-from ldacli.synthetic import generate, recovery
+from ldacli.corpora.synthetic import generate, recovery
 from ldacli.methods.vem import (
     _Arrays,
     dirichlet_objective,

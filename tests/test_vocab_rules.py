@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ldacli
-from ldacli.corpus import Corpus
+from ldacli.corpora.corpus import Corpus
 from ldacli.errors import InputError, SettingError
-from ldacli.formats.read import read_corpus
-from ldacli.formats.write import write_corpus, write_shards
-from ldacli.tokenizer import LEGACY
-from ldacli.vocab_rules import VocabRules
+from ldacli.corpora.formats.read import read_corpus
+from ldacli.corpora.formats.write import write_corpus, write_shards
+from ldacli.corpora.tokenizer import LEGACY
+from ldacli.corpora.vocab_rules import VocabRules
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -204,14 +204,14 @@ def test_bag_of_words_stop_words_match_the_vocabulary_as_spelled(tmp_path):
 
 @pytest.mark.parametrize("name, kind", [("cgs.model.npz", "model"), ("vem.ckpt.npz", "checkpoint")])
 def test_a_model_or_checkpoint_given_as_a_corpus_says_so_without_loading_it(monkeypatch, name, kind):
-    import ldacli.formats.matrix
-    import ldacli.npz
+    import ldacli.corpora.formats.matrix
+    import ldacli.files.npz
 
     def tripwire(*args, **kwargs):
         raise AssertionError("the arrays were loaded")
 
-    monkeypatch.setattr(ldacli.npz, "read_npz", tripwire)
-    monkeypatch.setattr(ldacli.formats.matrix, "read_npz", tripwire)
+    monkeypatch.setattr(ldacli.files.npz, "read_npz", tripwire)
+    monkeypatch.setattr(ldacli.corpora.formats.matrix, "read_npz", tripwire)
     path = os.path.join(HERE, "data", "format1", name)
     for fmt in ("auto", "npz"):
         with pytest.raises(InputError) as info:
@@ -344,8 +344,9 @@ def test_the_command_line_takes_stop_words_several_times_and_a_resumed_run_keeps
 
 def test_a_command_repeated_for_the_user_repeats_each_stop_list():
     """select-k's "continue with the same command" gives every list its own --stop-words."""
-    from ldacli.cli import _command_line, main
+    from ldacli.cli import main
+    from ldacli.cli.exits import command_line
 
     ctx = main.commands["select-k"].make_context("ldacli select-k", [
         "c.txt", "-k", "5,10", "-o", "out", "--stop-words", "english", "--stop-words", "my list.txt"])
-    assert _command_line(ctx).endswith("--stop-words english --stop-words 'my list.txt'")
+    assert command_line(ctx).endswith("--stop-words english --stop-words 'my list.txt'")

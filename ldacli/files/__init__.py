@@ -1,0 +1,1 @@
+"""Files: atomic writes, locks, ``.npz`` archives and the table formats results are written in."""

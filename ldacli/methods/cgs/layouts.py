@@ -1,0 +1,390 @@
+"""The count layouts of the collapsed Gibbs sampler: the topic-word counts in the form each
+kernel samples them (:class:`DenseRows`, a dense word-major array, for the dense kernel;
+:class:`WordLists`, one sorted list of packed (count, topic) entries per word, for the sparse
+kernel and :class:`AliasWordLists` for the alias kernel), each with its own topic totals and
+scratch (a :class:`Replica`: the shared counts, a thread's view of them, or a Dask worker's
+copy of its word slices), and the priors as the kernels take them (:class:`Priors`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ldacli import _cgs
+from ldacli.methods.cgs.shard import Shard, document_lists, slice_runs
+
+MH_STEPS = 2
+# Word-list entries spread out at a time when the counts are added to a dense array.
+ENTRY_CHUNK = 1 << 18
+
+
+def _list_slots(word_ptr: np.ndarray, wt_len: np.ndarray, word_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the entries of the words ``word_ids``'s lists, and the lists' lengths."""
+    lens = wt_len[word_ids].astype(np.int64)
+    starts = word_ptr[word_ids]
+    within = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+    return np.repeat(starts, lens) + within, lens.astype(np.int32)
+
+
+@dataclass(frozen=True)
+class ListLayout:
+    """Where the packed word lists live: ``word_ptr`` (V+1,) int64, word w's list starting at
+    ``word_ptr[w]`` with capacity ``word_ptr[w+1] - word_ptr[w]``; each entry
+    ``(count << bits) | (2**bits - 1 - topic)`` of ``dtype`` (see ``ext/_cgs.pyx``)."""
+
+    word_ptr: np.ndarray
+    bits: int
+    dtype: type
+
+
+def list_layout(freq: np.ndarray, n_topics: int) -> ListLayout:
+    """The layout of the word lists for word frequencies ``freq`` (V,): capacity min(K, the
+    word's frequency), fixed for the run; uint32 entries when the largest frequency fits beside
+    the topic bits, else uint64."""
+    word_ptr = np.zeros(freq.size + 1, np.int64)
+    np.cumsum(np.minimum(freq, n_topics), out=word_ptr[1:])
+    bits = max(1, int(n_topics - 1).bit_length())
+    largest = int(freq.max()) if freq.size else 0
+    return ListLayout(word_ptr, bits, np.uint32 if largest < 1 << (32 - bits) else np.uint64)
+
+
+def pack_entries(topics: np.ndarray, counts: np.ndarray, layout: ListLayout) -> np.ndarray:
+    """Word-list entries of these topics and counts."""
+    dtype = layout.dtype
+    return (counts.astype(dtype) << dtype(layout.bits)) | (dtype((1 << layout.bits) - 1) - topics.astype(dtype))
+
+
+def unpack_entries(entries: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(topics, counts)`` (int32) of word-list entries."""
+    mask = entries.dtype.type((1 << bits) - 1)
+    return ((mask - (entries & mask)).astype(np.int32), (entries >> entries.dtype.type(bits)).astype(np.int32))
+
+
+@dataclass(frozen=True)
+class Priors:
+    """The priors as the kernels take them: ``alpha`` (K,) float64; the topic-word prior
+    ``beta_kw = beta + extra_kw`` as ``beta``, ``beta_sum`` (K,) float64 (each topic's
+    ``sum_w beta_kw``) and the extra mass by word, ``extra_ptr`` (V+1,) int64, ``extra_topics``
+    (E,) int32, ``extra`` (E,) float64 (:meth:`~ldacli.methods.topic_word_prior.TopicWordPrior.by_word`)."""
+
+    alpha: np.ndarray
+    beta: float
+    beta_sum: np.ndarray
+    extra_ptr: np.ndarray
+    extra_topics: np.ndarray
+    extra: np.ndarray
+
+    @classmethod
+    def of(cls, alpha, beta: float, beta_sum: np.ndarray, extra: tuple[np.ndarray, np.ndarray, np.ndarray]
+           ) -> "Priors":
+        """``extra``: the (ptr, topics, extra) of :func:`~ldacli.methods.topic_word_prior.extra_by_word`."""
+        return cls(np.ascontiguousarray(alpha, dtype=np.float64), float(beta),
+                   np.ascontiguousarray(beta_sum, dtype=np.float64), *extra)
+
+
+def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
+    """Per-word packed (topic, count) lists sorted by count (largest first), then topic, from
+    the counts of :func:`word_topic_pairs` (sorted by word): a range of words at a time, so
+    that the sort's scratch stays about :data:`ENTRY_CHUNK` entries."""
+    wt = np.zeros(layout.word_ptr[-1], layout.dtype)
+    lengths = np.zeros(V, np.int32)
+    lo, n = 0, codes.size
+    while lo < n:
+        hi = min(n, lo + ENTRY_CHUNK)
+        if hi < n:  # to the end of the last word's entries
+            hi = int(np.searchsorted(codes, (int(codes[hi - 1]) // K + 1) * K))
+        w, t, c = codes[lo:hi] // K, (codes[lo:hi] % K).astype(np.int32), counts[lo:hi]
+        order = np.lexsort((t, -c, w))
+        w, t, c = w[order], t[order], c[order].astype(np.int32)
+        starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
+        sizes = np.diff(np.append(starts, w.size))
+        lengths[w[starts]] = sizes
+        within = np.arange(w.size) - np.repeat(starts, sizes)
+        wt[layout.word_ptr[w] + within] = pack_entries(t, c, layout)
+        lo = hi
+    return wt, lengths
+
+
+class Replica:
+    """A set of topic-word counts (the shared one, or a Dask worker's copy) with its own topic
+    totals and scratch arrays, in one count layout: :class:`DenseRows` (the dense sampler) or
+    :class:`WordLists` (sorted word lists: the sparse sampler, and :class:`AliasWordLists` the
+    alias sampler's). A subclass says how its counts are kept, sent and sampled;
+    :func:`replica_class` gives the one of a sampler."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, V: int, K: int, pairs: tuple[np.ndarray, np.ndarray], layout: ListLayout | None = None):
+        """The counts ``pairs`` (:func:`word_topic_pairs`) in this layout; ``layout``
+        (:meth:`layout_for`) where the layout needs one."""
+        codes, counts = pairs
+        self.nk = np.bincount(codes % K, weights=counts, minlength=K).astype(np.int32)
+        self._fill(codes, counts, V, K, layout)
+        self._scratch(K)
+
+    @classmethod
+    def empty(cls, V: int, K: int, layout: ListLayout | None = None) -> "Replica":
+        """A replica with no counts yet, which :meth:`set_count_arrays` of its word slices fill
+        (the Dask client's copy of the counts, gathered slice by slice for the model)."""
+        return cls(V, K, (np.zeros(0, np.int64), np.zeros(0, np.int64)), layout)
+
+    def sharing(self) -> "Replica":
+        """A replica that samples this one's word-topic counts in place, with its own topic
+        totals and scratch: a thread's, for the blocks of a round."""
+        replica = type(self).__new__(type(self))
+        replica.nk = self.nk.copy()
+        replica._share(self)
+        replica._scratch(self.nk.size)
+        return replica
+
+    @staticmethod
+    def layout_for(freq: np.ndarray, n_topics: int) -> ListLayout | None:
+        """Where the counts of words of frequencies ``freq`` go (None: nothing to decide)."""
+        return None
+
+    @classmethod
+    def shard(cls, words: np.ndarray, z: np.ndarray, ptr: np.ndarray, lo: int, rng: np.random.Generator,
+              slices: np.ndarray) -> Shard:
+        """The :class:`~ldacli.methods.cgs.shard.Shard` of these tokens, topics, documents and
+        stream, with what this layout's kernel needs of it for the word slices ``slices``:
+        ``runs`` (:func:`~ldacli.methods.cgs.shard.slice_runs`)."""
+        return Shard(words, z, ptr, lo, rng, slice_runs(words, ptr, slices))
+
+    def _scratch(self, K: int) -> None:
+        self.ndk = np.zeros(K, np.int32)
+
+    def _fill(self, codes, counts, V: int, K: int, layout: ListLayout | None) -> None:
+        raise NotImplementedError
+
+    def _share(self, source: "Replica") -> None:
+        raise NotImplementedError
+
+    def sweep(self, shard: Shard, part: int, priors: Priors) -> None:
+        """Sample ``shard``'s tokens of word slice ``part`` against these counts (the one call of
+        a block, on threads and Dask workers alike)."""
+        raise NotImplementedError
+
+    def range(self, lo: int, hi: int) -> "Replica":
+        """The counts of the words ``lo <= w < hi`` as a replica of their own (word ``lo`` is its
+        word 0), sharing this one's memory: a word slice, to query or to move (a Dask worker's
+        slice as it travels to the next worker)."""
+        part = type(self).__new__(type(self))
+        part.nk = np.zeros_like(self.nk)
+        part._range_of(self, lo, hi)
+        return part
+
+    def _range_of(self, source: "Replica", lo: int, hi: int) -> None:
+        raise NotImplementedError
+
+    def count_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays that hold the word-topic counts (not the totals), as they are: what
+        :meth:`set_count_arrays` of a replica of the same words and layout takes."""
+        raise NotImplementedError
+
+    def set_count_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Copy :meth:`count_arrays` of another replica (of the same words) into this one."""
+        raise NotImplementedError
+
+    def word_topic_counts(self) -> np.ndarray:
+        """Dense (V, K) int32 counts."""
+        raise NotImplementedError
+
+    def nonzero_word_topic_counts(self) -> np.ndarray:
+        """The non-zero word-topic counts (int32, in no particular order)."""
+        raise NotImplementedError
+
+    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The non-zero word-topic cells, word by word: their words, topics and counts (int32 each)."""
+        raise NotImplementedError
+
+    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
+        """(E,) int32: the counts of the cells (``words[i]``, ``topics[i]``)."""
+        raise NotImplementedError
+
+    def add_to(self, out: np.ndarray, first: int = 0) -> None:
+        """Add the counts of topics ``first`` to ``first + len(out)`` to ``out`` (those topics'
+        rows of a (K, V) float64 array, topic-major), in place."""
+        raise NotImplementedError
+
+
+class DenseRows(Replica):
+    """Counts as a dense (V, K) int32 array, word-major: the dense sampler's."""
+
+    kind = "dense"
+
+    def _fill(self, codes, counts, V, K, layout):
+        self.nwk = np.zeros(V * K, np.int32)
+        self.nwk[codes] = counts
+        self.nwk = self.nwk.reshape(V, K)
+
+    def _share(self, source):
+        self.nwk = source.nwk
+
+    def _scratch(self, K):
+        super()._scratch(K)
+        self.work = np.zeros(3 * K)
+
+    def sweep(self, shard, part, priors):
+        p = priors
+        _cgs.dense_sweep(shard.words, shard.runs, shard.z, self.nwk, self.nk, p.alpha, p.beta, p.beta_sum, p.extra_ptr,
+                         p.extra_topics, p.extra, self.ndk, self.work, shard.rng, part)
+
+    def _range_of(self, source, lo, hi):
+        self.nwk = source.nwk[lo:hi]
+
+    def count_arrays(self):
+        return {"rows": self.nwk}
+
+    def set_count_arrays(self, arrays):
+        np.copyto(self.nwk, arrays["rows"])
+
+    def word_topic_counts(self):
+        return self.nwk.copy()
+
+    def nonzero_word_topic_counts(self):
+        return self.nwk[self.nwk > 0]
+
+    def cells(self):
+        words, topics = np.nonzero(self.nwk)
+        return words.astype(np.int32), topics.astype(np.int32), self.nwk[words, topics]
+
+    def counts_at(self, words, topics):
+        return self.nwk[words, topics]
+
+    def add_to(self, out, first=0):
+        out += self.nwk[:, first:first + out.shape[0]].T
+
+
+class WordLists(Replica):
+    """Counts as one sorted list of packed (topic, count) entries per word (:class:`ListLayout`,
+    ``ext/_cgs.pyx``): the sparse sampler's."""
+
+    kind = "sparse"
+
+    @staticmethod
+    def layout_for(freq, n_topics):
+        return list_layout(freq, n_topics)
+
+    def _fill(self, codes, counts, V, K, layout):
+        self.word_ptr, self.bits = layout.word_ptr, layout.bits
+        self.wt, self.wt_len = _word_lists(codes, counts, V, K, layout)
+
+    def _share(self, source):
+        self.word_ptr, self.bits, self.wt, self.wt_len = source.word_ptr, source.bits, source.wt, source.wt_len
+
+    def _scratch(self, K):
+        super()._scratch(K)
+        self.doc_topics = np.zeros(2 * K, np.int32)
+        self.work = np.zeros(4 * K)
+
+    def sweep(self, shard, part, priors):
+        p = priors
+        if shard.lists is None:  # made at the shard's first sweep, from its topics as they are then
+            shard.lists = document_lists(shard.ptr, shard.z, self.nk.size)
+        lists = shard.lists
+        _cgs.sparse_sweep(shard.words, shard.runs, shard.z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
+                          p.alpha, p.beta, p.beta_sum, p.extra_ptr, p.extra_topics, p.extra, self.ndk, self.doc_topics,
+                          lists.ptr, lists.length, lists.topics, lists.counts, self.work, shard.rng, part)
+
+    def _range_of(self, source, lo, hi):
+        start, end = source.word_ptr[lo], source.word_ptr[hi]
+        self.word_ptr, self.bits = source.word_ptr[lo:hi + 1] - start, source.bits
+        self.wt, self.wt_len = source.wt[start:end], source.wt_len[lo:hi]
+
+    def count_arrays(self):
+        return {"lens": self.wt_len, "entries": self.wt}
+
+    def set_count_arrays(self, arrays):
+        np.copyto(self.wt_len, arrays["lens"])
+        np.copyto(self.wt, arrays["entries"])
+
+    def word_topic_counts(self):
+        V, K = self.wt_len.size, self.nk.size
+        nwk = np.zeros((V, K), np.int32)
+        rows, idx = self._entries()
+        topics, counts = unpack_entries(self.wt[idx], self.bits)
+        nwk[rows, topics] = counts
+        return nwk
+
+    def nonzero_word_topic_counts(self):
+        return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
+
+    def cells(self):
+        rows, idx = self._entries()
+        return (rows.astype(np.int32), *unpack_entries(self.wt[idx], self.bits))
+
+    def add_to(self, out, first=0):
+        # a range of words at a time, so that the spread entries stay ~ENTRY_CHUNK
+        rows = out.shape[0]
+        ends = np.cumsum(self.wt_len, dtype=np.int64)
+        cuts = np.unique(np.searchsorted(ends, np.arange(0, int(ends[-1]) if ends.size else 0, ENTRY_CHUNK),
+                                         side="right"))
+        for lo, hi in zip(cuts, list(cuts[1:]) + [ends.size]):
+            words = np.arange(lo, hi)
+            idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
+            topics, counts = unpack_entries(self.wt[idx], self.bits)
+            words = np.repeat(words, lens)
+            if first or rows < self.nk.size:
+                inside = (topics >= first) & (topics < first + rows)
+                topics, words, counts = topics[inside] - first, words[inside], counts[inside]
+            out[topics, words] += counts
+
+    def counts_at(self, words, topics):
+        idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
+        found, counts = unpack_entries(self.wt[idx], self.bits)
+        cell = np.repeat(np.arange(words.size), lens)
+        hit = found == topics[cell]
+        out = np.zeros(words.size, np.int32)
+        out[cell[hit]] = counts[hit]
+        return out
+
+    def _entries(self):
+        lengths = self.wt_len.astype(np.int64)
+        rows = np.repeat(np.arange(lengths.size), lengths)
+        starts = np.repeat(self.word_ptr[:-1], lengths)
+        within = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return rows, starts + within
+
+
+class AliasWordLists(WordLists):
+    """The sorted word lists of :class:`WordLists`, sampled by the alias sampler: word by word,
+    so a shard also keeps its tokens grouped by word."""
+
+    kind = "alias"
+
+    @classmethod
+    def shard(cls, words, z, ptr, lo, rng, slices):
+        """Besides ``runs``: ``order``, the shard's tokens grouped by word, ``order_cuts``, where
+        each word slice's tokens start in ``order``, and ``doc_of``, each token's document."""
+        shard = super().shard(words, z, ptr, lo, rng, slices)
+        shard.order = np.argsort(words, kind="stable").astype(np.int32)
+        shard.order_cuts = np.searchsorted(words[shard.order], slices)
+        shard.doc_of = np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))
+        return shard
+
+    def _scratch(self, K):
+        Replica._scratch(self, K)
+        self.mark = np.zeros(K, np.int32)
+        self.iwork = np.zeros(5 * K, np.int32)
+        self.work = np.zeros(4 * K)
+        self.ndk_shard = np.zeros((0, K), np.int32)
+
+    def sweep(self, shard, part, priors):
+        runs, cuts, p = shard.runs, shard.order_cuts, priors
+        if self.ndk_shard.shape[0] < runs.shape[0]:
+            self.ndk_shard = np.zeros((runs.shape[0], self.nk.size), np.int32)
+        _cgs.alias_sweep(shard.words, runs, shard.z, shard.order[cuts[part]:cuts[part + 1]], shard.doc_of,
+                         self.word_ptr, self.wt, self.wt_len, self.bits, self.nk, p.alpha, p.beta, p.beta_sum,
+                         p.extra_ptr, p.extra_topics, p.extra, self.ndk_shard, self.ndk, self.mark, self.iwork,
+                         self.work, MH_STEPS, shard.rng)
+
+
+REPLICAS: dict[str, type[Replica]] = {cls.kind: cls for cls in (DenseRows, WordLists, AliasWordLists)}
+
+
+def replica_class(kind: str) -> type[Replica]:
+    """The replica (count layout and kernels) of sampler ``kind``."""
+    return REPLICAS[kind]

@@ -1,0 +1,478 @@
+"""Collapsed Gibbs sampling (Griffiths & Steyvers 2004): the default method.
+
+The state is the topic of every token; counts are derived from it. One step is one sweep of
+the run's engine (a :class:`~ldacli.methods.cgs.sampler.Sampler`: on threads,
+:mod:`ldacli.methods.cgs.threads`, or on a Dask cluster, :mod:`ldacli.methods.cgs.dask_engine`;
+dense, sparse or alias kernels, blocks of document shards and word slices sampled in parallel)
+followed, every ``optimize_interval`` sweeps after ``optimize_burn_in``, by learning an
+asymmetric alpha and a symmetric beta from the counts (:mod:`ldacli.methods.priors`). The trace is the
+joint log-likelihood ``log p(w, z)`` per token.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from scipy.special import gammaln
+
+from ldacli import random_streams
+from ldacli.corpora.corpus import Corpus
+from ldacli.errors import LdacliError, SettingError
+from ldacli.methods.base import Method, Start
+from ldacli.methods.cgs.dask_engine import DaskSampler, ShardsRebuilt, SyncPoint
+from ldacli.methods.cgs.dask_checkpoints import ARRAY, ShardFiles, read_topics
+from ldacli.methods.cgs.threads import ThreadsSampler
+from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, Sampler, choose_sampler
+from ldacli.methods.cgs.layouts import ENTRY_CHUNK
+from ldacli.partition import default_shards, shard_bounds, shard_ranges
+from ldacli.corpora.counts import doc_pointers
+from ldacli.corpora.formats.shards import ShardFolder
+from ldacli.methods.seed_words import SeedWords
+from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
+from ldacli.model import Checkpoint
+from ldacli.files.npz import ROW_BLOCK_BYTES, StreamedArray
+from ldacli.methods.cgs.snapshots import Snapshots, doc_sum_bytes, snapshot_sweeps
+from ldacli.methods.priors import alpha_from_histograms, beta_from_histogram
+from ldacli.methods.topic_word_prior import TopicWordPrior
+
+log = logging.getLogger("ldacli")
+
+# Cells of theta assembled at a time (whole documents, at least one): the scratch is their
+# counts (int32, and int64 as they are counted), whatever D and K.
+THETA_CHUNK_CELLS = 1 << 16
+# Bytes of theta's rows written at a time (at least one row): a block of theta costs what its
+# rows cost, so it can be smaller than phi's (ROW_BLOCK_BYTES), each of which reads every cell
+# of the counts. 4 MB: a corpus's theta is as large from 5,000 documents at K=100 on.
+THETA_BLOCK_BYTES = 1 << 22
+# The priors' learning by default (--optimize-interval, --optimize-burn-in): every 10 sweeps as
+# tomotopy and MALLET's documentation do, after 50, the counts of the first sweeps being far from
+# the posterior's. Measured: benchmarks/heldout.py, docs/performance.md.
+LEARN_EVERY = 10
+LEARN_FROM = 50
+# Why learning beta and a seeded topic-word prior cannot go together (refused when seed_words is
+# given, before anything is read, and for a prior kept from a seeded warm start or given in Python).
+OPTIMIZE_WITH_PRIOR = ("optimize_interval learns a symmetric beta, and the topic-word prior of seeded topics "
+                       "(seed_words) is not one: leave one of them out")
+
+
+def learns_first(every: int | None, after: int) -> int | None:
+    """The first sweep that learns the priors of a run learning them every ``every`` sweeps
+    after sweep ``after`` (None: never); every ``every``-th sweep from it learns them too. The
+    schedule is written here only: the sampler keeps it and ``info`` tells it from the params."""
+    return (after // every + 1) * every if every else None
+
+
+def log_likelihood(sampler: Sampler, alpha: np.ndarray, beta: float) -> float:
+    """Joint log-likelihood log p(w, z | alpha, beta_kw) with theta and phi integrated out; the
+    topic-word prior ``beta_kw`` is ``beta`` plus the sampler's extra mass (``sampler.prior``).
+    Taken from what the sampler answers (a histogram of the word-topic counts, the K totals, a
+    sum per shard), which a Dask cluster's workers answer with the same numbers: the same
+    bytes on threads and on a cluster."""
+    V, K = sampler.V, sampler.K
+    # log p(w | z) = sum_k [lgamma(B_k) - lgamma(n_k + B_k) + sum_w (lgamma(n_kw + beta_kw) - lgamma(beta_kw))],
+    # B_k = sum_w beta_kw: first as if every cell's prior were beta (a zero count contributes
+    # lgamma(beta) - lgamma(beta) = 0), then the cells and topics with extra mass put right
+    _, values, times = sampler.word_histogram()
+    ll = K * gammaln(V * beta)
+    ll += float(np.sum(times * (gammaln(values + beta) - gammaln(beta))))
+    prior = sampler.prior
+    if prior is not None:
+        ll += float(np.sum(gammaln(prior.topic_sums(beta)) - gammaln(V * beta)))
+        n = sampler.counts_at(prior.words, prior.topics)
+        cell = beta + prior.extra
+        ll += float(np.sum((gammaln(n + cell) - gammaln(cell)) - (gammaln(n + beta) - gammaln(beta))))
+    ll -= float(np.sum(gammaln(sampler.topic_totals() + sampler.priors.beta_sum)))
+    for part in sampler.doc_log_priors(alpha):  # log p(z | alpha), shard by shard
+        ll += part
+    return float(ll)
+
+
+def rows_from_blocks(blocks):
+    """``fill(out, first)`` that copies rows ``first`` to ``first + len(out)`` out of
+    ``blocks``, an iterator of ``(first row, block)`` covering the rows in order, for
+    consecutive calls (each block is read once, whatever sizes the calls ask for)."""
+    blocks = iter(blocks)
+    pending = [0, np.zeros((0, 0))]
+
+    def fill(out: np.ndarray, first: int) -> None:
+        done = 0
+        while done < out.shape[0]:
+            lo, block = pending
+            at = first + done - lo
+            if at >= block.shape[0]:
+                pending[:] = next(blocks)
+                continue
+            take = min(block.shape[0] - at, out.shape[0] - done)
+            out[done:done + take] = block[at:at + take]
+            done += take
+    return fill
+
+
+class CollapsedGibbs(Method):
+    """Collapsed Gibbs sampling of every token's topic, theta and phi integrated out.
+
+    Options: ``sampler`` (``dense``, ``sparse``, ``alias`` or ``auto``: by K), ``shards``
+    (document shards and word slices, default :func:`~ldacli.partition.default_shards`, or the files of the shard
+    folder the corpus was read from; 1 is the exact sequential sampler), ``optimize_interval``
+    and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
+    first topics (:class:`~ldacli.methods.cgs.threads.FirstTopics`), stream 1 + s samples shard s.
+
+    ``settings["topic_word_prior"]`` (not a command-line setting: built by the caller, e.g. by
+    :func:`~ldacli.methods.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric
+    beta) is extra topic-word prior mass, ``beta_kw = beta + extra_kw``, under which every sampler
+    samples the exact posterior; phi and the trace use it. A checkpoint holds it (arrays
+    ``prior_words``, ``prior_topics``, ``prior_extra``) and a resumed run samples under it; the
+    model records it in ``params["topic_word_prior"]``. It cannot go with ``optimize_interval``,
+    which learns a symmetric beta.
+    """
+
+    name = "cgs"
+    title = "collapsed Gibbs sampling"
+    DISTRIBUTED = True
+    unit = "sweep"
+    trace = "log_p_w_z_per_token"
+    trace_label = "log p(w, z) per token"
+    DEFAULT_ITERATIONS = 1000
+    DEFAULT_LOGLIK_EVERY = 10
+    SETTINGS = owned_by("cgs", (
+        Setting("sampler", Choice(("auto", *SAMPLERS)), "auto",
+                "dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and word); alias: "
+                "Metropolis-Hastings with alias tables, O(1) per token; auto picks by K and document length "
+                "(dense below 12 topics on documents under 400 tokens, else sparse: measured by "
+                "benchmarks/auto_rules.py). Recorded in the model.", FIXED),
+        Setting("shards", Integer(1), None,
+                "Document shards (and as many word slices) that threads sample in parallel, the most threads "
+                "that help; each sweep is N rounds of disjoint blocks. The output depends on the seed and the "
+                "shards, never on --threads; 1 is the exact sequential sampler.", FIXED,
+                default_help="one per 100,000 tokens, at most 4; from 5 M tokens one per 625,000 rounded down to a "
+                             "power of two, at most 32 (from 20 M tokens); a shard folder's files"),
+        Setting("optimize_interval", Integer(0), None,
+                "Learn an asymmetric alpha and a symmetric beta from the counts every N sweeps (Minka's fixed "
+                "point; Wallach, Mimno & McCallum 2009): a lower held-out perplexity, the more so the more "
+                "topics (see docs/performance.md); --alpha/--beta are then starting values; 0: off, the "
+                "priors as given.", FIXED,
+                default_help=f"{LEARN_EVERY}, or 0 when --alpha, --beta or --seed-words is given (the priors "
+                             f"as given)"),
+        Setting("optimize_burn_in", Integer(0), LEARN_FROM,
+                "Sweeps before the first optimisation (refused where the priors are not learned).", FIXED),
+        Setting("snapshots", Integer(1), 5,
+                "Average phi and theta over N states of the chain, --snapshot-interval sweeps apart, the last "
+                "one the final sweep, those in the second half of the run (within --iterations: no sweep is "
+                "added; with --max-seconds, where the pace so far says the run will end), instead of the final "
+                "state alone: less Monte Carlo noise in the topics, a lower "
+                "held-out perplexity for the same sweeps (see docs/performance.md). 1: the final state.",
+                FIXED),
+        Setting("snapshot_interval", Integer(1), 10, "Sweeps between two of the averaged --snapshots.", FIXED),
+        Setting("seed_words", SeedWords(), None,
+                "A file of seeded topics, one a line, 'name: word word ...': they become topics 0, 1, ... in the "
+                "file's order, carry their names, and their topic-word prior favours their seed words (beta plus "
+                "--seed-strength times the word's count), in every sampler; words the corpus lacks are reported. "
+                "A warm start from a seeded model keeps its seeds without it.", FIXED),
+        Setting("seed_strength", Real(0, 1e6, min_open=True), None,
+                "The extra topic-word prior of each seed word in its topic, as a share of the word's count in the "
+                "corpus: 0.25 weighs as if a quarter of its occurrences were in the topic already, whatever the "
+                "corpus's size.", FIXED,
+                default_help="0.25; a warm start's, when it keeps its seeds"),
+    ))
+
+    @classmethod
+    def prior_sources(cls, params: dict) -> dict[str, str]:
+        every, after = params.get("optimize_interval"), params.get("optimize_burn_in") or 0
+        first = learns_first(every, after)
+        if first is None or params.get("iterations_done", first) < first:  # off, or the run ended before
+            return super().prior_sources(params)
+        how = f"learned every {every} sweeps after {after}"
+        return {"alpha": how, "beta": how}
+
+    @classmethod
+    def check(cls, values: dict) -> None:
+        if values.get("seed_words") is not None and values["optimize_interval"]:
+            raise SettingError("optimize_interval", OPTIMIZE_WITH_PRIOR, ("seed_words",))
+
+    @classmethod
+    def settle_given(cls, values: dict, given: dict) -> None:
+        chosen = any(given.get(name) is not None for name in ("alpha", "beta", "seed_words", "topic_word_prior"))
+        if given.get("optimize_interval") is None:  # priors someone chose are kept, others learned
+            if chosen:
+                values["optimize_interval"] = 0
+            elif values["optimize_interval"] is None:  # (a warm start's is its parent's)
+                values["optimize_interval"] = LEARN_EVERY
+        if not values["optimize_interval"] and given.get("optimize_burn_in") is not None:
+            why = ("optimize_interval is 0" if given.get("optimize_interval") is not None else
+                   "alpha, beta or seed_words given keep the priors as given" if chosen else
+                   "the warm start's were not learned")
+            raise SettingError("optimize_burn_in", f"optimize_burn_in applies where the priors are learned, and here "
+                                                   f"{why}: give optimize_interval N to learn them",
+                               ("optimize_interval", "alpha", "beta", "seed_words"))
+
+    @classmethod
+    def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
+        cls.settle_given(values, given)
+        if values["sampler"] == "auto":
+            values["sampler"] = choose_sampler(values["n_topics"], corpus.n_tokens / max(1, corpus.n_docs))
+        if isinstance(corpus, ShardFolder):  # its workers read one file per shard
+            if values["shards"] is not None and values["shards"] != corpus.n_shards:
+                raise SettingError("shards", f"shards must be the {corpus.n_shards} files of the shard folder "
+                                             f"{corpus.path} (its workers read one file per shard), found "
+                                             f"{values['shards']}")
+            values["shards"] = corpus.n_shards
+            return
+        wanted = values["shards"] or corpus.n_shards or default_shards(corpus.n_tokens)
+        # as many as the documents allow: a tiny corpus gets fewer
+        values["shards"] = shard_bounds(doc_pointers(corpus.doc_lengths), wanted).size - 1
+
+    @classmethod
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False) -> float:
+        K, V, D, N = int(settings["n_topics"]), corpus.n_words, corpus.n_docs, corpus.n_tokens
+        cells = float(np.minimum(corpus.word_frequencies(), K).sum())  # at most, word-topic cells
+        if settings["sampler"] == "dense":
+            counts = 4.0 * V * K
+        else:  # a sorted list of min(K, frequency) packed (count, topic) entries per word
+            counts = 8.0 * cells + 12.0 * V
+        prior = settings.get("topic_word_prior")
+        if prior is not None:  # its cells, by word for the kernels too
+            counts += 32.0 * prior.n_cells + 8.0 * V
+        # tokens (words and z; the alias sampler's orders too; the sparse sampler's lists of
+        # each document's topics);
+        # where each document's slices start; one copy of the counts, which every thread
+        # samples; vectors of K (the totals, each block's copy of them, the priors, the
+        # snapshots' and the histograms'); the snapshots' sums (code and sum of each word-topic
+        # and document-topic cell, or the dense array, 4 bytes a cell, past twice that); the
+        # model: phi and theta, each assembled in place, or written a block of rows at a time
+        # (the scratch: a chunk of theta's counts, the word lists' entries spread out)
+        tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
+        if settings["sampler"] == "sparse":  # each document's list of topics and counts, min(K, N_d) long
+            tokens += 8.0 * float(np.minimum(corpus.doc_lengths, K).sum()) + 12.0 * D
+        shards = int(settings.get("shards") or 1)
+        runs = 8.0 * D * (shards + 1)
+        vectors = 8.0 * K * (8 + shards)
+        word_sums, doc_sums = min(16.0 * cells, 8.0 * K * V), doc_sum_bytes(N, D, K)
+        if isinstance(corpus, ShardFolder):  # a cluster's client: the workers hold the tokens, each document's
+            # slices and snapshot sums (and check their own memory); the client each document's length and id
+            tokens, runs, doc_sums = 0.0, 64.0 * D, 0.0
+        snapshots = word_sums + doc_sums if settings.get("snapshots", 1) > 1 else 0.0
+        model = 8.0 * K * V + 8.0 * D * K
+        if streamed:  # a block of rows (at least one) of each, no more than the whole
+            model = min(model, max(ROW_BLOCK_BYTES, 8.0 * V) + max(THETA_BLOCK_BYTES, 8.0 * K))
+        scratch = 12.0 * max(THETA_CHUNK_CELLS, K) + 48.0 * ENTRY_CHUNK
+        return tokens + runs + counts + vectors + snapshots + model + scratch
+
+    def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
+                 source: str | None = None, start: Start | None = None, client=None):
+        K = int(settings["n_topics"])
+        folder = corpus if isinstance(corpus, ShardFolder) else None
+        if folder is not None:  # its workers read the tokens
+            if client is None:
+                raise SettingError("scheduler", f"{folder.path}: a shard folder opened from its index trains on a "
+                                                f"Dask cluster (give scheduler), or read it whole with read_corpus")
+            words, doc_ptr, ranges = None, None, folder.shard_ranges()
+        else:
+            words, doc_ptr = corpus.tokens()
+            words = np.ascontiguousarray(words, dtype=np.int32)
+            bounds = shard_bounds(doc_ptr, settings["shards"])
+            ranges = shard_ranges(bounds, doc_ptr[bounds])
+        n_tokens, n_shards = int(ranges[-1].hi), len(ranges)
+        self.rngs = random_streams.generators(settings["seed"], n_shards + 1)
+        z, files, doc_cells = None, None, None
+        if start is not None:
+            z = np.array(start.z, dtype=np.int32)
+            self.alpha, self.beta = np.array(start.alpha, dtype=np.float64), float(start.beta)
+        elif checkpoint is None:
+            self.alpha, self.beta = np.full(K, float(settings["alpha"])), float(settings["beta"])
+        else:
+            random_streams.restore(self.rngs, checkpoint.rng_states, source)
+            self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
+            if ARRAY in checkpoint.arrays:  # written on a cluster: the workers wrote the topics beside the folder
+                files = ShardFiles.from_checkpoint(checkpoint.arrays, source, n_shards, checkpoint.iteration)
+                if folder is None:  # read here
+                    z, doc_cells = read_topics(files, ranges, K, corpus.fingerprint())
+                    files = None
+            else:
+                z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
+                if z.size and (z.min() < 0 or z.max() >= K):
+                    raise LdacliError(f"{source}: expected topic assignments in [0, {K}), found some outside")
+        self.interval = settings["optimize_interval"]
+        self.learns_from = learns_first(self.interval, settings["optimize_burn_in"])
+        self.n_tokens = n_tokens
+        self.done = checkpoint.iteration if checkpoint is not None else 0  # sweeps the sampler's state has had
+        self.snapshots = Snapshots(snapshot_sweeps(settings["iterations"], settings["snapshots"],
+                                                   settings["snapshot_interval"]),
+                                   K, corpus.n_words, np.diff(doc_ptr) if doc_ptr is not None else folder.doc_lengths, checkpoint,
+                                   source, paced=None if settings.get("max_seconds") is None else
+                                   (settings["snapshots"], settings["snapshot_interval"]),
+                                   doc_cells=doc_cells, workers_read_docs=files is not None)
+        self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
+        if client is None:  # the corpus is here (a shard folder needs a cluster): its bounds above
+            if z is None:
+                z = FirstTopics(self.rngs[0], corpus.n_words, K).draw(words)
+            if threads > n_shards > 1:
+                log.info("%d shards keep at most %d threads busy (--shards N for more; each sweep then costs "
+                         "more, see docs/performance.md)", n_shards, n_shards)
+            self.sampler: Sampler = ThreadsSampler(settings["sampler"], words, doc_ptr, z, corpus.n_words, K,
+                                                   self.alpha, self.beta, bounds, self.rngs[1:], threads,
+                                                   prior=self.prior)
+        else:  # the first topics (without z) are drawn on the workers, from stream 0 as above
+            what = "the start" if checkpoint is None else f"the checkpoint of sweep {checkpoint.iteration}"
+            sync = SyncPoint(self.done, self.alpha.copy(), self.beta, random_streams.states(self.rngs[1:]), z=z,
+                             files=files, what=what,
+                             doc_cells=self.snapshots.docs_to_send() if folder is not None else None)
+            freq = folder.word_frequencies() if folder is not None else np.bincount(words, minlength=corpus.n_words)
+            self.sampler = DaskSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
+                                       self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
+                                       folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior,
+                                       keeps_doc_sums=folder is not None and bool(self.snapshots.sweeps))
+            if folder is not None:  # the client holds nothing per document but its length
+                self.snapshots.keep_docs_on(self.sampler)
+        # the sums as of the sync point a cluster's run goes back to when a worker is lost, and as
+        # of the checkpoint being written (which becomes the sync point once written)
+        self._snapshots_at = [self.snapshots.state(), None]
+
+    def _topic_word_prior(self, given, V: int, K: int, checkpoint: Checkpoint | None, source: str | None
+                          ) -> TopicWordPrior | None:
+        """The run's topic-word prior: the one given, or a resumed run's from its checkpoint
+        (one given must then be the same); None for the symmetric beta."""
+        if given is not None and not isinstance(given, TopicWordPrior):
+            raise SettingError("topic_word_prior", f"topic_word_prior must be a TopicWordPrior "
+                                                   f"(ldacli.methods.topic_word_prior.seed_prior), found {type(given).__name__}")
+        if given is not None and (given.n_words, given.n_topics) != (V, K):
+            raise SettingError("topic_word_prior", f"topic_word_prior must be one of {V} words and {K} topics, "
+                                                   f"found one of {given.n_words} words and {given.n_topics} topics")
+        prior = given if given is not None and given.n_cells else None
+        if checkpoint is not None:
+            stored = TopicWordPrior.from_arrays(checkpoint.arrays, V, K, source)
+            if prior is not None and prior != stored:
+                raise SettingError("topic_word_prior", f"{source}: the checkpoint was written under "
+                                                       f"{'another' if stored else 'no'} topic-word prior, which "
+                                                       f"cannot change on resume")
+            prior = stored
+        if prior is not None and self.interval:
+            raise SettingError("optimize_interval", OPTIMIZE_WITH_PRIOR, ("seed_words",))
+        return prior
+
+    def step(self, iteration: int) -> None:
+        while True:
+            try:
+                for it in range(self.done + 1, iteration + 1):
+                    self._sweep(it)
+                    self.done = it
+                return
+            except ShardsRebuilt as back:  # a lost worker: the state is back at an earlier sweep
+                self.done, self.alpha, self.beta = back.iteration, back.alpha, back.beta
+                self.snapshots.restore(self._snapshots_at[0])  # those since are taken again
+
+    def _sweep(self, iteration: int) -> None:
+        """Sweep number ``iteration``, then learn the priors when it is their turn."""
+        s = self.sampler
+        s.sweep()
+        if self.learns_from is not None and iteration >= self.learns_from and iteration % self.interval == 0:
+            self.alpha = alpha_from_histograms(*s.doc_histograms(), self.alpha)
+            self.beta = beta_from_histogram(s.word_histogram(), s.topic_totals(), self.beta, s.V)
+            s.set_priors(self.alpha, self.beta)
+            log.info("sweep %d: learned sum(alpha) %.4g, beta %.4g", iteration, self.alpha.sum(), self.beta)
+        if self.snapshots.due(iteration):
+            self.snapshots.take(iteration, s)
+
+    def expect_last(self, iteration: int) -> None:
+        self.snapshots.expect_last(iteration)
+
+    def loglik(self) -> float:
+        return log_likelihood(self.sampler, self.alpha, self.beta) / self.n_tokens
+
+    def phi(self) -> np.ndarray:
+        """(K, V) float64 in C order: ``(n_kw + beta_kw) / (n_k + sum_w beta_kw)``, assembled in
+        place (no dense copy of the counts on the way)."""
+        phi = np.empty((self.sampler.K, self.sampler.V))
+        self._phi_rows(phi, 0)
+        return phi
+
+    def _phi_rows(self, out: np.ndarray, first: int) -> None:
+        """Rows ``first`` to ``first + len(out)`` of :meth:`phi` into ``out``."""
+        s = self.sampler
+        counts, last = s.counts, first + out.shape[0]
+        out.fill(self.beta)
+        counts.add_to(out, first)
+        if self.prior is not None:
+            p = self.prior
+            inside = (p.topics >= first) & (p.topics < last)
+            words, topics = p.words[inside], p.topics[inside]
+            out[topics - first, words] = counts.counts_at(words, topics) + (self.beta + p.extra[inside])
+        out /= (counts.nk[first:last] + s.priors.beta_sum[first:last])[:, None]
+
+    def rng_states(self) -> list:
+        return random_streams.states(self.rngs[:1]) + self.sampler.rng_states()
+
+    def checkpoint_state(self, path: str, iteration: int) -> tuple[list, dict[str, np.ndarray]]:
+        states, arrays = self.sampler.checkpoint(path, iteration)
+        self._snapshots_at[1] = self.snapshots.state()
+        return random_streams.states(self.rngs[:1]) + states, {**arrays, **self._own_arrays()}
+
+    def checkpoint_written(self, path: str, iteration: int) -> None:
+        self.sampler.committed()
+        if self._snapshots_at[1] is not None:
+            self._snapshots_at = [self._snapshots_at[1], None]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The checkpoint's arrays of a run on threads (on a cluster, :meth:`checkpoint_state`
+        gathers the topics from the workers)."""
+        return {"z": self.sampler.z, **self._own_arrays()}
+
+    def _own_arrays(self) -> dict[str, np.ndarray]:
+        """The method's checkpoint arrays besides the sampler's: the topic-word prior, the
+        snapshots' sums."""
+        return {**(self.prior.arrays() if self.prior is not None else {}), **self.snapshots.arrays()}
+
+    def theta(self) -> np.ndarray:
+        """(D, K) float64: ``(n_dk + alpha_k) / (N_d + sum alpha)``, assembled a few documents
+        at a time (:data:`THETA_CHUNK_CELLS`; no dense count array of all documents; on a
+        cluster, from the shards' workers)."""
+        theta = np.empty((self.sampler.n_docs, self.sampler.K))
+        self._theta_rows()(theta, 0)
+        return theta
+
+    def _theta_rows(self):
+        """``fill(out, first)`` for consecutive blocks of rows (documents) of :meth:`theta`, from
+        the sampler's document-topic blocks as they come."""
+        alpha, alpha_sum = self.alpha, self.alpha.sum()
+        counts = rows_from_blocks(self.sampler.doc_topic_blocks(THETA_CHUNK_CELLS))
+
+        def fill(out: np.ndarray, first: int) -> None:
+            counts(out, first)
+            lengths = out.sum(axis=1)  # whole numbers: exact
+            out += alpha
+            out /= (lengths + alpha_sum)[:, None]
+        return fill
+
+    def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
+        # the model's two dense arrays, each built in place: at its largest, the process holds
+        # them and the sampler's state, nothing (K, V) or (D, K) besides
+        phi_rows, theta_rows, params = self._final(iterations_done)
+        s = self.sampler
+        phi, theta = np.empty((s.K, s.V)), np.empty((s.n_docs, s.K))
+        phi_rows(phi, 0)
+        theta_rows(theta, 0)
+        return phi, theta, params
+
+    def streamed_result(self, iterations_done: int) -> tuple[StreamedArray, StreamedArray, dict]:
+        # a block of rows of each at a time, filled as they are written
+        phi_rows, theta_rows, params = self._final(iterations_done)
+        s = self.sampler
+        return (StreamedArray.by_rows((s.K, s.V), phi_rows),
+                StreamedArray.by_rows((s.n_docs, s.K), theta_rows, THETA_BLOCK_BYTES), params)
+
+    def _final(self, done: int) -> tuple:
+        """How the model's rows are filled (phi's and theta's, each ``(out, first)``), and the
+        params to add: from the final state, or the mean of the snapshots (the final state
+        taken too when the run stopped before its last)."""
+        params = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
+        snaps, s = self.snapshots, self.sampler
+        if not snaps.sweeps:  # the final state alone
+            return self._phi_rows, self._theta_rows(), params
+        if not snaps.taken or snaps.taken[-1] != done:
+            snaps.take(done, s)
+        params["snapshot_sweeps"] = list(snaps.taken)
+        return (lambda out, first: snaps.phi_rows(out, first, self.beta, s.priors.beta_sum, self.prior),
+                lambda out, first: snaps.theta_rows(out, first, self.alpha), params)
+
+    def close(self) -> None:
+        self.sampler.close()

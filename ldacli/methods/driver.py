@@ -1,0 +1,746 @@
+"""The training driver: everything around the steps, the same for every method.
+
+:func:`train` settles the run's settings from their declarations (:data:`SETTINGS`, common to
+every method, and each method's own ``SETTINGS``; :mod:`ldacli.settings`): checked, with their
+defaults, or read from the checkpoint a run resumes. It records provenance, resumes from a
+checkpoint (the method read from it, the trace restored), runs the method's steps with a
+progress bar and a log, takes the trace every ``loglik_every`` steps, stops early on held-out
+perplexity, on a time limit or when the method converges, writes checkpoints on a schedule and
+when SIGINT/SIGTERM arrives, assembles the model and aligns it to another model's topic ids
+when asked. A method (:class:`~ldacli.methods.base.Method`) supplies only its settings, its
+state and one step. Warm starts, lineage and id stability are :mod:`ldacli.methods.warm_start`'s;
+seeded topics and their prior :mod:`ldacli.methods.seed_words`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from ldacli import random_streams, settings
+from ldacli.version import __version__
+from ldacli.api_input import as_corpus, reading_of
+from ldacli.corpora.corpus import Corpus
+from ldacli.errors import InputError, LdacliError, OutputError, SettingError
+from ldacli.files.fileio import file_sha256
+from ldacli.diff import align
+from ldacli.scoring.fixed_topics import HeldOutEvaluator, holdout_split
+from ldacli.files.locking import locked
+from ldacli.memory import check_fits
+from ldacli.methods import warm_start
+from ldacli.methods.base import Method
+from ldacli.cluster.connection import SCHEDULER, ClusterLost, cluster, distributed_module
+from ldacli.methods.registry import DEFAULT_METHOD, METHODS
+from ldacli.model import Checkpoint, Model
+from ldacli.files.npz import mapped
+from ldacli.parallel import THREADS, check_threads
+from ldacli.random_streams import SEED
+from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Text
+from ldacli.methods.seed_words import seeded_prior, seeded_topics
+from ldacli.signatures import takes_settings
+from ldacli.corpora.formats.read import READING
+from ldacli.topic_names import with_names
+from ldacli.corpora.formats.shards import ShardFolder
+from ldacli.methods.stopping import EarlyStopping
+
+log = logging.getLogger("ldacli")
+
+DEFAULT_TOPICS = 20
+DEFAULT_ALPHA = 0.1
+DEFAULT_BETA = 0.01
+# Priors above this are refused: the log-gamma differences of the likelihood lose all precision
+# in double arithmetic well before 1e15, and no prior that large changes a model anyway.
+MAX_PRIOR = 1e6
+
+# Why a run stopped (params["stopped"]).
+STOPPED = ("iterations", "converged", "early stopping", "time limit")
+
+
+def _of_method(attribute: str):
+    """A default that is the run's method's ``attribute``."""
+    return lambda values: getattr(METHODS[values["method"]], attribute)
+
+
+# The settings of a training run that every method has (each method adds its own ``SETTINGS``).
+SETTINGS = (
+    Setting("method", Choice(tuple(METHODS)), DEFAULT_METHOD,
+            "cgs: collapsed Gibbs sampling; vem: variational EM (Blei, Ng & Jordan 2003); gibbs: uncollapsed "
+            "(blocked) Gibbs sampling. An option of another method is refused.", FIXED),
+    Setting("n_topics", Integer(1), DEFAULT_TOPICS, "Number of topics.", FIXED, flags=("-k", "--topics")),
+    Setting("iterations", Integer(1), _of_method("DEFAULT_ITERATIONS"),
+            "Sweeps in all (vem: at most this many EM iterations), those before a --resume included.",
+            CONTINUED, default_help=f"{METHODS['cgs'].DEFAULT_ITERATIONS}; vem: {METHODS['vem'].DEFAULT_ITERATIONS}"),
+    Setting("alpha", Real(0, MAX_PRIOR, min_open=True), DEFAULT_ALPHA,
+            "Document-topic prior for EACH topic (not MALLET's sum over topics; the sum is K * alpha); the "
+            "starting value where it is learned or estimated.", FIXED),
+    Setting("beta", Real(0, MAX_PRIOR, min_open=True), DEFAULT_BETA,
+            "Topic-word prior for each word (tomotopy's eta); the starting value where it is learned or "
+            "estimated.", FIXED),
+    SEED,
+    Setting("loglik_every", Integer(1), _of_method("DEFAULT_LOGLIK_EVERY"),
+            "Sweeps between log-likelihood evaluations (the trace, progress, early stopping; vem records its "
+            "evidence lower bound every iteration).", CONTINUED,
+            default_help=f"{METHODS['cgs'].DEFAULT_LOGLIK_EVERY}; vem: 1"),
+    Setting("holdout", Real(0, 1, min_open=True, max_open=True), None,
+            "Hold out this fraction of the documents and stop when their document-completion perplexity under "
+            "the current topics, computed every --loglik-every sweeps, has not improved --patience times in a "
+            "row; the model is fitted to the rest and records why it stopped.", FIXED),
+    Setting("patience", Integer(1), None, "Evaluations without improvement before stopping (with --holdout).",
+            CONTINUED),
+    Setting("max_seconds", Real(0, min_open=True), None,
+            "Stop after the sweep during which this many seconds have passed (the model records the sweeps done "
+            "and why it stopped; the result then depends on the machine's speed; gibbs stopped inside its "
+            "burn-in keeps its last sample).", CONTINUED),
+    Setting("checkpoint", Text(path=True), None,
+            "Checkpoint file (.npz): written every --checkpoint-every sweeps, at the end, and on Ctrl-C/SIGTERM.",
+            CONTINUED, result=False),
+    Setting("checkpoint_every", Integer(0), 0,
+            "Sweeps between checkpoints (0: only at the end and on a signal).", CONTINUED, result=False),
+    Setting("warm_start", Text(path=True), None,
+            "Start from this model (retraining on a grown corpus): its vocabulary order is kept and new words "
+            "appended, each token's first topic is drawn from its topics, its priors are the starting values, "
+            "and topic k descends from its topic k.", FIXED),
+    Setting("add_topics", Integer(1), None,
+            "With --warm-start: add this many new topics (ids K, K+1, ... after the warm start's K) for themes "
+            "it lacks; its topics keep their ids and names.", FIXED),
+    Setting("remove_topics", IntegerList(0), None,
+            "With --warm-start: drop these of its topics (ids, comma-separated: 3,7), as dead topics are purged; "
+            "the others keep their order and names, renumbered without gaps (diff lists what was removed).",
+            FIXED),
+    Setting("align_to", Text(path=True), None,
+            "After training, renumber the topics onto this model's ids (Hungarian matching on Jensen-Shannon "
+            "distance); the permutation is recorded.", CONTINUED),
+    THREADS,
+    SCHEDULER,
+    Setting("wait", Real(0), None,
+            "When another run holds the lock on the model or the checkpoint, wait up to this many seconds for it "
+            "instead of stopping at once (exit code 75).", FREE),
+    Setting("resume", Text(path=True), None,
+            "Continue the run this checkpoint (any method) was written by: the settings it was asked for come "
+            "from it; the result equals an uninterrupted run.", FREE),
+)
+
+
+def method_settings() -> tuple[Setting, ...]:
+    """Every method's own settings (a name that several methods share is declared alike)."""
+    return tuple(settings.by_name(s for m in METHODS.values() for s in m.SETTINGS).values())
+
+
+def settings_of(method: type[Method]) -> tuple[Setting, ...]:
+    """The settings of a run of ``method``."""
+    return SETTINGS + method.SETTINGS
+
+
+def _elsewhere(method: type[Method]) -> dict[str, str]:
+    """Why each setting of the other methods does not apply to ``method``."""
+    own = {s.name for s in method.SETTINGS}
+    out = {}
+    for s in method_settings():
+        if s.name not in own:
+            owners = [m.name for m in METHODS.values() if any(o.name == s.name for o in m.SETTINGS)]
+            out[s.name] = f"applies to method {' and '.join(owners)} only, found method {method.name}"
+    return out
+
+
+class RunStopped(LdacliError):
+    """A training run that stopped before its end; ``checkpoint`` names the checkpoint written
+    as it stopped, from which ``resume`` continues it (None when none was written)."""
+
+    def __init__(self, message: str, checkpoint: str | None = None):
+        self.checkpoint = checkpoint
+        super().__init__(message)
+
+
+class TrainingInterrupted(RunStopped):
+    """Training stopped on SIGINT or SIGTERM (``signum``) after finishing the step under way."""
+
+    def __init__(self, message: str, signum: int, checkpoint: str | None = None):
+        self.signum = signum
+        super().__init__(message, checkpoint)
+
+
+@contextmanager
+def stop_requests(shared: dict | None = None):
+    """Turn SIGINT/SIGTERM into a flag checked between steps (main thread only); a second
+    signal stops at once. ``shared``: the flag of the main thread's requests, for a run in
+    another thread (select-k's pairs), which then stops as a signalled run does."""
+    if shared is not None:
+        yield shared
+        return
+    flag: dict = {"signal": None}
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+
+    def handler(signum, frame):
+        if flag["signal"] is not None:
+            raise KeyboardInterrupt
+        flag["signal"] = signal.Signals(signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield flag
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _corpus_to_train(corpus: Corpus, parent: Model | None, parent_path: str | None, ckpt: Checkpoint | None,
+                     resume: str | None, notes: bool = True) -> Corpus:
+    """The corpus as the run trains on it: without the words that never occur; over a warm
+    start's vocabulary order, or the vocabulary a resumed run trained on."""
+    if corpus.n_tokens == 0:
+        raise LdacliError(f"{corpus.name}: expected a corpus with at least one token, found none")
+    corpus, unused = corpus.without_unused_words()
+    if unused and notes:
+        log.info("%s: the model leaves out the %d words of the vocabulary that never occur", corpus.source, unused)
+    if parent is not None:
+        return warm_start.grown_corpus(corpus, parent, parent_path, notes)
+    if ckpt is not None and ckpt.vocab is not None:
+        return _corpus_as_trained(corpus, ckpt.vocab, resume)
+    return corpus
+
+
+def _resolved_in(cls: type[Method], values: dict, corpus: Corpus, source: str) -> None:
+    """Refuse a checkpoint (``source``) whose settings leave None what a run resolves before it
+    starts (``cls.resolve``: the sampler, the shards): a run records the values it resolved, and
+    a file from elsewhere may hold anything."""
+    nones = [name for name, value in values.items() if value is None]
+    if not nones:
+        return
+    fresh = dict(values)
+    try:
+        cls.resolve(fresh, {}, corpus)
+    except LdacliError:
+        return  # what the method refuses, it refuses again where it is used
+    missing = [name for name in nones if fresh.get(name) is not None]
+    if missing:
+        raise InputError(source, None, f"expected the settings a checkpoint records in 'params', found {missing[0]} "
+                                       f"None (a run records the value it chose)")
+
+
+def _as_recorded(params: dict) -> dict:
+    """A model's or checkpoint's params as settings: the warm start by its parent's path."""
+    ws = params.get("warm_start")
+    return {**params, "warm_start": ws.get("path") if isinstance(ws, dict) else ws}
+
+
+@dataclass
+class _Settled:
+    """A run's method and settings, the checkpoint it resumes, its warm start's parent, and the
+    corpus as it trains on it."""
+
+    cls: type[Method]
+    values: dict
+    checkpoint: Checkpoint | None
+    parent: Model | None
+    corpus: Corpus
+    seeded: dict | None = None
+
+
+def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
+    """The settings of a run on ``corpus`` from those ``given`` (None: not given): a fresh run's
+    checked, with their defaults; a resumed run's from its checkpoint (what it fixes may not
+    change, what it continues may)."""
+    resume = settings.by_name(SETTINGS)["resume"].check(given.get("resume"))
+    ckpt = Checkpoint.load(resume) if resume else None
+    method = SETTINGS[0]
+    if ckpt is not None:
+        if ckpt.method not in METHODS:
+            raise LdacliError(f"{resume}: expected a checkpoint of method {', '.join(METHODS)}, found {ckpt.method!r}")
+        name = method.check(given.get("method"))
+        if name is not None and name != ckpt.method:
+            raise SettingError("method", f"{resume}: the checkpoint was written by method {ckpt.method}, found "
+                                         f"method {name}")
+        name = ckpt.method
+    else:
+        name = method.check(given.get("method")) or DEFAULT_METHOD
+    cls = METHODS[name]
+    declared = settings_of(cls)
+    settings.check_names(declared, given, others=_elsewhere(cls))
+    if isinstance(corpus, ShardFolder):  # only its index is read: what needs the documents cannot run
+        for name in ("warm_start", "holdout"):
+            if given.get(name) is not None or (ckpt is not None and ckpt.params.get(name) is not None):
+                raise SettingError(name, f"{name} needs the documents on the client, and the shard folder "
+                                         f"{corpus.path} is read by the workers only: read it whole (without "
+                                         f"scheduler) or leave {name} out", ("scheduler",))
+    parent = None
+    if ckpt is not None:
+        # the checkpoint path it records is not followed: a received file names no path we write,
+        # so a resumed run checkpoints to --checkpoint or else to the file it resumes
+        recorded = {k: v for k, v in _as_recorded(ckpt.params).items() if k != "checkpoint"}
+        values = settings.resume(declared, given, recorded, resume,
+                                 fallback=lambda s, v: resume if s.name == "checkpoint" else s.default_for(v))
+        if values["iterations"] < ckpt.iteration:
+            raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
+                                             f"{values['iterations']} asked for")
+        trained = _corpus_to_train(corpus, None, None, ckpt, resume, notes)
+        _resolved_in(cls, values, trained, resume)
+        if ckpt.params.get("corpus_fingerprint") != trained.fingerprint():
+            raise LdacliError(f"{resume}: expected a checkpoint of this corpus ({trained.source}), found one of "
+                              f"another corpus ({ckpt.params.get('corpus_source')}, fingerprint differs)")
+    else:
+        values = settings.resolve(declared, given)
+        if values["warm_start"] is not None:
+            parent = warm_start.from_parent(values, given)
+        values["seed"] = random_streams.resolve(values["seed"])
+        trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
+        cls.resolve(values, given, trained)
+    _check_together(cls, values)
+    if ckpt is not None:
+        seeded = ckpt.params.get("seeded")
+    else:
+        seeded = seeded_prior(values, trained, cls.name, kept=parent.params.get("seeded") if parent else None,
+                              descent=warm_start.descent_of(parent, values) if parent else None, notes=notes)
+    return _Settled(cls, values, ckpt, parent, trained, seeded)
+
+
+def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float:
+    """About how many bytes a run of :func:`train` on ``corpus`` with these settings takes (the
+    estimate its memory check compares with the memory available)."""
+    run = _settle(corpus, {**given, "n_topics": n_topics}, notes=False)
+    return float(run.cls.estimate_bytes(run.corpus, run.values, check_threads(run.values["threads"])))
+
+
+def check_given(given: dict) -> None:
+    """Refuse what is wrong with the settings ``given`` alone (an unknown setting, one of
+    another method, a value out of range) before anything is read; :func:`train` checks the
+    rest, which needs the corpus or the checkpoint. Settings that contradict each other, or one
+    that cannot apply beside the others, are refused here (:func:`_check_together`, the method's
+    ``settle_given``), so that no input is read for a run that cannot be."""
+    if given.get("resume") is not None and given.get("warm_start") is not None:
+        raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them",
+                           ("resume",))
+    name = SETTINGS[0].check(given.get("method"))
+    if name is None and given.get("resume") is None:
+        name = DEFAULT_METHOD
+    declared = SETTINGS + (METHODS[name].SETTINGS if name else method_settings())
+    settings.check_names(declared, given, others=_elsewhere(METHODS[name]) if name else None)
+    values = settings.resolve(declared, given)
+    if given.get("resume") is None:  # a resumed run's settings are the checkpoint's and these
+        _check_together(METHODS[name], values)
+        METHODS[name].settle_given(dict(values), given)  # a warm start's parent is read later
+    if values["scheduler"] is not None:
+        distributed_module()  # a cluster needs Dask (the dask extra): say so before anything is read
+    if given.get("resume") is None and values.get("seed_words") is not None:  # a bad seed-words file too
+        seeded_topics(values["seed_words"])
+
+
+def _check_together(cls: type[Method], values: dict) -> None:
+    """Refuse settings that contradict each other (a fresh run's as given, a resumed run's as
+    the checkpoint and those given make them)."""
+    if (values["holdout"] is None) != (values["patience"] is None):
+        raise SettingError("holdout" if values["holdout"] is None else "patience",
+                           "holdout and patience go together: give both to stop early, or neither",
+                           ("holdout", "patience"))
+    for name in ("add_topics", "remove_topics"):
+        if values[name] is not None and values["warm_start"] is None:
+            raise SettingError(name, f"{name} changes the topics of a warm start: give warm_start too", ("warm_start",))
+    if values["resume"] is None and values.get("seed_strength") is not None and values.get("seed_words") is None:
+        raise SettingError("seed_strength", "seed_strength is the prior of seed words: give seed_words too",
+                           ("seed_words",))
+    if values["scheduler"] is not None:
+        if not cls.DISTRIBUTED:
+            raise SettingError("scheduler", f"scheduler applies to method "
+                                            f"{', '.join(m.name for m in METHODS.values() if m.DISTRIBUTED)} only, "
+                                            f"found method {cls.name}")
+    if cls.TRACE_EVERY_STEP and values["loglik_every"] != 1:
+        raise SettingError("loglik_every", f"loglik_every must be 1 for method {cls.name}, which records its "
+                                           f"trace at every {cls.unit}, found {values['loglik_every']}")
+    cls.check(values)
+
+
+def unchanged(output: str, corpus: Corpus, n_topics: int | None = None, **given) -> bool:
+    """Whether the model at ``output`` was trained with these settings (the defaults of those
+    not given; any seed when none is given) on this corpus (same fingerprint, as the run would
+    see it), from the same warm-start parent and aligned to the same model's file: then
+    training again would only repeat it (``train --skip-unchanged``). A missing or unreadable
+    output is never unchanged."""
+    model = _loaded(output, Model.load)
+    return model is not None and _same_run(model.params, corpus, {**given, "n_topics": n_topics})
+
+
+def resumable(checkpoint: str, corpus: Corpus, n_topics: int | None = None, **given) -> int | None:
+    """The step the checkpoint at ``checkpoint`` continues from when a run with these settings
+    (as :func:`unchanged` compares them) on this corpus wrote it, so that resuming it gives
+    what that run gives; None when it is missing, unreadable or another run's."""
+    ckpt = _loaded(checkpoint, Checkpoint.load)
+    return ckpt.iteration if ckpt is not None and _same_run(ckpt.params, corpus, {**given, "n_topics": n_topics}) \
+        else None
+
+
+def _loaded(path: str, load):
+    """``load(path)``, or None when the file is missing or unreadable."""
+    if not os.path.exists(path):
+        return None
+    try:
+        return load(path)
+    except LdacliError:
+        return None
+
+
+def _same_run(p: dict, corpus: Corpus, given: dict) -> bool:
+    """Whether the params ``p`` a model or checkpoint recorded are those of a run of the
+    settings ``given`` on ``corpus``."""
+    if given.get("resume") is not None:
+        raise SettingError("resume", "a resumed run continues where it stopped: there is nothing to compare")
+    if given.get("seed") is None:
+        if not isinstance(p.get("seed"), int):
+            return False
+        given = {**given, "seed": p["seed"]}
+    run = _settle(corpus, given, notes=False)
+    values = run.values
+    if p.get("method") != run.cls.name or p.get("corpus_fingerprint") != run.corpus.fingerprint():
+        return False
+    for name, recorded in (("warm_start", "warm_start"), ("align_to", "aligned_to")):
+        if values[name] is not None and (p.get(recorded) or {}).get("sha256") != file_sha256(values[name]):
+            return False
+    return not settings.differences(settings_of(run.cls), values, _as_recorded(p))
+
+
+def _checked_trace(cls: type[Method], state: Method) -> float:
+    """The trace's value now, which is a log-probability or a bound on one: a value above 0 or
+    not finite means the arithmetic broke down, and the run stops saying so."""
+    value = state.loglik()
+    if not value <= 1e-9:
+        raise LdacliError(f"the {cls.trace_label} came out as {value!r}, which a log-probability cannot be: "
+                          f"the arithmetic broke down (priors alpha {state.alpha.max():g}, beta {state.beta:g}?)")
+    return value
+
+
+def _provenance(corpus: Corpus) -> dict:
+    """What a model records about the corpus it was trained on."""
+    source = corpus.source
+    return {
+        "corpus_fingerprint": corpus.fingerprint(),
+        # absolute, so that `topics --coherence` finds it from any folder
+        "corpus_source": os.path.abspath(source) if source not in ("", "-", "<stdin>") else source,
+        "corpus_format": corpus.format,
+        "n_docs": corpus.n_docs,
+        "n_words": corpus.n_words,
+        "n_tokens": corpus.n_tokens,
+        "ldacli_version": __version__,
+    }
+
+
+@takes_settings(SETTINGS, method_settings(), READING, roles=True)
+def train(corpus, n_topics: int | None = None, *, progress: bool = False,
+          callback: Callable[[int], None] | None = None, output: str | None = None, stop: dict | None = None,
+          **given) -> Model:
+    """Fit LDA to ``corpus`` and return the model.
+
+    ``corpus`` is what :func:`ldacli.api_input.as_corpus` takes: a path (any format
+    ``ldacli train`` reads, with the reading settings ``input_format``, ``vocab``,
+    ``stop_words``, ... as its options), a :class:`~ldacli.corpora.corpus.Corpus`, a list of strings
+    (one document each), a SciPy sparse matrix of counts (documents x words, its words in
+    ``vocab``), or a :class:`~ldacli.corpora.formats.shards.ShardFolder` for a Dask cluster.
+
+    Every setting is a keyword argument (listed below, from the declarations: :data:`SETTINGS`,
+    common to every method, each method's own ``METHODS[name].SETTINGS``, and how a corpus is
+    read); a setting of another method, an unknown one or a value that is not allowed raises
+    :class:`~ldacli.errors.SettingError` naming it, and settings that contradict each other are
+    refused before ``corpus`` is read.
+
+    ``iterations`` counts all steps, those before a resumed checkpoint included. ``threads``
+    never changes the result. With ``holdout`` (a fraction) and ``patience``, that fraction of
+    the documents is held out and training stops when their document-completion perplexity,
+    computed at every trace point, has not improved ``patience`` times in a row; the model is
+    fitted to the rest. Words of the vocabulary that never occur take no row in the model.
+
+    ``warm_start`` (a model file) begins the run from that model
+    (:func:`~ldacli.methods.warm_start.warm_start_state`):
+    the vocabulary keeps its words' order (words gone from the corpus are left out, new ones
+    appended), each token's first topic is drawn from its topics, its priors are the starting
+    values unless ``alpha``/``beta`` are given, and topic k of the new model descends from its
+    topic k. The model records its lineage, and how well the ids held (``params["id_stability"]``).
+    ``align_to`` (a model file) renumbers the trained model's topics onto that model's ids
+    (:func:`~ldacli.diff.align`) and records the permutation (``params["aligned_to"]``).
+
+    With ``checkpoint``, the state is written there every ``checkpoint_every`` steps (if > 0),
+    at the end, and when SIGINT/SIGTERM stops the run (raising :class:`TrainingInterrupted`,
+    whose ``checkpoint`` names the file). ``resume`` continues the run a checkpoint was written
+    by, exactly as it was asked: the settings it fixes (the method, K, the priors, the seed,
+    the method's own, how the corpus is read) come from it and may not change; those it
+    continues (``iterations``, ``checkpoint``, ``checkpoint_every``, ``loglik_every``,
+    ``patience``, ``max_seconds``, ``align_to``) come from it unless given. The result is what
+    an uninterrupted run gives. ``stop``: the flag of :func:`stop_requests` in the main thread,
+    for a run in another thread that is to stop (and write its checkpoint) when a signal sets it.
+    ``callback(iteration)`` is called after every step. With
+    ``output`` (a path), the model is also written there, atomically, a block of rows of phi
+    and theta at a time as they are assembled (so that at no time are both whole in memory),
+    and the returned model's phi and theta are read-only memory maps of that file. The model's
+    params record the settings, ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`).
+    The checkpoint path is locked for the run (:mod:`ldacli.files.locking`): another run on it raises
+    :class:`~ldacli.errors.LockedError`, or waits up to ``wait`` seconds. A checkpoint that
+    cannot be written (a full disk) is reported and training goes on.
+
+    ``scheduler`` runs the collapsed Gibbs sampler's shards on a Dask cluster
+    (:mod:`ldacli.methods.cgs.dask_engine`): a scheduler's address, ``"local:N"`` for a local
+    cluster of N worker processes, or a ``distributed.Client``; the result is the same as with
+    threads. A lost cluster writes the checkpoint of the last finished sweep and raises
+    :class:`RunStopped`. ``corpus`` may then be a :class:`~ldacli.corpora.formats.shards.ShardFolder`
+    (from :func:`~ldacli.corpora.formats.shards.open_shard_folder`): the workers read the shard files,
+    the client only the index (no warm start or holdout then).
+    """
+    reading = reading_of(given)
+    check_given({**given, "n_topics": n_topics})  # before anything is read
+    corpus = as_corpus(corpus, reading=reading, resume=given.get("resume"), shard_folders=True)
+    run = _settle(corpus, {**given, "n_topics": n_topics})
+    values = run.values
+    with locked([values["checkpoint"]], wait=values["wait"]) as removed:
+        for path in removed:
+            log.warning("%s: removed, a temporary file left by a run that was killed", path)
+        with cluster(values["scheduler"]) as client:
+            prepared = _prepare(run, client, writing=output is not None)
+            streamed = prepared.streamed
+            try:
+                model = _loop(prepared, progress=progress, callback=callback, streamed=streamed, stop=stop)
+                if streamed:
+                    model.save(output)
+            finally:
+                prepared.state.close()
+    if streamed:
+        model.phi, model.theta = mapped(output, ("phi", "theta")).values()
+        model.doc_ids = _doc_ids(model.doc_ids)  # a list once written and the sampler's memory freed
+        return model
+    if prepared.parent is not None:
+        model.params["id_stability"] = warm_start.id_stability(prepared.parent, model,
+                                                               model.params["warm_start"].get("descent"))
+    if prepared.reference is not None:
+        model = _aligned(model, prepared.reference, values["align_to"])
+    if output is not None:
+        model.save(output)
+    return model
+
+
+def _aligned(model: Model, reference: Model, path: str) -> Model:
+    """``model`` with its topics renumbered onto ``reference``'s ids, recording how."""
+    model, order, matching = align(model, reference)
+    model.params["aligned_to"] = {"path": os.path.abspath(path), "sha256": file_sha256(path),
+                                  "order": order, "distances": [float(d) for d in matching.distances]}
+    moved = sum(1 for i, k in enumerate(order) if i != k)
+    log.warning("topics renumbered onto %s's ids (%d of %d moved; median JS distance %.3f)", path, moved,
+                len(order), float(np.median(matching.distances)))
+    return model
+
+
+@dataclass
+class _Run:
+    """A run ready to step: its method and state, settings, params, corpus, trace so far and
+    stopping rules."""
+
+    cls: type[Method]
+    state: Method
+    values: dict
+    params: dict
+    fitted: Corpus
+    start: int
+    trace_it: list[int]
+    trace_ll: list[float]
+    evaluator: HeldOutEvaluator | None
+    stopper: EarlyStopping | None
+    parent: Model | None
+    reference: Model | None
+    streamed: bool  # the model is written as it is assembled
+    removed_words: list[str]  # what the vocabulary rules removed from the corpus (the model keeps it)
+
+    def checkpoint_params(self) -> dict:
+        """What a checkpoint records: the model's params, and how the run writes checkpoints."""
+        return {**settings.recorded(settings_of(self.cls), self.values), **self.params}
+
+
+def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
+    """Everything before the first step: the held-out slice, the params the model will record,
+    the memory check (``writing``: the model goes to a file, so it is written as it is
+    assembled, never whole, unless a warm start's id stability or an alignment needs it whole),
+    the state."""
+    cls, values, ckpt, corpus = run.cls, run.values, run.checkpoint, run.corpus
+    threads = check_threads(values["threads"])
+    reference = Model.load(values["align_to"]) if values["align_to"] is not None else None
+    fitted, evaluator, stopper = corpus, None, None
+    if values["holdout"] is not None:
+        fitted, held, _ = holdout_split(corpus, values["holdout"], seed=values["seed"])
+        evaluator = HeldOutEvaluator(held, seed=values["seed"])
+        stored = ckpt.state.get("early_stopping") if ckpt is not None else None
+        stopper = EarlyStopping.from_state(stored, values["patience"]) if stored else EarlyStopping(values["patience"])
+    memory = (f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
+              f"{fitted.n_docs} documents and {fitted.n_tokens} tokens")
+    # before anything K-sized (the topics' names) is made; again below once the parent is known
+    early = writing and run.parent is None and reference is None
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, early))
+    params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
+              "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
+    parent = run.parent
+    names = [None] * values["n_topics"]
+    if parent is not None:
+        descent = warm_start.descent_of(parent, values)
+        params.update(warm_start.lineage(parent, values["warm_start"], corpus, descent))
+        names = [None if d is None else parent.topic_names[d] for d in descent]
+    elif ckpt is not None:  # a resumed warm start keeps its lineage and names, and checks its ids if it can
+        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names", "seeded")
+                       if k in ckpt.params})
+        parent = warm_start.parent_if_unchanged(params.get("warm_start"))
+    if run.seeded is not None and ckpt is None:
+        params["seeded"] = run.seeded
+        for t in run.seeded["topics"]:  # a seeded topic's name wins over a kept one of the same name
+            names = [None if n == t["name"] else n for n in names]
+            names[t["topic"]] = t["name"]
+    if ckpt is None:
+        params = with_names(params, names)
+    streamed = writing and parent is None and reference is None
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed))
+    start = (warm_start.warm_start_state(run.parent, fitted, values, warm_start.descent_of(run.parent, values))
+             if run.parent is not None else None)
+    resume = values["resume"]
+    state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
+                **({"client": client} if client is not None else {}))
+    trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
+    trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
+    return _Run(cls, state, values, params, fitted, ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll,
+                evaluator, stopper, parent, reference, streamed, corpus.removed_words)
+
+
+def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: dict | None = None) -> Model:
+    """The steps, the trace, early stopping, time limit, checkpoints and signals; the model
+    (``streamed``: its phi and theta as :class:`~ldacli.files.npz.StreamedArray`, to save before the
+    state is closed)."""
+    cls, state, stopper, params, values = run.cls, run.state, run.stopper, run.params, run.values
+    trace_it, trace_ll = run.trace_it, run.trace_ll
+    every, unit, iterations = values["loglik_every"], cls.unit, values["iterations"]
+    checkpoint, checkpoint_every, max_seconds = values["checkpoint"], values["checkpoint_every"], values["max_seconds"]
+
+    written = {"at": run.start if run.values["resume"] is not None and checkpoint
+               and os.path.abspath(run.values["resume"]) == os.path.abspath(checkpoint) else None}
+
+    def save_checkpoint(it: int) -> bool:
+        """Write the checkpoint; a failure (a full disk, say) is reported and training goes on:
+        a checkpoint is insurance, the model is the product. Returns whether it was written."""
+        if not checkpoint:
+            return False
+        try:
+            rng_states, arrays = state.checkpoint_state(checkpoint, it)
+            Checkpoint(run.checkpoint_params(), it, rng_states, np.array(trace_it, dtype=np.int64),
+                       np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, arrays,
+                       {"early_stopping": stopper.state() if stopper is not None else None},
+                       vocab=list(run.fitted.vocab)).save(checkpoint)
+        except OutputError as exc:
+            log.warning("%s (at %s %d; training goes on, the previous checkpoint is intact)", exc, unit, it)
+            return False
+        state.checkpoint_written(checkpoint, it)
+        written["at"] = it
+        return True
+
+    def stopped_at(it: int, why: str) -> tuple[str, str | None]:
+        """Write the checkpoint of step ``it`` for a run that stops there: what to tell, and the
+        checkpoint that continues it."""
+        if save_checkpoint(it):
+            return f"{why} after {unit} {it} of {iterations}; checkpoint written to {checkpoint}", checkpoint
+        if checkpoint and written["at"] is not None:
+            return (f"{why} after {unit} {it} of {iterations}; the checkpoint could not be written, {checkpoint} "
+                    f"holds {unit} {written['at']} (progress since then is lost)"), checkpoint
+        if checkpoint:
+            return (f"{why} after {unit} {it} of {iterations}; the checkpoint could not be written, progress since "
+                    f"the last one in {checkpoint} is lost"), None
+        return f"{why} after {unit} {it} of {iterations}; no checkpoint was asked for, progress is lost", None
+
+    bar = tqdm(total=iterations, initial=run.start, disable=not progress, file=sys.stderr,
+               unit=unit, dynamic_ncols=True, leave=False)
+    it, stopped = run.start, "iterations"
+    began = time.perf_counter()
+    with bar, stop_requests(stop) as stop:
+        while (it < iterations and not (stopper is not None and stopper.should_stop)
+               and not state.converged(trace_ll)):
+            t0 = time.perf_counter()
+            if max_seconds is not None and it > run.start:  # the sweeps left, at this run's pace so far
+                spent = t0 - began
+                pace = min(float(iterations), (max_seconds - spent) / spent * (it - run.start))  # 1e308 s: finite
+                state.expect_last(min(iterations, it + max(1, math.ceil(pace))))
+            try:
+                state.step(it + 1)
+            except ClusterLost as exc:
+                message, written = stopped_at(it, f"{exc}; stopped")
+                raise RunStopped(message, written) from None
+            it += 1
+            rate = run.fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
+            if it % every == 0:
+                trace_it.append(it)
+                trace_ll.append(_checked_trace(cls, state))
+                note = state.note()
+                log.info("%s %d: %s %.6f, %.3g tokens/s%s", unit, it, cls.trace_label, trace_ll[-1], rate,
+                         f", {note}" if note else "")
+                if stopper is not None:
+                    held_out = run.evaluator.perplexity(state.phi(), state.alpha)
+                    log.info("%s %d: held-out perplexity %.6g", unit, it, held_out)
+                    if stopper.observe(it, held_out):
+                        log.info("%s", stopper.reason)
+            bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", {cls.trace_label} {trace_ll[-1]:.4f}" if trace_ll else ""))
+            bar.update(1)
+            if callback is not None:
+                callback(it)
+            if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
+                save_checkpoint(it)
+            if stop["signal"] is not None:
+                message, written = stopped_at(it, f"stopped by {stop['signal'].name}")
+                raise TrainingInterrupted(message, int(stop["signal"]), written)
+            if max_seconds is not None and time.perf_counter() - began >= max_seconds:
+                stopped = "time limit"
+                log.info("time limit of %g s reached after %s %d", max_seconds, unit, it)
+                break
+    if stopper is not None and stopper.should_stop:
+        stopped = "early stopping"
+    elif state.converged(trace_ll):
+        stopped = "converged"
+    save_checkpoint(it)
+    # The model's trace ends at the last step; checkpoints keep only the regular points so
+    # that a resumed run's trace equals an uninterrupted one's.
+    if not trace_it or trace_it[-1] != it:
+        trace_it.append(it)
+        trace_ll.append(_checked_trace(cls, state))
+    phi, theta, extra = state.streamed_result(it) if streamed else state.result(it)
+    params.update(extra, iterations_done=it, stopped=stopped)
+    if stopper is not None:
+        params.update(stopper.summary())
+    return Model(
+        phi=phi,
+        theta=theta,
+        alpha=np.array(state.alpha, dtype=np.float64),
+        beta=float(state.beta),
+        vocab=list(run.fitted.vocab),
+        doc_ids=run.fitted.doc_ids if streamed else _doc_ids(run.fitted.doc_ids),
+        loglik_iterations=np.array(trace_it, dtype=np.int64),
+        loglik_per_token=np.array(trace_ll, dtype=np.float64),
+        params=params,
+        removed_words=list(run.removed_words),
+    )
+
+
+def _doc_ids(ids) -> list[str]:
+    """Document ids as the model's list of strings, from a list or a shard folder's NumPy text
+    array (which a streamed model is written from as it is: a list of a cluster client's
+    millions of ids would be the one thing it held of every document while writing)."""
+    return ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+
+
+def _corpus_as_trained(corpus: Corpus, vocab: list[str], source: str) -> Corpus:
+    """``corpus`` over the vocabulary a checkpoint's run trained on (a warm start grows it)."""
+    if vocab == corpus.vocab:
+        return corpus
+    if isinstance(corpus, ShardFolder):
+        raise LdacliError(f"{source}: expected a checkpoint of this corpus ({corpus.source}), found one trained on "
+                          f"another vocabulary")
+    aligned, dropped = corpus.align(vocab)
+    if dropped:
+        raise LdacliError(f"{source}: expected a checkpoint of this corpus ({corpus.source}), found one trained "
+                          f"without {dropped} of its tokens' words")
+    return aligned

@@ -1,0 +1,1 @@
+"""ldacli's HTML pages: the frame every page shares and the report."""
