@@ -5,20 +5,26 @@ The attack of row 2 as it happens: ``--scheduler local:2`` started by one user, 
 local user (``nobody``, in a process of its own) connecting to every port the cluster listens
 on with ``distributed.Client`` and Dask's own RPC, over TCP and over TLS with credentials of its
 own, and asking each port for an HTTP page. Nothing may answer, nothing may run, and the only
-listening sockets are the cluster's TLS ones."""
+listening sockets are the cluster's TLS ones. And the files of such a cluster: the second user
+makes Dask's fixed-name ``$TMPDIR/dask-scratch-space`` first, its locks links to the owner's
+files; nothing of the owner's or of theirs may change, the cluster keeping its files in a
+folder of its own."""
 
 import json
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
+import time
 
 import pytest
 from click.testing import CliRunner
 
+import ldacli
 from ldacli.cli import main
-from users import as_nobody
+from users import as_attacker, as_nobody, need_a_second_user, remove, shared_folder
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'ldacli[dask]'")
 pytestmark = pytest.mark.dask   # real local clusters, entered by another user
@@ -152,6 +158,84 @@ def test_another_local_user_cannot_enter_a_local_cluster_and_no_http_server_list
     # nannies and two workers; no HTTP server
     assert len(comms) == 5 and all(a.startswith("tls://127.0.0.1:") for a in comms), comms
     assert sorted(ports) == sorted(int(a.rsplit(":", 1)[1]) for a in comms), (ports, comms)
+
+
+# The second user, first in a shared $TMPDIR: Dask's fixed-name folder, open to all as Dask
+# would want it, its two lock files links to the owner's files, and a worker's folder of theirs.
+PLANT_SCRATCH = r"""
+import os, sys
+tmp, first, second = sys.argv[1:]
+scratch = os.path.join(tmp, "dask-scratch-space")
+os.mkdir(scratch)
+os.chmod(scratch, 0o777)
+os.symlink(first, os.path.join(scratch, "global.lock"))
+os.symlink(second, os.path.join(scratch, "purge.lock"))
+os.mkdir(os.path.join(scratch, "worker-planted"))
+open(os.path.join(scratch, "worker-planted", "spilled"), "wb").write(b"not the owner's")
+"""
+
+
+def tree(folder: str) -> dict:
+    """Every entry under ``folder`` (links not followed): its owner, mode, size, inode, times of
+    change and where a link points."""
+    found = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            found[os.path.relpath(path, folder)] = (st.st_uid, st.st_mode, st.st_size, st.st_ino, st.st_mtime_ns,
+                                                    st.st_ctime_ns, os.readlink(path) if os.path.islink(path) else None)
+    return found
+
+
+@pytest.mark.dask
+@pytest.mark.slow
+def test_a_local_cluster_keeps_its_files_in_a_folder_of_its_own_not_in_a_dask_scratch_space_another_user_made(
+        tmp_path, small_ldac):
+    need_a_second_user()
+    mine = [tmp_path / "thesis.tex", tmp_path / "notes.txt"]  # the owner's, in a folder only the owner enters
+    for path in mine:
+        path.write_text(f"the owner's {path.name}\n")
+    kept = [(path.read_bytes(), os.stat(path).st_mtime_ns) for path in mine]
+    shared = shared_folder()
+    try:
+        os.chmod(shared, 0o1777)  # a $TMPDIR as /tmp is: sticky, everyone's
+        planted = as_attacker(PLANT_SCRATCH, shared, *mine)
+        assert planted.returncode == 0, planted.stderr
+        theirs = tree(shared)
+        assert theirs["dask-scratch-space"][0] == pwd.getpwnam("nobody").pw_uid
+        with open(tmp_path / "stderr", "w+") as err:
+            run = subprocess.Popen([sys.executable, "-m", "ldacli", "train", small_ldac, "-k", "3", "--iterations", "3",
+                                    "--seed", "1", "--scheduler", "local:2", "-q", "-o", str(tmp_path / "m.npz")],
+                                   stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "TMPDIR": shared})
+            own, inside, deadline = {}, set(), time.monotonic() + 300
+            while run.poll() is None and time.monotonic() < deadline:  # the cluster's folder, while it runs
+                for name in os.listdir(shared):
+                    if name.startswith("ldacli-cluster-"):
+                        try:
+                            own.setdefault(name, os.lstat(os.path.join(shared, name)))
+                            inside |= set(os.listdir(os.path.join(shared, name, "dask-scratch-space")))
+                        except FileNotFoundError:
+                            pass
+                time.sleep(0.02)
+            if run.poll() is None:
+                run.kill()
+            run.wait()
+            err.seek(0)
+            stderr = err.read()
+        # the owner's files are as they were, and nothing of the other user's was made or changed
+        assert [(path.read_bytes(), os.stat(path).st_mtime_ns) for path in mine] == kept
+        assert tree(shared) == theirs
+        # the cluster kept its files (the scheduler's and the workers' folders, Dask naming them after
+        # their classes) in a folder of its own in $TMPDIR, private, which is gone once the run is over
+        [st] = own.values()
+        assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.getuid()
+        assert {n.split("-")[0] for n in inside} >= {"ownscheduler", "ownworker"}, inside
+        assert os.listdir(shared) == ["dask-scratch-space"]
+        assert run.returncode == 0, stderr
+        assert ldacli.load_model(str(tmp_path / "m.npz")).phi.shape[0] == 3
+    finally:
+        remove(shared)
 
 
 def test_the_scheduler_option_takes_tcp_tls_and_local_and_refuses_the_rest_in_one_line(tmp_path, small_ldac):
