@@ -82,7 +82,7 @@ class OwnNanny(Nanny):
 class OwnCluster(SpecCluster):
     """Dask's ``SpecCluster`` whose processes keep their files in ``folder``, made for it alone
     (:func:`start`), which it removes once it has closed them: on every way a cluster closes
-    (:func:`ldacli.dask_connection.cluster` after the run, an error or a signal; a start that
+    (:func:`ldacli.cluster.connection.cluster` after the run, an error or a signal; a start that
     failed; Dask's own close at exit), all of which pass through :meth:`_close`."""
 
     def __init__(self, folder: str, **kwargs):
