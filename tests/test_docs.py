@@ -32,8 +32,10 @@ def bash(script: str, cwd, timeout=600) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_the_docs_site_builds_strictly(tmp_path):
     pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install '.[docs]'")
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-                       cwd=docs_pages.ROOT, capture_output=True, text=True, timeout=600,
+    # (run away from the root, where python -m would import the source tree, without its kernels)
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
+                        os.path.join(docs_pages.ROOT, "mkdocs.yml"), "-d", str(tmp_path / "site")],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600,
                        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert r.returncode == 0, r.stdout + r.stderr
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
