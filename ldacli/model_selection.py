@@ -81,7 +81,8 @@ log = logging.getLogger("ldacli")
 RULE = ("the K with the most topic quality per unit of held-out perplexity (NPMI x diversity / perplexity: K "
         "grows while a doubling gains more fit, in percent, than it costs topic quality), or among the Ks within one "
         "standard error of it the most stable across seeds, then the smallest; not determined when that best K is "
-        "the smallest or the largest tried, or when every K is within one standard error of it")
+        "the smallest or the largest tried, when the smallest or the largest tried is within one standard error of it "
+        "(no tie-break picks an edge of the grid), or when every K is within one standard error of it")
 MAX_GRID = 100
 
 
@@ -281,6 +282,16 @@ def recommend(rows: list[dict]) -> tuple[int | None, str]:
         return None, (f"K not determined: quality per perplexity is best at the largest K tried, {best['k']} "
                       f"({evidence}), and still rising ({step}): each doubling still gains more fit than it costs "
                       f"topic quality; a grid up to K={2 * best['k']} (one doubling more) would tell")
+    edge = [r for r in near if r is rows[0] or r is rows[-1]]
+    if edge:  # the band reaches the grid's edge: no tie-break may pick it, nor rule it out
+        e = edge[0]
+        low = e is rows[0]
+        spread = f"{best['balance']:.3f} +- {best['balance_se']:.3f}" if best["balance_se"] else f"{best['balance']:.3f}"
+        return None, (f"K not determined: quality per perplexity is best at K={best['k']} ({evidence}; {spread} over "
+                      f"the seeds), but K={e['k']}, the {'smallest' if low else 'largest'} K tried, is within one "
+                      f"standard error of it ({e['balance']:.3f}): the seeds' spread does not rule out the grid's "
+                      f"edge; more seeds, or a grid {'down to' if low else 'up to'} "
+                      f"K={max(1, e['k'] // 2) if low else 2 * e['k']}, would tell")
     stable = all(r["distance"] is not None for r in near)
     choice = min(near, key=lambda r: (r["distance"], r["k"]) if stable else r["k"])
     after = rows[rows.index(best) + 1]

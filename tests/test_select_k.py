@@ -87,6 +87,24 @@ def test_flat_measures_do_not_determine_k_and_ties_go_to_the_more_stable():
     assert recommend(rows([(5, 30, 0.2, 1, 0, 0.1)]))[0] is None
 
 
+def test_a_band_that_reaches_the_grid_s_edge_does_not_determine_k_whatever_the_tie_break():
+    # US State of the Union paragraphs, -k 10,20,40,80 --seeds 2 (issue 49): best at K=40, but its two
+    # seeds differ and the one-standard-error band holds K=10, 20, 40, of which K=10, the smallest K
+    # tried and the worst fit, was "the most stable" and recommended
+    sotu = [(10, 1961.9, 0.20, 0.90, 0.004, 0.20), (20, 1800.0, 0.21, 0.85, 0.004, 0.35),
+            (40, 1709.3, 0.22, 0.80, 0.200, 0.55), (80, 1650.0, 0.18, 0.60, 0.004, 0.60)]
+    k, why = recommend(rows(sotu, seeds=2))
+    assert k is None
+    assert why.startswith("K not determined: quality per perplexity is best at K=40")
+    assert "1.030 +- 0.200 over the seeds" in why and "K=10, the smallest K tried, is within one standard error" in why
+    assert "a grid down to K=5, would tell" in why
+    # the same at the top of the grid
+    top = [(10, 2000.0, 0.10, 0.90, 0.004, 0.20), (20, 1800.0, 0.21, 0.85, 0.300, 0.35),
+           (40, 1709.3, 0.20, 0.80, 0.004, 0.15)]
+    k, why = recommend(rows(top, seeds=2))
+    assert k is None and "K=40, the largest K tried, is within one standard error" in why and "up to K=80" in why
+
+
 def test_diversity_counts_what_the_vocabulary_allows():
     # 4 topics of 3 words each over 12 words: distinct, whatever the number of top words asked
     phi = np.kron(np.eye(4), np.ones(3)) + 1e-3
