@@ -14,50 +14,26 @@ The Python API is what the CLI runs::
 
 The functions re-exported here live in wings named after their job (``ldacli.methods.driver``,
 ``ldacli.corpora.formats.read``, ``ldacli.scoring.inference``, ``ldacli.scoring.perplexity``,
-``ldacli.info``, ...), which stay importable under their own names.
+``ldacli.info``, ...), which stay importable under their own names. Each is imported when it is first
+used (``__init__.pyi`` lists them, for type checkers, the API reference and the lazy loader
+alike), so that ``import ldacli``, and every command line's ``--version`` and ``--help``, pay only
+for what they use.
 """
+import lazy_loader
 
-from ldacli.version import __version__  # noqa: E402
+from ldacli.version import __version__
 
-from ldacli.corpora.corpus import Corpus  # noqa: E402
-from ldacli.diff import align, diff_models, match_topics  # noqa: E402
-from ldacli.errors import InputError, LdacliError, SettingError  # noqa: E402
-from ldacli.scoring.perplexity import perplexity  # noqa: E402
-from ldacli.export import to_pyldavis  # noqa: E402
-from ldacli.corpora.formats.read import read_corpus  # noqa: E402
-from ldacli.corpora.formats.shards import ShardFolder, open_shard_folder  # noqa: E402
-from ldacli.corpora.formats.write import write_corpus, write_shards  # noqa: E402
-from ldacli.scoring.inference import infer  # noqa: E402
-from ldacli.info import describe  # noqa: E402
-from ldacli.methods.driver import RunStopped, TrainingInterrupted, train  # noqa: E402
-from ldacli.methods.registry import METHODS  # noqa: E402
-from ldacli.model import Checkpoint, Inference, Model  # noqa: E402
-from ldacli.model_selection import select_k  # noqa: E402
-from ldacli.topic_names import name_topic  # noqa: E402
-from ldacli.scoring.coherence import coherence  # noqa: E402
-from ldacli.scoring.diagnostics import diagnostics  # noqa: E402
-from ldacli.over_time.history import TopicHistory, history  # noqa: E402
-from ldacli.over_time.trends import trends  # noqa: E402
-
-load_model = Model.load
+_attached, _, _names = lazy_loader.attach_stub(__name__, __file__)
+__all__ = sorted([*_names, "load_model", "__version__"])
 
 
-def __getattr__(name):
-    """``ldacli.LatentDirichletAllocation``, imported when first asked for (it needs scikit-learn,
-    the sklearn extra)."""
-    if name == "LatentDirichletAllocation":
-        from ldacli.estimator import LatentDirichletAllocation
-
-        return LatentDirichletAllocation
-    raise AttributeError(f"module 'ldacli' has no attribute {name!r}")
+def __getattr__(name: str):
+    """A public name, imported when first asked for (``LatentDirichletAllocation`` needs
+    scikit-learn, the sklearn extra); ``load_model`` is ``Model.load``."""
+    if name == "load_model":
+        return _attached("Model").load
+    return _attached(name)
 
 
-__all__ = [
-    "Checkpoint", "Corpus", "Inference", "InputError", "LatentDirichletAllocation", "LdacliError", "METHODS", "Model", "RunStopped", "SettingError",
-    "ShardFolder", "TopicHistory", "TrainingInterrupted", "align", "coherence", "describe", "diagnostics", "diff_models",
-    "history", "infer", "load_model", "match_topics", "name_topic", "open_shard_folder", "perplexity", "read_corpus",
-    "select_k", "to_pyldavis", "train", "trends",
-    "write_corpus",
-    "write_shards",
-    "__version__",
-]
+def __dir__() -> list[str]:
+    return list(__all__)
