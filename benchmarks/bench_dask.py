@@ -40,9 +40,9 @@ import ldacli
 from ldacli import random_streams
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.partition import default_shards, shard_bounds, shard_ranges
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 ALPHA, BETA = 0.1, 0.01
 
 

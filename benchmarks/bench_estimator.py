@@ -37,8 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 import ldacli  # noqa: E402
 from ldacli.model import Model  # noqa: E402
+from places import CORPORA  # noqa: E402
 
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 
 
 def as_model(phi: np.ndarray, alpha: np.ndarray, vocab: list[str]) -> Model:

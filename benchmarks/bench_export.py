@@ -22,11 +22,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 import ldacli  # noqa: E402
+from places import CORPORA  # noqa: E402
 
 # the package this script imported (an install, or a checkout's src), for the processes it starts
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(ldacli.__file__)))
 
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 RUNS = [(what, fmt) for what in ("doc-topics", "topic-words", "topic-keys")
         for fmt in ("tsv", "csv", "jsonl", "parquet", "mallet")] + [
     ("doc-topics --top-topics 3", "tsv"), ("doc-topics --top-topics 3", "parquet"), ("pyldavis", "json")]

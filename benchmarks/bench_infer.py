@@ -4,7 +4,7 @@
 Usage (prepare untimed, then time on a quiet core)::
 
     python benchmarks/bench_infer.py --prepare                  # models and documents, cached
-    flock /work/.bench.lock taskset -c 1 python benchmarks/bench_infer.py
+    flock ../.bench.lock taskset -c 1 python benchmarks/bench_infer.py
     python benchmarks/bench_infer.py --tools ldacli,mallet --docs 200000 --peer-docs 20000
     python benchmarks/bench_infer.py -k 1000 --length 20ng --tools ldacli,train --docs 20000
     python benchmarks/bench_infer.py --tools ldacli --build before=/tmp/old   # another build too
@@ -55,11 +55,10 @@ from ldacli.corpora.corpus import Corpus
 from ldacli.scoring.fixed_topics import completion_split, score
 from ldacli.corpora.formats.ldac import ldac_lines
 from trees import package_parent
+from places import CORPORA, DATA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(ldacli.__file__)))
-DATA = os.environ.get("LDACLI_DATA", "/work/data")
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 SWEEPS, BURN_IN = 100, 50
 PEERS = ("mallet", "tomotopy", "gensim", "sklearn")
 

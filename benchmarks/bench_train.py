@@ -33,9 +33,9 @@ import resource
 import subprocess
 import sys
 import time
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
 PEERS = ("tomotopy", "lda", "gensim", "sklearn", "topica", "mallet")
 # a MALLET build by ../shared/tools/build-mallet.sh

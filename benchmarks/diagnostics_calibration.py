@@ -33,10 +33,9 @@ import sys
 import ldacli
 from ldacli.scoring.coherence import training_reference
 from ldacli.scoring.diagnostics import THRESHOLDS, diagnostics
+from places import CORPORA, DATA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
-DATA = os.environ.get("LDACLI_DATA", os.path.join(HERE, "..", "..", "data"))
 SOURCES = {
     "20ng-raw": ([os.path.join(DATA, "20ng-raw", "train.txt")], ["--stop-words", "english", "--min-df", "5",
                                                                 "--max-df", "0.3"]),

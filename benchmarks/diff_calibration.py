@@ -36,9 +36,9 @@ import numpy as np
 
 import ldacli
 from ldacli.diff import js_distances
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 FILES = {"20ng": "docword.20ng.txt.gz", "kos": "docword.kos.txt.gz"}
 CANDIDATES = (0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8)
 

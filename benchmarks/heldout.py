@@ -38,9 +38,9 @@ import numpy as np
 import ldacli
 from bench_train import MALLET_HOME, mallet, mallet_import, token_lists
 from ldacli.corpora.corpus import Corpus
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
 
 

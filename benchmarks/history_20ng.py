@@ -3,9 +3,9 @@
 Usage::
 
     python benchmarks/history_20ng.py                   # trains the schedule once (about 10 minutes), then measures
-    python benchmarks/history_20ng.py --models /work/data/history/ng20-schedule --steps 30 --topics 100
+    python benchmarks/history_20ng.py --models $LDACLI_DATA/history/ng20-schedule --steps 30 --topics 100
 
-The schedule is made from the raw 20 Newsgroups posts (``/work/data/20ng-raw``: ``train.txt`` and
+The schedule is made from the raw 20 Newsgroups posts (``$LDACLI_DATA/20ng-raw``: ``train.txt`` and
 ``test.txt``, one post per line, English stop words, ``--min-df 5 --max-df 0.3``) in date order as
 far as the "bydate" copy allows: its posts carry no Date header (35 of 11,314 do), but the test
 split was posted after the training split, and within a newsgroup the article numbers grow with
@@ -35,8 +35,9 @@ import scipy.sparse as sp
 
 import ldacli
 from ldacli.corpora.corpus import Corpus
+from places import DATA
 
-RAW = "/work/data/20ng-raw"
+RAW = os.path.join(DATA, "20ng-raw")
 MEASURE = """
 import json, sys, time
 t0 = time.perf_counter()
@@ -122,7 +123,7 @@ def measure(*args) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default="/work/data/history/ng20-schedule", help="the schedule's folder (made if missing)")
+    p.add_argument("--models", default=os.path.join(DATA, "history", "ng20-schedule"), help="the schedule's folder (made if missing)")
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--topics", type=int, default=100)
     p.add_argument("--iterations", type=int, default=300, help="sweeps of the first, cold model")

@@ -27,9 +27,9 @@ import subprocess
 import sys
 import tempfile
 from trees import package_parent
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "corpora"))
 
 # What each build's process runs: argv is corpus, sampler, K, shards, sweeps, state file, mode. Mode
 # "save" runs the sweeps (the burn-in) from the seed's random topics and saves the topics and

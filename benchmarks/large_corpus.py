@@ -2,8 +2,8 @@
 
 Usage::
 
-    python benchmarks/large_corpus.py make --tokens 100M -o /work/data/large/zipf100M.npz
-    python benchmarks/large_corpus.py train /work/data/large/zipf100M.npz -k 1000 --iterations 100
+    python benchmarks/large_corpus.py make --tokens 100M -o $LDACLI_DATA/large/zipf100M.npz
+    python benchmarks/large_corpus.py train $LDACLI_DATA/large/zipf100M.npz -k 1000 --iterations 100
     python benchmarks/large_corpus.py train C.npz -k 1000 --iterations 100 --checkpoint C.ckpt --stop-after 50
     python benchmarks/large_corpus.py train C.npz -k 1000 --iterations 100 --checkpoint C.ckpt --resume
 

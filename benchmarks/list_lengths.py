@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/list_lengths.py --corpus 20ng -k 1000 --every 10 --sweeps 30
-    python benchmarks/list_lengths.py --corpus /work/data/large/zipf10M.npz -k 1000
+    python benchmarks/list_lengths.py --corpus $LDACLI_DATA/large/zipf10M.npz -k 1000
 
 The sparse sampler scans, for each token, its word's list of topics (``K_w``); a word-major
 sampler with a tree over the word's prior part (F+LDA) would scan the document's topics

@@ -24,9 +24,9 @@ import time
 
 import ldacli
 from ldacli.cluster.connection import connect, quiet_dask
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 
 
 def plain(n: int):

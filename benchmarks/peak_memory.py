@@ -22,10 +22,10 @@ import subprocess
 import sys
 import tempfile
 from trees import package_parent
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(os.path.dirname(REPO), "shared", "corpora"))
 NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
 
 TOMOTOPY = f"""

@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/planted_schedule.py                      # 8 steps, 12 planted topics, about 2 minutes
-    python benchmarks/planted_schedule.py --steps 8 --docs 1000 --keep /work/data/history/planted
+    python benchmarks/planted_schedule.py --steps 8 --docs 1000 --keep $LDACLI_DATA/history/planted
 
 Topics are drawn once, Dirichlet(``--topic-beta``) over ``--words`` words. A schedule says which
 of them are alive at each step (:data:`SCHEDULE`: topics switching on and off at known steps), and

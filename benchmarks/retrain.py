@@ -38,9 +38,9 @@ import ldacli
 from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.write import write_corpus
 from ldacli.corpora.synthetic import generate
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 
 
 def cli(*args: str) -> tuple[float, str]:

@@ -27,10 +27,10 @@ import zipfile
 
 import numpy as np
 from trees import package_parent
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(os.path.dirname(REPO), "shared", "corpora"))
 
 # (name, arguments for the base, arguments for this tree, output file or None for stdout).
 # {c} is the corpus, {o} the output folder; a dict of spellings maps a new option to the old one.

@@ -33,9 +33,9 @@ import numpy as np
 import ldacli
 from ldacli.scoring.fixed_topics import holdout_split
 from ldacli.corpora.synthetic import generate
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 NEWSGROUPS = """\
 space: space nasa orbit launch shuttle moon satellite
 hockey: hockey team game season players nhl league

@@ -35,9 +35,9 @@ import ldacli
 from ldacli.corpora.corpus import Corpus
 from ldacli.scoring.fixed_topics import holdout_split
 from ldacli.corpora.synthetic import generate
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 FILES = {"20ng": "docword.20ng.txt.gz", "kos": "docword.kos.txt.gz"}
 
 

@@ -7,7 +7,7 @@ Usage::
     python benchmarks/select_k_rules.py table --markdown   # the same as Markdown tables
 
 ``run NAME`` runs ``ldacli select-k`` as a process, once, with 3 seeds and 300 sweeps (``--seed 1``,
-``--threads`` pairs at a time, 1 unless given: the same scores at any number), into ``$LDACLI_DATA/select-k/NAME`` (default ``/work/data``); stopped (SIGTERM, as
+``--threads`` pairs at a time, 1 unless given: the same scores at any number), into ``$LDACLI_DATA/select-k/NAME`` (default ``$LDACLI_DATA``); stopped (SIGTERM, as
 a 30-minute slot ends) it is run again and continues its unfinished pairs. ``table`` reads each
 folder's stored per-(K, seed) scores and models (``k{K}-s{i}.json``, ``.npz``, as select-k writes
 them) and applies every candidate rule of :data:`RULES` offline to the same numbers, printing
@@ -34,11 +34,10 @@ import sys
 import numpy as np
 
 from ldacli.model_selection import balance, quality, recommend
+from places import CORPORA, DATA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DATA = os.environ.get("LDACLI_DATA", "/work/data")
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(ROOT, "..", "..", "shared", "corpora"))
 if not os.path.isdir(CORPORA):
     CORPORA = os.path.join(ROOT, "..", "shared", "corpora")
 SAMPLE = os.path.join(ROOT, "sample_corpora")

@@ -3,8 +3,8 @@
 Usage::
 
     python benchmarks/threads_run.py                          # 20NG, K=100 and 1000, 25 sweeps
-    flock /work/.bench.lock taskset -c 1 python benchmarks/threads_run.py --threads 1   # one core: model only
-    flock /work/.bench.lock taskset -c 0,1 python benchmarks/threads_run.py             # both cores: measured
+    flock ../.bench.lock taskset -c 1 python benchmarks/threads_run.py --threads 1   # one core: model only
+    flock ../.bench.lock taskset -c 0,1 python benchmarks/threads_run.py             # both cores: measured
 
 Each run is ``ldacli.train`` as ``ldacli train`` runs it (defaults: snapshots, the trace every 10
 sweeps, default shards), in a process of its own that first reads the corpus. Per run it
@@ -27,9 +27,9 @@ import os
 import subprocess
 import sys
 import time
+from places import CORPORA
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPORA = os.environ.get("LDACLI_CORPORA", os.path.join(HERE, "..", "..", "shared", "corpora"))
 NAMED = {"kos": "docword.kos.txt.gz", "20ng": "docword.20ng.txt.gz"}
 
 

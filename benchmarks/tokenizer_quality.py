@@ -7,7 +7,7 @@ Usage::
     python benchmarks/tokenizer_quality.py -k 20 --sweeps 50 --max-docs 2000   # a quick check
 
 Reads the raw posts (``--raw``: a folder with ``train.txt``/``test.txt``, one post per line, and
-``20news-bydate-train/`` with the posts as files; ``/work/data/20ng-raw`` by default, see its
+``20news-bydate-train/`` with the posts as files; ``$LDACLI_DATA/20ng-raw`` by default, see its
 README), trains K topics on the training posts per tokenizer variant and seed (the English stop
 list, ``--min-df 5 --max-df 0.3``, collapsed Gibbs, one thread), and prints one row per variant:
 
@@ -58,8 +58,9 @@ import numpy as np
 import ldacli
 from ldacli.corpora.tokenizer import LEGACY, Tokenizer
 from ldacli.corpora.vocab_rules import load_stop_words
+from places import DATA
 
-RAW = os.environ.get("LDACLI_RAW_20NG", "/work/data/20ng-raw")
+RAW = os.environ.get("LDACLI_RAW_20NG", os.path.join(DATA, "20ng-raw"))
 VARIANTS = {
     "before": dict(LEGACY),
     "drop": {},
