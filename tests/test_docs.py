@@ -44,6 +44,11 @@ def test_the_docs_site_builds_strictly(tmp_path):
     assert "--iterations" in cli and "--stop-words" in cli
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
     assert 'id="ldacli.train"' in api and 'id="ldacli.Model"' in api
+    # the reference shows each function's settings with their defaults, as help() does, and no
+    # Sphinx role of a docstring raw (docs/hooks.py)
+    assert "iterations=None, alpha=0.1, beta=0.01" in api and "snapshots=5" in api
+    assert "top_words=10" in api  # ldacli.diff_models'
+    assert not re.search(r":(func|class|mod|meth|attr|data|exc):", api)
 
 
 def test_the_readme_is_short_and_its_links_lead_to_pages():
