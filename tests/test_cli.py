@@ -208,6 +208,33 @@ def test_usage_errors_exit_2(tmp_path, small_ldac):
     assert_user_error(run("frobnicate"), code=2)
 
 
+def test_topics_refuses_a_number_of_top_words_below_1(model_path):
+    for n in (-3, 0):
+        assert_user_error(run("topics", model_path, "-n", n),
+                          f"-n/--top-words must be an integer >= 1, found {n} (see ", code=2)
+    assert len(run("topics", model_path, "-n", 1).stdout.splitlines()) == 5
+
+
+def test_every_option_s_constraint_is_checked_as_the_command_line_is_read(tmp_path):
+    """The mechanism, not one option: each command's every integer option refuses a value below
+    its minimum (exit 2, one line naming it), whether or not the command checks it again; no
+    argument is given, so the refusal comes before any is looked at."""
+    from ldacli.cli.options import SettingOption
+    from ldacli.settings import Integer
+
+    checked = []
+    for name, command in main.commands.items():
+        for param in command.params:
+            setting = getattr(param, "setting", None)
+            if isinstance(param, SettingOption) and isinstance(setting.type, Integer) and not param.hidden:
+                below = setting.type.minimum - 1
+                result = run(name, param.opts[-1], below)
+                assert_user_error(result, f"{setting.option} must be an integer", f"found {below}", code=2)
+                assert len(result.stderr.splitlines()) == 1, result.stderr
+                checked.append(f"{name} {param.opts[-1]}")
+    assert {"topics --top-words", "diff --top-words", "export --top-words", "train --topics"} <= set(checked)
+
+
 def uci(header, body):
     return "\n".join(str(x) for x in header) + "\n" + body
 
