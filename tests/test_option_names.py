@@ -62,6 +62,8 @@ CONFLICTS = [
      "found --smoothed=False"),
     (("train", "C", "--method", "vem", "--loglik-every", 5, "-o", "m.npz"), "--loglik-every must be 1 for method vem"),
     (("train", "C", "--skip-unchanged", "--resume", "R", "-o", "m.npz"), "nothing to compare"),
+    (("train", "C", "--checkpoint-every", 10, "-o", "m.npz"),
+     "--checkpoint-every says how often to write --checkpoint: give --checkpoint too"),
     (("train", "C", "--alpha", 0.2, "--optimize-burn-in", 20, "-o", "m.npz"),
      "--optimize-burn-in applies where the priors are learned, and here --alpha, --beta or --seed-words given keep "
      "the priors as given"),
@@ -100,6 +102,20 @@ def test_a_conflict_is_refused_in_the_cli_s_words_before_any_input_is_read(args,
     assert message in result.stderr, result.stderr
     in_cli_words(result.stderr)
     assert os.listdir(tmp_path) == []   # nothing written, no folder made
+
+
+def test_checkpoint_every_applies_where_a_checkpoint_is_written(small_ldac, tmp_path):
+    """Refused alone (above); taken beside --checkpoint, on a resumed run (which checkpoints to
+    the file it resumes) and by select-k (whose pairs checkpoint to files of its own)."""
+    ckpt = tmp_path / "c.npz"
+    result = run("train", small_ldac, "-k", 3, "--iterations", 4, "--checkpoint", ckpt, "--checkpoint-every", 2,
+                 "-o", tmp_path / "a.npz", "-q")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    result = run("train", small_ldac, "--resume", ckpt, "--iterations", 6, "--checkpoint-every", 1,
+                 "-o", tmp_path / "b.npz", "-q")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    result = run("select-k", tmp_path / (MISSING + ".txt"), "-k", "2,3", "--checkpoint-every", 10, "-o", tmp_path / "k")
+    assert result.exit_code == 1 and "no-such-file.txt" in result.stderr, result.stderr
 
 
 @pytest.mark.slow   # four processes (about 9 s on a loaded machine)

@@ -922,7 +922,7 @@ def select_k_command(ctx, corpus, **values):
     own, given = given_of(values, choosing.SETTINGS), given_of(values, choosing.SETTINGS_OF_TRAIN)
     with user_errors(ctx):  # before anything is read
         checked = settings.resolve(choosing.SETTINGS, own)
-        check_given({**given, "n_topics": (checked["n_topics"] or [1])[0]})
+        choosing.check_runs(given, (checked["n_topics"] or [1])[0], output)
         for s in READING:
             s.check(values[s.name])
     with user_errors(ctx), tls_options(values["scheduler"], values):
