@@ -27,6 +27,7 @@ from ldacli.cli.exits import EXIT_DRIFT, EXIT_UNDETERMINED, Group, user_errors
 from ldacli.cli.former_options import taking_former_spellings
 from ldacli.cli.options import (
     CONVERT_OUT,
+    DIFF_OUT,
     MODEL_OUT,
     QUIET,
     REPORT_OUT,
@@ -529,7 +530,7 @@ def perplexity(ctx, model, corpus, **values):
 @taking_former_spellings("diff")
 @click.argument("model_a")
 @click.argument("model_b")
-@declared((TEXT_OR_JSON, TOP_WORDS, THRESHOLD, MAX_DRIFT, QUIET, VERBOSE))
+@declared((DIFF_OUT, TEXT_OR_JSON, TOP_WORDS, THRESHOLD, MAX_DRIFT, QUIET, VERBOSE))
 @click.pass_context
 def diff(ctx, model_a, model_b, **values):
     """Compare the topics of MODEL_A (say, yesterday's) and MODEL_B (today's).
@@ -546,43 +547,52 @@ def diff(ctx, model_a, model_b, **values):
     Examples:
       ldacli diff yesterday.npz today.npz
       ldacli diff yesterday.npz today.npz --format json | jq .max_distance
+      ldacli diff yesterday.npz today.npz -o diff.txt
       ldacli diff yesterday.npz today.npz --max-drift 0.6 || echo "topics moved" | mail -s ldacli me
     """
     setup_logging(values)
-    max_drift = values["max_drift"]
+    max_drift, output = values["max_drift"], values["output"] or "-"
+    check_outputs({"-o/--output": (output, ())}, {"MODEL_A": model_a, "MODEL_B": model_b})
     with user_errors(ctx):
         max_drift = MAX_DRIFT.check(max_drift)
         a, b = Model.load(model_a), Model.load(model_b)
         result = diff_models(a, b, **given_of(values, (TOP_WORDS, THRESHOLD)), a_sha256=file_sha256(model_a))
     result = {"a": model_a, "b": model_b, **result}
     moved = drifted(result, max_drift)
+    lines: list[str] = []  # written to -o at the end
+
+    def line(text: str) -> None:
+        lines.append(printable(text))
+
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json_text({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]},
-                              indent=2))
+        lines.append(json_text({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]},
+                               indent=2))
     else:
-        echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
+        line(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
         if result["pairing"] == "descent":
-            echo("B was warm-started from A: each topic of B is paired with the topic of A it continues")
-        echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
+            line("B was warm-started from A: each topic of B is paired with the topic of A it continues")
+        line(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
                    f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
         n = result["top_words"]
         for t in result["topics"]:
             mark = "" if t["matched"] else "  (no counterpart)"
-            echo(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
+            line(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
                        f"{t['distance']:.3f}, {t['overlap']}/{n} top words shared, prevalence "
                        f"{100 * t['prevalence_a']:.1f}% -> {100 * t['prevalence_b']:.1f}%{mark}: "
                        + " ".join(t["top_words_b"][:8]))
             if t["gained"] or t["lost"]:
-                echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
+                line(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
         tops_a, tops_b = a.top_words(8), b.top_words(8)
         for k in result["removed"]:
-            echo(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
+            line(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
         for k in result["added"]:
-            echo(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
+            line(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
         for side, m in (("a", a), ("b", b)):
             if result[f"only_in_{side}"]:
-                echo(f"only in {side.upper()}: topics "
+                line(f"only in {side.upper()}: topics "
                            + ", ".join(m.topic_label(k) for k in result[f"only_in_{side}"]))
+    with user_errors(ctx), locked([output if output != "-" else None]):
+        emit(values, lines)
     if moved:
         worst = max(moved, key=lambda t: t["distance"])
         tell(values, f"drift: {len(moved)} topic{'s' if len(moved) != 1 else ''} moved further than {max_drift:g} "

@@ -48,6 +48,7 @@ THETA_OUT = output_setting("Where to write theta, in --format or by its ending",
                            (".tsv", ".csv", ".jsonl", ".parquet", ".npz"),
                            stdout=True)
 TOPICS_OUT = output_setting("Where to write the topics", ("any name",), stdout=True, required=False)
+DIFF_OUT = output_setting("Where to write the comparison", ("any name",), stdout=True, required=False)
 REPORT_OUT = output_setting("The HTML file to write", (".html", ".htm"))
 CONVERT_OUT = output_setting("Bag-of-words file (or shard folder, with --shards) to write", ("any name",))
 SUFFIXES = {"model": (".npz",), "checkpoint": (".npz",), "report": (".html", ".htm")}
