@@ -72,6 +72,7 @@ from ldacli.files.tables import (
     check_stream,
     delimited_line,
     text_cell,
+    write_lines,
     write_table,
 )
 from ldacli.info import describe as describe_file
@@ -408,6 +409,7 @@ def infer(ctx, model, corpus, **values):
       ldacli infer kos.npz docword.new.txt.gz --vocab vocab.new.txt -o theta.npz --seed 3
       ldacli infer kos.npz new_docs.txt -o - --format csv | head
       ldacli infer kos.npz huge.txt.gz --top-topics 3 --min-proportion 0.05 -o theta.parquet
+      ldacli infer kos.npz new_docs.txt --format mallet -o doc-topics.txt
       zcat huge.txt.gz | ldacli infer kos.npz - -o - --format jsonl | gzip > theta.jsonl.gz
     """
     progress = setup_logging(values)
@@ -420,9 +422,9 @@ def infer(ctx, model, corpus, **values):
     if fmt == "npz" and output == "-":
         raise click.BadParameter("npz is a binary archive: write it to a file", param_hint="--format")
     ending = os.path.splitext(output)[1].lower().lstrip(".")
-    if ending in THETA_FORMATS and ending != fmt:  # -o theta.tsv --format csv: which one was meant?
-        raise click.BadParameter(f"expected a file name ending in .{fmt} for --format {fmt}, found {output!r}",
-                                 param_hint="-o/--output")
+    if ending in THETA_FORMATS and ending != fmt and (fmt, ending) != ("mallet", "tsv"):  # -o theta.tsv --format csv
+        raise click.BadParameter(f"expected a file name ending in .{'txt' if fmt == 'mallet' else fmt} for --format "
+                                 f"{fmt}, found {output!r}", param_hint="-o/--output")
     check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "CORPUS": corpus, "--vocab": values["vocab"]})
     with user_errors(ctx):  # before anything is read
         inference.check_settings(given_of(values, INFER))
@@ -872,7 +874,7 @@ def export(ctx, model, what, **values):
                 scores = (export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys"
                           else export_module.diagnostics(m, reference, n) if what == "diagnostics" else None)
                 if fmt == "mallet":
-                    export_module.write_lines(export_module.mallet_lines(
+                    write_lines(export_module.mallet_lines(
                         m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n,
                         scores=scores), out)
                 else:

@@ -52,14 +52,15 @@ DIFF_OUT = output_setting("Where to write the comparison", ("any name",), stdout
 REPORT_OUT = output_setting("The HTML file to write", (".html", ".htm"))
 CONVERT_OUT = output_setting("Bag-of-words file (or shard folder, with --shards) to write", ("any name",))
 SUFFIXES = {"model": (".npz",), "checkpoint": (".npz",), "report": (".html", ".htm")}
-THETA_FORMATS = ("tsv", "csv", "jsonl", "parquet", "npz")
+THETA_FORMATS = ("tsv", "csv", "jsonl", "parquet", "npz", "mallet")
 
 TEXT_OR_JSON = format_setting(("text", "json"))
 TOPICS_FORMAT = format_setting(("text", "tsv", "json"), "Output format: text (one line per topic), tsv (topic, "
                                                         "rank, word, probability) or json.")
 THETA_FORMAT = format_setting(THETA_FORMATS, "Output format: tsv, csv, jsonl or parquet (a doc_id column, then "
                                              "topic_0 ... topic_{K-1}; with --min-proportion or --top-topics: doc_id, "
-                                             "rank, topic, proportion) or npz (theta, doc_ids, params).",
+                                             "rank, topic, proportion), npz (theta, doc_ids, params) or mallet "
+                                             "(MALLET's --output-doc-topics layout, as export writes it).",
                               default_help="by -o's ending; tsv for -o -")
 
 
