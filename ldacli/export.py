@@ -34,10 +34,11 @@ from ldacli import checks
 from ldacli.api_input import as_corpus, as_model
 from ldacli.corpora.corpus import Corpus
 from ldacli.diff import prevalence
-from ldacli.errors import SettingError
+from ldacli.errors import InputError, SettingError
 from ldacli.scoring.inference import (MIN_PROPORTION, SPARSE, TOP_TOPICS, corpus_theta, doc_topic_columns, doc_topic_rows,
                                      mallet_doc_topic_lines, mallet_field)
-from ldacli.model import TOP_WORDS, Model
+from ldacli.model import TOP_WORDS, Inference, Model
+from ldacli.files.npz import kind_at
 from ldacli.files.tables import TABLE_FORMATS, Table, batched, text_writer
 from ldacli.scoring.coherence import MEASURE, REFERENCE, coherence, top_word_ids, training_reference
 from ldacli.scoring import diagnostics as topic_diagnostics
@@ -83,6 +84,19 @@ def format_for(what: str, output: str, format: str | None) -> str:
         raise SettingError("output_format", "output_format must be json for pyldavis (pyLDAvis.prepare's arguments) "
                                             f"and a table format for the others, found {format} for {what}")
     return format
+
+
+def read_source(path: str, what: str) -> Model | Inference:
+    """The file at ``path`` that ``what`` is exported from: a model, or for doc-topics also an
+    inference file (``ldacli infer MODEL NEW -o FILE.npz``: new documents' proportions); the
+    other tables need a model's topics, and an inference file is refused for them."""
+    if kind_at(path) == "inference":
+        if what != "doc-topics":
+            raise InputError(path, None, f"expected a model for {what}, found an inference file, which holds "
+                                         f"documents' proportions only: export doc-topics from it ("
+                                         f"{', '.join(t for t in TABLES if t != 'doc-topics')} need a model)")
+        return Inference.load(path)
+    return Model.load(path)
 
 
 def topic_names(model: Model) -> list[str]:

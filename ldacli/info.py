@@ -13,8 +13,7 @@ from ldacli import checks
 from ldacli.errors import InputError
 from ldacli.methods.registry import METHODS
 from ldacli.model import Checkpoint, Model
-from ldacli.files.fileio import open_regular
-from ldacli.files.npz import file_kind
+from ldacli.files.npz import kind_at
 
 # Up to this many topics, every alpha is listed in the text output (JSON always lists them).
 ALPHA_LISTED = 10
@@ -25,16 +24,6 @@ STOPPING = ("stopped_early", "stop_reason", "best_iteration", "best_heldout_perp
 # Shown on lines of their own, not among the other parameters.
 SHOWN = {"topic_names", "seeded", "topic_word_prior", "seed_words", "seed_strength", "method", "iterations", "iterations_done", "stopped", "lineage", "warm_start", "id_stability", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
          "beta", "loglik_every", "trace", "snapshot_sweeps", *STOPPING}
-
-
-def _kind(path: str) -> str | None:
-    """The ``kind`` stored in an ``.npz``, or None when it cannot be told (the loader then
-    reports what is wrong with the file)."""
-    try:
-        with open_regular(path) as f:
-            return file_kind(f)
-    except InputError:
-        return None
 
 
 def _trace(method, params: dict, iterations: np.ndarray, values: np.ndarray) -> dict:
@@ -80,7 +69,7 @@ def describe(path: str) -> dict:
     Raises :class:`~ldacli.errors.InputError` for a file that is neither.
     """
     path = checks.path("path", path, "the path of a model or checkpoint file")
-    kind = _kind(path)
+    kind = kind_at(path)
     if kind == "checkpoint":
         ckpt = Checkpoint.load(path)
         params, alpha, beta = {**ckpt.params, "iterations_done": ckpt.iteration}, ckpt.alpha, ckpt.beta

@@ -517,6 +517,10 @@ class Inference:
     doc_ids: list[str]
     params: dict
 
+    @property
+    def n_topics(self) -> int:
+        return self.theta.shape[1]
+
     def __repr__(self) -> str:
         return (f"<Inference: {self.theta.shape[0]:,} documents x {self.theta.shape[1]:,} topics"
                 + (f", seed {self.params['seed']}" if "seed" in self.params else "") + ">")

@@ -819,7 +819,8 @@ def export(ctx, model, what, **values):
 
     \b
     WHAT:
-      doc-topics   the training documents' topic proportions: doc_id, topic_0 ... topic_{K-1};
+      doc-topics   the training documents' topic proportions (or an inference file's, of
+                   ldacli infer -o FILE.npz): doc_id, topic_0 ... topic_{K-1};
                    sparse with --min-proportion P and/or --top-topics N: doc_id, rank, topic,
                    proportion, largest first (MALLET's --doc-topics-threshold/--doc-topics-max)
       topic-words  topic, rank, word, probability: every word of every topic (the top -n
@@ -846,6 +847,7 @@ def export(ctx, model, what, **values):
       ldacli export kos.npz diagnostics -o diagnostics.csv
       ldacli export kos.npz diagnostics --format mallet -o diagnostics.xml
       ldacli export kos.npz doc-topics --format mallet -o doc-topics.txt
+      ldacli export new-theta.npz doc-topics -o new-theta.csv
       ldacli export kos.npz pyldavis -o kos-ldavis.json
     """
     setup_logging(values)
@@ -864,7 +866,7 @@ def export(ctx, model, what, **values):
         if output == "-":
             check_stream(fmt, sys.stdout.buffer)
     with user_errors(ctx), locked([output if output != "-" else None]):
-        m = Model.load(model)
+        m = export_module.read_source(model, what)
         reference = read(corpus, values, model=m) if corpus is not None else None
         n = values["top_words"]
         with results_to(output, binary=True) as out:
