@@ -35,8 +35,8 @@ from ldacli.api_input import as_corpus, as_model
 from ldacli.corpora.corpus import Corpus
 from ldacli.diff import prevalence
 from ldacli.errors import InputError, SettingError
-from ldacli.scoring.inference import (MIN_PROPORTION, SPARSE, TOP_TOPICS, corpus_theta, doc_topic_columns, doc_topic_rows,
-                                     mallet_doc_topic_lines, mallet_field)
+from ldacli.scoring.inference import (MIN_PROPORTION, SPARSE, TOP_TOPICS, corpus_theta, doc_topic_columns,
+                                     doc_topic_rows, mallet_doc_topic_lines, mallet_field)
 from ldacli.model import TOP_WORDS, Inference, Model
 from ldacli.files.npz import kind_at
 from ldacli.files.tables import TABLE_FORMATS, Table, batched, text_writer

@@ -383,3 +383,23 @@ def test_hostile_names_and_file_names_run_nothing_on_the_history_page(schedule, 
                 assert scroll_width <= screen_width
         finally:
             driver.quit()
+
+
+def test_the_page_names_this_command_and_the_extra_when_the_extra_is_missing(tmp_path, monkeypatch):
+    """Before any model is read (none exists here): the command run and the extra that writes its page."""
+    import builtins
+
+    real = builtins.__import__
+
+    def no_vl_convert(name, *args, **kwargs):
+        if name == "vl_convert":
+            raise ImportError("not installed")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_vl_convert)
+    for args in (("-o", tmp_path / "h.html"), ("--format", "html")):
+        r = run("history", tmp_path / "absent.npz", *args)
+        assert (r.exit_code, r.stdout) == (1, "")
+        assert r.stderr == ("Error: the HTML page of ldacli history needs vl-convert-python, which the report extra "
+                            "installs: pip install 'ldacli[report]'\n")
+    assert os.listdir(tmp_path) == []

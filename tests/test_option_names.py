@@ -115,7 +115,8 @@ def test_a_conflict_with_a_checkpoint_or_a_warm_start_is_refused_before_the_corp
     for args, message in (
             (("--resume", ckpt, "-k", 4), f"{ckpt}: the checkpoint has --topics=3, which cannot change on resume"),
             (("--resume", ckpt, "--seed", 9), f"{ckpt}: the checkpoint has --seed="),
-            (("--resume", ckpt, "--method", "vem"), f"{ckpt}: the checkpoint was written by method cgs, found method vem"),
+            (("--resume", ckpt, "--method", "vem"), f"{ckpt}: the checkpoint was written by method cgs, found method "
+                                                    f"vem"),
             (("--resume", ckpt, "--burn-in", 3), "--burn-in applies to method gibbs only, found method cgs"),
             (("--warm-start", model, "--remove-topics", 7), f"--remove-topics must be topic ids of the warm start "
                                                             f"{model} (0 to 2), found 7"),

@@ -730,7 +730,7 @@ def history(ctx, models, **values):
         for s in topic_history.SETTINGS:
             s.check(given.get(s.name))
         if fmt == "html":
-            over_time.needs_the_report_extra()
+            over_time.needs_the_report_extra("ldacli history")
     with user_errors(ctx), locked([output if output != "-" else None]):
         result = topic_history.read_history(list(models), **given,
                                             progress=lambda path: logging.getLogger("ldacli").info("reading %s", path))
@@ -782,7 +782,7 @@ def trends(ctx, model, **values):
             raise SettingError("append", "append merges into a table file: give -o FILE.tsv (or .csv, .jsonl, "
                                          ".parquet)", ("output",))
         if fmt == "html":
-            over_time.needs_the_report_extra()
+            over_time.needs_the_report_extra("ldacli trends")
     with user_errors(ctx), locked([output if output != "-" else None]):
         props, days, shares, notes = topic_trends.measure(model, values["dates"], by)
         for note in notes:

@@ -411,9 +411,10 @@ def render_trends(source: str, by: str, n_docs: int, shares, names: list, words:
 
 # --- writing ----------------------------------------------------------------------------------------
 
-def needs_the_report_extra() -> None:
-    """An error naming the report extra when the pages cannot be written (before any work)."""
-    vl_convert()
+def needs_the_report_extra(command: str) -> None:
+    """An error naming ``command`` (``ldacli history``) and the report extra when its page
+    cannot be written (before any work)."""
+    vl_convert(f"the HTML page of {command}")
 
 
 def _lines(out: IO[bytes], lines) -> None:

@@ -537,7 +537,7 @@ def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, 
     model's file), its topics matched to the model's; with ``png``/``svg`` the map and the trace
     beside it (``NAME-map.png``, ``NAME-trace.svg``, ...). Returns what was written:
     ``{"report": path, "images": [...], "bytes": size}``."""
-    vlc = vl_convert()
+    vlc = vl_convert("ldacli report")
     model = Model.load(model_path)
     old = Model.load(diff) if diff else None
     data = build(model_path, model, corpus=corpus, old=old, old_path=diff)
