@@ -947,8 +947,7 @@ def select_k_command(ctx, corpus, **values):
             import vl_convert  # noqa: F401 - the page's charts need it
             write_page = lambda result: write_select_k_page(result, page)  # noqa: E731
         except ImportError:
-            write_page = None
-            tell(values, f"{page}: not written: the page's charts need the report extra, {REPORT_EXTRA}")
+            write_page = None  # said at the end, even with -q, where it is seen
         result = choosing.select_k(data, own.pop("n_topics"), output=output, progress=progress, page=write_page,
                                    **own, **given)
     fmt = value(values, SELECT_K_FORMAT)
@@ -962,6 +961,8 @@ def select_k_command(ctx, corpus, **values):
             echo(line)
     tell(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv"
                   + (", select-k.html" if write_page else ""))
+    if not write_page:
+        echo(f"Warning: {page} not written: the page's charts need the report extra, {REPORT_EXTRA}", err=True)
     if result["recommended"] is None:  # it ran, but a person has to look
         sys.exit(EXIT_UNDETERMINED)
 
