@@ -403,3 +403,13 @@ def test_the_page_names_this_command_and_the_extra_when_the_extra_is_missing(tmp
         assert r.stderr == ("Error: the HTML page of ldacli history needs vl-convert-python, which the report extra "
                             "installs: pip install 'ldacli[report]'\n")
     assert os.listdir(tmp_path) == []
+
+
+def test_the_page_shows_the_models_names_never_their_folders(schedule, tmp_path):
+    pytest.importorskip("vl_convert")
+    _, paths, folder = schedule
+    out = tmp_path / "h.html"
+    r = run("history", *[os.path.abspath(p) for p in paths], "-q", "-o", out)
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    page = out.read_text()
+    assert str(folder) not in page and f"<td><bdi>{os.path.basename(paths[0])}</bdi></td>" in page

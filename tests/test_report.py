@@ -324,6 +324,22 @@ def test_the_report_names_the_extra_when_it_is_missing(models, tmp_path, monkeyp
     assert not os.path.exists(tmp_path / "r.html")
 
 
+def test_the_report_shows_the_names_of_files_never_their_folders(models, tmp_path):
+    """The training corpus and a warm start's parent are recorded with absolute paths, and
+    --corpus and --diff may be given so: a page passed on shows none of the folders."""
+    folder, paths = models
+    child = tmp_path / "child.npz"
+    assert run("train", folder / "notes.txt", "--warm-start", paths["cgs"], "--iterations", 5, "--seed", 2, "-q",
+               "-o", child).exit_code == 0
+    for args in ((), ("--corpus", folder / "notes.txt", "--diff", os.path.abspath(paths["cgs"]))):
+        out = tmp_path / "r.html"
+        r = run("report", child, *args, "-q", "-o", out)
+        assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+        page = out.read_text()
+        assert str(folder) not in page and str(tmp_path) not in page
+        assert "notes.txt (text)" in page and f"{os.path.basename(paths['cgs'])} (sha256" in page
+
+
 @pytest.fixture(scope="module")
 def junk(tmp_path_factory):
     """A model with one topic made of near copies of a footer (test_diagnostics.planted_junk)."""

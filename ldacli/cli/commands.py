@@ -617,8 +617,10 @@ def info(ctx, model, **values):
 
     Shows the method and its settings, K, V, D and N, the priors (alpha per topic, listed when
     there are few topics and summarised otherwise; beta) and whether they were learned or set,
-    the seed, version and training corpus (path, format, fingerprint), and the log-likelihood
-    trace summarised (first, last and best point). A checkpoint also shows the sweeps done.
+    the seed, version and training corpus (format, fingerprint), and the log-likelihood trace
+    summarised (first, last and best point). A checkpoint also shows the sweeps done. The files
+    the model records (corpus, warm start, ...) are shown by their names, without their folders;
+    --format json gives the paths as recorded.
 
     \b
     Examples:

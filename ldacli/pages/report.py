@@ -40,7 +40,7 @@ from ldacli.export import topic_names
 from ldacli.scoring.inference import corpus_theta
 from ldacli.errors import InputError
 from ldacli.files.fileio import atomic_write, file_sha256, open_regular
-from ldacli.info import describe
+from ldacli.info import describe, file_name
 from ldacli.methods.registry import METHODS
 from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
@@ -324,7 +324,7 @@ def _glance(data: dict) -> str:
                   f"{'symmetric' if pr['alpha']['symmetric'] else 'asymmetric'}; {pr['alpha']['source']}"),
         ("beta", f"{pr['beta']['value']:.4g}; {pr['beta']['source']}"),
         ("seed", str(prov["seed"])),
-        ("training corpus", f"{prov['corpus_source']} ({prov['corpus_format']}), fingerprint "
+        ("training corpus", f"{file_name(prov['corpus_source'])} ({prov['corpus_format']}), fingerprint "
                             f"{str(prov['corpus_fingerprint'])[:16]}…"),
         ("ldacli version", f"{prov['ldacli_version']} (report by {__version__})"),
     ]
@@ -332,7 +332,7 @@ def _glance(data: dict) -> str:
         rows.append(("early stopping", ", ".join(f"{k} {v}" for k, v in info["stopping"].items())))
     for generation, parent in enumerate(info.get("lineage") or [], start=1):
         rows.append(("parent" if generation == 1 else f"ancestor {generation}",
-                     f"{parent['path']} (sha256 {parent['sha256'][:12]})"))
+                     f"{file_name(parent['path'])} (sha256 {parent['sha256'][:12]})"))
     body = "".join(f"<tr><th scope='row'>{text(k)}</th><td>{text(v)}</td></tr>" for k, v in rows)
     return f"<div class='table-wrap'><table>{body}</table></div>"
 
@@ -343,7 +343,7 @@ def _documents(data: dict) -> str:
     if view is None:
         return ("<p class='muted'>No corpus given (<code>--corpus</code>) and the training corpus could not be "
                 "found: no documents to show.</p>")
-    out = [f"<p class='muted'>From {text(view['source'])} ({view['n_docs']:,} documents).</p>"]
+    out = [f"<p class='muted'>From {text(file_name(view['source']))} ({view['n_docs']:,} documents).</p>"]
     for k in range(len(data["topics"])):
         items = "".join(f"<li><b>{text(e['id'])}</b> ({100 * e['share']:.0f}%): {text(e['text'])}</li>"
                         for e in view["documents"][k])
@@ -398,7 +398,7 @@ def _topic_table(data: dict) -> str:
         cells += [_number_cell(d[field], fmt) for field, _, fmt in shown]
         rows.append(f"<tr data-topic='{k}' tabindex='0'{' class=flagged' if d['flags'] else ''}>{''.join(cells)}</tr>")
     mean = (f"<p>Mean NPMI coherence {view['coherence_mean']:.3f} (top 10 words; in [-1, 1], higher is "
-            f"better), prevalence over {text(view['source'])}.</p>" if view is not None else
+            f"better), prevalence over {text(file_name(view['source']))}.</p>" if view is not None else
             "<p class='muted'>Prevalence: mean proportion over the training documents. Without a corpus only the "
             "diagnostics of the model itself are shown, and no topic is flagged.</p>")
     flagged = [d for d in diagnostics["topics"] if d["flags"]]
@@ -439,10 +439,10 @@ def _diff(data: dict) -> str:
                     for k in d["added"])
     if d["pairing"] == "descent":
         removed, added = ", ".join(map(str, d["removed"])) or "none", ", ".join(map(str, d["added"])) or "none"
-        how = (f"This model was warm-started from {text(d['path'])}: each topic is paired with the one it continues; "
-               f"removed {removed}, added {added} (neither is drift). ")
+        how = (f"This model was warm-started from {text(file_name(d['path']))}: each topic is paired with the one "
+               f"it continues; removed {removed}, added {added} (neither is drift). ")
     else:
-        how = f"Against {text(d['path'])}, topics matched by the Hungarian algorithm: "
+        how = f"Against {text(file_name(d['path']))}, topics matched by the Hungarian algorithm: "
     return (f"<p>{how}{d['renumbered']} topics renumbered, JS distance median "
             f"{d['median_distance']:.3f}, max {d['max_distance']:.3f}; no counterpart (distance above "
             f"{d['threshold']}): old {d['only_in_a'] or 'none'}, new {d['only_in_b'] or 'none'}.</p>"
@@ -644,8 +644,8 @@ def write_select_k_page(result: dict, output: str) -> None:
         f"<p class='muted'>Rule: {text(result['rule'])}.</p></section>",
         f"<section id='table'><h2>Every K</h2><p>Mean ± standard error over {s['seeds']} seeds (stability: over "
         f"pairs of seeds; matched: topics within Jensen-Shannon distance {result['stability_threshold']:g}). "
-        f"Corpus {text(result['corpus']['source'])}: {h['train_docs']:,} training documents, {h['n_docs']:,} held "
-        f"out ({h['n_tokens']:,} tokens), split seed {result['seed']}; every run: {text(train)}.</p>"
+        f"Corpus {text(file_name(result['corpus']['source']))}: {h['train_docs']:,} training documents, "
+        f"{h['n_docs']:,} held out ({h['n_tokens']:,} tokens), split seed {result['seed']}; every run: {text(train)}.</p>"
         f"<div class='table-wrap'><table class='sortable'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
         f"</table></div></section>",
         "<section id='curves'><h2>Against K</h2><p class='muted'>Bars: ± one standard error over seeds; dashed: "
