@@ -11,6 +11,7 @@ import pytest
 
 import docs_pages
 import ldacli
+from ldacli.cli import main as cli_main
 
 SAMPLE = os.path.join(docs_pages.ROOT, "sample_corpora")
 # The venv's scripts (ldacli) first, as after `pip install .`.
@@ -42,6 +43,11 @@ def test_the_docs_site_builds_strictly(tmp_path):
     for command in ("train", "select-k", "history", "export"):   # generated from the commands
         assert f"ldacli {command}" in cli
     assert "--iterations" in cli and "--stop-words" in cli
+    # every command's examples (and export's WHAT) one to a line, in a code block; no default of click's own
+    # shown as its sentinel (-h/--help, --version, the required -o)
+    examples = re.findall(r"<p>Examples:</p>\s*<pre><code>ldacli ", cli)
+    assert len(examples) == len(cli_main.commands) + 1 == cli.count("Examples:")
+    assert re.search(r"<p>WHAT:</p>\s*<pre><code>doc-topics ", cli) and "Sentinel" not in cli
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
     assert 'id="ldacli.train"' in api and 'id="ldacli.Model"' in api
 

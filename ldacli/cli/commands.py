@@ -135,24 +135,25 @@ def read(path: str, values: dict, *, model: Model | None = None):
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ldacli")
+@click.version_option(__version__, prog_name="ldacli", default=False)
 def main():
     """Latent Dirichlet Allocation topic models from the command line.
 
-    \b
     Examples:
-      ldacli train docword.kos.txt.gz -k 20 --iterations 500 -o kos.npz
-      ldacli topics kos.npz
-      ldacli infer kos.npz new_docs.txt -o theta.tsv
-      ldacli perplexity kos.npz heldout.ldac
-      ldacli info kos.npz
-      ldacli report kos.npz -o kos.html
-      ldacli diff yesterday.npz today.npz
-      ldacli history models/ -o history.html
-      ldacli trends kos.npz --dates dates.txt --by month
-      ldacli export kos.npz doc-topics -o theta.csv
-      ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
-      ldacli name kos.npz 3 "iraq war"
+
+    \b
+        ldacli train docword.kos.txt.gz -k 20 --iterations 500 -o kos.npz
+        ldacli topics kos.npz
+        ldacli infer kos.npz new_docs.txt -o theta.tsv
+        ldacli perplexity kos.npz heldout.ldac
+        ldacli info kos.npz
+        ldacli report kos.npz -o kos.html
+        ldacli diff yesterday.npz today.npz
+        ldacli history models/ -o history.html
+        ldacli trends kos.npz --dates dates.txt --by month
+        ldacli export kos.npz doc-topics -o theta.csv
+        ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
+        ldacli name kos.npz 3 "iraq war"
     """
 
 
@@ -177,18 +178,19 @@ def train(ctx, corpus, **values):
     --checkpoint, --checkpoint-every, --loglik-every, --patience, --max-seconds, --align-to)
     come from it unless given.
 
-    \b
     Examples:
-      ldacli train docword.kos.txt.gz -k 20 --iterations 500 --seed 1 -o kos.npz
-      ldacli train docword.20ng.txt.gz -k 1000 --sampler sparse --threads 2 -o 20ng.npz
-      ldacli train notes.txt --min-df 5 --max-df 0.5 -k 50 -o notes.npz \\
-          --checkpoint notes.ckpt.npz --checkpoint-every 100
-      ldacli train notes.txt -o notes.npz --resume notes.ckpt.npz
-      ldacli train docword.kos.txt.gz -k 20 --method vem --seed 1 -o kos-vem.npz
-      ldacli train docword.kos.txt.gz -k 20 --method gibbs --iterations 500 --burn-in 200 -o kos-gibbs.npz
-      ldacli train docword.20ng.txt.gz --stop-words boilerplate.txt --remove-top 20 -k 50 -o 20ng.npz
-      ldacli train today.ldac --warm-start yesterday.npz --iterations 100 -o today.npz --skip-unchanged
-      ldacli train /shared/20ng-shards -k 100 --scheduler tcp://scheduler:8786 -o 20ng.npz
+
+    \b
+        ldacli train docword.kos.txt.gz -k 20 --iterations 500 --seed 1 -o kos.npz
+        ldacli train docword.20ng.txt.gz -k 1000 --sampler sparse --threads 2 -o 20ng.npz
+        ldacli train notes.txt --min-df 5 --max-df 0.5 -k 50 -o notes.npz \\
+            --checkpoint notes.ckpt.npz --checkpoint-every 100
+        ldacli train notes.txt -o notes.npz --resume notes.ckpt.npz
+        ldacli train docword.kos.txt.gz -k 20 --method vem --seed 1 -o kos-vem.npz
+        ldacli train docword.kos.txt.gz -k 20 --method gibbs --iterations 500 --burn-in 200 -o kos-gibbs.npz
+        ldacli train docword.20ng.txt.gz --stop-words boilerplate.txt --remove-top 20 -k 50 -o 20ng.npz
+        ldacli train today.ldac --warm-start yesterday.npz --iterations 100 -o today.npz --skip-unchanged
+        ldacli train /shared/20ng-shards -k 100 --scheduler tcp://scheduler:8786 -o 20ng.npz
     """
     progress = setup_logging(values)
     output, resume, checkpoint = values["output"], values["resume"], values["checkpoint"]
@@ -253,15 +255,16 @@ def topics(ctx, model, **values):
     a line under the topic and the reasons last; tsv: columns; json: "diagnostics" and "flags"
     per topic). Learned (asymmetric) priors are shown beside each topic.
 
-    \b
     Examples:
-      ldacli topics kos.npz
-      ldacli topics kos.npz -n 20 --format tsv -o topics.tsv
-      ldacli topics kos.npz --format json | jq '.topics[0]'
-      ldacli topics kos.npz --coherence npmi
-      ldacli topics kos.npz --coherence umass -n 20 --corpus wiki.ldac
-      ldacli topics kos.npz --diagnostics
-      ldacli topics kos.npz --diagnostics --format json | jq '.topics[] | select(.flags != []) | .topic'
+
+    \b
+        ldacli topics kos.npz
+        ldacli topics kos.npz -n 20 --format tsv -o topics.tsv
+        ldacli topics kos.npz --format json | jq '.topics[0]'
+        ldacli topics kos.npz --coherence npmi
+        ldacli topics kos.npz --coherence umass -n 20 --corpus wiki.ldac
+        ldacli topics kos.npz --diagnostics
+        ldacli topics kos.npz --diagnostics --format json | jq '.topics[] | select(.flags != []) | .topic'
     """
     setup_logging(values)
     check_outputs({"-o/--output": (values["output"], ())}, {"MODEL": model, "--corpus": values["corpus"]})
@@ -403,14 +406,15 @@ def infer(ctx, model, corpus, **values):
     and written a block at a time, so memory does not grow with their number (UCI files: their
     docIDs must not go down; Matrix Market and scipy .npz are read whole).
 
-    \b
     Examples:
-      ldacli infer kos.npz new_docs.txt -o theta.tsv
-      ldacli infer kos.npz docword.new.txt.gz --vocab vocab.new.txt -o theta.npz --seed 3
-      ldacli infer kos.npz new_docs.txt -o - --format csv | head
-      ldacli infer kos.npz huge.txt.gz --top-topics 3 --min-proportion 0.05 -o theta.parquet
-      ldacli infer kos.npz new_docs.txt --format mallet -o doc-topics.txt
-      zcat huge.txt.gz | ldacli infer kos.npz - -o - --format jsonl | gzip > theta.jsonl.gz
+
+    \b
+        ldacli infer kos.npz new_docs.txt -o theta.tsv
+        ldacli infer kos.npz docword.new.txt.gz --vocab vocab.new.txt -o theta.npz --seed 3
+        ldacli infer kos.npz new_docs.txt -o - --format csv | head
+        ldacli infer kos.npz huge.txt.gz --top-topics 3 --min-proportion 0.05 -o theta.parquet
+        ldacli infer kos.npz new_docs.txt --format mallet -o doc-topics.txt
+        zcat huge.txt.gz | ldacli infer kos.npz - -o - --format jsonl | gzip > theta.jsonl.gz
     """
     progress = setup_logging(values)
     output, fmt = values["output"], values["output_format"]
@@ -458,27 +462,28 @@ def perplexity(ctx, model, corpus, **values):
     """Held-out log-likelihood and per-word perplexity of CORPUS under MODEL.
 
     \b
-    --estimator completion (default): each document's tokens (in word-id order) alternate
+    - --estimator completion (default): each document's tokens (in word-id order) alternate
       between an observed half, from which theta is estimated with the topics fixed, and a
       scored half. Standard error: batch means over the averaged sweeps.
-    --estimator left-to-right: p(w_d) by the left-to-right particle estimator (Wallach et al.
+    - --estimator left-to-right: p(w_d) by the left-to-right particle estimator (Wallach et al.
       2009) over ALL tokens of each document, taken in a random order drawn from --seed,
       by 10 independent particle filters (unbiased for p(w_d), linear in document length);
       --resample for the original algorithm (quadratic). Standard error: across filters
       (particles), combined over documents. On long documents the log-estimate rises with
       --particles until it settles: compare two values.
-    --estimator importance: p(w_d) = mean over --samples draws theta ~ Dir(alpha) of
+    - --estimator importance: p(w_d) = mean over --samples draws theta ~ Dir(alpha) of
       p(w_d | theta), ALL tokens scored; unbiased but very noisy on long documents.
 
     Every output names the estimator, the natural-log log-likelihood with its standard
     error, the documents and tokens scored, and perplexity = exp(-log_likelihood / tokens).
 
-    \b
     Examples:
-      ldacli perplexity kos.npz heldout.ldac
-      ldacli perplexity kos.npz heldout.ldac --seed 1 --format json
-      ldacli perplexity kos.npz heldout.ldac --estimator left-to-right --particles 20 --seed 1
-      ldacli perplexity kos.npz heldout.ldac --estimator importance --samples 10000
+
+    \b
+        ldacli perplexity kos.npz heldout.ldac
+        ldacli perplexity kos.npz heldout.ldac --seed 1 --format json
+        ldacli perplexity kos.npz heldout.ldac --estimator left-to-right --particles 20 --seed 1
+        ldacli perplexity kos.npz heldout.ldac --estimator importance --samples 10000
     """
     progress = setup_logging(values)
     with user_errors(ctx), tls_options(values["scheduler"], values):
@@ -545,12 +550,13 @@ def diff(ctx, model_a, model_b, **values):
     instead, and the topics --add-topics added and --remove-topics removed are listed as such:
     never paired, never drift. --max-drift D exits 3 when a paired topic moved further than D.
 
-    \b
     Examples:
-      ldacli diff yesterday.npz today.npz
-      ldacli diff yesterday.npz today.npz --format json | jq .max_distance
-      ldacli diff yesterday.npz today.npz -o diff.txt
-      ldacli diff yesterday.npz today.npz --max-drift 0.6 || echo "topics moved" | mail -s ldacli me
+
+    \b
+        ldacli diff yesterday.npz today.npz
+        ldacli diff yesterday.npz today.npz --format json | jq .max_distance
+        ldacli diff yesterday.npz today.npz -o diff.txt
+        ldacli diff yesterday.npz today.npz --max-drift 0.6 || echo "topics moved" | mail -s ldacli me
     """
     setup_logging(values)
     max_drift, output = values["max_drift"], values["output"] or "-"
@@ -622,11 +628,12 @@ def info(ctx, model, **values):
     the model records (corpus, warm start, ...) are shown by their names, without their folders;
     --format json gives the paths as recorded.
 
-    \b
     Examples:
-      ldacli info kos.npz
-      ldacli info kos.npz --format json | jq .priors.alpha.sum
-      ldacli info run.ckpt.npz
+
+    \b
+        ldacli info kos.npz
+        ldacli info kos.npz --format json | jq .priors.alpha.sum
+        ldacli info run.ckpt.npz
     """
     setup_logging(values)
     with user_errors(ctx):
@@ -649,11 +656,12 @@ def report(ctx, model, **values):
     trace, why training stopped), coherence and representative documents, and a diff against an
     older model. Needs the report extra: pip install 'ldacli[report]'.
 
-    \b
     Examples:
-      ldacli report kos.npz -o kos.html
-      ldacli report today.npz -o today.html --diff yesterday.npz --png
-      ldacli report kos.npz -o kos.html --corpus heldout.ldac
+
+    \b
+        ldacli report kos.npz -o kos.html
+        ldacli report today.npz -o today.html --diff yesterday.npz --png
+        ldacli report kos.npz -o kos.html --corpus heldout.ldac
     """
     setup_logging(values)
     output, corpus = values["output"], values["corpus"]
@@ -715,12 +723,13 @@ def history(ctx, models, **values):
     matching (said in the output). --max-drift D exits 3 naming the topics and steps that moved
     further than D.
 
-    \b
     Examples:
-      ldacli history models/
-      ldacli history 'models/model-*.npz' -o history.html
-      ldacli history models/ --format tsv -o history.tsv
-      ldacli history yesterday.npz today.npz --max-drift 0.6 || echo "exit $?: topics moved"
+
+    \b
+        ldacli history models/
+        ldacli history 'models/model-*.npz' -o history.html
+        ldacli history models/ --format tsv -o history.tsv
+        ldacli history yesterday.npz today.npz --max-drift 0.6 || echo "exit $?: topics moved"
     """
     setup_logging(values)
     output = values["output"] or "-"
@@ -767,12 +776,13 @@ def trends(ctx, model, **values):
     in a .csv file) keyed by document id. --append merges the result into the table -o names
     (tsv, csv, jsonl, parquet), as a nightly job does with the day's new documents.
 
-    \b
     Examples:
-      ldacli trends model.npz --dates dates.txt --by month
-      ldacli trends model.npz --dates ids-dates.tsv --by week -o trends.html
-      ldacli infer model.npz today.txt -o today.npz && \\
-          ldacli trends today.npz --dates today-dates.txt --by day -o shares.tsv --append
+
+    \b
+        ldacli trends model.npz --dates dates.txt --by month
+        ldacli trends model.npz --dates ids-dates.tsv --by week -o trends.html
+        ldacli infer model.npz today.txt -o today.npz && \\
+            ldacli trends today.npz --dates today-dates.txt --by day -o shares.tsv --append
     """
     setup_logging(values)
     output = values["output"] or "-"
@@ -819,38 +829,40 @@ EXPORT_FORMAT = format_setting(export_module.FORMATS,
 def export(ctx, model, what, **values):
     """Write WHAT of MODEL as a table for other tools, to -o FILE or stdout.
 
-    \b
     WHAT:
-      doc-topics   the training documents' topic proportions (or an inference file's, of
-                   ldacli infer -o FILE.npz): doc_id, topic_0 ... topic_{K-1};
-                   sparse with --min-proportion P and/or --top-topics N: doc_id, rank, topic,
-                   proportion, largest first (MALLET's --doc-topics-threshold/--doc-topics-max)
-      topic-words  topic, rank, word, probability: every word of every topic (the top -n
-                   words of each with -n)
-      topic-keys   topic, name, alpha, prevalence (mean proportion over the training documents),
-                   the --coherence score when asked, and the top -n words (10)
-      diagnostics  one row per topic: MALLET's diagnostics (tokens, document_entropy, umass,
-                   exclusivity, rank_1_docs, allocation_ratio, ...), npmi and ours, the junk
-                   flags and the top -n words (10), against --corpus (by default the training
-                   corpus); --format mallet writes MALLET's --diagnostics-file XML
-      pyldavis     the arguments of pyLDAvis.prepare as JSON (doc_lengths and term_frequency
-                   from --corpus, by default the training corpus)
+
+    \b
+        doc-topics   the training documents' topic proportions (or an inference file's, of
+                     ldacli infer -o FILE.npz): doc_id, topic_0 ... topic_{K-1};
+                     sparse with --min-proportion P and/or --top-topics N: doc_id, rank, topic,
+                     proportion, largest first (MALLET's --doc-topics-threshold/--doc-topics-max)
+        topic-words  topic, rank, word, probability: every word of every topic (the top -n
+                     words of each with -n)
+        topic-keys   topic, name, alpha, prevalence (mean proportion over the training documents),
+                     the --coherence score when asked, and the top -n words (10)
+        diagnostics  one row per topic: MALLET's diagnostics (tokens, document_entropy, umass,
+                     exclusivity, rank_1_docs, allocation_ratio, ...), npmi and ours, the junk
+                     flags and the top -n words (10), against --corpus (by default the training
+                     corpus); --format mallet writes MALLET's --diagnostics-file XML
+        pyldavis     the arguments of pyLDAvis.prepare as JSON (doc_lengths and term_frequency
+                     from --corpus, by default the training corpus)
 
     --format tsv, csv (quoted where a field needs it), jsonl, parquet (pip install
     'ldacli[parquet]') or mallet: MALLET's --output-doc-topics, --output-topic-keys,
     --topic-word-weights-file and --diagnostics-file layouts. Document ids are the corpus's own.
 
-    \b
     Examples:
-      ldacli export kos.npz doc-topics -o theta.csv
-      ldacli export kos.npz doc-topics --top-topics 3 --min-proportion 0.1 --format jsonl -o -
-      ldacli export kos.npz topic-keys -n 20 --coherence npmi -o keys.tsv
-      ldacli export kos.npz topic-words -o words.parquet
-      ldacli export kos.npz diagnostics -o diagnostics.csv
-      ldacli export kos.npz diagnostics --format mallet -o diagnostics.xml
-      ldacli export kos.npz doc-topics --format mallet -o doc-topics.txt
-      ldacli export new-theta.npz doc-topics -o new-theta.csv
-      ldacli export kos.npz pyldavis -o kos-ldavis.json
+
+    \b
+        ldacli export kos.npz doc-topics -o theta.csv
+        ldacli export kos.npz doc-topics --top-topics 3 --min-proportion 0.1 --format jsonl -o -
+        ldacli export kos.npz topic-keys -n 20 --coherence npmi -o keys.tsv
+        ldacli export kos.npz topic-words -o words.parquet
+        ldacli export kos.npz diagnostics -o diagnostics.csv
+        ldacli export kos.npz diagnostics --format mallet -o diagnostics.xml
+        ldacli export kos.npz doc-topics --format mallet -o doc-topics.txt
+        ldacli export new-theta.npz doc-topics -o new-theta.csv
+        ldacli export kos.npz pyldavis -o kos-ldavis.json
     """
     setup_logging(values)
     output, corpus = values["output"] or "-", values["corpus"]
@@ -921,11 +933,12 @@ def select_k_command(ctx, corpus, **values):
     pairs it had not finished, and continues those under way from their checkpoints (written on
     Ctrl-C/SIGTERM, and every --checkpoint-every sweeps).
 
-    \b
     Examples:
-      ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 --iterations 300 -o kos-k
-      ldacli select-k docword.20ng.txt.gz -k 10:200:log8 --seed 1 --threads 2 -o 20ng-k --format tsv
-      ldacli select-k notes.txt -k 10,20,40 --min-df 5 --scheduler tcp://scheduler:8786 -o notes-k
+
+    \b
+        ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 --iterations 300 -o kos-k
+        ldacli select-k docword.20ng.txt.gz -k 10:200:log8 --seed 1 --threads 2 -o 20ng-k --format tsv
+        ldacli select-k notes.txt -k 10,20,40 --min-df 5 --scheduler tcp://scheduler:8786 -o notes-k
     """
     progress = setup_logging(values)
     output = values["output"]
@@ -983,11 +996,12 @@ def name_command(ctx, model, topic, name, **values):
     report), are kept by warm starts (--warm-start) and follow their topics when a model is
     aligned (--align-to); a topic takes its name from a --seed-words file too.
 
-    \b
     Examples:
-      ldacli name kos.npz 3 "iraq war"
-      ldacli name kos.npz 3 ""
-      ldacli topics kos.npz
+
+    \b
+        ldacli name kos.npz 3 "iraq war"
+        ldacli name kos.npz 3 ""
+        ldacli topics kos.npz
     """
     setup_logging(values)
     with user_errors(ctx):
@@ -1011,13 +1025,14 @@ def convert(ctx, source, **values):
     every input format. With --vocab, the vocabulary is fixed (words outside it are dropped),
     so several corpora can share one vocabulary.
 
-    \b
     Examples:
-      ldacli convert docs.txt --min-df 5 --max-df 0.5 -o docs.ldac
-      ldacli convert new_docs.txt --vocab docs.vocab -o new_docs.ldac
-      ldacli convert docs/ --to uci -o docword.docs.txt
-      ldacli convert docword.20ng.txt.gz --stop-words boilerplate.txt -o 20ng.ldac
-      ldacli convert docword.20ng.txt.gz --shards 16 -o /shared/20ng-shards
+
+    \b
+        ldacli convert docs.txt --min-df 5 --max-df 0.5 -o docs.ldac
+        ldacli convert new_docs.txt --vocab docs.vocab -o new_docs.ldac
+        ldacli convert docs/ --to uci -o docword.docs.txt
+        ldacli convert docword.20ng.txt.gz --stop-words boilerplate.txt -o 20ng.ldac
+        ldacli convert docword.20ng.txt.gz --shards 16 -o /shared/20ng-shards
     """
     setup_logging(values)
     output = values["output"]

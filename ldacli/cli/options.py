@@ -78,11 +78,14 @@ CLICK_TYPES = {Integer: click.INT, Real: click.FLOAT, Text: click.STRING}
 def constrained(setting: Setting, given=lambda ctx, param, value: value):
     """A click callback that refuses a value outside ``setting``'s constraint as the command
     line parses it (a usage error in the command line's words, before the command runs), after
-    ``given`` has made the value; the value passes on as click parsed it. Every option is
-    checked so, whether or not its command checks it again (``topics -n -3`` was taken)."""
+    ``given`` has made the value, and a required setting not given; the value passes on as
+    click parsed it. Every option is checked so, whether or not its command checks it again
+    (``topics -n -3`` was taken)."""
 
     def check(ctx, param, value):
         value = given(ctx, param, value)
+        if value is None and setting.required and not ctx.resilient_parsing:  # (its click default is None)
+            raise click.MissingParameter(ctx=ctx, param=param)
         if value is not None and not isinstance(setting.type, Choice):  # click's Choice is the check
             try:
                 setting.check(value)
@@ -114,8 +117,9 @@ def option(setting: Setting):
         if isinstance(setting.type, Texts):  # given several times: a tuple, or None when not given
             kind.update(multiple=True, callback=constrained(setting, lambda ctx, param, given: given or None))
     kind.setdefault("callback", constrained(setting))
-    if not setting.required:  # (click 8.2 and later take an explicit None as a value given)
-        kind["default"] = None
+    # None: not given (the library applies the default). Click 8.2 and later take an explicit
+    # None as a value given, also for a required option: constrained() refuses it missing.
+    kind["default"] = None
     return click.option(*decls, setting.name, cls=SettingOption, setting=setting, help=help,
                         required=setting.required, **kind)
 
