@@ -61,6 +61,13 @@ def test_the_readme_is_short_and_its_links_lead_to_pages():
     assert missing == []
 
 
+def test_the_readme_says_what_its_test_command_costs_and_claims_no_output_pip_hides():
+    setup = docs_pages.read("README.md").split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    said = setup.split("```sh\npip install '.[test]' && pytest -n auto\n```", 1)[0].rstrip().rsplit("\n\n", 1)[1]
+    assert re.search(r"about \d+ minutes on two\s+cores", said), said   # what the command before it costs
+    assert "prints on the terminal" not in setup and "pip install -v" in setup
+
+
 def test_the_readme_and_the_docs_give_the_same_exit_codes():
     def table(text):
         return re.search(r"\| code \| meaning \|\n(?:\|.*\|\n)+", text).group(0)
