@@ -344,6 +344,9 @@ def check_given(given: dict) -> None:
             if parent.get("n_topics") is not None:  # (checked to be a count where recorded)
                 warm_start.settle_from_parent(values, given, parent["n_topics"], parent)
     _check_together(cls, values)
+    if values["checkpoint_every"] and values["checkpoint"] is None:  # (a resumed run checkpoints to its file)
+        raise SettingError("checkpoint_every", "checkpoint_every says how often to write checkpoint: give checkpoint "
+                                               "too", ("checkpoint",))
     if resume is None:
         cls.settle_given(values, given)
     if values["scheduler"] is not None:
@@ -359,9 +362,6 @@ def _check_together(cls: type[Method], values: dict) -> None:
         raise SettingError("holdout" if values["holdout"] is None else "patience",
                            "holdout and patience go together: give both to stop early, or neither",
                            ("holdout", "patience"))
-    if values["checkpoint_every"] and values["checkpoint"] is None:  # (a resumed run checkpoints to its file)
-        raise SettingError("checkpoint_every", "checkpoint_every says how often to write checkpoint: give checkpoint "
-                                               "too", ("checkpoint",))
     for name in ("add_topics", "remove_topics"):
         if values[name] is not None and values["warm_start"] is None:
             raise SettingError(name, f"{name} changes the topics of a warm start: give warm_start too", ("warm_start",))
