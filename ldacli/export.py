@@ -16,15 +16,16 @@ One function per table, each a :class:`~ldacli.files.tables.Table` of row batche
 * ``diagnostics``: each topic's diagnostics and junk flags, one row per topic
   (:mod:`ldacli.scoring.diagnostics`), or MALLET's ``--diagnostics-file`` XML;
 * :func:`to_pyldavis`: the arguments of ``pyLDAvis.prepare``.
-* :func:`write_mallet`: ``--output-doc-topics`` (dense without a threshold, else MALLET's
-  ``#doc name topic proportion ...`` layout), ``--output-topic-keys`` and
+* :func:`mallet_lines`: ``--output-doc-topics`` (dense without a threshold, else MALLET's
+  ``#doc name topic proportion ...`` layout: :func:`ldacli.scoring.inference.mallet_doc_topic_lines`,
+  which ``infer --format mallet`` writes too), ``--output-topic-keys`` and
   ``--topic-word-weights-file``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import IO
 
 import numpy as np
@@ -33,10 +34,11 @@ from ldacli import checks
 from ldacli.api_input import as_corpus, as_model
 from ldacli.corpora.corpus import Corpus
 from ldacli.diff import prevalence
-from ldacli.errors import LdacliError, SettingError
-from ldacli.scoring.inference import (MIN_PROPORTION, SPARSE, TOP_TOPICS, corpus_theta, doc_topic_columns, doc_topic_rows,
-                              sparse_order)
-from ldacli.model import TOP_WORDS, Model
+from ldacli.errors import InputError, SettingError
+from ldacli.scoring.inference import (MIN_PROPORTION, SPARSE, TOP_TOPICS, corpus_theta, doc_topic_columns,
+                                     doc_topic_rows, mallet_doc_topic_lines, mallet_field)
+from ldacli.model import TOP_WORDS, Inference, Model
+from ldacli.files.npz import kind_at
 from ldacli.files.tables import TABLE_FORMATS, Table, batched, text_writer
 from ldacli.scoring.coherence import MEASURE, REFERENCE, coherence, top_word_ids, training_reference
 from ldacli.scoring import diagnostics as topic_diagnostics
@@ -82,6 +84,19 @@ def format_for(what: str, output: str, format: str | None) -> str:
         raise SettingError("output_format", "output_format must be json for pyldavis (pyLDAvis.prepare's arguments) "
                                             f"and a table format for the others, found {format} for {what}")
     return format
+
+
+def read_source(path: str, what: str) -> Model | Inference:
+    """The file at ``path`` that ``what`` is exported from: a model, or for doc-topics also an
+    inference file (``ldacli infer MODEL NEW -o FILE.npz``: new documents' proportions); the
+    other tables need a model's topics, and an inference file is refused for them."""
+    if kind_at(path) == "inference":
+        if what != "doc-topics":
+            raise InputError(path, None, f"expected a model for {what}, found an inference file, which holds "
+                                         f"documents' proportions only: export doc-topics from it ("
+                                         f"{', '.join(t for t in TABLES if t != 'doc-topics')} need a model)")
+        return Inference.load(path)
+    return Model.load(path)
 
 
 def topic_names(model: Model) -> list[str]:
@@ -201,47 +216,12 @@ def java_number(x: float) -> str:
     return "0" if s in ("", "-0") else s
 
 
-def _check_mallet_field(value: str, what: str, space: bool = False) -> str:
-    bad = ("\t", "\n", "\r") + ((" ",) if space else ())
-    if any(c in value for c in bad):
-        raise LdacliError(f"--format mallet: MALLET's layout cannot hold the {what} {value!r} (it has "
-                          f"{'whitespace' if space else 'a tab or a line break'}); use tsv, csv, jsonl or parquet")
-    return value
-
-
-def mallet_doc_topic_lines(chunks: Iterable[tuple[list[str], np.ndarray]], *, min_proportion: float | None,
-                           top_topics: int | None) -> Iterator[str]:
-    """MALLET's ``--output-doc-topics``: ``doc<TAB>name<TAB>p_0<TAB>...`` without a threshold
-    or maximum; with one, the header ``#doc name topic proportion ...`` and per document its
-    topics by decreasing proportion as ``topic<TAB>proportion<TAB>`` pairs."""
-    sparse = min_proportion is not None or top_topics is not None
-    if sparse:
-        yield "#doc name topic proportion ...\n"
-    doc = 0
-    for ids, theta in chunks:
-        lines = []
-        if sparse:
-            order = sparse_order(theta)[:, :top_topics] if top_topics else sparse_order(theta)
-            values = np.take_along_axis(theta, order, axis=1)
-            for name, topics, props in zip(ids, order.tolist(), values.tolist()):
-                pairs = "".join(f"{k}\t{p!r}\t" for k, p in zip(topics, props)
-                                if min_proportion is None or p >= min_proportion)
-                lines.append(f"{doc}\t{_check_mallet_field(name, 'document id')}\t{pairs}\n")
-                doc += 1
-        else:
-            for name, row in zip(ids, theta.tolist()):
-                lines.append(f"{doc}\t{_check_mallet_field(name, 'document id')}\t"
-                             + "\t".join(repr(p) for p in row) + "\n")
-                doc += 1
-        yield "".join(lines)
-
-
 def mallet_topic_key_lines(model: Model, top_words: int | None) -> Iterator[str]:
     """MALLET's ``--output-topic-keys``: ``topic<TAB>alpha<TAB>word word ... `` per topic."""
     n = TOP_WORDS.default if top_words is None else top_words
     for k, words in enumerate(model.top_words(n)):
         yield f"{k}\t{java_number(float(model.alpha[k]))}\t" + "".join(
-            _check_mallet_field(w, "word", space=True) + " " for w, _ in words) + "\n"
+            mallet_field(w, "word", space=True) + " " for w, _ in words) + "\n"
 
 
 def mallet_topic_word_lines(model: Model, top_words: int | None) -> Iterator[str]:
@@ -249,15 +229,11 @@ def mallet_topic_word_lines(model: Model, top_words: int | None) -> Iterator[str
     topic and word in vocabulary order (or the ``top_words`` of each, by weight); the weight is
     p(w | k) (MALLET writes beta + the count, which its readers normalise per topic alike)."""
     for w in model.vocab:
-        _check_mallet_field(w, "word")
+        mallet_field(w, "word")
     for k in range(model.n_topics):
         ids = np.arange(model.phi.shape[1]) if top_words is None else top_word_ids(model.phi[k:k + 1], top_words)[0]
         row = model.phi[k, ids].tolist()
         yield "".join(f"{k}\t{model.vocab[w]}\t{p!r}\n" for w, p in zip(ids.tolist(), row))
-
-
-def write_lines(lines: Iterable[str], out: IO[bytes]) -> None:
-    text_writer(out, lambda t: [t.write(line) for line in lines])
 
 
 def diagnostics(model: Model, reference: Corpus | None, top_words: int | None) -> dict:

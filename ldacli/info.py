@@ -7,14 +7,19 @@ priors and how they were arrived at (set, learned, estimated), provenance and th
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ldacli import checks
+from ldacli.corpora.formats.read import READING
 from ldacli.errors import InputError
+from ldacli.methods.driver import SETTINGS as TRAIN
+from ldacli.methods.driver import method_settings
 from ldacli.methods.registry import METHODS
 from ldacli.model import Checkpoint, Model
-from ldacli.files.fileio import open_regular
-from ldacli.files.npz import file_kind
+from ldacli.files.npz import kind_at
+from ldacli.settings import Text, Texts
 
 # Up to this many topics, every alpha is listed in the text output (JSON always lists them).
 ALPHA_LISTED = 10
@@ -27,14 +32,31 @@ SHOWN = {"topic_names", "seeded", "topic_word_prior", "seed_words", "seed_streng
          "beta", "loglik_every", "trace", "snapshot_sweeps", *STOPPING}
 
 
-def _kind(path: str) -> str | None:
-    """The ``kind`` stored in an ``.npz``, or None when it cannot be told (the loader then
-    reports what is wrong with the file)."""
-    try:
-        with open_regular(path) as f:
-            return file_kind(f)
-    except InputError:
-        return None
+# The settings a file records as paths (absolute: settings.recorded), from their declarations.
+PATHS = {s.name for s in TRAIN + method_settings() + READING
+         if isinstance(s.type, Texts) or (isinstance(s.type, Text) and s.type.path)}
+
+
+def file_name(path) -> str:
+    """How info's text and the HTML pages show the path of a file that a file records (the
+    training corpus, a warm start's parent, a stop list, ...): its name, without the folders of
+    the machine it was made on, which say where someone keeps their files and which a page
+    passed on would show to everyone. ``-``, ``<stdin>`` and names are shown as they are."""
+    return os.path.basename(path) if isinstance(path, str) and os.path.isabs(path) else str(path)
+
+
+def shown(name: str, value):
+    """``value`` of the param ``name`` as info's text and the pages show it: the paths a file
+    records (:data:`PATHS`, the ``path`` of a link such as ``aligned_to``, a seeded prior's
+    ``source``) by :func:`file_name`; ``info --format json`` keeps them whole."""
+    if name in PATHS:
+        return [file_name(v) for v in value] if isinstance(value, (list, tuple)) else file_name(value)
+    if isinstance(value, dict) and isinstance(value.get("path"), str):
+        return {**value, "path": file_name(value["path"])}
+    if name == "source" and isinstance(value, str):  # a seeded prior's: a file, or kept from a warm start
+        head, _, path = value.rpartition(" ")
+        return f"{head} {file_name(path)}".strip() if os.path.isabs(path) else value
+    return value
 
 
 def _trace(method, params: dict, iterations: np.ndarray, values: np.ndarray) -> dict:
@@ -80,7 +102,7 @@ def describe(path: str) -> dict:
     Raises :class:`~ldacli.errors.InputError` for a file that is neither.
     """
     path = checks.path("path", path, "the path of a model or checkpoint file")
-    kind = _kind(path)
+    kind = kind_at(path)
     if kind == "checkpoint":
         ckpt = Checkpoint.load(path)
         params, alpha, beta = {**ckpt.params, "iterations_done": ckpt.iteration}, ckpt.alpha, ckpt.beta
@@ -137,12 +159,13 @@ def _alpha_text(a: dict) -> str:
 
 
 def format_text(info: dict) -> list[str]:
-    """The human-readable lines of ``ldacli info`` for a :func:`describe` result."""
+    """The human-readable lines of ``ldacli info`` for a :func:`describe` result; the paths the
+    file records by their names (:func:`shown`)."""
     p, s, pr, prov, tr = info["parameters"], info["sizes"], info["priors"], info["provenance"], info["loglik_trace"]
     m, its = info["method"], info["iterations"]
     unit = its["unit"]
     lines = [f"file:             {info['file']} ({info['kind']})"]
-    settings = ", ".join(f"{k} {v}" for k, v in m["settings"].items() if v is not None)
+    settings = ", ".join(f"{k} {shown(k, v)}" for k, v in m["settings"].items() if v is not None)
     lines.append(f"method:           {m['name']}, {m['title']}" + (f" ({settings})" if settings else ""))
     if info["kind"] == "checkpoint":
         lines.append(f"iteration:        {info['iteration']} of {its['asked']} {unit}s done")
@@ -161,7 +184,8 @@ def format_text(info: dict) -> list[str]:
         lines.append(f"{name + ':':<18}{text}, {source}{start}")
     lines += [
         f"seed:             {prov['seed']}",
-        f"corpus:           {prov['corpus_source']} ({prov['corpus_format']}), fingerprint {prov['corpus_fingerprint']}",
+        f"corpus:           {file_name(prov['corpus_source'])} ({prov['corpus_format']}), fingerprint "
+        f"{prov['corpus_fingerprint']}",
         f"ldacli version:   {prov['ldacli_version']}",
     ]
     if tr["points"]:
@@ -181,12 +205,12 @@ def format_text(info: dict) -> list[str]:
                                                       + (f", {len(t['unknown'])} not in the vocabulary" if t["unknown"]
                                                          else "") + ")" for t in sd["topics"])
                      + (f"; strength {sd['strength']:g} of each word's count" if sd.get("strength") else "")
-                     + f"; from {sd['source']}")
+                     + f"; from {shown('source', sd['source'])}")
     if "stopping" in info:
         lines.append("stopping:         " + ", ".join(f"{k} {v}" for k, v in info["stopping"].items()))
     if info.get("lineage"):
         ws, ids = info.get("warm_start") or {}, info.get("id_stability")
-        lines.append(f"warm start:       from {ws.get('path')} ({ws.get('new_words')} new words, "
+        lines.append(f"warm start:       from {file_name(ws.get('path'))} ({ws.get('new_words')} new words, "
                      f"{ws.get('gone_words')} gone)" + (f"; {ids['kept']} of {ids['topics']} topics kept their id, "
                                                        f"JS distance to the parent median {ids['median_distance']:.3f}, "
                                                        f"max {ids['max_distance']:.3f}" if ids and ids.get("kept") else ""))
@@ -195,8 +219,9 @@ def format_text(info: dict) -> list[str]:
                          f"parent: {', '.join(map(str, ws['removed'])) or 'none'}")
         for generation, parent in enumerate(info["lineage"], start=1):
             lines.append(f"{'lineage:' if generation == 1 else '':<18}{'parent' if generation == 1 else f'ancestor {generation}'}: "
-                         f"{parent['path']} (sha256 {parent['sha256'][:12]}, {parent.get('method')}, K={parent.get('n_topics')})")
+                         f"{file_name(parent['path'])} (sha256 {parent['sha256'][:12]}, {parent.get('method')}, "
+                         f"K={parent.get('n_topics')})")
     other = {k: v for k, v in p.items() if k not in SHOWN and k not in m["settings"] and v is not None}
     if other:
-        lines.append("other parameters: " + ", ".join(f"{k}={v}" for k, v in other.items()))
+        lines.append("other parameters: " + ", ".join(f"{k}={shown(k, v)}" for k, v in other.items()))
     return lines

@@ -268,10 +268,12 @@ class Checkpoint:
 
     @staticmethod
     def read_params(path: str) -> dict:
-        """The ``params`` of the checkpoint at ``path``, without reading its arrays."""
+        """The ``params`` of the checkpoint at ``path`` (a format-1 file's in today's names, as
+        :meth:`load` reads them), without reading its arrays."""
         path = checks.path("path", path, "the path of a checkpoint file")
-        return checked_params(path, read_file(path, "checkpoint", READABLE_VERSIONS,
-                                              members=("kind", "format_version", "params"))[1])
+        a, params = read_file(path, "checkpoint", READABLE_VERSIONS, members=("kind", "format_version", "params"))
+        return checked_params(path, _params_from_v1(params) if scalar(path, a, "format_version", "iu") == 1
+                              else params)
 
     @classmethod
     def load(cls, path: str) -> "Checkpoint":
@@ -469,8 +471,8 @@ def _checkpoint_from_v1(path: str, a: dict, params: dict) -> tuple[dict, dict]:
     """The arrays and params of a format-1 checkpoint (ldacli before the common format) in
     today's names, so it resumes exactly as it would have."""
     a = dict(a)
-    params = dict(params)
-    method = params.setdefault("method", "cgs")
+    params = _params_from_v1(params)
+    method = params["method"]
     if method == "cgs":
         if "extra" not in a or "rng_state" not in a:
             raise InputError(path, None, "expected arrays rng_state, extra in this checkpoint, found none")
@@ -488,7 +490,6 @@ def _checkpoint_from_v1(path: str, a: dict, params: dict) -> tuple[dict, dict]:
             a["beta"] = a.pop("eta")
         a["rng_states"] = np.str_("[]")
         a["state"] = np.str_(json.dumps({"early_stopping": None}))
-        params.setdefault("loglik_every", 1)
     elif method == "gibbs":
         try:
             a["alpha"] = np.full(int(params["n_topics"]), float(params["alpha"]))
@@ -499,6 +500,15 @@ def _checkpoint_from_v1(path: str, a: dict, params: dict) -> tuple[dict, dict]:
     return a, params
 
 
+def _params_from_v1(params: dict) -> dict:
+    """The params of a format-1 checkpoint in today's names: cgs when it names no method, and
+    variational EM's trace at every iteration."""
+    params = {"method": "cgs", **params}
+    if params["method"] == "vem":
+        params.setdefault("loglik_every", 1)
+    return params
+
+
 @dataclass
 class Inference:
     """Topic proportions inferred for new documents: ``theta`` (D, K) and ``doc_ids``."""
@@ -506,6 +516,10 @@ class Inference:
     theta: np.ndarray
     doc_ids: list[str]
     params: dict
+
+    @property
+    def n_topics(self) -> int:
+        return self.theta.shape[1]
 
     def __repr__(self) -> str:
         return (f"<Inference: {self.theta.shape[0]:,} documents x {self.theta.shape[1]:,} topics"

@@ -198,6 +198,13 @@ def run_pair(train: Corpus, held: Corpus, k: int, run_seed: int, eval_seed: int,
     return model, score_pair(model, train, held, eval_seed)
 
 
+def check_runs(given: dict, k: int, output: str) -> None:
+    """Refuse train's settings ``given`` for the runs (K ``k``) before anything is read, as
+    :func:`~ldacli.methods.driver.check_given` refuses a run's: each run checkpoints to its own
+    file in ``output`` (:func:`checkpoint_path`), which ``checkpoint_every`` then applies to."""
+    driver.check_given({**given, "n_topics": k, "checkpoint": checkpoint_path(output, k, 1)})
+
+
 def checkpoint_path(output: str, k: int, i: int) -> str:
     """Where run ``i`` of K ``k`` keeps its checkpoint while it runs (removed when it is done)."""
     return os.path.join(output, pair_name(k, i) + ".checkpoint.npz")
@@ -383,7 +390,7 @@ def select_k(corpus, n_topics, *, output: str, seeds: int | None = None, holdout
         raise SettingError("checkpoint_every", "checkpoint_every applies to pairs run on threads: on a cluster "
                                                "(scheduler) each pair runs on a worker, whose files this folder may "
                                                "not see", ("scheduler",))
-    driver.check_given({**given, "n_topics": values["n_topics"][0]})
+    check_runs(given, values["n_topics"][0], output)
     corpus = as_corpus(corpus, reading=reading)
     ks, n_seeds, workers = values["n_topics"], values["seeds"], check_threads(values["threads"])
     os.makedirs(output, exist_ok=True)

@@ -158,6 +158,28 @@ def test_infer_writes_theta_and_reports_unknown_words(tmp_path, text_model, suff
     np.testing.assert_allclose(theta[2], 0.5, atol=1e-5)
 
 
+def test_infer_writes_mallet_s_doc_topics_layout(tmp_path, text_model):
+    """MALLET's --output-doc-topics, as export writes it: doc<TAB>name<TAB>p_0..., or sparse
+    (--top-topics, --min-proportion) after a header, topic<TAB>proportion pairs largest first;
+    every number as theta holds it."""
+    docs = tmp_path / "new.txt"
+    docs.write_text("apple banana cherry\nengine brake piston\n")
+    assert run("infer", text_model, docs, "-o", tmp_path / "t.npz", "--seed", 1, "-q").exit_code == 0
+    with np.load(tmp_path / "t.npz", allow_pickle=False) as f:
+        theta, ids = f["theta"], list(f["doc_ids"])
+    result = run("infer", text_model, docs, "--format", "mallet", "-o", tmp_path / "t.txt", "--seed", 1, "-q")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    dense = (tmp_path / "t.txt").read_text()
+    assert dense == "".join(f"{d}\t{ids[d]}\t" + "\t".join(repr(float(p)) for p in theta[d]) + "\n" for d in range(2))
+    result = run("infer", text_model, docs, "--format", "mallet", "--top-topics", 1, "-o", "-", "--seed", 1, "-q")
+    top = theta.argmax(axis=1)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == "#doc name topic proportion ...\n" + "".join(
+        f"{d}\t{ids[d]}\t{top[d]}\t{float(theta[d, top[d]])!r}\t\n" for d in range(2))
+    assert_user_error(run("infer", text_model, docs, "--format", "mallet", "-o", tmp_path / "t.csv"),
+                      "expected a file name ending in .txt for --format mallet", code=2)
+
+
 def test_infer_on_a_bag_of_words_corpus_counts_unknown_words(tmp_path, text_model):
     (tmp_path / "new.vocab").write_text("apple\nbanana\nunheard\n")
     (tmp_path / "new.ldac").write_text("2 0:2 2:3\n1 1:1\n")
@@ -206,6 +228,33 @@ def test_usage_errors_exit_2(tmp_path, small_ldac):
     assert_user_error(run("train", small_ldac), "--output", code=2)
     assert_user_error(run("train", small_ldac, "-o", tmp_path / "nowhere" / "m.npz"), "folder", code=2)
     assert_user_error(run("frobnicate"), code=2)
+
+
+def test_topics_refuses_a_number_of_top_words_below_1(model_path):
+    for n in (-3, 0):
+        assert_user_error(run("topics", model_path, "-n", n),
+                          f"-n/--top-words must be an integer >= 1, found {n} (see ", code=2)
+    assert len(run("topics", model_path, "-n", 1).stdout.splitlines()) == 5
+
+
+def test_every_option_s_constraint_is_checked_as_the_command_line_is_read(tmp_path):
+    """The mechanism, not one option: each command's every integer option refuses a value below
+    its minimum (exit 2, one line naming it), whether or not the command checks it again; no
+    argument is given, so the refusal comes before any is looked at."""
+    from ldacli.cli.options import SettingOption
+    from ldacli.settings import Integer
+
+    checked = []
+    for name, command in main.commands.items():
+        for param in command.params:
+            setting = getattr(param, "setting", None)
+            if isinstance(param, SettingOption) and isinstance(setting.type, Integer) and not param.hidden:
+                below = setting.type.minimum - 1
+                result = run(name, param.opts[-1], below)
+                assert_user_error(result, f"{setting.option} must be an integer", f"found {below}", code=2)
+                assert len(result.stderr.splitlines()) == 1, result.stderr
+                checked.append(f"{name} {param.opts[-1]}")
+    assert {"topics --top-words", "diff --top-words", "export --top-words", "train --topics"} <= set(checked)
 
 
 def uci(header, body):

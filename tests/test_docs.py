@@ -11,6 +11,7 @@ import pytest
 
 import docs_pages
 import ldacli
+from ldacli.cli import main as cli_main
 
 SAMPLE = os.path.join(docs_pages.ROOT, "sample_corpora")
 # The venv's scripts (ldacli) first, as after `pip install .`.
@@ -42,6 +43,11 @@ def test_the_docs_site_builds_strictly(tmp_path):
     for command in ("train", "select-k", "history", "export"):   # generated from the commands
         assert f"ldacli {command}" in cli
     assert "--iterations" in cli and "--stop-words" in cli
+    # every command's examples (and export's WHAT) one to a line, in a code block; no default of click's own
+    # shown as its sentinel (-h/--help, --version, the required -o)
+    examples = re.findall(r"<p>Examples:</p>\s*<pre><code>ldacli ", cli)
+    assert len(examples) == len(cli_main.commands) + 1 == cli.count("Examples:")
+    assert re.search(r"<p>WHAT:</p>\s*<pre><code>doc-topics ", cli) and "Sentinel" not in cli
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
     assert 'id="ldacli.train"' in api and 'id="ldacli.Model"' in api
     # the reference shows each function's settings with their defaults, as help() does, and no
@@ -59,6 +65,13 @@ def test_the_readme_is_short_and_its_links_lead_to_pages():
     assert "docs/reference/cli.md" in links
     missing = [link for link in links if "://" not in link and not os.path.exists(os.path.join(docs_pages.ROOT, link))]
     assert missing == []
+
+
+def test_the_readme_says_what_its_test_command_costs_and_claims_no_output_pip_hides():
+    setup = docs_pages.read("README.md").split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    said = setup.split("```sh\npip install '.[test]' && pytest -n auto\n```", 1)[0].rstrip().rsplit("\n\n", 1)[1]
+    assert re.search(r"about \d+ minutes on two\s+cores", said), said   # what the command before it costs
+    assert "prints on the terminal" not in setup and "pip install -v" in setup
 
 
 def test_the_readme_and_the_docs_give_the_same_exit_codes():

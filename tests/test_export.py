@@ -139,6 +139,32 @@ def test_mallet_layouts(small_ldac, tmp_path):
     assert (t, w) == ("1", model.vocab[2]) and float(p) == model.phi[1, 2]
 
 
+def test_doc_topics_of_an_inference_file(small_ldac, tmp_path):
+    """ldacli infer ... -o x.npz: its documents' proportions export as a model's do; the tables
+    that need the topics are refused in one line naming them."""
+    model_path, inferred = tmp_path / "m.npz", tmp_path / "x.npz"
+    assert run("train", small_ldac, "-k", 4, "--iterations", 20, "--seed", 1, "-q", "-o", model_path).exit_code == 0
+    assert run("infer", model_path, small_ldac, "--seed", 2, "-q", "-o", inferred).exit_code == 0
+    inference = ldacli.Inference.load(str(inferred))
+    r = run("export", inferred, "doc-topics", "--format", "csv")
+    assert (r.exit_code, r.stderr) == (0, "")
+    header, rows = parse(r.stdout.encode(), "csv")
+    assert header == ["doc_id", "topic_0", "topic_1", "topic_2", "topic_3"]
+    assert [row[0] for row in rows] == inference.doc_ids
+    np.testing.assert_allclose([[float(x) for x in row[1:]] for row in rows], inference.theta, rtol=1e-5)
+    mallet = run("export", inferred, "doc-topics", "--format", "mallet", "--top-topics", 1)
+    assert mallet.exit_code == 0 and mallet.stdout.splitlines()[1].split("\t")[2] == str(inference.theta[0].argmax())
+    for what in ("topic-words", "topic-keys", "diagnostics", "pyldavis"):
+        r = run("export", inferred, what, "-o", tmp_path / "t.out")
+        assert (r.exit_code, r.stdout) == (1, ""), r.stderr
+        assert r.stderr == (f"Error: {inferred}: expected a model for {what}, found an inference file, which holds "
+                            "documents' proportions only: export doc-topics from it (topic-words, topic-keys, "
+                            "diagnostics, pyldavis need a model)\n")
+    r = run("topics", inferred)
+    assert r.exit_code == 1 and r.stderr == f"Error: {inferred}: expected an ldacli model, found an inference\n"
+    assert not (tmp_path / "t.out").exists()
+
+
 def test_options_that_do_not_apply_are_refused(hostile_model, tmp_path):
     path, _ = hostile_model
     for args, option in [(("doc-topics", "-n", 3), "--top-words"), (("topic-words", "--top-topics", 2), "--top-topics"),

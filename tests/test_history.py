@@ -383,3 +383,33 @@ def test_hostile_names_and_file_names_run_nothing_on_the_history_page(schedule, 
                 assert scroll_width <= screen_width
         finally:
             driver.quit()
+
+
+def test_the_page_names_this_command_and_the_extra_when_the_extra_is_missing(tmp_path, monkeypatch):
+    """Before any model is read (none exists here): the command run and the extra that writes its page."""
+    import builtins
+
+    real = builtins.__import__
+
+    def no_vl_convert(name, *args, **kwargs):
+        if name == "vl_convert":
+            raise ImportError("not installed")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_vl_convert)
+    for args in (("-o", tmp_path / "h.html"), ("--format", "html")):
+        r = run("history", tmp_path / "absent.npz", *args)
+        assert (r.exit_code, r.stdout) == (1, "")
+        assert r.stderr == ("Error: the HTML page of ldacli history needs vl-convert-python, which the report extra "
+                            "installs: pip install 'ldacli[report]'\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_page_shows_the_models_names_never_their_folders(schedule, tmp_path):
+    pytest.importorskip("vl_convert")
+    _, paths, folder = schedule
+    out = tmp_path / "h.html"
+    r = run("history", *[os.path.abspath(p) for p in paths], "-q", "-o", out)
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    page = out.read_text()
+    assert str(folder) not in page and f"<td><bdi>{os.path.basename(paths[0])}</bdi></td>" in page

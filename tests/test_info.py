@@ -67,3 +67,29 @@ def test_info_errors(tmp_path):
     bad = run("info", junk)
     assert bad.exit_code == 1 and "junk.npz" in bad.stderr and "Traceback" not in bad.stderr
     assert run("info").exit_code == 2
+
+
+def test_info_shows_the_names_of_the_files_a_model_records_never_their_folders(tmp_path, small_ldac):
+    """The training corpus, a stop list, seed words, a checkpoint, a warm start's parent and the
+    model aligned to are recorded with absolute paths (so that topics --coherence finds the
+    corpus from anywhere); the text shows their names, --format json the paths recorded."""
+    folder = str(tmp_path)
+    (tmp_path / "stop.txt").write_text("w1\n")
+    (tmp_path / "seeds.txt").write_text("first: w2 w3\n")
+    parent, child, ckpt = tmp_path / "parent.npz", tmp_path / "child.npz", tmp_path / "c.npz"
+    assert run("train", small_ldac, "-k", 3, "--iterations", 5, "--seed", 1, "--stop-words", tmp_path / "stop.txt",
+               "--seed-words", tmp_path / "seeds.txt", "--checkpoint", ckpt, "-q", "-o", parent).exit_code == 0
+    assert run("train", small_ldac, "--warm-start", parent, "--align-to", parent, "--iterations", 5, "--seed", 2,
+               "-q", "-o", child).exit_code == 0
+    for path, names in ((ckpt, ("corpus:           small.ldac (ldac)", "seed_words seeds.txt", "from seeds.txt",
+                                "stop_words=['stop.txt']", "checkpoint=c.npz")),
+                        (child, ("corpus:           small.ldac (ldac)", "from parent.npz (", "parent: parent.npz (",
+                                 "align_to=parent.npz", "'path': 'parent.npz'", "kept from the warm start parent.npz"))):
+        text = run("info", path)
+        assert (text.exit_code, text.stderr) == (0, "")
+        given, rest = text.stdout.split("\n", 1)  # the file as the user gave it, then what it records
+        assert given.startswith(f"file:             {path} (") and folder not in rest, rest
+        for name in names:
+            assert name in text.stdout, (name, text.stdout)
+    data = json.loads(run("info", child, "--format", "json").stdout)
+    assert data["provenance"]["corpus_source"] == small_ldac and data["warm_start"]["path"] == str(parent)

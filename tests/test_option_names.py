@@ -62,6 +62,8 @@ CONFLICTS = [
      "found --smoothed=False"),
     (("train", "C", "--method", "vem", "--loglik-every", 5, "-o", "m.npz"), "--loglik-every must be 1 for method vem"),
     (("train", "C", "--skip-unchanged", "--resume", "R", "-o", "m.npz"), "nothing to compare"),
+    (("train", "C", "--checkpoint-every", 10, "-o", "m.npz"),
+     "--checkpoint-every says how often to write --checkpoint: give --checkpoint too"),
     (("train", "C", "--alpha", 0.2, "--optimize-burn-in", 20, "-o", "m.npz"),
      "--optimize-burn-in applies where the priors are learned, and here --alpha, --beta or --seed-words given keep "
      "the priors as given"),
@@ -100,6 +102,47 @@ def test_a_conflict_is_refused_in_the_cli_s_words_before_any_input_is_read(args,
     assert message in result.stderr, result.stderr
     in_cli_words(result.stderr)
     assert os.listdir(tmp_path) == []   # nothing written, no folder made
+
+
+def test_a_conflict_with_a_checkpoint_or_a_warm_start_is_refused_before_the_corpus_is_read(small_ldac, tmp_path):
+    """What a checkpoint or a warm start's model fixes is read from its params alone: the corpus
+    (missing here: reading it would exit 1) is never opened for a run that cannot be."""
+    ckpt, model, fixed = tmp_path / "c.npz", tmp_path / "m.npz", tmp_path / "fixed.npz"
+    assert run("train", small_ldac, "-k", 3, "--iterations", 4, "--checkpoint", ckpt, "-o", model, "-q").exit_code == 0
+    assert run("train", small_ldac, "-k", 3, "--iterations", 4, "--optimize-interval", 0, "-o", fixed,
+               "-q").exit_code == 0
+    corpus = tmp_path / (MISSING + ".txt")
+    for args, message in (
+            (("--resume", ckpt, "-k", 4), f"{ckpt}: the checkpoint has --topics=3, which cannot change on resume"),
+            (("--resume", ckpt, "--seed", 9), f"{ckpt}: the checkpoint has --seed="),
+            (("--resume", ckpt, "--method", "vem"), f"{ckpt}: the checkpoint was written by method cgs, found method "
+                                                    f"vem"),
+            (("--resume", ckpt, "--burn-in", 3), "--burn-in applies to method gibbs only, found method cgs"),
+            (("--warm-start", model, "--remove-topics", 7), f"--remove-topics must be topic ids of the warm start "
+                                                            f"{model} (0 to 2), found 7"),
+            (("--warm-start", model, "-k", 5), "-k/--topics must be the warm start's 3 topics"),
+            (("--warm-start", fixed, "--optimize-burn-in", 5), "--optimize-burn-in applies where the priors are "
+                                                               "learned, and here the warm start's were not learned")):
+        result = run("train", corpus, *args, "-o", tmp_path / "out.npz")
+        assert result.exit_code == 2, (args, result.stderr)
+        assert result.stdout == "" and message in result.stderr, result.stderr
+        in_cli_words(result.stderr)
+    assert sorted(os.listdir(tmp_path)) == ["c.npz", "fixed.npz", "m.npz", "small.ldac", "small.vocab"]
+
+
+def test_checkpoint_every_applies_where_a_checkpoint_is_written(small_ldac, tmp_path):
+    """Refused alone (above); taken beside --checkpoint, on a resumed run (which checkpoints to
+    the file it resumes) and by select-k (whose pairs checkpoint to files of its own)."""
+    ckpt = tmp_path / "c.npz"
+    result = run("train", small_ldac, "-k", 3, "--iterations", 4, "--checkpoint", ckpt, "--checkpoint-every", 2,
+                 "-o", tmp_path / "a.npz", "-q")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    result = run("train", small_ldac, "--resume", ckpt, "--iterations", 6, "--checkpoint-every", 1,
+                 "-o", tmp_path / "b.npz", "-q")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    result = run("select-k", small_ldac, "-k", "2,3", "--seeds", 1, "--iterations", 20, "--checkpoint-every", 5,
+                 "--format", "tsv", "-q", "-o", tmp_path / "k")
+    assert result.exit_code in (0, 3) and result.stderr == "" and result.stdout.startswith("k\tseeds"), result.stderr
 
 
 @pytest.mark.slow   # four processes (about 9 s on a loaded machine)

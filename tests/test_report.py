@@ -324,6 +324,41 @@ def test_the_report_names_the_extra_when_it_is_missing(models, tmp_path, monkeyp
     assert not os.path.exists(tmp_path / "r.html")
 
 
+def test_the_report_shows_the_names_of_files_never_their_folders(models, tmp_path):
+    """The training corpus and a warm start's parent are recorded with absolute paths, and
+    --corpus and --diff may be given so: a page passed on shows none of the folders."""
+    folder, paths = models
+    child = tmp_path / "child.npz"
+    assert run("train", folder / "notes.txt", "--warm-start", paths["cgs"], "--iterations", 5, "--seed", 2, "-q",
+               "-o", child).exit_code == 0
+    for args in ((), ("--corpus", folder / "notes.txt", "--diff", os.path.abspath(paths["cgs"]))):
+        out = tmp_path / "r.html"
+        r = run("report", child, *args, "-q", "-o", out)
+        assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+        page = out.read_text()
+        assert str(folder) not in page and str(tmp_path) not in page
+        assert "notes.txt (text)" in page and f"{os.path.basename(paths['cgs'])} (sha256" in page
+
+
+def test_prevalence_is_the_mean_proportion_that_export_and_diff_show(models, tmp_path):
+    """One word, one meaning: the report's prevalence of a topic (the map's areas, the table) is
+    export's and diff's, the mean of its proportion over the documents, not its share of tokens."""
+    folder, paths = models
+    out = tmp_path / "r.html"
+    r = run("report", paths["cgs"], "-q", "-o", out)  # the training corpus, found: coherence, documents
+    assert (r.exit_code, r.stderr) == (0, "")
+    page = out.read_text()
+    assert "Mean NPMI coherence" in page
+    data = json.loads(re.search(r"<script type='application/json' id='ldacli-data'>(.*?)</script>", page, re.S).group(1))
+    keys = run("export", paths["cgs"], "topic-keys", "--format", "jsonl")
+    exported = [json.loads(line)["prevalence"] for line in keys.stdout.splitlines()]
+    compared = json.loads(run("diff", paths["cgs"], paths["cgs"], "--format", "json").stdout)["topics"]
+    assert [t["prevalence_a"] for t in sorted(compared, key=lambda t: t["a"])] == exported
+    assert [t["prevalence"] for t in data["topics"]] == pytest.approx(exported, abs=1e-15)
+    for p in exported:
+        assert f"<td class='num' data-value='{p!r}'>{100 * p:.1f}%</td>" in page
+
+
 @pytest.fixture(scope="module")
 def junk(tmp_path_factory):
     """A model with one topic made of near copies of a footer (test_diagnostics.planted_junk)."""

@@ -137,6 +137,24 @@ def test_diff_exits_with_the_drift_code_when_a_topic_moved_too_far(months, paren
     assert r.exit_code == EXIT_DRIFT and "drift: " in r.stderr and r.stdout.startswith("A: ")
 
 
+def test_diff_writes_to_o_or_to_stdout_with_dash(months, parent, tmp_path):
+    ldacli.train(months[1], 4, iterations=5, seed=9).save(str(tmp_path / "cold.npz"))
+    cold, out = tmp_path / "cold.npz", tmp_path / "diff.txt"
+    shown = run("diff", parent, cold)
+    assert shown.exit_code == 0 and shown.stdout.startswith("A: ")
+    written = run("diff", parent, cold, "-o", out)
+    assert (written.exit_code, written.stdout, written.stderr) == (0, "", "")
+    assert out.read_text() == shown.stdout
+    dash = run("diff", parent, cold, "-o", "-")
+    assert (dash.exit_code, dash.stdout, dash.stderr) == (0, shown.stdout, "")
+    drifted = run("diff", parent, cold, "--format", "json", "--max-drift", 0.0001, "-o", tmp_path / "diff.json")
+    assert drifted.exit_code == EXIT_DRIFT and drifted.stdout == "" and drifted.stderr.startswith("drift: ")
+    assert json.loads((tmp_path / "diff.json").read_text())["drifted"]
+    refused = run("diff", parent, cold, "-o", cold)
+    assert refused.exit_code == 2 and refused.stdout == "" and "is the MODEL_B input" in refused.stderr
+    assert sorted(os.listdir(tmp_path)) == ["cold.npz", "diff.json", "diff.txt"]
+
+
 def test_align_to_renumbers_a_cold_run_onto_old_ids(months, parent, tmp_path, small_ldac):
     path = tmp_path / "m2.ldac"
     write_corpus(months[1], str(path), str(tmp_path / "m2.vocab"))

@@ -162,6 +162,32 @@ def test_select_k_finds_the_planted_topics_and_writes_table_models_and_json(smal
     assert json.loads(again.stdout) == data
 
 
+def test_without_the_report_extra_it_says_once_even_with_q_that_no_page_was_written(small_ldac, tmp_path,
+                                                                                     monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_vl_convert(name, *args, **kwargs):
+        if name == "vl_convert":
+            raise ImportError("not installed")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_vl_convert)
+    out = tmp_path / "sk"
+    warning = (f"Warning: {out}/select-k.html not written: the page's charts need the report extra, "
+               "pip install 'ldacli[report]'\n")
+    args = ("select-k", small_ldac, "-k", "2,3", "--seeds", 1, "--iterations", 20, "--seed", 1, "--format", "tsv",
+            "-o", out)
+    result = run(*args, "-q")
+    assert result.exit_code in (0, 3) and result.stderr == warning
+    assert result.stdout.startswith("k\tseeds\t")
+    result = run(*args)
+    assert result.exit_code in (0, 3) and result.stderr.count("select-k.html") == 1
+    assert result.stderr.endswith(warning)
+    assert not os.path.exists(out / "select-k.html") and os.path.exists(out / "select-k.tsv")
+
+
 def test_the_python_api_is_the_command(small_ldac, tmp_path):
     corpus = ldacli.read_corpus(small_ldac)
     result = ldacli.select_k(corpus, [2, 5], seeds=2, iterations=200, seed=1, threads=1, output=str(tmp_path / "a"))

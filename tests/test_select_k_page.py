@@ -3,6 +3,7 @@ recommendation, the table (sortable) and a chart per measure with error bars, in
 (ldacli.pages.webpage: its Content-Security-Policy runs only the page's own scripts). Skipped with a reason where the report extra or a browser is missing."""
 
 import json
+import os
 
 from click.testing import CliRunner
 
@@ -35,6 +36,15 @@ def test_the_select_k_page_shows_the_choice_the_table_and_the_curves(small_ldac,
     assert [r.find_element(By.TAG_NAME, "td").text for r in
             browser.find_elements(By.CSS_SELECTOR, "#table tbody tr")] == ["5", "8", "2"]
     browser.save_screenshot(str(tmp_path / "select-k.png"))
+
+
+def test_the_page_shows_the_corpus_s_name_never_its_folder(small_ldac, tmp_path):
+    out = tmp_path / "sk"
+    result = CliRunner().invoke(main, ["select-k", os.path.abspath(small_ldac), "-k", "2,3", "--seeds", "1",
+                                       "--iterations", "20", "--seed", "1", "-q", "-o", str(out)])
+    assert result.exit_code in (0, 3) and result.stderr == ""
+    page = (out / "select-k.html").read_text()
+    assert os.path.dirname(os.path.abspath(small_ldac)) not in page and "Corpus <bdi>small.ldac</bdi>:" in page
 
 
 def test_the_page_says_when_k_is_not_determined(small_ldac, tmp_path, browser):  # noqa: F811

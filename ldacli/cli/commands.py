@@ -27,6 +27,7 @@ from ldacli.cli.exits import EXIT_DRIFT, EXIT_UNDETERMINED, Group, user_errors
 from ldacli.cli.former_options import taking_former_spellings
 from ldacli.cli.options import (
     CONVERT_OUT,
+    DIFF_OUT,
     MODEL_OUT,
     QUIET,
     REPORT_OUT,
@@ -71,6 +72,7 @@ from ldacli.files.tables import (
     check_stream,
     delimited_line,
     text_cell,
+    write_lines,
     write_table,
 )
 from ldacli.info import describe as describe_file
@@ -133,24 +135,25 @@ def read(path: str, values: dict, *, model: Model | None = None):
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ldacli")
+@click.version_option(__version__, prog_name="ldacli", default=False)
 def main():
     """Latent Dirichlet Allocation topic models from the command line.
 
-    \b
     Examples:
-      ldacli train docword.kos.txt.gz -k 20 --iterations 500 -o kos.npz
-      ldacli topics kos.npz
-      ldacli infer kos.npz new_docs.txt -o theta.tsv
-      ldacli perplexity kos.npz heldout.ldac
-      ldacli info kos.npz
-      ldacli report kos.npz -o kos.html
-      ldacli diff yesterday.npz today.npz
-      ldacli history models/ -o history.html
-      ldacli trends kos.npz --dates dates.txt --by month
-      ldacli export kos.npz doc-topics -o theta.csv
-      ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
-      ldacli name kos.npz 3 "iraq war"
+
+    \b
+        ldacli train docword.kos.txt.gz -k 20 --iterations 500 -o kos.npz
+        ldacli topics kos.npz
+        ldacli infer kos.npz new_docs.txt -o theta.tsv
+        ldacli perplexity kos.npz heldout.ldac
+        ldacli info kos.npz
+        ldacli report kos.npz -o kos.html
+        ldacli diff yesterday.npz today.npz
+        ldacli history models/ -o history.html
+        ldacli trends kos.npz --dates dates.txt --by month
+        ldacli export kos.npz doc-topics -o theta.csv
+        ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
+        ldacli name kos.npz 3 "iraq war"
     """
 
 
@@ -175,18 +178,19 @@ def train(ctx, corpus, **values):
     --checkpoint, --checkpoint-every, --loglik-every, --patience, --max-seconds, --align-to)
     come from it unless given.
 
-    \b
     Examples:
-      ldacli train docword.kos.txt.gz -k 20 --iterations 500 --seed 1 -o kos.npz
-      ldacli train docword.20ng.txt.gz -k 1000 --sampler sparse --threads 2 -o 20ng.npz
-      ldacli train notes.txt --min-df 5 --max-df 0.5 -k 50 -o notes.npz \\
-          --checkpoint notes.ckpt.npz --checkpoint-every 100
-      ldacli train notes.txt -o notes.npz --resume notes.ckpt.npz
-      ldacli train docword.kos.txt.gz -k 20 --method vem --seed 1 -o kos-vem.npz
-      ldacli train docword.kos.txt.gz -k 20 --method gibbs --iterations 500 --burn-in 200 -o kos-gibbs.npz
-      ldacli train docword.20ng.txt.gz --stop-words boilerplate.txt --remove-top 20 -k 50 -o 20ng.npz
-      ldacli train today.ldac --warm-start yesterday.npz --iterations 100 -o today.npz --skip-unchanged
-      ldacli train /shared/20ng-shards -k 100 --scheduler tcp://scheduler:8786 -o 20ng.npz
+
+    \b
+        ldacli train docword.kos.txt.gz -k 20 --iterations 500 --seed 1 -o kos.npz
+        ldacli train docword.20ng.txt.gz -k 1000 --sampler sparse --threads 2 -o 20ng.npz
+        ldacli train notes.txt --min-df 5 --max-df 0.5 -k 50 -o notes.npz \\
+            --checkpoint notes.ckpt.npz --checkpoint-every 100
+        ldacli train notes.txt -o notes.npz --resume notes.ckpt.npz
+        ldacli train docword.kos.txt.gz -k 20 --method vem --seed 1 -o kos-vem.npz
+        ldacli train docword.kos.txt.gz -k 20 --method gibbs --iterations 500 --burn-in 200 -o kos-gibbs.npz
+        ldacli train docword.20ng.txt.gz --stop-words boilerplate.txt --remove-top 20 -k 50 -o 20ng.npz
+        ldacli train today.ldac --warm-start yesterday.npz --iterations 100 -o today.npz --skip-unchanged
+        ldacli train /shared/20ng-shards -k 100 --scheduler tcp://scheduler:8786 -o 20ng.npz
     """
     progress = setup_logging(values)
     output, resume, checkpoint = values["output"], values["resume"], values["checkpoint"]
@@ -251,15 +255,16 @@ def topics(ctx, model, **values):
     a line under the topic and the reasons last; tsv: columns; json: "diagnostics" and "flags"
     per topic). Learned (asymmetric) priors are shown beside each topic.
 
-    \b
     Examples:
-      ldacli topics kos.npz
-      ldacli topics kos.npz -n 20 --format tsv -o topics.tsv
-      ldacli topics kos.npz --format json | jq '.topics[0]'
-      ldacli topics kos.npz --coherence npmi
-      ldacli topics kos.npz --coherence umass -n 20 --corpus wiki.ldac
-      ldacli topics kos.npz --diagnostics
-      ldacli topics kos.npz --diagnostics --format json | jq '.topics[] | select(.flags != []) | .topic'
+
+    \b
+        ldacli topics kos.npz
+        ldacli topics kos.npz -n 20 --format tsv -o topics.tsv
+        ldacli topics kos.npz --format json | jq '.topics[0]'
+        ldacli topics kos.npz --coherence npmi
+        ldacli topics kos.npz --coherence umass -n 20 --corpus wiki.ldac
+        ldacli topics kos.npz --diagnostics
+        ldacli topics kos.npz --diagnostics --format json | jq '.topics[] | select(.flags != []) | .topic'
     """
     setup_logging(values)
     check_outputs({"-o/--output": (values["output"], ())}, {"MODEL": model, "--corpus": values["corpus"]})
@@ -401,13 +406,15 @@ def infer(ctx, model, corpus, **values):
     and written a block at a time, so memory does not grow with their number (UCI files: their
     docIDs must not go down; Matrix Market and scipy .npz are read whole).
 
-    \b
     Examples:
-      ldacli infer kos.npz new_docs.txt -o theta.tsv
-      ldacli infer kos.npz docword.new.txt.gz --vocab vocab.new.txt -o theta.npz --seed 3
-      ldacli infer kos.npz new_docs.txt -o - --format csv | head
-      ldacli infer kos.npz huge.txt.gz --top-topics 3 --min-proportion 0.05 -o theta.parquet
-      zcat huge.txt.gz | ldacli infer kos.npz - -o - --format jsonl | gzip > theta.jsonl.gz
+
+    \b
+        ldacli infer kos.npz new_docs.txt -o theta.tsv
+        ldacli infer kos.npz docword.new.txt.gz --vocab vocab.new.txt -o theta.npz --seed 3
+        ldacli infer kos.npz new_docs.txt -o - --format csv | head
+        ldacli infer kos.npz huge.txt.gz --top-topics 3 --min-proportion 0.05 -o theta.parquet
+        ldacli infer kos.npz new_docs.txt --format mallet -o doc-topics.txt
+        zcat huge.txt.gz | ldacli infer kos.npz - -o - --format jsonl | gzip > theta.jsonl.gz
     """
     progress = setup_logging(values)
     output, fmt = values["output"], values["output_format"]
@@ -419,9 +426,9 @@ def infer(ctx, model, corpus, **values):
     if fmt == "npz" and output == "-":
         raise click.BadParameter("npz is a binary archive: write it to a file", param_hint="--format")
     ending = os.path.splitext(output)[1].lower().lstrip(".")
-    if ending in THETA_FORMATS and ending != fmt:  # -o theta.tsv --format csv: which one was meant?
-        raise click.BadParameter(f"expected a file name ending in .{fmt} for --format {fmt}, found {output!r}",
-                                 param_hint="-o/--output")
+    if ending in THETA_FORMATS and ending != fmt and (fmt, ending) != ("mallet", "tsv"):  # -o theta.tsv --format csv
+        raise click.BadParameter(f"expected a file name ending in .{'txt' if fmt == 'mallet' else fmt} for --format "
+                                 f"{fmt}, found {output!r}", param_hint="-o/--output")
     check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "CORPUS": corpus, "--vocab": values["vocab"]})
     with user_errors(ctx):  # before anything is read
         inference.check_settings(given_of(values, INFER))
@@ -455,27 +462,28 @@ def perplexity(ctx, model, corpus, **values):
     """Held-out log-likelihood and per-word perplexity of CORPUS under MODEL.
 
     \b
-    --estimator completion (default): each document's tokens (in word-id order) alternate
+    - --estimator completion (default): each document's tokens (in word-id order) alternate
       between an observed half, from which theta is estimated with the topics fixed, and a
       scored half. Standard error: batch means over the averaged sweeps.
-    --estimator left-to-right: p(w_d) by the left-to-right particle estimator (Wallach et al.
+    - --estimator left-to-right: p(w_d) by the left-to-right particle estimator (Wallach et al.
       2009) over ALL tokens of each document, taken in a random order drawn from --seed,
       by 10 independent particle filters (unbiased for p(w_d), linear in document length);
       --resample for the original algorithm (quadratic). Standard error: across filters
       (particles), combined over documents. On long documents the log-estimate rises with
       --particles until it settles: compare two values.
-    --estimator importance: p(w_d) = mean over --samples draws theta ~ Dir(alpha) of
+    - --estimator importance: p(w_d) = mean over --samples draws theta ~ Dir(alpha) of
       p(w_d | theta), ALL tokens scored; unbiased but very noisy on long documents.
 
     Every output names the estimator, the natural-log log-likelihood with its standard
     error, the documents and tokens scored, and perplexity = exp(-log_likelihood / tokens).
 
-    \b
     Examples:
-      ldacli perplexity kos.npz heldout.ldac
-      ldacli perplexity kos.npz heldout.ldac --seed 1 --format json
-      ldacli perplexity kos.npz heldout.ldac --estimator left-to-right --particles 20 --seed 1
-      ldacli perplexity kos.npz heldout.ldac --estimator importance --samples 10000
+
+    \b
+        ldacli perplexity kos.npz heldout.ldac
+        ldacli perplexity kos.npz heldout.ldac --seed 1 --format json
+        ldacli perplexity kos.npz heldout.ldac --estimator left-to-right --particles 20 --seed 1
+        ldacli perplexity kos.npz heldout.ldac --estimator importance --samples 10000
     """
     progress = setup_logging(values)
     with user_errors(ctx), tls_options(values["scheduler"], values):
@@ -529,7 +537,7 @@ def perplexity(ctx, model, corpus, **values):
 @taking_former_spellings("diff")
 @click.argument("model_a")
 @click.argument("model_b")
-@declared((TEXT_OR_JSON, TOP_WORDS, THRESHOLD, MAX_DRIFT, QUIET, VERBOSE))
+@declared((DIFF_OUT, TEXT_OR_JSON, TOP_WORDS, THRESHOLD, MAX_DRIFT, QUIET, VERBOSE))
 @click.pass_context
 def diff(ctx, model_a, model_b, **values):
     """Compare the topics of MODEL_A (say, yesterday's) and MODEL_B (today's).
@@ -542,47 +550,57 @@ def diff(ctx, model_a, model_b, **values):
     instead, and the topics --add-topics added and --remove-topics removed are listed as such:
     never paired, never drift. --max-drift D exits 3 when a paired topic moved further than D.
 
-    \b
     Examples:
-      ldacli diff yesterday.npz today.npz
-      ldacli diff yesterday.npz today.npz --format json | jq .max_distance
-      ldacli diff yesterday.npz today.npz --max-drift 0.6 || echo "topics moved" | mail -s ldacli me
+
+    \b
+        ldacli diff yesterday.npz today.npz
+        ldacli diff yesterday.npz today.npz --format json | jq .max_distance
+        ldacli diff yesterday.npz today.npz -o diff.txt
+        ldacli diff yesterday.npz today.npz --max-drift 0.6 || echo "topics moved" | mail -s ldacli me
     """
     setup_logging(values)
-    max_drift = values["max_drift"]
+    max_drift, output = values["max_drift"], values["output"] or "-"
+    check_outputs({"-o/--output": (output, ())}, {"MODEL_A": model_a, "MODEL_B": model_b})
     with user_errors(ctx):
         max_drift = MAX_DRIFT.check(max_drift)
         a, b = Model.load(model_a), Model.load(model_b)
         result = diff_models(a, b, **given_of(values, (TOP_WORDS, THRESHOLD)), a_sha256=file_sha256(model_a))
     result = {"a": model_a, "b": model_b, **result}
     moved = drifted(result, max_drift)
+    lines: list[str] = []  # written to -o at the end
+
+    def line(text: str) -> None:
+        lines.append(printable(text))
+
     if value(values, TEXT_OR_JSON) == "json":
-        click.echo(json_text({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]},
-                              indent=2))
+        lines.append(json_text({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]},
+                               indent=2))
     else:
-        echo(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
+        line(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
         if result["pairing"] == "descent":
-            echo("B was warm-started from A: each topic of B is paired with the topic of A it continues")
-        echo(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
+            line("B was warm-started from A: each topic of B is paired with the topic of A it continues")
+        line(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
                    f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
         n = result["top_words"]
         for t in result["topics"]:
             mark = "" if t["matched"] else "  (no counterpart)"
-            echo(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
+            line(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
                        f"{t['distance']:.3f}, {t['overlap']}/{n} top words shared, prevalence "
                        f"{100 * t['prevalence_a']:.1f}% -> {100 * t['prevalence_b']:.1f}%{mark}: "
                        + " ".join(t["top_words_b"][:8]))
             if t["gained"] or t["lost"]:
-                echo(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
+                line(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
         tops_a, tops_b = a.top_words(8), b.top_words(8)
         for k in result["removed"]:
-            echo(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
+            line(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
         for k in result["added"]:
-            echo(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
+            line(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
         for side, m in (("a", a), ("b", b)):
             if result[f"only_in_{side}"]:
-                echo(f"only in {side.upper()}: topics "
+                line(f"only in {side.upper()}: topics "
                            + ", ".join(m.topic_label(k) for k in result[f"only_in_{side}"]))
+    with user_errors(ctx), locked([output if output != "-" else None]):
+        emit(values, lines)
     if moved:
         worst = max(moved, key=lambda t: t["distance"])
         tell(values, f"drift: {len(moved)} topic{'s' if len(moved) != 1 else ''} moved further than {max_drift:g} "
@@ -605,14 +623,17 @@ def info(ctx, model, **values):
 
     Shows the method and its settings, K, V, D and N, the priors (alpha per topic, listed when
     there are few topics and summarised otherwise; beta) and whether they were learned or set,
-    the seed, version and training corpus (path, format, fingerprint), and the log-likelihood
-    trace summarised (first, last and best point). A checkpoint also shows the sweeps done.
+    the seed, version and training corpus (format, fingerprint), and the log-likelihood trace
+    summarised (first, last and best point). A checkpoint also shows the sweeps done. The files
+    the model records (corpus, warm start, ...) are shown by their names, without their folders;
+    --format json gives the paths as recorded.
+
+    Examples:
 
     \b
-    Examples:
-      ldacli info kos.npz
-      ldacli info kos.npz --format json | jq .priors.alpha.sum
-      ldacli info run.ckpt.npz
+        ldacli info kos.npz
+        ldacli info kos.npz --format json | jq .priors.alpha.sum
+        ldacli info run.ckpt.npz
     """
     setup_logging(values)
     with user_errors(ctx):
@@ -635,11 +656,12 @@ def report(ctx, model, **values):
     trace, why training stopped), coherence and representative documents, and a diff against an
     older model. Needs the report extra: pip install 'ldacli[report]'.
 
-    \b
     Examples:
-      ldacli report kos.npz -o kos.html
-      ldacli report today.npz -o today.html --diff yesterday.npz --png
-      ldacli report kos.npz -o kos.html --corpus heldout.ldac
+
+    \b
+        ldacli report kos.npz -o kos.html
+        ldacli report today.npz -o today.html --diff yesterday.npz --png
+        ldacli report kos.npz -o kos.html --corpus heldout.ldac
     """
     setup_logging(values)
     output, corpus = values["output"], values["corpus"]
@@ -701,12 +723,13 @@ def history(ctx, models, **values):
     matching (said in the output). --max-drift D exits 3 naming the topics and steps that moved
     further than D.
 
-    \b
     Examples:
-      ldacli history models/
-      ldacli history 'models/model-*.npz' -o history.html
-      ldacli history models/ --format tsv -o history.tsv
-      ldacli history yesterday.npz today.npz --max-drift 0.6 || echo "exit $?: topics moved"
+
+    \b
+        ldacli history models/
+        ldacli history 'models/model-*.npz' -o history.html
+        ldacli history models/ --format tsv -o history.tsv
+        ldacli history yesterday.npz today.npz --max-drift 0.6 || echo "exit $?: topics moved"
     """
     setup_logging(values)
     output = values["output"] or "-"
@@ -718,7 +741,7 @@ def history(ctx, models, **values):
         for s in topic_history.SETTINGS:
             s.check(given.get(s.name))
         if fmt == "html":
-            over_time.needs_the_report_extra()
+            over_time.needs_the_report_extra("ldacli history")
     with user_errors(ctx), locked([output if output != "-" else None]):
         result = topic_history.read_history(list(models), **given,
                                             progress=lambda path: logging.getLogger("ldacli").info("reading %s", path))
@@ -753,12 +776,13 @@ def trends(ctx, model, **values):
     in a .csv file) keyed by document id. --append merges the result into the table -o names
     (tsv, csv, jsonl, parquet), as a nightly job does with the day's new documents.
 
-    \b
     Examples:
-      ldacli trends model.npz --dates dates.txt --by month
-      ldacli trends model.npz --dates ids-dates.tsv --by week -o trends.html
-      ldacli infer model.npz today.txt -o today.npz && \\
-          ldacli trends today.npz --dates today-dates.txt --by day -o shares.tsv --append
+
+    \b
+        ldacli trends model.npz --dates dates.txt --by month
+        ldacli trends model.npz --dates ids-dates.tsv --by week -o trends.html
+        ldacli infer model.npz today.txt -o today.npz && \\
+            ldacli trends today.npz --dates today-dates.txt --by day -o shares.tsv --append
     """
     setup_logging(values)
     output = values["output"] or "-"
@@ -770,7 +794,7 @@ def trends(ctx, model, **values):
             raise SettingError("append", "append merges into a table file: give -o FILE.tsv (or .csv, .jsonl, "
                                          ".parquet)", ("output",))
         if fmt == "html":
-            over_time.needs_the_report_extra()
+            over_time.needs_the_report_extra("ldacli trends")
     with user_errors(ctx), locked([output if output != "-" else None]):
         props, days, shares, notes = topic_trends.measure(model, values["dates"], by)
         for note in notes:
@@ -805,36 +829,40 @@ EXPORT_FORMAT = format_setting(export_module.FORMATS,
 def export(ctx, model, what, **values):
     """Write WHAT of MODEL as a table for other tools, to -o FILE or stdout.
 
-    \b
     WHAT:
-      doc-topics   the training documents' topic proportions: doc_id, topic_0 ... topic_{K-1};
-                   sparse with --min-proportion P and/or --top-topics N: doc_id, rank, topic,
-                   proportion, largest first (MALLET's --doc-topics-threshold/--doc-topics-max)
-      topic-words  topic, rank, word, probability: every word of every topic (the top -n
-                   words of each with -n)
-      topic-keys   topic, name, alpha, prevalence (mean proportion over the training documents),
-                   the --coherence score when asked, and the top -n words (10)
-      diagnostics  one row per topic: MALLET's diagnostics (tokens, document_entropy, umass,
-                   exclusivity, rank_1_docs, allocation_ratio, ...), npmi and ours, the junk
-                   flags and the top -n words (10), against --corpus (by default the training
-                   corpus); --format mallet writes MALLET's --diagnostics-file XML
-      pyldavis     the arguments of pyLDAvis.prepare as JSON (doc_lengths and term_frequency
-                   from --corpus, by default the training corpus)
+
+    \b
+        doc-topics   the training documents' topic proportions (or an inference file's, of
+                     ldacli infer -o FILE.npz): doc_id, topic_0 ... topic_{K-1};
+                     sparse with --min-proportion P and/or --top-topics N: doc_id, rank, topic,
+                     proportion, largest first (MALLET's --doc-topics-threshold/--doc-topics-max)
+        topic-words  topic, rank, word, probability: every word of every topic (the top -n
+                     words of each with -n)
+        topic-keys   topic, name, alpha, prevalence (mean proportion over the training documents),
+                     the --coherence score when asked, and the top -n words (10)
+        diagnostics  one row per topic: MALLET's diagnostics (tokens, document_entropy, umass,
+                     exclusivity, rank_1_docs, allocation_ratio, ...), npmi and ours, the junk
+                     flags and the top -n words (10), against --corpus (by default the training
+                     corpus); --format mallet writes MALLET's --diagnostics-file XML
+        pyldavis     the arguments of pyLDAvis.prepare as JSON (doc_lengths and term_frequency
+                     from --corpus, by default the training corpus)
 
     --format tsv, csv (quoted where a field needs it), jsonl, parquet (pip install
     'ldacli[parquet]') or mallet: MALLET's --output-doc-topics, --output-topic-keys,
     --topic-word-weights-file and --diagnostics-file layouts. Document ids are the corpus's own.
 
-    \b
     Examples:
-      ldacli export kos.npz doc-topics -o theta.csv
-      ldacli export kos.npz doc-topics --top-topics 3 --min-proportion 0.1 --format jsonl -o -
-      ldacli export kos.npz topic-keys -n 20 --coherence npmi -o keys.tsv
-      ldacli export kos.npz topic-words -o words.parquet
-      ldacli export kos.npz diagnostics -o diagnostics.csv
-      ldacli export kos.npz diagnostics --format mallet -o diagnostics.xml
-      ldacli export kos.npz doc-topics --format mallet -o doc-topics.txt
-      ldacli export kos.npz pyldavis -o kos-ldavis.json
+
+    \b
+        ldacli export kos.npz doc-topics -o theta.csv
+        ldacli export kos.npz doc-topics --top-topics 3 --min-proportion 0.1 --format jsonl -o -
+        ldacli export kos.npz topic-keys -n 20 --coherence npmi -o keys.tsv
+        ldacli export kos.npz topic-words -o words.parquet
+        ldacli export kos.npz diagnostics -o diagnostics.csv
+        ldacli export kos.npz diagnostics --format mallet -o diagnostics.xml
+        ldacli export kos.npz doc-topics --format mallet -o doc-topics.txt
+        ldacli export new-theta.npz doc-topics -o new-theta.csv
+        ldacli export kos.npz pyldavis -o kos-ldavis.json
     """
     setup_logging(values)
     output, corpus = values["output"] or "-", values["corpus"]
@@ -852,7 +880,7 @@ def export(ctx, model, what, **values):
         if output == "-":
             check_stream(fmt, sys.stdout.buffer)
     with user_errors(ctx), locked([output if output != "-" else None]):
-        m = Model.load(model)
+        m = export_module.read_source(model, what)
         reference = read(corpus, values, model=m) if corpus is not None else None
         n = values["top_words"]
         with results_to(output, binary=True) as out:
@@ -862,7 +890,7 @@ def export(ctx, model, what, **values):
                 scores = (export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys"
                           else export_module.diagnostics(m, reference, n) if what == "diagnostics" else None)
                 if fmt == "mallet":
-                    export_module.write_lines(export_module.mallet_lines(
+                    write_lines(export_module.mallet_lines(
                         m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n,
                         scores=scores), out)
                 else:
@@ -905,11 +933,12 @@ def select_k_command(ctx, corpus, **values):
     pairs it had not finished, and continues those under way from their checkpoints (written on
     Ctrl-C/SIGTERM, and every --checkpoint-every sweeps).
 
-    \b
     Examples:
-      ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 --iterations 300 -o kos-k
-      ldacli select-k docword.20ng.txt.gz -k 10:200:log8 --seed 1 --threads 2 -o 20ng-k --format tsv
-      ldacli select-k notes.txt -k 10,20,40 --min-df 5 --scheduler tcp://scheduler:8786 -o notes-k
+
+    \b
+        ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 --iterations 300 -o kos-k
+        ldacli select-k docword.20ng.txt.gz -k 10:200:log8 --seed 1 --threads 2 -o 20ng-k --format tsv
+        ldacli select-k notes.txt -k 10,20,40 --min-df 5 --scheduler tcp://scheduler:8786 -o notes-k
     """
     progress = setup_logging(values)
     output = values["output"]
@@ -922,7 +951,7 @@ def select_k_command(ctx, corpus, **values):
     own, given = given_of(values, choosing.SETTINGS), given_of(values, choosing.SETTINGS_OF_TRAIN)
     with user_errors(ctx):  # before anything is read
         checked = settings.resolve(choosing.SETTINGS, own)
-        check_given({**given, "n_topics": (checked["n_topics"] or [1])[0]})
+        choosing.check_runs(given, (checked["n_topics"] or [1])[0], output)
         for s in READING:
             s.check(values[s.name])
     with user_errors(ctx), tls_options(values["scheduler"], values):
@@ -933,8 +962,7 @@ def select_k_command(ctx, corpus, **values):
             import vl_convert  # noqa: F401 - the page's charts need it
             write_page = lambda result: write_select_k_page(result, page)  # noqa: E731
         except ImportError:
-            write_page = None
-            tell(values, f"{page}: not written: the page's charts need the report extra, {REPORT_EXTRA}")
+            write_page = None  # said at the end, even with -q, where it is seen
         result = choosing.select_k(data, own.pop("n_topics"), output=output, progress=progress, page=write_page,
                                    **own, **given)
     fmt = value(values, SELECT_K_FORMAT)
@@ -948,6 +976,8 @@ def select_k_command(ctx, corpus, **values):
             echo(line)
     tell(values, f"{output}: {len(result['pairs'])} models, select-k.json, select-k.tsv"
                   + (", select-k.html" if write_page else ""))
+    if not write_page:
+        echo(f"Warning: {page} not written: the page's charts need the report extra, {REPORT_EXTRA}", err=True)
     if result["recommended"] is None:  # it ran, but a person has to look
         sys.exit(EXIT_UNDETERMINED)
 
@@ -966,11 +996,12 @@ def name_command(ctx, model, topic, name, **values):
     report), are kept by warm starts (--warm-start) and follow their topics when a model is
     aligned (--align-to); a topic takes its name from a --seed-words file too.
 
-    \b
     Examples:
-      ldacli name kos.npz 3 "iraq war"
-      ldacli name kos.npz 3 ""
-      ldacli topics kos.npz
+
+    \b
+        ldacli name kos.npz 3 "iraq war"
+        ldacli name kos.npz 3 ""
+        ldacli topics kos.npz
     """
     setup_logging(values)
     with user_errors(ctx):
@@ -994,13 +1025,14 @@ def convert(ctx, source, **values):
     every input format. With --vocab, the vocabulary is fixed (words outside it are dropped),
     so several corpora can share one vocabulary.
 
-    \b
     Examples:
-      ldacli convert docs.txt --min-df 5 --max-df 0.5 -o docs.ldac
-      ldacli convert new_docs.txt --vocab docs.vocab -o new_docs.ldac
-      ldacli convert docs/ --to uci -o docword.docs.txt
-      ldacli convert docword.20ng.txt.gz --stop-words boilerplate.txt -o 20ng.ldac
-      ldacli convert docword.20ng.txt.gz --shards 16 -o /shared/20ng-shards
+
+    \b
+        ldacli convert docs.txt --min-df 5 --max-df 0.5 -o docs.ldac
+        ldacli convert new_docs.txt --vocab docs.vocab -o new_docs.ldac
+        ldacli convert docs/ --to uci -o docword.docs.txt
+        ldacli convert docword.20ng.txt.gz --stop-words boilerplate.txt -o 20ng.ldac
+        ldacli convert docword.20ng.txt.gz --shards 16 -o /shared/20ng-shards
     """
     setup_logging(values)
     output = values["output"]

@@ -33,9 +33,26 @@ EXIT_UNDETERMINED = 3
 
 # --- errors as one line -------------------------------------------------------------------------------
 
-class Group(click.Group):
+class HelpOption:
+    """-h/--help with False as its default, which the command-line reference shows (click's own
+    is a sentinel, shown there as Sentinel.UNSET)."""
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.default = False
+        return option
+
+
+class Command(HelpOption, click.Command):
+    """An ldacli command (:class:`HelpOption`)."""
+
+
+class Group(HelpOption, click.Group):
     """ldacli's commands: a usage error is one line on stderr with exit code 2 (not click's usage
     banner), every other error one line with its own code."""
+
+    command_class = Command
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:

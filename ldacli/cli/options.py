@@ -9,8 +9,10 @@ import os
 import click
 
 from ldacli import settings
+from ldacli.cli.exits import in_options
 from ldacli.corpora.formats.read import READING
 from ldacli.corpora.tokenizer import TOKENIZING
+from ldacli.errors import SettingError
 from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text, Texts
 
 # --- the command line's own settings ------------------------------------------------------------------
@@ -46,17 +48,19 @@ THETA_OUT = output_setting("Where to write theta, in --format or by its ending",
                            (".tsv", ".csv", ".jsonl", ".parquet", ".npz"),
                            stdout=True)
 TOPICS_OUT = output_setting("Where to write the topics", ("any name",), stdout=True, required=False)
+DIFF_OUT = output_setting("Where to write the comparison", ("any name",), stdout=True, required=False)
 REPORT_OUT = output_setting("The HTML file to write", (".html", ".htm"))
 CONVERT_OUT = output_setting("Bag-of-words file (or shard folder, with --shards) to write", ("any name",))
 SUFFIXES = {"model": (".npz",), "checkpoint": (".npz",), "report": (".html", ".htm")}
-THETA_FORMATS = ("tsv", "csv", "jsonl", "parquet", "npz")
+THETA_FORMATS = ("tsv", "csv", "jsonl", "parquet", "npz", "mallet")
 
 TEXT_OR_JSON = format_setting(("text", "json"))
 TOPICS_FORMAT = format_setting(("text", "tsv", "json"), "Output format: text (one line per topic), tsv (topic, "
                                                         "rank, word, probability) or json.")
 THETA_FORMAT = format_setting(THETA_FORMATS, "Output format: tsv, csv, jsonl or parquet (a doc_id column, then "
                                              "topic_0 ... topic_{K-1}; with --min-proportion or --top-topics: doc_id, "
-                                             "rank, topic, proportion) or npz (theta, doc_ids, params).",
+                                             "rank, topic, proportion), npz (theta, doc_ids, params) or mallet "
+                                             "(MALLET's --output-doc-topics layout, as export writes it).",
                               default_help="by -o's ending; tsv for -o -")
 
 
@@ -71,10 +75,32 @@ class SettingOption(click.Option):
 CLICK_TYPES = {Integer: click.INT, Real: click.FLOAT, Text: click.STRING}
 
 
+def constrained(setting: Setting, given=lambda ctx, param, value: value):
+    """A click callback that refuses a value outside ``setting``'s constraint as the command
+    line parses it (a usage error in the command line's words, before the command runs), after
+    ``given`` has made the value, and a required setting not given; the value passes on as
+    click parsed it. Every option is checked so, whether or not its command checks it again
+    (``topics -n -3`` was taken)."""
+
+    def check(ctx, param, value):
+        value = given(ctx, param, value)
+        if value is None and setting.required and not ctx.resilient_parsing:  # (its click default is None)
+            raise click.MissingParameter(ctx=ctx, param=param)
+        if value is not None and not isinstance(setting.type, Choice):  # click's Choice is the check
+            try:
+                setting.check(value)
+            except SettingError as exc:
+                raise click.UsageError(in_options(ctx, exc), ctx=ctx) from None
+        return value
+
+    return check
+
+
 def option(setting: Setting):
-    """The click option of ``setting``: its spellings, a type that parses the value (the
-    constraint is the library's to check), no default of click's own (None means not given,
-    so a resumed run can tell), and the help with the declared default."""
+    """The click option of ``setting``: its spellings, a type that parses the value, its
+    constraint checked as it is parsed (:func:`constrained`; the library checks it again for
+    Python's callers), no default of click's own (None means not given, so a resumed run can
+    tell), and the help with the declared default."""
     help = setting.described
     shown = setting.default_text()
     if shown is not None and not (isinstance(setting.type, Flag) and setting.off is None):
@@ -89,9 +115,11 @@ def option(setting: Setting):
         if isinstance(setting.type, Text) and setting.type.path:
             kind["metavar"] = "PATH"
         if isinstance(setting.type, Texts):  # given several times: a tuple, or None when not given
-            kind.update(multiple=True, callback=lambda ctx, param, given: given or None)
-    if not setting.required:  # (click 8.2 and later take an explicit None as a value given)
-        kind["default"] = None
+            kind.update(multiple=True, callback=constrained(setting, lambda ctx, param, given: given or None))
+    kind.setdefault("callback", constrained(setting))
+    # None: not given (the library applies the default). Click 8.2 and later take an explicit
+    # None as a value given, also for a required option: constrained() refuses it missing.
+    kind["default"] = None
     return click.option(*decls, setting.name, cls=SettingOption, setting=setting, help=help,
                         required=setting.required, **kind)
 

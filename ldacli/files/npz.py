@@ -222,6 +222,16 @@ def file_kind(file: IO[bytes]) -> str | None:
     return str(value.item()) if value.ndim == 0 and value.dtype.kind == "U" else None
 
 
+def kind_at(path: str) -> str | None:
+    """:func:`file_kind` of the file at ``path``, or None when it cannot be told (a missing file,
+    a folder: the loader then reports what is wrong with it)."""
+    try:
+        with open_regular(path) as f:
+            return file_kind(f)
+    except InputError:
+        return None
+
+
 def _reason(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return "its checksum does not match: bytes were changed" if "CRC" in text else text
@@ -241,7 +251,8 @@ def read_file(path: str, kind: str, versions: tuple[int, ...], members: tuple[st
                                      f"found another .npz")
     found = scalar(path, arrays, "kind", "U")
     if found != kind:
-        raise InputError(path, None, f"expected an ldacli {kind}, found a {found}")
+        raise InputError(path, None, f"expected an ldacli {kind}, found {'an' if found[:1] in 'aeiou' else 'a'} "
+                                     f"{found}")
     version = scalar(path, arrays, "format_version", "iu")
     if version not in versions:
         raise InputError(path, None, f"expected format version {' or '.join(map(str, versions))}, "

@@ -171,6 +171,11 @@ def text_writer(out: IO[bytes], write: Callable[[IO[str]], None]) -> None:
         text.detach()
 
 
+def write_lines(lines: Iterable[str], out: IO[bytes]) -> None:
+    """Write text ``lines`` (each with its line end) to the binary ``out`` (:func:`text_writer`)."""
+    text_writer(out, lambda t: [t.write(line) for line in lines])
+
+
 def check_stream(format: str, out: IO[bytes]) -> None:
     """Refuse a binary ``format`` (:data:`BINARY_FORMATS`) for a terminal ``out``."""
     if format in BINARY_FORMATS and is_terminal(out):

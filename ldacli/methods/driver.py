@@ -255,20 +255,12 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
     change, what it continues may)."""
     resume = settings.by_name(SETTINGS)["resume"].check(given.get("resume"))
     ckpt = Checkpoint.load(resume) if resume else None
-    method = SETTINGS[0]
     if ckpt is not None:
-        if ckpt.method not in METHODS:
-            raise LdacliError(f"{resume}: expected a checkpoint of method {', '.join(METHODS)}, found {ckpt.method!r}")
-        name = method.check(given.get("method"))
-        if name is not None and name != ckpt.method:
-            raise SettingError("method", f"{resume}: the checkpoint was written by method {ckpt.method}, found "
-                                         f"method {name}")
-        name = ckpt.method
+        cls, values = _resumed(given, ckpt.params, resume)
     else:
-        name = method.check(given.get("method")) or DEFAULT_METHOD
-    cls = METHODS[name]
-    declared = settings_of(cls)
-    settings.check_names(declared, given, others=_elsewhere(cls))
+        cls = METHODS[SETTINGS[0].check(given.get("method")) or DEFAULT_METHOD]
+        settings.check_names(settings_of(cls), given, others=_elsewhere(cls))
+        values = settings.resolve(settings_of(cls), given)
     if isinstance(corpus, ShardFolder):  # only its index is read: what needs the documents cannot run
         for name in ("warm_start", "holdout"):
             if given.get(name) is not None or (ckpt is not None and ckpt.params.get(name) is not None):
@@ -277,11 +269,6 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
                                          f"scheduler) or leave {name} out", ("scheduler",))
     parent = None
     if ckpt is not None:
-        # the checkpoint path it records is not followed: a received file names no path we write,
-        # so a resumed run checkpoints to --checkpoint or else to the file it resumes
-        recorded = {k: v for k, v in _as_recorded(ckpt.params).items() if k != "checkpoint"}
-        values = settings.resume(declared, given, recorded, resume,
-                                 fallback=lambda s, v: resume if s.name == "checkpoint" else s.default_for(v))
         if values["iterations"] < ckpt.iteration:
             raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
                                              f"{values['iterations']} asked for")
@@ -291,7 +278,6 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
             raise LdacliError(f"{resume}: expected a checkpoint of this corpus ({trained.source}), found one of "
                               f"another corpus ({ckpt.params.get('corpus_source')}, fingerprint differs)")
     else:
-        values = settings.resolve(declared, given)
         if values["warm_start"] is not None:
             parent = warm_start.from_parent(values, given)
         values["seed"] = random_streams.resolve(values["seed"])
@@ -306,6 +292,28 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
     return _Settled(cls, values, ckpt, parent, trained, seeded)
 
 
+def _resumed(given: dict, params: dict, resume: str) -> tuple[type[Method], dict]:
+    """The method and settings of a run resumed from the checkpoint ``resume`` whose params are
+    ``params``, with the settings ``given``: what it fixes may not change, what it continues may
+    (:func:`ldacli.settings.resume`). The params alone are enough (:meth:`Checkpoint.read_params`),
+    so that :func:`check_given` refuses a conflict with the checkpoint before the corpus is read."""
+    method = params.get("method")
+    if method not in METHODS:
+        raise LdacliError(f"{resume}: expected a checkpoint of method {', '.join(METHODS)}, found {method!r}")
+    name = SETTINGS[0].check(given.get("method"))
+    if name is not None and name != method:
+        raise SettingError("method", f"{resume}: the checkpoint was written by method {method}, found method {name}")
+    cls = METHODS[method]
+    declared = settings_of(cls)
+    settings.check_names(declared, given, others=_elsewhere(cls))
+    # the checkpoint path it records is not followed: a received file names no path we write,
+    # so a resumed run checkpoints to --checkpoint or else to the file it resumes
+    recorded = {k: v for k, v in _as_recorded(params).items() if k != "checkpoint"}
+    values = settings.resume(declared, given, recorded, resume,
+                             fallback=lambda s, v: resume if s.name == "checkpoint" else s.default_for(v))
+    return cls, values
+
+
 def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float:
     """About how many bytes a run of :func:`train` on ``corpus`` with these settings takes (the
     estimate its memory check compares with the memory available)."""
@@ -314,23 +322,33 @@ def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float
 
 
 def check_given(given: dict) -> None:
-    """Refuse what is wrong with the settings ``given`` alone (an unknown setting, one of
-    another method, a value out of range) before anything is read; :func:`train` checks the
-    rest, which needs the corpus or the checkpoint. Settings that contradict each other, or one
-    that cannot apply beside the others, are refused here (:func:`_check_together`, the method's
-    ``settle_given``), so that no input is read for a run that cannot be."""
+    """Refuse what is wrong with the settings ``given`` (an unknown setting, one of another
+    method, a value out of range, settings that contradict each other or one that cannot apply
+    beside the others: :func:`_check_together`, the method's ``settle_given``) before the corpus
+    is read, so that none is read for a run that cannot be. A resumed run's settings are checked
+    with its checkpoint's, a warm start's with its parent's (what the file's params say, read
+    alone: a different method or K, a fixed setting changed, topic ids it lacks); :func:`train`
+    checks the rest, which needs the corpus or the files' arrays."""
     if given.get("resume") is not None and given.get("warm_start") is not None:
         raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them",
                            ("resume",))
-    name = SETTINGS[0].check(given.get("method"))
-    if name is None and given.get("resume") is None:
-        name = DEFAULT_METHOD
-    declared = SETTINGS + (METHODS[name].SETTINGS if name else method_settings())
-    settings.check_names(declared, given, others=_elsewhere(METHODS[name]) if name else None)
-    values = settings.resolve(declared, given)
-    if given.get("resume") is None:  # a resumed run's settings are the checkpoint's and these
-        _check_together(METHODS[name], values)
-        METHODS[name].settle_given(dict(values), given)  # a warm start's parent is read later
+    resume = settings.by_name(SETTINGS)["resume"].check(given.get("resume"))
+    if resume is not None:
+        cls, values = _resumed(given, Checkpoint.read_params(resume), resume)
+    else:
+        cls = METHODS[SETTINGS[0].check(given.get("method")) or DEFAULT_METHOD]
+        settings.check_names(settings_of(cls), given, others=_elsewhere(cls))
+        values = settings.resolve(settings_of(cls), given)
+        if values["warm_start"] is not None:
+            parent = Model.read_params(values["warm_start"])
+            if parent.get("n_topics") is not None:  # (checked to be a count where recorded)
+                warm_start.settle_from_parent(values, given, parent["n_topics"], parent)
+    _check_together(cls, values)
+    if values["checkpoint_every"] and values["checkpoint"] is None:  # (a resumed run checkpoints to its file)
+        raise SettingError("checkpoint_every", "checkpoint_every says how often to write checkpoint: give checkpoint "
+                                               "too", ("checkpoint",))
+    if resume is None:
+        cls.settle_given(values, given)
     if values["scheduler"] is not None:
         distributed_module()  # a cluster needs Dask (the dask extra): say so before anything is read
     if given.get("resume") is None and values.get("seed_words") is not None:  # a bad seed-words file too

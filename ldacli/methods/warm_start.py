@@ -68,23 +68,33 @@ def from_parent(values: dict, given: dict) -> Model:
     ``alpha`` or ``beta`` is given, and learned (``optimize_interval``) as the parent's were
     unless that is given."""
     parent = Model.load(values["warm_start"])
-    descent = descent_of(parent, values)
-    if given.get("n_topics") is not None and values["n_topics"] != len(descent):
-        raise SettingError("n_topics", f"n_topics must be the warm start's {parent.n_topics} topics "
-                                       + (f"with {values['add_topics'] or 0} added and "
-                                          f"{len(values['remove_topics'] or [])} removed, {len(descent)}, "
-                                          if len(descent) != parent.n_topics else "")
-                                       + f"(topic k descends from its topic k), found {values['n_topics']}")
-    values["n_topics"] = len(descent)
+    descent = settle_from_parent(values, given, parent.n_topics, parent.params)
     if given.get("alpha") is None:  # the parent's priors are the starting values unless given
         kept = [float(parent.alpha[d]) for d in descent if d is not None]
         new = kept[0] if len(set(kept)) == 1 else float(np.mean(kept))  # a symmetric alpha stays so
         values["alpha"] = [float(parent.alpha[d]) if d is not None else new for d in descent]
     if given.get("beta") is None and parent.beta > 0:
         values["beta"] = float(parent.beta)
-    if values.get("optimize_interval", 0) is None:  # learned as the parent's were (a seeded one's: not)
-        values["optimize_interval"] = int(parent.params.get("optimize_interval") or 0)
     return parent
+
+
+def settle_from_parent(values: dict, given: dict, n_parent: int, params: dict) -> list[int | None]:
+    """What a warm-started run's settings ``values`` take from its parent of ``n_parent`` topics
+    whose params are ``params``, set in ``values`` (``n_topics``; ``optimize_interval`` unless
+    given), refusing what contradicts the parent (a ``n_topics`` given, topic ids to remove that
+    it lacks); returns the descent. The parent's params are enough (:meth:`Model.read_params`),
+    so that :func:`~ldacli.methods.driver.check_given` refuses these before the corpus is read."""
+    descent = topic_descent(n_parent, values["add_topics"], values["remove_topics"], values["warm_start"])
+    if given.get("n_topics") is not None and values["n_topics"] != len(descent):
+        raise SettingError("n_topics", f"n_topics must be the warm start's {n_parent} topics "
+                                       + (f"with {values['add_topics'] or 0} added and "
+                                          f"{len(values['remove_topics'] or [])} removed, {len(descent)}, "
+                                          if len(descent) != n_parent else "")
+                                       + f"(topic k descends from its topic k), found {values['n_topics']}")
+    values["n_topics"] = len(descent)
+    if values.get("optimize_interval", 0) is None:  # learned as the parent's were (a seeded one's: not)
+        values["optimize_interval"] = int(params.get("optimize_interval") or 0)
+    return descent
 
 
 def topic_descent(n_parent: int, add: int | None, remove: list[int] | None, source: str) -> list[int | None]:

@@ -28,6 +28,7 @@ import numpy as np
 from ldacli.over_time import history as topic_history
 from ldacli.over_time import trends as topic_trends
 from ldacli.files.tables import TABLE_FORMATS, text_writer, write_table
+from ldacli.info import file_name
 from ldacli.version import __version__
 from ldacli.pages.webpage import javascript_bundle, page, text, vl_convert
 
@@ -300,7 +301,7 @@ def render_history(result: dict, bundle: str, *, title: str | None = None) -> st
         + _table([("topic", "num"), ("name", "text"), ("born", "num"), ("died", "num"), ("first share", "num"),
                   ("last share", "num"), ("max drift", "num"), ("top words", "text")], topic_rows, "all-table")
         + "</section>")
-    model_rows = [[f"<td class='num'>{m['step']}</td>", f"<td>{text(m['path'])}</td>",
+    model_rows = [[f"<td class='num'>{m['step']}</td>", f"<td>{text(file_name(m['path']))}</td>",
                    f"<td>{text(m['modified'])}</td>", f"<td class='num'>{m['n_topics']}</td>",
                    f"<td class='num'>{m['n_docs']}</td>", f"<td>{pairing.get(m['pairing'], '-')}</td>",
                    f"<td class='num'>{len(m['born'])}</td>", f"<td class='num'>{len(m['died'])}</td>",
@@ -411,9 +412,10 @@ def render_trends(source: str, by: str, n_docs: int, shares, names: list, words:
 
 # --- writing ----------------------------------------------------------------------------------------
 
-def needs_the_report_extra() -> None:
-    """An error naming the report extra when the pages cannot be written (before any work)."""
-    vl_convert()
+def needs_the_report_extra(command: str) -> None:
+    """An error naming ``command`` (``ldacli history``) and the report extra when its page
+    cannot be written (before any work)."""
+    vl_convert(f"the HTML page of {command}")
 
 
 def _lines(out: IO[bytes], lines) -> None:

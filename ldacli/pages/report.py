@@ -5,8 +5,8 @@ The page works offline: every script is inlined (Vega, Vega-Lite and Vega-Embed,
 nothing is fetched when it is viewed. It shows:
 
 * a topic map: topics placed by classical multidimensional scaling of the Jensen-Shannon
-  distances between their word distributions (as LDAvis does), circle area by prevalence,
-  labelled by id and top words; a topic is selected by clicking it or with the keyboard in a
+  distances between their word distributions (as LDAvis does), circle area by prevalence (the
+  mean of the topic's proportion over the documents, as export and diff show it), labelled by id and top words; a topic is selected by clicking it or with the keyboard in a
   drop-down list;
 * the selected topic's words ranked by relevance ``lambda log p(w|k) + (1 - lambda) log(p(w|k) /
   p(w))`` (Sievert & Shirley 2014) with a lambda slider, as bars of the topic's estimated count
@@ -36,11 +36,12 @@ import numpy as np
 
 from ldacli.corpora.corpus import Corpus
 from ldacli.diff import diff_models, js_distances
+from ldacli.diff import prevalence as diff_prevalence
 from ldacli.export import topic_names
 from ldacli.scoring.inference import corpus_theta
 from ldacli.errors import InputError
 from ldacli.files.fileio import atomic_write, file_sha256, open_regular
-from ldacli.info import describe
+from ldacli.info import describe, file_name
 from ldacli.methods.registry import METHODS
 from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
@@ -86,11 +87,12 @@ def topic_map(phi: np.ndarray) -> np.ndarray:
     return np.pad(coords, ((0, 0), (0, 2 - coords.shape[1])))
 
 
-def word_table(phi: np.ndarray, prevalence: np.ndarray, vocab: list[str], n_tokens: float) -> list[dict]:
+def word_table(phi: np.ndarray, share: np.ndarray, vocab: list[str], n_tokens: float) -> list[dict]:
     """For each topic the words that rank in its top :data:`WORDS_SHOWN` by relevance at some
     lambda of :data:`LAMBDA_GRID`: ``topic``, ``w`` word, ``p`` p(w|k), ``pw`` p(w) (the
-    model's marginal), ``n`` the word's estimated count, ``nk`` the topic's share of it."""
-    pw = prevalence @ phi
+    model's marginal), ``n`` the word's estimated count, ``nk`` the topic's share of it.
+    ``share``: each topic's share of the corpus's tokens (without a corpus, its prevalence)."""
+    pw = share @ phi
     rows = []
     with np.errstate(divide="ignore"):
         log_phi, log_lift = np.log(phi), np.log(phi / pw)
@@ -101,7 +103,7 @@ def word_table(phi: np.ndarray, prevalence: np.ndarray, vocab: list[str], n_toke
             chosen.update(np.argsort(-relevance, kind="stable")[:WORDS_SHOWN].tolist())
         for w in sorted(chosen):
             rows.append({"topic": k, "w": vocab[w], "p": float(phi[k, w]), "pw": float(pw[w]),
-                         "n": float(pw[w] * n_tokens), "nk": float(phi[k, w] * prevalence[k] * n_tokens)})
+                         "n": float(pw[w] * n_tokens), "nk": float(phi[k, w] * share[k] * n_tokens)})
     return rows
 
 
@@ -129,13 +131,16 @@ def _first_words(corpus: Corpus, docs: list[int]) -> dict[int, str]:
 
 
 def corpus_view(model: Model, corpus: Corpus) -> dict:
-    """Coherence (NPMI), prevalence over the corpus, and representative documents per topic.
-    Documents are the training documents when ``corpus`` is the training corpus (theta from
-    the model), else their theta is inferred."""
+    """Coherence (NPMI), prevalence over the corpus (the mean of each topic's proportion over
+    its documents, as :func:`ldacli.diff.prevalence` over the training documents, which export
+    and diff show), each topic's share of its tokens (which the word bars' counts are estimated
+    from), and representative documents per topic. Documents are the training documents when
+    ``corpus`` is the training corpus (theta from the model), else their theta is inferred."""
     scores = coherence(model, corpus, measure="npmi")
     theta, ids = corpus_theta(model, corpus)
     lengths = corpus.doc_lengths.astype(np.float64)
-    prevalence = (theta * lengths[:, None]).sum(axis=0) / max(lengths.sum(), 1.0)
+    prevalence = theta.mean(axis=0) if theta.shape[0] else model.alpha / model.alpha.sum()
+    token_share = (theta * lengths[:, None]).sum(axis=0) / max(lengths.sum(), 1.0)
     top_docs = {k: np.argsort(-theta[:, k], kind="stable")[:DOCS_SHOWN].tolist() for k in range(model.n_topics)}
     firsts = _first_words(corpus, sorted({d for docs in top_docs.values() for d in docs}))
     counts = corpus.counts
@@ -152,7 +157,8 @@ def corpus_view(model: Model, corpus: Corpus) -> dict:
             entries.append({"id": str(ids[d]), "share": float(theta[d, k]), "text": text})
         documents[k] = entries
     return {"coherence": [None if np.isnan(v) else float(v) for v in scores["per_topic"]],
-            "coherence_mean": scores["mean"], "prevalence": prevalence.tolist(), "documents": documents,
+            "coherence_mean": scores["mean"], "prevalence": prevalence.tolist(),
+            "token_share": token_share.tolist(), "documents": documents,
             "source": corpus.source, "n_docs": corpus.n_docs}
 
 
@@ -278,12 +284,7 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
     info = describe(model_path)
     view = corpus_view(model, corpus) if corpus is not None else None
     diagnostics = diagnose(model, corpus)
-    if view is not None:
-        prevalence = np.asarray(view["prevalence"])
-    elif model.theta.shape[0]:
-        prevalence = model.theta.mean(axis=0)
-    else:
-        prevalence = model.alpha / model.alpha.sum()
+    prevalence = np.asarray(view["prevalence"]) if view is not None else diff_prevalence(model)
     coords = topic_map(model.phi)
     tops = model.top_words(5)
     names = topic_names(model)
@@ -293,7 +294,8 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
                "flags": " ".join(diagnostics["topics"][k]["flags"])}
               for k in range(K)]
     n_tokens = float(model.params.get("n_tokens") or 1e6)
-    words = word_table(model.phi, prevalence, model.vocab, n_tokens)
+    words = word_table(model.phi, np.asarray(view["token_share"]) if view is not None else prevalence, model.vocab,
+                       n_tokens)
     data = {
         "file": model_path, "info": info, "topics": topics,
         "charts": {"map": _map_spec(topics), "words": _words_spec(words),
@@ -324,7 +326,7 @@ def _glance(data: dict) -> str:
                   f"{'symmetric' if pr['alpha']['symmetric'] else 'asymmetric'}; {pr['alpha']['source']}"),
         ("beta", f"{pr['beta']['value']:.4g}; {pr['beta']['source']}"),
         ("seed", str(prov["seed"])),
-        ("training corpus", f"{prov['corpus_source']} ({prov['corpus_format']}), fingerprint "
+        ("training corpus", f"{file_name(prov['corpus_source'])} ({prov['corpus_format']}), fingerprint "
                             f"{str(prov['corpus_fingerprint'])[:16]}…"),
         ("ldacli version", f"{prov['ldacli_version']} (report by {__version__})"),
     ]
@@ -332,7 +334,7 @@ def _glance(data: dict) -> str:
         rows.append(("early stopping", ", ".join(f"{k} {v}" for k, v in info["stopping"].items())))
     for generation, parent in enumerate(info.get("lineage") or [], start=1):
         rows.append(("parent" if generation == 1 else f"ancestor {generation}",
-                     f"{parent['path']} (sha256 {parent['sha256'][:12]})"))
+                     f"{file_name(parent['path'])} (sha256 {parent['sha256'][:12]})"))
     body = "".join(f"<tr><th scope='row'>{text(k)}</th><td>{text(v)}</td></tr>" for k, v in rows)
     return f"<div class='table-wrap'><table>{body}</table></div>"
 
@@ -343,7 +345,7 @@ def _documents(data: dict) -> str:
     if view is None:
         return ("<p class='muted'>No corpus given (<code>--corpus</code>) and the training corpus could not be "
                 "found: no documents to show.</p>")
-    out = [f"<p class='muted'>From {text(view['source'])} ({view['n_docs']:,} documents).</p>"]
+    out = [f"<p class='muted'>From {text(file_name(view['source']))} ({view['n_docs']:,} documents).</p>"]
     for k in range(len(data["topics"])):
         items = "".join(f"<li><b>{text(e['id'])}</b> ({100 * e['share']:.0f}%): {text(e['text'])}</li>"
                         for e in view["documents"][k])
@@ -373,7 +375,8 @@ def _topic_table(data: dict) -> str:
     view, diagnostics = data["corpus"], data["diagnostics"]
     meaning = {f[0]: f[3] for f in DIAGNOSTIC_FIELDS}
     shown = [d for d in TABLE_DIAGNOSTICS if view is not None or d[0] in ("exclusivity",)]
-    heads = [("topic", "num", ""), ("name", "text", ""), ("prevalence", "num", "mean share of the documents"),
+    heads = [("topic", "num", ""), ("name", "text", ""),
+             ("prevalence", "num", "the mean of the topic's proportion over the documents (each counts once)"),
              ("top words", "text", ""), ("likely junk", "text", "the flags this topic raises (see above)"),
              ("alpha", "num", "the topic's document-topic prior")]
     if view is not None:
@@ -398,8 +401,9 @@ def _topic_table(data: dict) -> str:
         cells += [_number_cell(d[field], fmt) for field, _, fmt in shown]
         rows.append(f"<tr data-topic='{k}' tabindex='0'{' class=flagged' if d['flags'] else ''}>{''.join(cells)}</tr>")
     mean = (f"<p>Mean NPMI coherence {view['coherence_mean']:.3f} (top 10 words; in [-1, 1], higher is "
-            f"better), prevalence over {text(view['source'])}.</p>" if view is not None else
-            "<p class='muted'>Prevalence: mean proportion over the training documents. Without a corpus only the "
+            f"better); prevalence: the mean proportion over the documents of {text(file_name(view['source']))}.</p>"
+            if view is not None else
+            "<p class='muted'>Prevalence: the mean proportion over the training documents. Without a corpus only the "
             "diagnostics of the model itself are shown, and no topic is flagged.</p>")
     flagged = [d for d in diagnostics["topics"] if d["flags"]]
     raised = {f for d in flagged for f in d["flags"]}
@@ -439,10 +443,10 @@ def _diff(data: dict) -> str:
                     for k in d["added"])
     if d["pairing"] == "descent":
         removed, added = ", ".join(map(str, d["removed"])) or "none", ", ".join(map(str, d["added"])) or "none"
-        how = (f"This model was warm-started from {text(d['path'])}: each topic is paired with the one it continues; "
-               f"removed {removed}, added {added} (neither is drift). ")
+        how = (f"This model was warm-started from {text(file_name(d['path']))}: each topic is paired with the one "
+               f"it continues; removed {removed}, added {added} (neither is drift). ")
     else:
-        how = f"Against {text(d['path'])}, topics matched by the Hungarian algorithm: "
+        how = f"Against {text(file_name(d['path']))}, topics matched by the Hungarian algorithm: "
     return (f"<p>{how}{d['renumbered']} topics renumbered, JS distance median "
             f"{d['median_distance']:.3f}, max {d['max_distance']:.3f}; no counterpart (distance above "
             f"{d['threshold']}): old {d['only_in_a'] or 'none'}, new {d['only_in_b'] or 'none'}.</p>"
@@ -537,7 +541,7 @@ def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, 
     model's file), its topics matched to the model's; with ``png``/``svg`` the map and the trace
     beside it (``NAME-map.png``, ``NAME-trace.svg``, ...). Returns what was written:
     ``{"report": path, "images": [...], "bytes": size}``."""
-    vlc = vl_convert()
+    vlc = vl_convert("ldacli report")
     model = Model.load(model_path)
     old = Model.load(diff) if diff else None
     data = build(model_path, model, corpus=corpus, old=old, old_path=diff)
@@ -644,8 +648,8 @@ def write_select_k_page(result: dict, output: str) -> None:
         f"<p class='muted'>Rule: {text(result['rule'])}.</p></section>",
         f"<section id='table'><h2>Every K</h2><p>Mean ± standard error over {s['seeds']} seeds (stability: over "
         f"pairs of seeds; matched: topics within Jensen-Shannon distance {result['stability_threshold']:g}). "
-        f"Corpus {text(result['corpus']['source'])}: {h['train_docs']:,} training documents, {h['n_docs']:,} held "
-        f"out ({h['n_tokens']:,} tokens), split seed {result['seed']}; every run: {text(train)}.</p>"
+        f"Corpus {text(file_name(result['corpus']['source']))}: {h['train_docs']:,} training documents, "
+        f"{h['n_docs']:,} held out ({h['n_tokens']:,} tokens), split seed {result['seed']}; every run: {text(train)}.</p>"
         f"<div class='table-wrap'><table class='sortable'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
         f"</table></div></section>",
         "<section id='curves'><h2>Against K</h2><p class='muted'>Bars: ± one standard error over seeds; dashed: "

@@ -71,11 +71,13 @@ def content_security_policy(scripts: list[str]) -> str:
               "base-uri 'none'; form-action 'none'; object-src 'none'")
 
 
-def vl_convert():
+def vl_convert(needed_by: str = "an HTML page of ldacli"):
+    """The vl_convert module, or an error saying that ``needed_by`` (the command that was run:
+    ``the HTML page of ldacli history``) needs it and which extra installs it."""
     try:
         import vl_convert
     except ImportError:
-        raise LdacliError(f"ldacli report needs vl-convert-python, which the report extra installs: "
+        raise LdacliError(f"{needed_by} needs vl-convert-python, which the report extra installs: "
                           f"{REPORT_EXTRA}") from None
     return vl_convert
 

@@ -22,7 +22,7 @@ import numpy as np
 from ldacli import checks, random_streams, settings
 from ldacli.api_input import as_corpus, as_model, reading_of
 from ldacli.corpora.corpus import Corpus
-from ldacli.errors import SettingError
+from ldacli.errors import LdacliError, SettingError
 from ldacli.corpora.counts import tokens_of
 from ldacli.files.fileio import atomic_write
 from ldacli.scoring.fixed_topics import BURN_IN, ITERATIONS, theta_stream
@@ -34,7 +34,7 @@ from ldacli.random_streams import SEED
 from ldacli.settings import Integer, Real, Setting
 from ldacli.signatures import takes_settings
 from ldacli.corpora.formats.read import READING_FOR_MODEL
-from ldacli.files.tables import BATCH_ROWS, Table, batched, write_table
+from ldacli.files.tables import BATCH_ROWS, Table, batched, write_lines, write_table
 from ldacli.version import __version__
 
 # The settings of ``infer``.
@@ -194,6 +194,43 @@ def doc_topic_rows(chunks: Iterable[tuple[list[str], np.ndarray]], *, min_propor
         yield from batched(rows)
 
 
+def mallet_field(value: str, what: str, space: bool = False) -> str:
+    """``value`` as a field of a MALLET layout, which separates fields by tabs (and words by
+    spaces: ``space``) and has no quoting: a value it cannot hold is refused, naming it."""
+    bad = ("\t", "\n", "\r") + ((" ",) if space else ())
+    if any(c in value for c in bad):
+        raise LdacliError(f"--format mallet: MALLET's layout cannot hold the {what} {value!r} (it has "
+                          f"{'whitespace' if space else 'a tab or a line break'}); use tsv, csv, jsonl or parquet")
+    return value
+
+
+def mallet_doc_topic_lines(chunks: Iterable[tuple[list[str], np.ndarray]], *, min_proportion: float | None,
+                           top_topics: int | None) -> Iterator[str]:
+    """MALLET's ``--output-doc-topics``: ``doc<TAB>name<TAB>p_0<TAB>...`` without a threshold
+    or maximum; with one, the header ``#doc name topic proportion ...`` and per document its
+    topics by decreasing proportion as ``topic<TAB>proportion<TAB>`` pairs."""
+    sparse = min_proportion is not None or top_topics is not None
+    if sparse:
+        yield "#doc name topic proportion ...\n"
+    doc = 0
+    for ids, theta in chunks:
+        lines = []
+        if sparse:
+            order = sparse_order(theta)[:, :top_topics] if top_topics else sparse_order(theta)
+            values = np.take_along_axis(theta, order, axis=1)
+            for name, topics, props in zip(ids, order.tolist(), values.tolist()):
+                pairs = "".join(f"{k}\t{p!r}\t" for k, p in zip(topics, props)
+                                if min_proportion is None or p >= min_proportion)
+                lines.append(f"{doc}\t{mallet_field(name, 'document id')}\t{pairs}\n")
+                doc += 1
+        else:
+            for name, row in zip(ids, theta.tolist()):
+                lines.append(f"{doc}\t{mallet_field(name, 'document id')}\t"
+                             + "\t".join(repr(p) for p in row) + "\n")
+                doc += 1
+        yield "".join(lines)
+
+
 # --- writing theta as it comes ---------------------------------------------------------------------------
 
 @dataclass
@@ -216,8 +253,9 @@ def write_inference(model: Model, stream, output: str, format: str, *, out=None,
     the model's vocabulary, made with ``fingerprint=True`` for npz) and write their proportions
     as they come to ``output`` (atomically) or to the binary stream ``out``: ``format`` npz
     (the :class:`~ldacli.model.Inference` file, its theta written through a temporary file
-    beside it, never held whole) or a table format of :mod:`ldacli.files.tables` (the doc-topics table
-    of :mod:`ldacli.export`: dense, or sparse with ``min_proportion``/``top_topics``)."""
+    beside it, never held whole), a table format of :mod:`ldacli.files.tables` (the doc-topics table
+    of :mod:`ldacli.export`: dense, or sparse with ``min_proportion``/``top_topics``) or mallet
+    (:func:`mallet_doc_topic_lines`, as ``export doc-topics --format mallet`` writes)."""
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))
     min_proportion, top_topics = check_table(format, min_proportion=min_proportion, top_topics=top_topics)
     entropy = random_streams.resolve(v["seed"])
@@ -226,6 +264,13 @@ def write_inference(model: Model, stream, output: str, format: str, *, out=None,
                               threads=v["threads"], client=client, progress=progress)
         if format == "npz":
             _write_npz(model, stream, chunks, output, v, entropy)
+        elif format == "mallet":
+            lines = mallet_doc_topic_lines(chunks, min_proportion=min_proportion, top_topics=top_topics)
+            if out is not None:
+                write_lines(lines, out)
+            else:
+                with atomic_write(output, what="output") as f:
+                    write_lines(lines, f)
         else:
             sparse = min_proportion is not None or top_topics is not None
             table = Table(doc_topic_columns(model.n_topics, sparse),
