@@ -6,11 +6,11 @@ from .corpora.formats.read import read_corpus
 from .corpora.formats.shards import ShardFolder, open_shard_folder
 from .corpora.formats.write import write_corpus, write_shards
 from .diff import align, diff_models, match_topics
-from .errors import InputError, LdacliError, SettingError
+from .errors import InputError, LdacliError, RunStopped, SettingError, TrainingInterrupted
 from .estimator import LatentDirichletAllocation
 from .export import to_pyldavis
 from .info import describe
-from .methods.driver import RunStopped, TrainingInterrupted, train
+from .methods.driver import train
 from .methods.registry import METHODS
 from .model import Checkpoint, Inference, Model
 from .model_selection import select_k

@@ -63,3 +63,20 @@ class OutputError(LdacliError):
 
 class LockedError(LdacliError):
     """Another run holds the lock on an output (exit code 75, EX_TEMPFAIL, for cron)."""
+
+
+class RunStopped(LdacliError):
+    """A training run that stopped before its end; ``checkpoint`` names the checkpoint written
+    as it stopped, from which ``resume`` continues it (None when none was written)."""
+
+    def __init__(self, message: str, checkpoint: str | None = None):
+        self.checkpoint = checkpoint
+        super().__init__(message)
+
+
+class TrainingInterrupted(RunStopped):
+    """Training stopped on SIGINT or SIGTERM (``signum``) after finishing the step under way."""
+
+    def __init__(self, message: str, signum: int, checkpoint: str | None = None):
+        self.signum = signum
+        super().__init__(message, checkpoint)

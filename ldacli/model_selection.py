@@ -58,7 +58,7 @@ from ldacli import settings
 from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpora.corpus import Corpus
 from ldacli.diff import THRESHOLD, match_topics
-from ldacli.errors import LdacliError, SettingError
+from ldacli.errors import LdacliError, SettingError, TrainingInterrupted
 from ldacli.scoring.perplexity import perplexity
 from ldacli.files.fileio import atomic_write, file_sha256
 from ldacli.scoring.fixed_topics import holdout_split
@@ -66,7 +66,7 @@ from ldacli.files.locking import locked
 from ldacli.memory import check_fits
 from ldacli.methods import driver
 from ldacli.cluster.connection import SCHEDULER, cluster
-from ldacli.methods.driver import TrainingInterrupted, memory_needed, stop_requests, unchanged
+from ldacli.methods.driver import memory_needed, stop_requests, unchanged
 from ldacli.model import Model
 from ldacli.parallel import THREADS, check_threads
 from ldacli.random_streams import SEED

@@ -46,6 +46,24 @@ def test_every_command_has_help_with_examples(command):
     assert "Examples:" in result.stdout and "ldacli" in result.stdout
 
 
+def test_version_and_help_import_neither_the_commands_nor_the_library():
+    """Every line of a crontab or a Makefile pays the start-up: `ldacli --version` and `ldacli
+    --help` need click and the list of commands alone (ldacli.cli.COMMANDS), not NumPy."""
+    script = ("import sys\nfrom ldacli.cli import main\nfor args in (['--version'], ['--help'], []):\n"
+              "    try:\n        main(args, prog_name='ldacli')\n    except SystemExit:\n        pass\n"
+              "print(sorted(m for m in ('numpy', 'scipy', 'ldacli.cli.commands', 'ldacli.methods') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]" and "Commands:" in out and "ldacli, version" in out
+
+
+def test_the_commands_are_those_the_help_lists_each_with_its_line():
+    from ldacli.cli import COMMANDS
+
+    assert sorted(main.commands) == sorted(COMMANDS)
+    for name, command in main.commands.items():
+        assert command.short_help == COMMANDS[name] and command.get_short_help_str(200) == COMMANDS[name]
+
+
 def test_python_dash_m_runs_the_cli(tmp_path):
     # The package these tests import (installed, or built in place), from another folder.
     import ldacli

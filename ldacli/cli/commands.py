@@ -23,7 +23,7 @@ from ldacli import export as export_module
 from ldacli import model_selection as choosing
 from ldacli import settings
 from ldacli.api_input import resumed_reading
-from ldacli.cli.exits import EXIT_DRIFT, EXIT_UNDETERMINED, Group, user_errors
+from ldacli.cli.exits import EXIT_DRIFT, EXIT_UNDETERMINED, Command, user_errors
 from ldacli.cli.former_options import taking_former_spellings
 from ldacli.cli.options import (
     CONVERT_OUT,
@@ -102,7 +102,6 @@ from ldacli.scoring.perplexity import perplexity as compute_perplexity
 from ldacli.scoring.perplexity import perplexity_stream
 from ldacli.settings import Choice, Integer, Setting, Text
 from ldacli.topic_names import name_topic
-from ldacli.version import __version__
 
 # --- how convert writes a corpus --------------------------------------------------------------------
 
@@ -134,32 +133,9 @@ def read(path: str, values: dict, *, model: Model | None = None):
     return corpus
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ldacli", default=False)
-def main():
-    """Latent Dirichlet Allocation topic models from the command line.
-
-    Examples:
-
-    \b
-        ldacli train docword.kos.txt.gz -k 20 --iterations 500 -o kos.npz
-        ldacli topics kos.npz
-        ldacli infer kos.npz new_docs.txt -o theta.tsv
-        ldacli perplexity kos.npz heldout.ldac
-        ldacli info kos.npz
-        ldacli report kos.npz -o kos.html
-        ldacli diff yesterday.npz today.npz
-        ldacli history models/ -o history.html
-        ldacli trends kos.npz --dates dates.txt --by month
-        ldacli export kos.npz doc-topics -o theta.csv
-        ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
-        ldacli name kos.npz 3 "iraq war"
-    """
-
-
 # --- train --------------------------------------------------------------------------------------------
 
-@main.command()
+@click.command(cls=Command)
 @taking_former_spellings("train")
 @click.argument("corpus")
 @declared((MODEL_OUT,), TRAIN, TLS, method_settings(), READING, (SKIP_UNCHANGED, QUIET, VERBOSE))
@@ -238,7 +214,7 @@ def train(ctx, corpus, **values):
 
 # --- topics -------------------------------------------------------------------------------------------
 
-@main.command()
+@click.command(cls=Command)
 @taking_former_spellings("topics")
 @click.argument("model")
 @declared((TOPICS_OUT, TOPICS_FORMAT, TOP_WORDS, MEASURE, DIAGNOSTICS, REFERENCE, INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
@@ -389,7 +365,7 @@ def _flag_summary(diagnostics: dict) -> str:
 
 # --- infer and perplexity -----------------------------------------------------------------------------
 
-@main.command()
+@click.command(cls=Command)
 @taking_former_spellings("infer")
 @click.argument("model")
 @click.argument("corpus")
@@ -452,7 +428,7 @@ def stream_read(path: str, values: dict, model: Model, **options):
     return stream_corpus(path, format=fmt, **model.reading(), **reading, **options)
 
 
-@main.command()
+@click.command(cls=Command)
 @taking_former_spellings("perplexity")
 @click.argument("model")
 @click.argument("corpus")
@@ -533,7 +509,7 @@ def perplexity(ctx, model, corpus, **values):
 # succeeded, but something needs a look.
 
 
-@main.command()
+@click.command(cls=Command)
 @taking_former_spellings("diff")
 @click.argument("model_a")
 @click.argument("model_b")
@@ -613,7 +589,7 @@ def _named(k: int, name: str | None) -> str:
     return f"{k} ({name})" if name else str(k)
 
 
-@main.command()
+@click.command(cls=Command)
 @taking_former_spellings("info")
 @click.argument("model")
 @declared((TEXT_OR_JSON, QUIET, VERBOSE))
@@ -645,7 +621,7 @@ def info(ctx, model, **values):
             echo(line)
 
 
-@main.command()
+@click.command(cls=Command)
 @taking_former_spellings("report")
 @click.argument("model")
 @declared((REPORT_OUT, REFERENCE, INPUT_FORMAT, VOCAB), REPORT, (QUIET, VERBOSE))
@@ -706,7 +682,7 @@ def _over_time_format(output: str, given: str | None) -> str:
     return given or ending or "text"
 
 
-@main.command()
+@click.command(cls=Command)
 @click.argument("models", nargs=-1, required=True)
 @declared((OVER_TIME_OUT, OVER_TIME_FORMAT), topic_history.SETTINGS, (MAX_DRIFT, QUIET, VERBOSE))
 @click.pass_context
@@ -760,7 +736,7 @@ def history(ctx, models, **values):
         sys.exit(EXIT_DRIFT)
 
 
-@main.command()
+@click.command(cls=Command)
 @click.argument("model")
 @declared((OVER_TIME_OUT, OVER_TIME_FORMAT, topic_trends.DATES), topic_trends.SETTINGS,
           (topic_trends.APPEND, QUIET, VERBOSE))
@@ -821,7 +797,7 @@ EXPORT_FORMAT = format_setting(export_module.FORMATS,
                                             "-o -; json for pyldavis")
 
 
-@main.command()
+@click.command(cls=Command)
 @click.argument("model")
 @click.argument("what", type=click.Choice(export_module.TABLES))
 @declared((EXPORT_OUT, EXPORT_FORMAT), export_module.SETTINGS, (INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
@@ -912,7 +888,7 @@ SELECT_K_FORMAT = format_setting(("text", "tsv", "json"), "Output format of the 
                                                           "tsv (one row per K) or json (everything).")
 
 
-@main.command("select-k")
+@click.command("select-k", cls=Command)
 @click.argument("corpus")
 @declared((SELECT_K_OUT, SELECT_K_FORMAT), choosing.SETTINGS, choosing.SETTINGS_OF_TRAIN, TLS, READING,
           (QUIET, VERBOSE))
@@ -984,7 +960,7 @@ def select_k_command(ctx, corpus, **values):
 
 # --- name ---------------------------------------------------------------------------------------------
 
-@main.command("name")
+@click.command("name", cls=Command)
 @click.argument("model")
 @click.argument("topic", type=int)
 @click.argument("name")
@@ -1012,7 +988,7 @@ def name_command(ctx, model, topic, name, **values):
 
 # --- convert ------------------------------------------------------------------------------------------
 
-@main.command()
+@click.command(cls=Command)
 @taking_former_spellings("convert")
 @click.argument("source")
 @declared((CONVERT_OUT,), WRITING, READING, (QUIET, VERBOSE))

@@ -16,11 +16,10 @@ import click
 
 from ldacli import settings
 from ldacli.cli.text import echo
-from ldacli.errors import LdacliError, LockedError, SettingError
+from ldacli.errors import LdacliError, LockedError, RunStopped, SettingError, TrainingInterrupted
 from ldacli.escaping import shell_word
 from ldacli.files.locking import EXIT_LOCKED
 from ldacli.memory import out_of_memory
-from ldacli.methods.driver import RunStopped, TrainingInterrupted
 from ldacli.settings import Flag
 
 # Exit code when stdout's reader closed it (128 + SIGPIPE, as a shell reports a tool killed by it).

@@ -32,7 +32,7 @@ from ldacli import random_streams, settings
 from ldacli.version import __version__
 from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpora.corpus import Corpus
-from ldacli.errors import InputError, LdacliError, OutputError, SettingError
+from ldacli.errors import InputError, LdacliError, OutputError, RunStopped, SettingError, TrainingInterrupted
 from ldacli.files.fileio import file_sha256
 from ldacli.diff import align
 from ldacli.scoring.fixed_topics import HeldOutEvaluator, holdout_split
@@ -151,23 +151,6 @@ def _elsewhere(method: type[Method]) -> dict[str, str]:
             owners = [m.name for m in METHODS.values() if any(o.name == s.name for o in m.SETTINGS)]
             out[s.name] = f"applies to method {' and '.join(owners)} only, found method {method.name}"
     return out
-
-
-class RunStopped(LdacliError):
-    """A training run that stopped before its end; ``checkpoint`` names the checkpoint written
-    as it stopped, from which ``resume`` continues it (None when none was written)."""
-
-    def __init__(self, message: str, checkpoint: str | None = None):
-        self.checkpoint = checkpoint
-        super().__init__(message)
-
-
-class TrainingInterrupted(RunStopped):
-    """Training stopped on SIGINT or SIGTERM (``signum``) after finishing the step under way."""
-
-    def __init__(self, message: str, signum: int, checkpoint: str | None = None):
-        self.signum = signum
-        super().__init__(message, checkpoint)
 
 
 @contextmanager
