@@ -96,7 +96,7 @@ def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler
 def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threads(corpus, client, sampler, tmp_path):
     from test_topic_word_prior import cgs
 
-    from ldacli.methods.topic_word_prior import seed_prior
+    from ldacli.topic_word_prior import seed_prior
 
     prior = seed_prior({0: [1, 2, 3], 4: [3, 10]}, 30.0, corpus.n_words, 25)
     given = {"n_topics": 25, "seed": 3, "shards": SHARDS, "sampler": sampler}

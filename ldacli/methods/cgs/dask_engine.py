@@ -64,7 +64,7 @@ from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_cells, merge_doc_histograms, merge_pairs,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, word_topic_pairs)
 from ldacli.partition import WIDE_SHARD_TOKENS, ShardRange, word_slices
-from ldacli.methods.topic_word_prior import TopicWordPrior
+from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
 

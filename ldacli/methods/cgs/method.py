@@ -34,7 +34,7 @@ from ldacli.model import Checkpoint
 from ldacli.files.npz import ROW_BLOCK_BYTES, StreamedArray
 from ldacli.methods.cgs.snapshots import Snapshots, doc_sum_bytes, snapshot_sweeps
 from ldacli.methods.priors import alpha_from_histograms, beta_from_histogram
-from ldacli.methods.topic_word_prior import TopicWordPrior
+from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
 
@@ -119,7 +119,7 @@ class CollapsedGibbs(Method):
     first topics (:class:`~ldacli.methods.cgs.threads.FirstTopics`), stream 1 + s samples shard s.
 
     ``settings["topic_word_prior"]`` (not a command-line setting: built by the caller, e.g. by
-    :func:`~ldacli.methods.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric
+    :func:`~ldacli.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric
     beta) is extra topic-word prior mass, ``beta_kw = beta + extra_kw``, under which every sampler
     samples the exact posterior; phi and the trace use it. A checkpoint holds it (arrays
     ``prior_words``, ``prior_topics``, ``prior_extra``) and a resumed run samples under it; the
@@ -334,7 +334,7 @@ class CollapsedGibbs(Method):
         (one given must then be the same); None for the symmetric beta."""
         if given is not None and not isinstance(given, TopicWordPrior):
             raise SettingError("topic_word_prior", f"topic_word_prior must be a TopicWordPrior "
-                                                   f"(ldacli.methods.topic_word_prior.seed_prior), found {type(given).__name__}")
+                                                   f"(ldacli.topic_word_prior.seed_prior), found {type(given).__name__}")
         if given is not None and (given.n_words, given.n_topics) != (V, K):
             raise SettingError("topic_word_prior", f"topic_word_prior must be one of {V} words and {K} topics, "
                                                    f"found one of {given.n_words} words and {given.n_topics} topics")

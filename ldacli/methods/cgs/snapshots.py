@@ -12,7 +12,7 @@ from ldacli import _cgs
 from ldacli.errors import LdacliError
 from ldacli.methods.base import Method
 from ldacli.model import Checkpoint
-from ldacli.methods.topic_word_prior import TopicWordPrior
+from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
 
