@@ -273,7 +273,7 @@ def topics(ctx, model, **values):
         raise click.BadParameter(f"--{'coherence' if measure else 'diagnostics'} scores pairs of top words: expected "
                                  f"at least 2, found {n}", param_hint=TOP_WORDS.option)
     with user_errors(ctx):
-        m = Model.load(model)
+        m = Model.load(model, documents=diagnosing)  # the training documents' proportions, for diagnostics only
         scores = diagnostics = None
         if measure is not None or diagnosing:
             if values["corpus"] is None:
@@ -852,7 +852,7 @@ def export(ctx, model, what, **values):
         if output == "-":
             check_stream(fmt, sys.stdout.buffer)
     with user_errors(ctx), locked([output if output != "-" else None]):
-        m = Model.load(model)
+        m = Model.load(model, documents=what != "topic-words")  # (topic-keys: their prevalence, a block at a time)
         reference = read(corpus, values, model=m) if corpus is not None else None
         n = values["top_words"]
         with results_to(output, binary=True) as out:

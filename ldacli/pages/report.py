@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from ldacli.corpora.corpus import Corpus
-from ldacli.diff import diff_models, js_distances
+from ldacli.diff import diff_models, js_distances, prevalence
 from ldacli.export import topic_names
 from ldacli.scoring.inference import corpus_theta
 from ldacli.errors import InputError
@@ -278,22 +278,17 @@ def build(model_path: str, model: Model, *, corpus: Corpus | None = None, old: M
     info = describe(model_path)
     view = corpus_view(model, corpus) if corpus is not None else None
     diagnostics = diagnose(model, corpus)
-    if view is not None:
-        prevalence = np.asarray(view["prevalence"])
-    elif model.theta.shape[0]:
-        prevalence = model.theta.mean(axis=0)
-    else:
-        prevalence = model.alpha / model.alpha.sum()
+    shares = np.asarray(view["prevalence"]) if view is not None else prevalence(model)
     coords = topic_map(model.phi)
     tops = model.top_words(5)
     names = topic_names(model)
     topics = [{"topic": k, "name": names[k], "x": float(coords[k, 0]), "y": float(coords[k, 1]),
-               "prevalence": float(prevalence[k]), "alpha": float(model.alpha[k]),
+               "prevalence": float(shares[k]), "alpha": float(model.alpha[k]),
                "label": " ".join(w for w, _ in tops[k]), "short": f"{k} " + " ".join(w for w, _ in tops[k][:2]),
                "flags": " ".join(diagnostics["topics"][k]["flags"])}
               for k in range(K)]
     n_tokens = float(model.params.get("n_tokens") or 1e6)
-    words = word_table(model.phi, prevalence, model.vocab, n_tokens)
+    words = word_table(model.phi, shares, model.vocab, n_tokens)
     data = {
         "file": model_path, "info": info, "topics": topics,
         "charts": {"map": _map_spec(topics), "words": _words_spec(words),
