@@ -279,8 +279,8 @@ class Model:
         if any(name in a for name in WORD_MEMBERS):
             dense = [name for name in ("phi", "theta") if name in a]
             if dense:
-                raise InputError(path, None, f"expected either the counts ({', '.join(WORD_MEMBERS)}, ...) or "
-                                             f"'phi' and 'theta', found both ({', '.join(dense)})")
+                raise InputError(path, None, f"expected either the counts (topic_word_*, doc_topic_*) or 'phi' "
+                                             f"and 'theta', found both ({', '.join(dense)})")
             K = array(path, a, "alpha", "f", (None,)).size
             V = array(path, a, "vocab", "U", (None,)).size
             if K == 0 or V == 0:

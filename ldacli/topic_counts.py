@@ -108,15 +108,19 @@ Parts = Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]
 @dataclass(frozen=True, eq=False)
 class SparseRows:
     """A (rows, columns) array of whole numbers >= 0 kept by rows (CSR): row r's cells are the
-    columns ``columns[ptr[r]:ptr[r+1]]`` (increasing) with ``values`` at the same positions,
-    every other cell 0; ``ptr`` (rows + 1,), ``columns`` and ``values`` (C,), each in the
-    narrowest unsigned dtype its values fit (:func:`narrowest`). Made :meth:`streamed`, its
-    ``columns`` and ``values`` are :class:`~ldacli.files.npz.StreamedArray`, made from their
-    source as a file takes them (:meth:`materialized` makes the arrays)."""
+    columns ``columns[ptr[r]:ptr[r+1]]`` (increasing), every other cell 0; ``ptr`` (rows + 1,) and
+    ``columns`` (C,) in the narrowest unsigned dtype their values fit (:func:`narrowest`). The
+    cells' :attr:`values` are kept as ``sums`` (C,), in the unsigned dtype that makes them smallest,
+    and ``large``: a value of at least that dtype's largest (its mark) is the mark in ``sums``
+    and itself in ``large``, in the cells' order, so that a few large values do not widen every
+    cell. Made :meth:`streamed`, ``columns``, ``sums`` and ``large`` are
+    :class:`~ldacli.files.npz.StreamedArray`, made from their source as a file takes them
+    (:meth:`materialized` makes the arrays)."""
 
     ptr: np.ndarray
     columns: np.ndarray | StreamedArray
-    values: np.ndarray | StreamedArray
+    sums: np.ndarray | StreamedArray
+    large: np.ndarray | StreamedArray
     n_columns: int
 
     @property
@@ -127,28 +131,42 @@ class SparseRows:
     def n_cells(self) -> int:
         return int(self.ptr[-1])
 
+    @cached_property
+    def values(self) -> np.ndarray:
+        """(C,) the cells' values (``sums`` with the marked ones taken from ``large``)."""
+        if not self.large.size:
+            return self.sums
+        values = self.sums.astype(np.promote_types(self.sums.dtype, self.large.dtype))
+        values[self.sums == np.iinfo(self.sums.dtype).max] = self.large
+        return values
+
     @classmethod
     def streamed(cls, parts: Parts, n_rows: int, n_columns: int) -> "SparseRows":
         """The non-zero cells of ``parts`` (:data:`Parts`): one pass over them now counts each
-        row's cells and finds the largest value; the columns and the values are made again from
-        them, a part at a time, when they are written or :meth:`materialized`."""
-        lengths, largest = np.zeros(n_rows, np.int64), 0
+        row's cells, the largest value and how many reach each mark; the columns and the values
+        are made again from them, a part at a time, when they are written or :meth:`materialized`."""
+        lengths, largest, reaching = np.zeros(n_rows, np.int64), 0, np.zeros(len(MARKS), np.int64)
         for codes, values in _nonzero(parts()):
             rows = codes // n_columns
             low = int(rows[0])
             lengths[low:int(rows[-1]) + 1] += np.bincount(rows - low)
             largest = max(largest, int(values.max()))
+            reaching += [np.count_nonzero(values >= mark) for mark in MARKS]
         ptr = np.zeros(n_rows + 1, narrowest(int(lengths.sum())))
         np.cumsum(lengths, out=ptr[1:], dtype=ptr.dtype)
-        column_type, value_type = narrowest(max(n_columns - 1, 0)), narrowest(largest)
+        cells = int(ptr[-1])
+        column_type = narrowest(max(n_columns - 1, 0))
+        sum_type, large_type, n_large = _value_layout(cells, largest, reaching)
+        mark = np.iinfo(sum_type).max
 
         def pieces(of):
             for codes, values in _nonzero(parts()):
                 yield memoryview(np.ascontiguousarray(of(codes, values)))
 
-        cells = (int(ptr[-1]),)
-        return cls(ptr, StreamedArray(column_type, cells, pieces(lambda c, v: (c % n_columns).astype(column_type))),
-                   StreamedArray(value_type, cells, pieces(lambda c, v: v.astype(value_type))), int(n_columns))
+        return cls(ptr, StreamedArray(column_type, (cells,), pieces(lambda c, v: (c % n_columns).astype(column_type))),
+                   StreamedArray(sum_type, (cells,), pieces(lambda c, v: np.minimum(v, mark).astype(sum_type))),
+                   StreamedArray(large_type, (n_large,), pieces(lambda c, v: v[v >= mark].astype(large_type))),
+                   int(n_columns))
 
     @classmethod
     def of_parts(cls, parts: Parts, n_rows: int, n_columns: int) -> "SparseRows":
@@ -160,10 +178,10 @@ class SparseRows:
         return cls.of_parts(lambda: (), n_rows, n_columns)
 
     def materialized(self) -> "SparseRows":
-        """The same with ``columns`` and ``values`` as arrays (itself when they are)."""
+        """The same with ``columns``, ``sums`` and ``large`` as arrays (itself when they are)."""
         if not isinstance(self.columns, StreamedArray):
             return self
-        return SparseRows(self.ptr, _filled(self.columns), _filled(self.values), self.n_columns)
+        return SparseRows(self.ptr, _filled(self.columns), _filled(self.sums), _filled(self.large), self.n_columns)
 
     def rows_of_cells(self, lo: int, hi: int) -> np.ndarray:
         """(hi - lo,) int64: the row of each cell ``lo`` to ``hi``."""
@@ -184,25 +202,31 @@ class SparseRows:
         in the cells without a value, :data:`SPREAD_CELLS` cells at a time."""
         out.fill(0.0)
         lo, hi = int(self.ptr[first]), int(self.ptr[first + out.shape[0]])
+        values = self.values
         for at in range(lo, hi, SPREAD_CELLS):
             end = min(at + SPREAD_CELLS, hi)
-            out[self.rows_of_cells(at, end) - first, self.columns[at:end]] = self.values[at:end]
+            out[self.rows_of_cells(at, end) - first, self.columns[at:end]] = values[at:end]
 
     def members(self, name: str, columns: str) -> dict[str, np.ndarray | StreamedArray]:
-        """The arrays of a file: ``{name}_ptr``, ``{name}_{columns}``, ``{name}_sums``."""
-        return {f"{name}_ptr": self.ptr, f"{name}_{columns}": self.columns, f"{name}_sums": self.values}
+        """The arrays of a file: ``{name}_ptr``, ``{name}_{columns}``, ``{name}_sums`` and
+        ``{name}_sums_large``."""
+        return {f"{name}_ptr": self.ptr, f"{name}_{columns}": self.columns, f"{name}_sums": self.sums,
+                f"{name}_sums_large": self.large}
 
     @classmethod
     def read(cls, path: str, arrays: dict, name: str, columns: str, n_rows: int, n_columns: int) -> "SparseRows":
         """The members :meth:`members` wrote, checked as strictly as the rest of a model: integer
         arrays of one dimension, the pointers rising from 0 to the number of cells, the columns
-        below ``n_columns`` and increasing within each row (each cell once), values >= 0 adding
-        up to less than :data:`EXACT`. An :class:`~ldacli.errors.InputError` naming ``path`` and
-        the member otherwise."""
-        ptr_name, columns_name, values_name = f"{name}_ptr", f"{name}_{columns}", f"{name}_sums"
+        below ``n_columns`` and increasing within each row (each cell once), values >= 0 (each
+        marked one in the large values, each of those at least the mark) adding up to less than
+        :data:`EXACT`. An :class:`~ldacli.errors.InputError` naming ``path`` and the member
+        otherwise."""
+        ptr_name, columns_name, sums_name = f"{name}_ptr", f"{name}_{columns}", f"{name}_sums"
+        large_name = f"{sums_name}_large"
         ptr = array(path, arrays, ptr_name, "iu", (n_rows + 1,), minimum=0)
         cols = array(path, arrays, columns_name, "iu", (None,), minimum=0)
-        values = array(path, arrays, values_name, "iu", cols.shape, minimum=0)
+        sums = array(path, arrays, sums_name, "iu", cols.shape, minimum=0)
+        large = array(path, arrays, large_name, "iu", (None,), minimum=0)
         falls = bool(np.any(ptr[1:] < ptr[:-1]))
         if int(ptr[0]) != 0 or int(ptr[-1]) != cols.size or falls:
             raise InputError(path, None, f"expected '{ptr_name}' to rise from 0 to the {cols.size} cells of "
@@ -217,21 +241,46 @@ class SparseRows:
             if not rising.all():
                 raise InputError(path, None, f"expected the ids of each row in '{columns_name}' increasing, each "
                                              f"once, found cell {int(np.argmin(rising)) + 1} out of order")
-        total = float(values.sum(dtype=np.float64))
+        mark = np.iinfo(sums.dtype).max
+        marked = sums == mark
+        if int(np.count_nonzero(marked)) != large.size or (large.size and int(large.min()) < mark):
+            raise InputError(path, None, f"expected a value of at least {mark} in '{large_name}' for each {mark} in "
+                                         f"'{sums_name}', found {large.size} values (the least "
+                                         f"{int(large.min(initial=0))}) for {int(np.count_nonzero(marked))}")
+        total = float(sums.sum(dtype=np.float64, where=~marked)) + float(large.sum(dtype=np.float64))
         if total >= EXACT:
-            raise InputError(path, None, f"expected the values of '{values_name}' to add up to less than 2^52, found "
+            raise InputError(path, None, f"expected the values of '{sums_name}' to add up to less than 2^52, found "
                                          f"{total:.4g}")
-        return cls(ptr, cols, values, int(n_columns))
+        return cls(ptr, cols, sums, large, int(n_columns))
+
+
+# A value this large or larger is kept apart when the values are kept in uint8, uint16, uint32.
+MARKS = tuple(int(np.iinfo(kind).max) for kind in UNSIGNED[:-1])
+
+
+def _value_layout(cells: int, largest: int, reaching: np.ndarray) -> tuple[np.dtype, np.dtype, int]:
+    """How ``cells`` values are kept (:class:`SparseRows`), whose ``largest`` is given and of
+    which ``reaching[i]`` are at least :data:`MARKS` ``[i]``: the dtype of ``sums`` and of
+    ``large`` and the number of large values that make the fewest bytes (the narrowest first)."""
+    best = None
+    for i, kind in enumerate(UNSIGNED):
+        n_large = int(reaching[i]) if i < len(MARKS) else 0
+        large_type = narrowest(largest) if n_large else np.dtype(np.uint8)
+        size = cells * np.dtype(kind).itemsize + n_large * large_type.itemsize
+        if best is None or size < best[0]:
+            best = (size, np.dtype(kind), large_type, n_large)
+    return best[1:]
 
 
 def _nonzero(parts: Iterable[tuple[np.ndarray, np.ndarray]]):
-    """The parts without their zero values, and without the parts left empty."""
+    """The parts without their zero values and without the parts left empty, the values as int64
+    (whole numbers below :data:`EXACT`, whatever dtype they came in)."""
     for codes, values in parts:
         keep = values != 0
         if not keep.all():
             codes, values = codes[keep], values[keep]
         if codes.size:
-            yield codes, values
+            yield codes, values.astype(np.int64, copy=False)
 
 
 def _filled(streamed: StreamedArray) -> np.ndarray:
@@ -284,8 +333,8 @@ class WordTopicCounts:
 # of a renumbered model's topics.
 WORDS, DOCS = ("topic_word", "words"), ("doc_topic", "topics")
 SNAPSHOTS, ORDER = "snapshots_summed", "topic_order"
-WORD_MEMBERS = tuple(f"{WORDS[0]}_{p}" for p in ("ptr", WORDS[1], "sums"))
-DOC_MEMBERS = tuple(f"{DOCS[0]}_{p}" for p in ("ptr", DOCS[1], "sums"))
+WORD_MEMBERS = tuple(f"{WORDS[0]}_{p}" for p in ("ptr", WORDS[1], "sums", "sums_large"))
+DOC_MEMBERS = tuple(f"{DOCS[0]}_{p}" for p in ("ptr", DOCS[1], "sums", "sums_large"))
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,6 +17,7 @@ from ldacli.corpora.synthetic import generate
 from ldacli.diff import prevalence
 from ldacli.model import Model
 from ldacli.topic_counts import SparseRows, TopicCounts, cell_parts
+from ldacli.files.npz import write_npz
 from ldacli.topic_word_prior import seed_prior
 from test_topic_word_prior import cgs
 
@@ -246,3 +247,28 @@ def test_commands_read_only_the_members_they_need(corpus, tmp_path, small_ldac):
     for args in (["export", path, "doc-topics"], ["export", path, "topic-keys"]):
         r = run(*args)
         assert r.exit_code == 1 and "damaged: array 'doc_topic_sums' cannot be read" in r.stderr, (args, r.stderr)
+
+
+def test_a_few_large_sums_do_not_widen_every_cell(tmp_path):
+    # 10,000 cells of sums below 255 and three of thousands and millions: a byte a cell and the
+    # three apart (uint32), not four bytes each; through a file and back, the same values
+    values = np.ones(10_000, np.int64)
+    values[[5, 500, 9_000]] = [300, 70_000, 5_000_000]
+    codes = np.arange(10_000, dtype=np.int64) * 3  # rows of 10 columns, every third cell
+    rows = SparseRows.of_parts(cell_parts(codes, values), 3_000, 10)
+    assert rows.sums.dtype == np.uint8 and rows.large.dtype == np.uint32 and rows.large.tolist() == [300, 70_000,
+                                                                                                        5_000_000]
+    assert np.array_equal(rows.values, values) and rows.columns.dtype == np.uint8
+    write_npz(str(tmp_path / "r.npz"), rows.members("rows", "columns"))
+    with np.load(tmp_path / "r.npz") as f:
+        back = SparseRows.read(str(tmp_path / "r.npz"), {k: f[k] for k in f.files}, "rows", "columns", 3_000, 10)
+    assert np.array_equal(back.values, values) and np.array_equal(back.row_sums(), rows.row_sums())
+    dense = np.zeros((3_000, 10))
+    back.put(dense, 0)
+    assert np.array_equal(dense.reshape(-1)[codes], values) and dense.sum() == values.sum()
+    # most of them large: then every value is kept in the width they need (a quarter of them
+    # large would still be smaller apart: a byte a cell and four a large one)
+    values[values < 255] = 100_000
+    values[::10] = 1
+    wide = SparseRows.of_parts(cell_parts(codes, values), 3_000, 10)
+    assert wide.sums.dtype == np.uint32 and wide.large.size == 0 and np.array_equal(wide.values, values)

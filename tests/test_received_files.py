@@ -224,14 +224,21 @@ def _topic_without_tokens(a):
     (lambda a: {"topic_word_sums": a["topic_word_sums"].astype(np.int64) - 2}, "expected 'topic_word_sums' >= 0, found -1"),
     (lambda a: {"doc_topic_sums": np.full(a["doc_topic_sums"].size, 2**60, np.uint64)},
      "expected the values of 'doc_topic_sums' to add up to less than 2^52"),
+    (lambda a: {"topic_word_sums": np.maximum(a["topic_word_sums"], 255).astype(np.uint8)},
+     "expected a value of at least 255 in 'topic_word_sums_large' for each 255 in 'topic_word_sums', found 0 values "
+     "(the least 0) for {C}"),
+    (lambda a: {"topic_word_sums": np.full(a["topic_word_sums"].size, 255, np.uint8),
+                "topic_word_sums_large": np.arange(a["topic_word_sums"].size, dtype=np.uint16)},
+     "expected a value of at least 255 in 'topic_word_sums_large' for each 255 in 'topic_word_sums', found {C} "
+     "values (the least 0) for {C}"),
     (lambda a: {"snapshots_summed": np.int64(-1)}, "expected 'snapshots_summed' >= 0, found -1"),
     (lambda a: {"snapshots_summed": np.int64(7)},
      "expected each document's sums in 'doc_topic_sums' to be 7 times its length"),
     (lambda a: {"topic_order": np.array([0, 0, 1], np.uint8)}, "expected 'topic_order' to hold each of the 3 topic ids once"),
     (_topic_without_tokens, "expected every topic to hold tokens in 'topic_word_sums' or prior mass, found one with "
                             "neither under beta 0"),
-    (lambda a: {"phi": np.full((3, 50), 1 / 50)}, "expected either the counts (topic_word_ptr, topic_word_words, "
-                                                   "topic_word_sums, ...) or 'phi' and 'theta', found both (phi)"),
+    (lambda a: {"phi": np.full((3, 50), 1 / 50)}, "expected either the counts (topic_word_*, doc_topic_*) or 'phi' "
+                                                   "and 'theta', found both (phi)"),
     (lambda a: {"topic_word_sums": None}, "expected an array 'topic_word_sums', found none"),
     (lambda a: {"params": np.str_(json.dumps({**json.loads(str(a["params"])),
                                               "topic_word_prior": {"words": [60], "topics": [0], "extra": [1.0]}}))},
@@ -263,8 +270,9 @@ def test_a_model_declaring_topics_of_terabytes_is_refused_before_they_are_made(t
     K = V = 500_000
     arrays = {"format_version": np.int64(3), "kind": np.str_("model"), "params": np.str_('{"method": "cgs"}'),
               "topic_word_ptr": np.zeros(K + 1, np.uint8), "topic_word_words": np.zeros(0, np.uint8),
-              "topic_word_sums": np.zeros(0, np.uint8), "doc_topic_ptr": np.zeros(1, np.uint8),
-              "doc_topic_topics": np.zeros(0, np.uint8), "doc_topic_sums": np.zeros(0, np.uint8),
+              "topic_word_sums": np.zeros(0, np.uint8), "topic_word_sums_large": np.zeros(0, np.uint8),
+              "doc_topic_ptr": np.zeros(1, np.uint8), "doc_topic_topics": np.zeros(0, np.uint8),
+              "doc_topic_sums": np.zeros(0, np.uint8), "doc_topic_sums_large": np.zeros(0, np.uint8),
               "snapshots_summed": np.int64(0), "alpha": np.full(K, 0.1), "beta": np.float64(0.01),
               "vocab": np.full(V, "w"), "doc_ids": np.zeros(0, "<U1"), "loglik_iterations": np.zeros(0, np.int64),
               "loglik_per_token": np.zeros(0)}
