@@ -272,3 +272,25 @@ def test_a_few_large_sums_do_not_widen_every_cell(tmp_path):
     values[::10] = 1
     wide = SparseRows.of_parts(cell_parts(codes, values), 3_000, 10)
     assert wide.sums.dtype == np.uint32 and wide.large.size == 0 and np.array_equal(wide.values, values)
+
+
+FORMAT2 = os.path.join(HERE, "data", "format2")
+
+
+@pytest.mark.parametrize("name, given", [
+    ("snapshots", dict(seed=5, snapshots=3, snapshot_interval=5)),
+    ("seeded", dict(seed=6, snapshots=1, seed_words=os.path.join(FORMAT2, "seeds.txt"))),
+    ("learned", dict(seed=7, snapshots=3, snapshot_interval=5, optimize_interval=2, optimize_burn_in=4)),
+])
+def test_a_run_gives_back_the_phi_and_theta_ldacli_wrote_before_format_3(tmp_path, name, given):
+    # the same run, written by ldacli 5ba4f05 as phi and theta (tests/data/format2/README.md) and
+    # by this version as counts: the same float64 bytes, and the old file still loads
+    before = ldacli.load_model(os.path.join(FORMAT2, f"{name}.model.npz"))
+    tiny = ldacli.read_corpus(os.path.join(FORMAT2, "tiny.ldac"))
+    ldacli.train(tiny, 3, iterations=30, output=str(tmp_path / "m.npz"), **given)
+    now = ldacli.load_model(str(tmp_path / "m.npz"))
+    assert before.counts is None and now.counts is not None
+    for array in ("phi", "theta", "alpha"):
+        assert same_bytes(getattr(now, array), getattr(before, array)), array
+    assert now.params["snapshot_sweeps"] == before.params["snapshot_sweeps"] if "snapshot_sweeps" in before.params \
+        else "snapshot_sweeps" not in now.params
