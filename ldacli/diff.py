@@ -133,17 +133,27 @@ def align(model: Model, reference: Model) -> tuple[Model, list[int], Matching]:
     own = model.topic_names
     names = carried([own[i] for i in order], reference.topic_names,
                     [(ref, order.index(k)) for ref, k in matching.pairs], matching.distances, THRESHOLD.default)
-    moved = dataclasses.replace(
-        model, phi=np.ascontiguousarray(model.phi[order]), theta=np.ascontiguousarray(model.theta[:, order]),
-        alpha=np.ascontiguousarray(model.alpha[order]), params=with_names(model.params, names))
+    alpha, params = np.ascontiguousarray(model.alpha[order]), with_names(model.params, names)
+    if model.counts is not None:  # the counts keep the run's ids, and the order their phi and theta take
+        moved = dataclasses.replace(model, phi=None, theta=None, alpha=alpha, params=params,
+                                    counts=model.counts.reordered(order))
+    else:
+        moved = dataclasses.replace(model, phi=np.ascontiguousarray(model.phi[order]),
+                                    theta=np.ascontiguousarray(model.theta[:, order]), alpha=alpha, params=params)
     return moved, order, matching
 
 
 def prevalence(model: Model) -> np.ndarray:
-    """Each topic's share of the training documents (mean of theta's column), (K,)."""
-    if model.theta.shape[0] == 0:
+    """Each topic's share of the training documents (mean of theta's column), (K,); the prior's
+    mean for a model without its documents. Added up a block of documents at a time in their
+    order, which is how ``theta.mean(axis=0)`` adds them (the same bytes), without making theta."""
+    D = model.n_docs
+    if D == 0:
         return model.alpha / model.alpha.sum()
-    return model.theta.mean(axis=0)
+    total = None
+    for _, block in model.theta_blocks():
+        total = block.sum(axis=0) if total is None else np.concatenate([total[None], block]).sum(axis=0)
+    return total / D
 
 
 def lineage_of(a: Model, b: Model, a_sha256: str | None) -> dict | None:

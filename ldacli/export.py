@@ -96,7 +96,7 @@ def read_source(path: str, what: str) -> Model | Inference:
                                          f"documents' proportions only: export doc-topics from it ("
                                          f"{', '.join(t for t in TABLES if t != 'doc-topics')} need a model)")
         return Inference.load(path)
-    return Model.load(path)
+    return Model.load(path, documents=what != "topic-words")  # (topic-keys: their prevalence, a block at a time)
 
 
 def topic_names(model: Model) -> list[str]:
@@ -107,9 +107,11 @@ def topic_names(model: Model) -> list[str]:
 
 # --- the tables ---------------------------------------------------------------------------------------
 
-def theta_chunks(doc_ids: list[str], theta: np.ndarray, size: int = 1 << 14) -> Iterator[tuple[list[str], np.ndarray]]:
-    for s in range(0, len(doc_ids), size):
-        yield doc_ids[s:s + size], theta[s:s + size]
+def theta_chunks(model: Model) -> Iterator[tuple[list[str], np.ndarray]]:
+    """The training documents' ids and topic proportions, a block of documents at a time
+    (:meth:`~ldacli.model.Model.theta_blocks`: theta is never made whole for it)."""
+    for first, block in model.theta_blocks():
+        yield model.doc_ids[first:first + block.shape[0]], block
 
 
 def doc_topics(model: Model, *, min_proportion: float | None = None, top_topics: int | None = None) -> Table:
@@ -117,7 +119,7 @@ def doc_topics(model: Model, *, min_proportion: float | None = None, top_topics:
     min_proportion, top_topics = MIN_PROPORTION.check(min_proportion), TOP_TOPICS.check(top_topics)
     sparse = min_proportion is not None or top_topics is not None
     return Table(doc_topic_columns(model.n_topics, sparse),
-                 doc_topic_rows(theta_chunks(model.doc_ids, model.theta), min_proportion=min_proportion,
+                 doc_topic_rows(theta_chunks(model), min_proportion=min_proportion,
                                 top_topics=top_topics))
 
 
@@ -266,7 +268,7 @@ def mallet_lines(model: Model, what: str, *, min_proportion: float | None = None
     if what == "diagnostics":
         return topic_diagnostics.mallet_xml_lines(scores)
     if what == "doc-topics":
-        return mallet_doc_topic_lines(theta_chunks(model.doc_ids, model.theta), min_proportion=min_proportion,
+        return mallet_doc_topic_lines(theta_chunks(model), min_proportion=min_proportion,
                                       top_topics=top_topics)
     if what == "topic-keys":
         return mallet_topic_key_lines(model, top_words)

@@ -109,10 +109,10 @@ def describe(path: str) -> dict:
         iterations, values = ckpt.loglik_iterations, ckpt.loglik_per_token
         n_topics, n_words = int(alpha.size), params.get("n_words")
     else:
-        model = Model.load(path)
+        model = Model.load(path, documents=False)
         params, alpha, beta = model.params, model.alpha, model.beta
         iterations, values = model.loglik_iterations, model.loglik_per_token
-        n_topics, n_words = model.n_topics, model.phi.shape[1]
+        n_topics, n_words = model.n_topics, len(model.vocab)
     name = params.get("method", "cgs")
     if name not in METHODS:
         raise InputError(path, None, f"expected a file written by method {', '.join(METHODS)}, found method {name!r}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +23,12 @@ import numpy as np
 
 from ldacli import checks
 from ldacli.errors import InputError, LdacliError, SettingError
-from ldacli.files.npz import StreamedArray, array, json_object, read_file, scalar, write_npz, write_npz_members
+from ldacli.files.npz import array, json_object, read_file, scalar, write_npz, write_npz_members
+from ldacli.memory import check_fits
 from ldacli.settings import Integer, Setting
 from ldacli.corpora.tokenizer import Tokenizer
+from ldacli.topic_counts import DOC_MEMBERS, WORD_MEMBERS, TopicCounts, WordTopicCounts
+from ldacli.topic_word_prior import TopicWordPrior
 
 # The formats of a corpus made by the tokenizer (``text``: one document per line; ``textdir``: a
 # folder of .txt files; ``texts``: ``Corpus.from_texts``), as ``params["corpus_format"]`` names them.
@@ -36,8 +40,9 @@ TOP_WORDS = Setting("top_words", Integer(1), 10, "Top words per topic.", flags=(
 MAX_NAME_LENGTH = 100
 
 # 2: one checkpoint format for every method (version 1 files are still read).
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# 3: a collapsed Gibbs model stores the counts its phi and theta are computed from, not them.
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 
 def steps(method: str | None) -> str:
@@ -68,7 +73,28 @@ def names_of_topics(params: dict, n_topics: int) -> list[str | None]:
 
 
 # The members of a model file that are its training documents': Model.load(documents=False) leaves them unread
-DOCUMENTS = ("theta", "doc_ids")
+DOCUMENTS = ("theta", "doc_ids", *DOC_MEMBERS)
+# Rows of theta a block holds (:meth:`Model.theta_blocks`): about 4 MB of them, at least one.
+THETA_BLOCK_BYTES = 1 << 22
+
+
+class _FromCounts:
+    """A model's ``phi`` or ``theta``: the array given, or, for a model that holds the counts
+    they are computed from, computed from them when first read (and kept)."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name, self.slot = name, "_" + name
+
+    def __get__(self, model, owner=None):
+        if model is None:  # a field without a default
+            raise AttributeError(self.name)
+        value = model.__dict__.get(self.slot)
+        if value is None and model.__dict__.get("counts") is not None:
+            value = model.__dict__[self.slot] = model.computed(self.name)
+        return value
+
+    def __set__(self, model, value) -> None:
+        model.__dict__[self.slot] = value
 
 
 @dataclass
@@ -84,10 +110,18 @@ class Model:
     the words the vocabulary rules removed from the training corpus, and the words of its stop
     lists (sorted; :attr:`ldacli.Corpus.removed_words`), so that documents read for the model
     (:meth:`reading`) count their tokens apart from those of words it has never seen.
+
+    ``counts``: a collapsed Gibbs model holds the whole numbers its phi and theta are computed
+    from (:class:`~ldacli.topic_counts.TopicCounts`; give ``phi`` and ``theta`` None): each is
+    then computed from them, with ``alpha``, ``beta`` and the prior of seeded topics, when it is
+    first read (:meth:`theta_blocks` gives theta a block of documents at a time without making
+    it whole), and :meth:`save` stores the counts, not the arrays. A model given ``phi`` and
+    ``theta`` is them: given both and counts too (``dataclasses.replace`` of a model with
+    counts), it keeps the arrays and drops the counts.
     """
 
-    phi: np.ndarray
-    theta: np.ndarray
+    phi: np.ndarray = _FromCounts()
+    theta: np.ndarray = _FromCounts()
     alpha: np.ndarray
     beta: float
     vocab: list[str]
@@ -96,10 +130,67 @@ class Model:
     loglik_per_token: np.ndarray
     params: dict = field(default_factory=dict)
     removed_words: list[str] = field(default_factory=list, repr=False)
+    counts: TopicCounts | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        given = [name for name in ("phi", "theta") if self.__dict__.get("_" + name) is not None]
+        if self.counts is not None and given:  # the arrays are the model
+            self.phi, self.theta = self.phi, self.theta
+            self.counts = None
+        elif self.counts is None and len(given) < 2:
+            raise SettingError("counts", "a model needs phi and theta, or the counts they are computed from")
+
+    def computed(self, name: str) -> np.ndarray:
+        """``phi`` or ``theta`` (``name``) computed from :attr:`counts`, whole."""
+        counts, K = self.counts, self.counts.n_topics
+        if name == "phi":
+            check_fits(f"the topics of a model of {K} topics and {counts.n_words} words", 8.0 * K * counts.n_words)
+            return counts.phi(self.beta)
+        check_fits(f"the proportions of {counts.n_docs} documents and {K} topics", 8.0 * K * counts.n_docs)
+        theta = np.empty((counts.n_docs, K))
+        counts.theta_rows(theta, 0, np.asarray(self.alpha, dtype=np.float64))
+        return theta
 
     @property
     def n_topics(self) -> int:
-        return self.phi.shape[0]
+        return self.counts.n_topics if self.counts is not None else self.phi.shape[0]
+
+    @property
+    def n_docs(self) -> int:
+        """The training documents theta has rows for (without making theta)."""
+        return self.counts.n_docs if self.counts is not None else self.theta.shape[0]
+
+    def theta_blocks(self, rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """``(first document, block)``: theta's rows ``rows`` at a time (by default about
+        :data:`THETA_BLOCK_BYTES` of them), covering the documents in order; computed a block at
+        a time from :attr:`counts` when theta has not been made (never the whole (D, K) array),
+        else views of theta."""
+        D, K = self.n_docs, self.n_topics
+        step = max(1, rows or THETA_BLOCK_BYTES // (8 * K))
+        if self.counts is None or self.__dict__.get("_theta") is not None:
+            theta = self.theta
+            for first in range(0, D, step):
+                yield first, theta[first:first + step]
+            return
+        alpha = np.asarray(self.alpha, dtype=np.float64)
+        for first in range(0, D, step):
+            block = np.empty((min(step, D - first), K))
+            self.counts.theta_rows(block, first, alpha)
+            yield first, block
+
+    def word_topic_counts(self) -> WordTopicCounts:
+        """The word-topic whole numbers a collapsed Gibbs model's phi is computed from, what a
+        later update of the model adds new documents' counts to (:class:`~ldacli.topic_counts.WordTopicCounts`):
+        the non-zero cells as ``topics``, ``words`` and ``sums`` (C,) int64, sorted by topic then
+        word, each the cell's counts added up over ``states`` states of the chain (1: the
+        final state's; the mean count is ``sums / states``), and ``topic_totals`` (K,) int64;
+        topics are this model's ids. phi is ``(sums / states + beta_kw) / (topic_totals / states
+        + sum_w beta_kw)``. Raises :class:`~ldacli.errors.LdacliError` for a model that holds
+        phi itself (methods vem and gibbs, and files of ldacli before format version 3)."""
+        if self.counts is None:
+            raise LdacliError(f"this {self.params.get('method', 'cgs')} model holds phi itself, not the counts it was "
+                              f"computed from (a collapsed Gibbs model of format version 3 or later holds them)")
+        return self.counts.word_topic_counts()
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -134,8 +225,8 @@ class Model:
     def __repr__(self) -> str:
         p = self.params
         done = p.get("iterations_done")
-        return (f"<Model: {p.get('method', 'cgs')}, {self.n_topics:,} topics, {self.phi.shape[1]:,} words, "
-                f"{self.theta.shape[0]:,} documents"
+        return (f"<Model: {p.get('method', 'cgs')}, {self.n_topics:,} topics, {len(self.vocab):,} words, "
+                f"{self.n_docs:,} documents"
                 + (f", {done:,} {steps(p.get('method'))}" if isinstance(done, int) else "")
                 + (f", seed {p['seed']}" if "seed" in p else "") + ">")
 
@@ -146,14 +237,17 @@ class Model:
         return theta_frame(self.theta, self.doc_ids)
 
     def save(self, path: str) -> None:
-        """Write the model to ``path`` (atomically). ``phi`` and ``theta`` may be
-        :class:`~ldacli.files.npz.StreamedArray` (as :func:`ldacli.train` with ``output`` writes its
-        model: a block of rows at a time, never whole): the same bytes as the arrays."""
+        """Write the model to ``path`` (atomically): its :attr:`counts` when it holds them (their
+        parts may be made as they are written: see :meth:`~ldacli.topic_counts.SparseRows.streamed`),
+        else ``phi`` and ``theta``."""
         path = checks.path("path", path, "the path of the model file to write")
         arrays = file_header("model", self.params)
+        if self.counts is not None:
+            arrays.update(self.counts.members())
+        else:
+            arrays.update(phi=np.ascontiguousarray(self.phi, dtype=np.float64),
+                          theta=np.ascontiguousarray(self.theta, dtype=np.float64))
         arrays.update(
-            phi=_member(self.phi),
-            theta=_member(self.theta),
             alpha=np.asarray(self.alpha, dtype=np.float64),
             beta=np.float64(self.beta),
             vocab=np.array(self.vocab, dtype=np.str_),
@@ -175,28 +269,51 @@ class Model:
     def load(cls, path: str, documents: bool = True) -> "Model":
         """The model at ``path``; with ``documents=False`` without its training documents (theta
         (0, K), no doc_ids; never read): the topics alone, as ``infer`` and ``perplexity`` need,
-        without the D x K proportions of a large training corpus."""
+        without the D x K proportions of a large training corpus. A file of counts (format 3,
+        collapsed Gibbs) gives a model that holds them (:attr:`counts`), checked here; its phi
+        and theta are computed from them when first read."""
         path = checks.path("path", path, "the path of a model file")
         a, params = read_file(path, "model", READABLE_VERSIONS, leave_out=() if documents else DOCUMENTS)
-        phi = array(path, a, "phi", "f", (None, None), minimum=0)
-        K, V = phi.shape
-        if K == 0 or V == 0:
-            raise InputError(path, None, f"expected 'phi' with at least one topic and one word, found shape {phi.shape}")
-        theta = array(path, a, "theta", "f", (None, K), minimum=0) if documents else np.zeros((0, K))
-        _rows_sum_to_one(path, "phi", phi)
-        _rows_sum_to_one(path, "theta", theta)
+        params = checked_params(path, params)
+        counts = phi = theta = None
+        if any(name in a for name in WORD_MEMBERS):
+            dense = [name for name in ("phi", "theta") if name in a]
+            if dense:
+                raise InputError(path, None, f"expected either the counts (topic_word_*, doc_topic_*) or 'phi' "
+                                             f"and 'theta', found both ({', '.join(dense)})")
+            K = array(path, a, "alpha", "f", (None,)).size
+            V = array(path, a, "vocab", "U", (None,)).size
+            if K == 0 or V == 0:
+                raise InputError(path, None, f"expected at least one topic ('alpha') and one word ('vocab'), found "
+                                             f"{K} and {V}")
+            D = array(path, a, "doc_ids", "U", (None,)).size if documents else None
+            beta = _prior(path, a, "beta")
+            counts = TopicCounts.read(path, a, K, V, D, _topic_word_prior(path, params, V, K), beta)
+            check_fits(f"{path}: the topics of a model of {K} topics and {V} words", 8.0 * K * V)
+        else:
+            phi = array(path, a, "phi", "f", (None, None), minimum=0)
+            K, V = phi.shape
+            if K == 0 or V == 0:
+                raise InputError(path, None, f"expected 'phi' with at least one topic and one word, found shape "
+                                             f"{phi.shape}")
+            theta = array(path, a, "theta", "f", (None, K), minimum=0) if documents else np.zeros((0, K))
+            _rows_sum_to_one(path, "phi", phi)
+            _rows_sum_to_one(path, "theta", theta)
+            phi, theta = np.asarray(phi, dtype=np.float64), np.asarray(theta, dtype=np.float64)
+            D = theta.shape[0]
         iterations = array(path, a, "loglik_iterations", "iu", (None,), minimum=0)
         return cls(
-            phi=np.asarray(phi, dtype=np.float64),
-            theta=np.asarray(theta, dtype=np.float64),
+            phi=phi,
+            theta=theta,
             alpha=np.asarray(array(path, a, "alpha", "f", (K,), positive=True), dtype=np.float64),
             beta=_prior(path, a, "beta"),
             vocab=[str(w) for w in array(path, a, "vocab", "U", (V,))],
-            doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (theta.shape[0],))] if documents else [],
+            doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (D,))] if documents else [],
             loglik_iterations=iterations,
             loglik_per_token=array(path, a, "loglik_per_token", "f", iterations.shape),
-            params=_checked_tokenizer(path, _checked_names(path, checked_params(path, params), K)),
+            params=_checked_tokenizer(path, _checked_names(path, params, K)),
             removed_words=read_word_list(path, a, "removed_words") if "removed_words" in a else [],
+            counts=counts,
         )
 
     def top_words(self, n: int) -> list[list[tuple[str, float]]]:
@@ -448,9 +565,16 @@ def read_word_list(path: str, arrays: dict, name: str) -> list[str]:
     return words
 
 
-def _member(x):
-    """An array of a model as written: float64 in C order, or a StreamedArray as it is."""
-    return x if isinstance(x, StreamedArray) else np.ascontiguousarray(x, dtype=np.float64)
+def _topic_word_prior(path: str, params: dict, n_words: int, n_topics: int) -> TopicWordPrior | None:
+    """The topic-word prior of seeded topics that a model's ``params`` record (None without
+    one), checked: phi is computed with it."""
+    recorded = params.get("topic_word_prior")
+    if recorded is None:
+        return None
+    try:
+        return TopicWordPrior.from_params(recorded, n_words, n_topics, "params 'topic_word_prior'")
+    except LdacliError as exc:
+        raise InputError(path, None, str(exc)) from None
 
 
 def _rows_sum_to_one(path: str, name: str, x: np.ndarray) -> None:

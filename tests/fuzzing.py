@@ -236,7 +236,8 @@ _TEMPLATES: dict[str, dict[str, np.ndarray]] = {}
 
 
 def own_file_templates() -> dict[str, dict[str, np.ndarray]]:
-    """The arrays of a small valid model, checkpoint (each method) and inference file."""
+    """The arrays of a small valid model (of phi and theta, and of counts), checkpoint (each
+    method) and inference file."""
     if not _TEMPLATES:
         from ldacli.corpora.synthetic import generate
 
@@ -247,6 +248,8 @@ def own_file_templates() -> dict[str, dict[str, np.ndarray]]:
                 model = ldacli.train(corpus, 2, method=method, iterations=3, seed=1, checkpoint=ckpt)
                 model.save(os.path.join(folder, "m.npz"))
                 _TEMPLATES[f"checkpoint-{method}"] = dict(np.load(ckpt))
+                if method == "cgs":  # its counts; the others' phi and theta
+                    _TEMPLATES["model-cgs"] = dict(np.load(os.path.join(folder, "m.npz")))
             _TEMPLATES["model"] = dict(np.load(os.path.join(folder, "m.npz")))
             result, _ = ldacli.infer(model, corpus, iterations=2, burn_in=1, seed=1)
             result.save(os.path.join(folder, "i.npz"))
@@ -497,7 +500,12 @@ def _read(kind: str, spec: dict, folder: str) -> None:
     if kind.startswith("own-"):
         loader = {"model": ldacli.load_model, "checkpoint": ldacli.Checkpoint.load,
                   "inference": ldacli.Inference.load}[spec["loader"]]
-        loader(path)
+        loaded = loader(path)
+        if spec["loader"] == "model":  # what a model computes from its counts when read is as valid as it was
+            for name in ("phi", "theta"):
+                x = getattr(loaded, name)
+                if not (np.all(np.isfinite(x)) and x.min(initial=0) >= 0 and np.allclose(x.sum(axis=1), 1)):
+                    raise NotOurError(f"{path}: loaded, but its {name} is not a distribution")
         return
     vocab = None
     if "vocab" in spec:

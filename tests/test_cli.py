@@ -81,7 +81,7 @@ def test_train_writes_a_model_and_keeps_stdout_for_results(tmp_path, small_ldac)
     assert result.stdout == ""
     assert "5 topics" in result.stderr and "seed 3" in result.stderr
     with np.load(out, allow_pickle=False) as f:
-        assert f["phi"].shape == (5, 50)
+        assert f["alpha"].shape == (5,) and f["vocab"].shape == (50,)
         assert json.loads(str(f["params"]))["seed"] == 3
     quiet = run("train", small_ldac, "-k", 5, "--iterations", 20, "--seed", 3, "-q", "-o", tmp_path / "q.npz")
     assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""

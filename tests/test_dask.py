@@ -92,11 +92,29 @@ def test_a_cluster_gives_the_same_bytes_as_local_threads(corpus, client, sampler
     same(local, remote)
 
 
+@pytest.mark.parametrize("snapshots", [1, 3])
+def test_a_model_file_written_on_a_cluster_is_the_file_written_on_threads(corpus, client, tmp_path, snapshots):
+    # its counts a part at a time as the file takes them: the word-topic sums from the client,
+    # each shard's documents' from its worker (which keeps their snapshot sums when it reads a
+    # shard folder), in the same bytes
+    given = dict(iterations=6, seed=3, snapshots=snapshots, snapshot_interval=1)
+    ldacli.train(corpus, 25, threads=2, shards=SHARDS, output=str(tmp_path / "threads.npz"), **given)
+    ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
+    folder = ldacli.open_shard_folder(str(tmp_path / "f"))
+    remote = ldacli.train(folder, 25, scheduler=client, output=str(tmp_path / "cluster.npz"), **given)
+    with np.load(tmp_path / "threads.npz") as a, np.load(tmp_path / "cluster.npz") as b:
+        assert a.files == b.files and "phi" not in a.files
+        for name in a.files:  # (the params say where the corpus was read from)
+            if name != "params":
+                assert a[name].dtype == b[name].dtype and np.array_equal(a[name], b[name]), name
+    np.testing.assert_array_equal(remote.theta, ldacli.load_model(str(tmp_path / "threads.npz")).theta)
+
+
 @pytest.mark.parametrize("sampler", ["sparse", "dense", "alias"])
 def test_a_seeded_topic_word_prior_gives_the_same_bytes_on_a_cluster_as_on_threads(corpus, client, sampler, tmp_path):
     from test_topic_word_prior import cgs
 
-    from ldacli.methods.topic_word_prior import seed_prior
+    from ldacli.topic_word_prior import seed_prior
 
     prior = seed_prior({0: [1, 2, 3], 4: [3, 10]}, 30.0, corpus.n_words, 25)
     given = {"n_topics": 25, "seed": 3, "shards": SHARDS, "sampler": sampler}

@@ -22,8 +22,11 @@ def run(*args):
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory, planted):
+    # m.npz holds phi and theta (a model of uncollapsed Gibbs sampling, as every model of format
+    # 2 did); a collapsed Gibbs model holds counts instead, checked in test_received_files.py
     folder = tmp_path_factory.mktemp("files")
-    ldacli.train(planted.corpus, 3, iterations=4, seed=1, checkpoint=str(folder / "c.npz")).save(str(folder / "m.npz"))
+    ldacli.train(planted.corpus, 3, iterations=4, seed=1, checkpoint=str(folder / "c.npz"))
+    ldacli.train(planted.corpus, 3, iterations=4, seed=1, method="gibbs").save(str(folder / "m.npz"))
     result, _ = ldacli.infer(ldacli.load_model(str(folder / "m.npz")), planted.corpus, iterations=4, burn_in=1, seed=1)
     result.save(str(folder / "i.npz"))
     return folder

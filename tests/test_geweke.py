@@ -14,7 +14,7 @@ from geweke import TinyModel, geweke
 from ldacli.methods.cgs.sampler import SAMPLERS as KINDS
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.partition import shard_bounds
-from ldacli.methods.topic_word_prior import TopicWordPrior
+from ldacli.topic_word_prior import TopicWordPrior
 
 
 def adapter(kind, prior=None):

@@ -24,7 +24,7 @@ from ldacli.methods.cgs.shard import document_lists, slice_runs
 from ldacli.partition import shard_bounds, word_slices
 from ldacli.corpora.counts import doc_topic_counts
 from ldacli.methods.base import word_topic_counts
-from ldacli.methods.topic_word_prior import extra_by_word, seed_prior, topic_sums
+from ldacli.topic_word_prior import extra_by_word, seed_prior, topic_sums
 
 
 def tiny_corpus(seed, D=7, V=13, K=4, max_len=12):

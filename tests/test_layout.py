@@ -23,7 +23,7 @@ FLOORS = {
     "ldacli.checks": 1, "ldacli.memory": 1,
     "ldacli.settings": 2, "ldacli.files": 2,
     "ldacli.parallel": 3, "ldacli.random_streams": 3, "ldacli.signatures": 3, "ldacli.corpora": 3,
-    "ldacli.cluster": 3,
+    "ldacli.cluster": 3, "ldacli.topic_word_prior": 3, "ldacli.topic_counts": 3,
     "ldacli.model": 4,
     "ldacli.api_input": 5, "ldacli.topic_names": 5,
     "ldacli.diff": 6, "ldacli.scoring": 6,

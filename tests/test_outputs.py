@@ -43,7 +43,8 @@ def leftovers(folder):
 def test_a_full_disk_keeps_the_previous_model_and_leaves_no_temporary_file(tiny_disk, small_ldac):
     previous = tiny_disk / "m.npz"
     previous.write_bytes(b"yesterday's model")
-    # 5 topics x 50 words fit; the theta of 200 documents x 400 topics (640 KB) does not
+    (tiny_disk / "filler").write_bytes(b"\0" * (240 * 1024))
+    # the 16 KB left do not hold the counts of 200 documents x 400 topics (38 KB)
     r = run("train", small_ldac, "-k", 400, "--iterations", 2, "--seed", 1, "-o", previous)
     assert r.exit_code == 1 and "Traceback" not in r.stderr
     assert f"{previous}: cannot write the model: No space left on device" in r.stderr
@@ -69,7 +70,7 @@ def test_a_file_size_limit_keeps_the_previous_model_and_leaves_no_temporary_file
     script = textwrap.dedent(f"""
         import resource, signal, sys
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))  # the model's counts take 38 KB
         from ldacli.cli import main
         sys.exit(main(["train", {small_ldac!r}, "-k", "400", "--iterations", "2", "--seed", "1", "-o", {str(previous)!r}]))
     """)

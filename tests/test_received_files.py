@@ -73,17 +73,17 @@ def peak_run(*args):
 
 @pytest.mark.slow
 def test_a_compressed_member_in_a_model_is_refused_before_it_is_decompressed(model_file, tmp_path):
-    # 800 MB of zeros as phi, deflated to under 1 MB: the zip declares its size truthfully
+    # 800 MB of zeros as the topics' sums, deflated to under 1 MB: the zip declares its size truthfully
     bomb = tmp_path / "m.npz"
     with zipfile.ZipFile(model_file / "m.npz") as src, zipfile.ZipFile(bomb, "w") as dst:
         for info in src.infolist():
-            if info.filename != "phi.npy":
+            if info.filename != "topic_word_sums.npy":
                 dst.writestr(info, src.read(info))
-        member_info = zipfile.ZipInfo("phi.npy")
+        member_info = zipfile.ZipInfo("topic_word_sums.npy")
         member_info.compress_type = zipfile.ZIP_DEFLATED
         with dst.open(member_info, "w", force_zip64=True) as member:
-            np.lib.format.write_array_header_1_0(member, {"descr": "<f8", "fortran_order": False,
-                                                          "shape": (2, 50_000_000)})
+            np.lib.format.write_array_header_1_0(member, {"descr": "<u8", "fortran_order": False,
+                                                          "shape": (100_000_000,)})
             zeros = bytes(8 << 20)
             for _ in range(100):
                 member.write(zeros)
@@ -91,8 +91,8 @@ def test_a_compressed_member_in_a_model_is_refused_before_it_is_decompressed(mod
     for command in (["info", bomb], ["topics", bomb]):
         code, err, peak = peak_run(*command)
         assert code == 1 and "Traceback" not in err, err
-        assert err == f"Error: {bomb}: expected uncompressed arrays, as ldacli writes them, found 'phi' compressed " \
-                      "(its size is only known once decompressed)"
+        assert err == f"Error: {bomb}: expected uncompressed arrays, as ldacli writes them, found 'topic_word_sums' " \
+                      "compressed (its size is only known once decompressed)"
         assert peak < 300, peak  # MiB: the 800 MB were never made
 
 
@@ -185,3 +185,102 @@ def test_a_shard_checkpoints_doctored_snapshot_sums_are_one_line(tmp_path, docs,
     digest = write_shard_checkpoint(path, np.zeros(10, np.int32), {}, params, good)
     _, _, (codes, values) = read_shard_checkpoint(path, digest, 0, 10, 4, "x", 3)
     assert codes.tolist() == [1, 9] and values.tolist() == [2.0, 3.0]
+
+
+def _counts_of(model_file):
+    with np.load(model_file / "m.npz", allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
+def _falling(a):
+    ptr = a["topic_word_ptr"].astype(np.int64)
+    ptr[1] = ptr[2] + 1
+    return {"topic_word_ptr": ptr}
+
+
+def _shuffled_row(a):
+    words = a["topic_word_words"].copy()
+    words[[0, 1]] = words[[1, 0]]
+    return {"topic_word_words": words}
+
+
+def _topic_without_tokens(a):
+    sums, ptr = a["topic_word_sums"].copy(), a["topic_word_ptr"]
+    sums[ptr[2]:ptr[3]] = 0
+    return {"topic_word_sums": sums, "beta": np.float64(0.0)}
+
+
+# A collapsed Gibbs model's counts (3 topics, 50 words, 200 documents) doctored: each refused in
+# one line naming the file and the member, before phi or theta is made from them.
+@pytest.mark.parametrize("doctor, message", [
+    (_falling, "expected 'topic_word_ptr' to rise from 0 to the {C} cells of 'topic_word_words', found 0 to {C}, "
+               "falling on the way"),
+    (lambda a: {"topic_word_ptr": a["topic_word_ptr"][:-1]}, "expected 'topic_word_ptr' of shape (4,), found shape (3,)"),
+    (lambda a: {"doc_topic_ptr": a["doc_topic_ptr"].astype(np.int64) - 1}, "expected 'doc_topic_ptr' >= 0, found -1"),
+    (lambda a: {"topic_word_ptr": a["topic_word_ptr"].astype(np.float64)},
+     "expected 'topic_word_ptr' as integers, found float64"),
+    (lambda a: {"doc_topic_topics": a["doc_topic_topics"] + 1}, "expected ids below 3 in 'doc_topic_topics', found 3"),
+    (_shuffled_row, "expected the ids of each row in 'topic_word_words' increasing, each once, found cell 1 out of order"),
+    (lambda a: {"topic_word_sums": a["topic_word_sums"].astype(np.int64) - 2}, "expected 'topic_word_sums' >= 0, found -1"),
+    (lambda a: {"doc_topic_sums": np.full(a["doc_topic_sums"].size, 2**60, np.uint64)},
+     "expected the values of 'doc_topic_sums' to add up to less than 2^52"),
+    (lambda a: {"topic_word_sums": np.maximum(a["topic_word_sums"], 255).astype(np.uint8)},
+     "expected a value of at least 255 in 'topic_word_sums_large' for each 255 in 'topic_word_sums', found 0 values "
+     "(the least 0) for {C}"),
+    (lambda a: {"topic_word_sums": np.full(a["topic_word_sums"].size, 255, np.uint8),
+                "topic_word_sums_large": np.arange(a["topic_word_sums"].size, dtype=np.uint16)},
+     "expected a value of at least 255 in 'topic_word_sums_large' for each 255 in 'topic_word_sums', found {C} "
+     "values (the least 0) for {C}"),
+    (lambda a: {"snapshots_summed": np.int64(-1)}, "expected 'snapshots_summed' >= 0, found -1"),
+    (lambda a: {"snapshots_summed": np.int64(7)},
+     "expected each document's sums in 'doc_topic_sums' to be 7 times its length"),
+    (lambda a: {"topic_order": np.array([0, 0, 1], np.uint8)}, "expected 'topic_order' to hold each of the 3 topic ids once"),
+    (_topic_without_tokens, "expected every topic to hold tokens in 'topic_word_sums' or prior mass, found one with "
+                            "neither under beta 0"),
+    (lambda a: {"phi": np.full((3, 50), 1 / 50)}, "expected either the counts (topic_word_*, doc_topic_*) or 'phi' "
+                                                   "and 'theta', found both (phi)"),
+    (lambda a: {"topic_word_sums": None}, "expected an array 'topic_word_sums', found none"),
+    (lambda a: {"params": np.str_(json.dumps({**json.loads(str(a["params"])),
+                                              "topic_word_prior": {"words": [60], "topics": [0], "extra": [1.0]}}))},
+     "params 'topic_word_prior': expected word ids in [0, 50), found 60 to 60"),
+])
+def test_a_models_doctored_counts_are_one_line(model_file, tmp_path, doctor, message):
+    arrays = _counts_of(model_file)
+    for name, value in doctor(arrays).items():
+        if value is None:
+            del arrays[name]
+        else:
+            arrays[name] = value
+    path = str(tmp_path / "m.npz")
+    write_npz(path, arrays)
+    with pytest.raises(ldacli.errors.InputError) as refused:
+        ldacli.load_model(path)
+    expected = message.format(C=int(_counts_of(model_file)["topic_word_ptr"][-1]))
+    assert str(refused.value).startswith(f"{path}: {expected}"), str(refused.value)
+    # topics reads the topics' members only, export doc-topics the documents' too
+    documents = "doc_topic" in expected or "snapshots_summed" in expected
+    r = run(*(["export", path, "doc-topics"] if documents else ["topics", path]))
+    assert r.exit_code == 1 and r.stderr == f"Error: {refused.value}\n" and r.stdout == "", r.stderr
+
+
+@pytest.mark.slow
+def test_a_model_declaring_topics_of_terabytes_is_refused_before_they_are_made(tmp_path):
+    # 500,000 topics and 500,000 words in a file of 7 MB (every topic without a token, every
+    # word one letter): phi would be 2 TB; refused from what the file declares, nothing made
+    K = V = 500_000
+    arrays = {"format_version": np.int64(3), "kind": np.str_("model"), "params": np.str_('{"method": "cgs"}'),
+              "topic_word_ptr": np.zeros(K + 1, np.uint8), "topic_word_words": np.zeros(0, np.uint8),
+              "topic_word_sums": np.zeros(0, np.uint8), "topic_word_sums_large": np.zeros(0, np.uint8),
+              "doc_topic_ptr": np.zeros(1, np.uint8), "doc_topic_topics": np.zeros(0, np.uint8),
+              "doc_topic_sums": np.zeros(0, np.uint8), "doc_topic_sums_large": np.zeros(0, np.uint8),
+              "snapshots_summed": np.int64(0), "alpha": np.full(K, 0.1), "beta": np.float64(0.01),
+              "vocab": np.full(V, "w"), "doc_ids": np.zeros(0, "<U1"), "loglik_iterations": np.zeros(0, np.int64),
+              "loglik_per_token": np.zeros(0)}
+    path = tmp_path / "m.npz"
+    write_npz(str(path), arrays)
+    assert path.stat().st_size < 8 << 20
+    code, err, peak = peak_run("topics", path)
+    assert code == 1 and "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert err.startswith(f"Error: {path}: the topics of a model of 500000 topics and 500000 words needs about "
+                          f"1862.6 GiB of memory"), err
+    assert peak < 300, peak  # MiB

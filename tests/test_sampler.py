@@ -12,7 +12,7 @@ from ldacli.methods.cgs.sampler import FirstTopics, Sampler
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.partition import shard_bounds, shard_ranges
 from ldacli.corpora.synthetic import generate
-from ldacli.methods.topic_word_prior import seed_prior
+from ldacli.topic_word_prior import seed_prior
 
 K, SHARDS, SEED = 13, 3, 7
 ALPHA, BETA = 0.1, 0.01

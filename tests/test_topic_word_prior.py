@@ -13,7 +13,7 @@ from ldacli.methods.cgs.method import CollapsedGibbs
 from ldacli.methods.driver import settings_of
 from ldacli.model import Checkpoint
 from ldacli.corpora.synthetic import generate
-from ldacli.methods.topic_word_prior import TopicWordPrior, seed_prior
+from ldacli.topic_word_prior import TopicWordPrior, seed_prior
 
 
 def cgs(corpus, prior, *, threads=1, checkpoint=None, source=None, client=None, **given):

@@ -109,7 +109,7 @@ def test_model_round_trips_through_its_file(planted, tmp_path):
     np.testing.assert_array_equal(back.theta, m.theta)
     assert back.vocab == m.vocab and back.doc_ids == m.doc_ids and back.params == m.params
     with np.load(tmp_path / "m.npz", allow_pickle=False) as f:
-        assert str(f["kind"]) == "model" and int(f["format_version"]) == 2
+        assert str(f["kind"]) == "model" and int(f["format_version"]) == 3
 
 
 def test_inference_recovers_the_proportions_of_planted_documents(planted):
@@ -395,40 +395,34 @@ def test_a_time_limited_run_averages_the_states_of_its_end(planted, tmp_path):
 @pytest.mark.parametrize("snapshots", [1, 3])
 def test_a_model_written_as_it_is_assembled_is_the_model_saved_whole(tmp_path, monkeypatch, sampler, seeded,
                                                                      snapshots):
-    # train(output=...) writes phi and theta a block of rows at a time (here one topic of phi
-    # and three documents of theta at a time, so that many block edges are crossed): the same
-    # bytes as the model assembled whole and saved; the model returned maps that file
-    import ldacli.methods.cgs.method
-    import ldacli.files.npz
+    # train(output=...) writes the model's counts a part at a time as they are made (here five
+    # cells at a time, and the final state's document cells a shard at a time, so that many part
+    # edges are crossed): the same bytes as the model made whole and saved; the model returned
+    # maps that file, and computes the same phi and theta from it
+    import ldacli.topic_counts
 
     corpus = generate(60, 7, 40, doc_length=15, seed=3).corpus
     seeds = {"a": corpus.vocab[2:5], "b": corpus.vocab[5:9]} if seeded else None
-    # with snapshots: the mean of sweeps 4, 5 and 6, filled from their sums a block at a time
+    # with snapshots: the mean of sweeps 4, 5 and 6, from their sums
     common = dict(iterations=6, seed=4, sampler=sampler, shards=2, seed_words=seeds, snapshots=snapshots,
                   snapshot_interval=1)
     whole = ldacli.train(corpus, 7, **common)
     whole.save(str(tmp_path / "whole.npz"))
-    monkeypatch.setattr(ldacli.files.npz, "ROW_BLOCK_BYTES", 8 * 7 * 3)
-    monkeypatch.setattr(ldacli.methods.cgs.method, "THETA_BLOCK_BYTES", 8 * 7 * 3)
+    monkeypatch.setattr(ldacli.topic_counts, "SPREAD_CELLS", 5)
     streamed = ldacli.train(corpus, 7, output=str(tmp_path / "streamed.npz"), **common)
     assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
-    assert isinstance(streamed.phi, np.memmap) and not streamed.phi.flags.writeable
+    assert isinstance(streamed.counts.docs.values, np.memmap) and not streamed.counts.docs.values.flags.writeable
     np.testing.assert_array_equal(streamed.phi, whole.phi)
     np.testing.assert_array_equal(streamed.theta, whole.theta)
     assert streamed.params == whole.params
 
 
-def test_a_model_written_as_it_is_assembled_never_holds_phi_or_theta_whole(tmp_path, monkeypatch):
-    # with output, the peak of what numpy allocates over the run is a block of rows (here 1 MB)
-    # and the sampler's state (5.5 MB here), well under phi and theta (4.5 and 16 MB), which a
-    # model assembled whole holds at once
+def test_a_model_written_as_it_is_assembled_never_holds_phi_or_theta_whole(tmp_path):
+    # with output, the peak of what numpy allocates over the run is the sampler's state (5.5 MB
+    # here) and a part of the counts at a time, well under phi and theta (4.5 and 16 MB), which
+    # a model assembled whole holds at once
     import tracemalloc
 
-    import ldacli.methods.cgs.method
-    import ldacli.files.npz
-
-    monkeypatch.setattr(ldacli.files.npz, "ROW_BLOCK_BYTES", 1 << 20)
-    monkeypatch.setattr(ldacli.methods.cgs.method, "THETA_BLOCK_BYTES", 1 << 20)
     corpus = generate(4000, 8, 3000, doc_length=20, seed=2).corpus
     tracemalloc.start()
     try:

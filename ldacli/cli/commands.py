@@ -254,7 +254,7 @@ def topics(ctx, model, **values):
         raise click.BadParameter(f"--{'coherence' if measure else 'diagnostics'} scores pairs of top words: expected "
                                  f"at least 2, found {n}", param_hint=TOP_WORDS.option)
     with user_errors(ctx):
-        m = Model.load(model)
+        m = Model.load(model, documents=diagnosing)  # the training documents' proportions, for diagnostics only
         scores = diagnostics = None
         if measure is not None or diagnosing:
             if values["corpus"] is None:

@@ -17,7 +17,7 @@ import json
 import math
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -33,8 +33,6 @@ _DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedE
 MAX_DEFLATE_RATIO = 1032
 # A 'kind' member is a short string; anything bigger is not an ldacli file's.
 _MAX_KIND_BYTES = 4096
-# The rows of an array written by rows (StreamedArray.by_rows) held at a time.
-ROW_BLOCK_BYTES = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -46,25 +44,6 @@ class StreamedArray:
     dtype: np.dtype
     shape: tuple[int, ...]
     pieces: Iterable[bytes | memoryview]
-
-    @classmethod
-    def by_rows(cls, shape: tuple[int, int], fill: Callable[[np.ndarray, int], None],
-                block_bytes: int | None = None) -> "StreamedArray":
-        """A (rows, columns) float64 array written a block of rows at a time: ``fill(out,
-        first)`` puts rows ``first`` to ``first + len(out)`` into ``out``; one buffer of about
-        ``block_bytes`` (default :data:`ROW_BLOCK_BYTES`; at least one row) is filled again
-        for each block."""
-        rows, columns = shape
-        step = max(1, (block_bytes or ROW_BLOCK_BYTES) // max(1, 8 * columns))
-
-        def pieces():
-            buffer = np.empty((min(step, rows), columns))
-            for first in range(0, rows, step):
-                block = buffer[:min(step, rows - first)]
-                fill(block, first)
-                yield memoryview(block)
-
-        return cls(np.dtype(np.float64), (rows, columns), pieces())
 
 
 def write_npz(path: str, arrays: dict[str, Any], what: str = "file") -> None:

@@ -17,6 +17,7 @@ from ldacli.corpora.corpus import Corpus
 from ldacli.errors import LdacliError
 from ldacli.model import Checkpoint
 from ldacli.settings import Setting
+from ldacli.topic_counts import TopicCounts
 
 
 def word_topic_counts(words, z, n_words: int, n_topics: int) -> np.ndarray:
@@ -97,7 +98,8 @@ class Method:
     def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False) -> float:
         """About how much memory the state and the model take for ``corpus`` (the driver refuses
         a run that cannot fit before anything is allocated); ``streamed``: the model is written
-        as it is assembled (:meth:`streamed_result`), so its phi and theta need not be whole."""
+        to a file as it is assembled and never needed whole in the run (a method with
+        :meth:`model_counts` then need not hold them whole)."""
         raise NotImplementedError
 
     def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
@@ -146,11 +148,14 @@ class Method:
         """The model's ``phi`` (K, V) and ``theta`` (D, K), and params to add, at the end."""
         raise NotImplementedError
 
-    def streamed_result(self, iterations_done: int) -> tuple:
-        """:meth:`result` for a model written as it is assembled: ``phi`` and ``theta`` may be
-        :class:`~ldacli.files.npz.StreamedArray` (filled a block of rows at a time while the file
-        is written, and only then; before :meth:`close`). By default the arrays of :meth:`result`."""
-        return self.result(iterations_done)
+    def model_counts(self, iterations_done: int) -> tuple[TopicCounts, dict] | None:
+        """The whole numbers the model's phi and theta are computed from, exactly, and params to
+        add, at the end, for a method that has them (collapsed Gibbs): the model then holds and
+        stores them instead of :meth:`result`'s arrays. Their sparse parts may be made as a file
+        takes them (:meth:`~ldacli.topic_counts.SparseRows.streamed`: written, or
+        :meth:`~ldacli.topic_counts.TopicCounts.materialized`, before :meth:`close`). None (the
+        default): the method has none."""
+        return None
 
     def note(self) -> str:
         """A few words on the last step for the log and the progress bar ('' for none)."""

@@ -478,9 +478,11 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     an uninterrupted run gives. ``stop``: the flag of :func:`stop_requests` in the main thread,
     for a run in another thread that is to stop (and write its checkpoint) when a signal sets it.
     ``callback(iteration)`` is called after every step. With
-    ``output`` (a path), the model is also written there, atomically, a block of rows of phi
-    and theta at a time as they are assembled (so that at no time are both whole in memory),
-    and the returned model's phi and theta are read-only memory maps of that file. The model's
+    ``output`` (a path), the model is also written there, atomically, as it is assembled (a
+    collapsed Gibbs model's counts, :class:`~ldacli.topic_counts.TopicCounts`, a part at a time,
+    never phi or theta; another method's phi and theta), and what the returned model holds
+    (the counts it computes phi and theta from when they are first read, or phi and theta) are
+    read-only memory maps of that file. The model's
     params record the settings, ``iterations_done`` and ``stopped`` (one of :data:`STOPPED`).
     The checkpoint path is locked for the run (:mod:`ldacli.files.locking`): another run on it raises
     :class:`~ldacli.errors.LockedError`, or waits up to ``wait`` seconds. A checkpoint that
@@ -511,8 +513,11 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
                     model.save(output)
             finally:
                 prepared.state.close()
-    if streamed:
-        model.phi, model.theta = mapped(output, ("phi", "theta")).values()
+    if streamed:  # what was written, mapped from the file once the sampler's memory is freed
+        if model.counts is not None:
+            model.counts = model.counts.mapped(output)
+        else:
+            model.phi, model.theta = mapped(output, ("phi", "theta")).values()
         model.doc_ids = _doc_ids(model.doc_ids)  # a list once written and the sampler's memory freed
         return model
     if prepared.parent is not None:
@@ -614,8 +619,8 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
 
 def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: dict | None = None) -> Model:
     """The steps, the trace, early stopping, time limit, checkpoints and signals; the model
-    (``streamed``: its phi and theta as :class:`~ldacli.files.npz.StreamedArray`, to save before the
-    state is closed)."""
+    (``streamed``: its counts, when the method has them, made as the file takes them, to save
+    before the state is closed)."""
     cls, state, stopper, params, values = run.cls, run.state, run.stopper, run.params, run.values
     trace_it, trace_ll = run.trace_it, run.trace_ll
     every, unit, iterations = values["loglik_every"], cls.unit, values["iterations"]
@@ -708,7 +713,14 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: 
     if not trace_it or trace_it[-1] != it:
         trace_it.append(it)
         trace_ll.append(_checked_trace(cls, state))
-    phi, theta, extra = state.streamed_result(it) if streamed else state.result(it)
+    phi = theta = counts = None
+    found = state.model_counts(it)
+    if found is None:
+        phi, theta, extra = state.result(it)
+    else:  # phi and theta are computed from them when read
+        counts, extra = found
+        if not streamed:
+            counts = counts.materialized()
     params.update(extra, iterations_done=it, stopped=stopped)
     if stopper is not None:
         params.update(stopper.summary())
@@ -723,6 +735,7 @@ def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: 
         loglik_per_token=np.array(trace_ll, dtype=np.float64),
         params=params,
         removed_words=list(run.removed_words),
+        counts=counts,
     )
 
 

@@ -25,7 +25,7 @@ from ldacli.errors import InputError, SettingError
 from ldacli.files.fileio import Source, iter_lines
 from ldacli.settings import Text
 from ldacli.model import check_name
-from ldacli.methods.topic_word_prior import TopicWordPrior
+from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
 # The default strength of a seed word's prior in its topic: this share of the word's count.
@@ -134,7 +134,7 @@ def seeded_prior(values: dict, corpus: Corpus, method: str, kept: dict | None = 
     from ``values["seed_words"]`` or kept from a seeded warm start (``kept``, the parent's
     ``params["seeded"]``, mapped through the topics' ``descent``), as the model records them
     (``params["seeded"]``); sets ``values["topic_word_prior"]``, the prior the method samples
-    under (:class:`~ldacli.methods.topic_word_prior.TopicWordPrior`: beta plus ``seed_strength`` times
+    under (:class:`~ldacli.topic_word_prior.TopicWordPrior`: beta plus ``seed_strength`` times
     each seed word's count in its topic), and ``values["seed_strength"]``. None: no seeds."""
     K, spec = values["n_topics"], values.get("seed_words")
     if spec is not None:

@@ -282,7 +282,7 @@ def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WOR
         shares, tops, names = prevalence(model), model.top_words(top_words), model.topic_names
         parent = _nearest(model.params, step_of)
         entry = {"step": step, "path": f.path, "sha256": f.sha256, "modified": _modified(f.modified),
-                 "n_topics": model.n_topics, "n_docs": int(model.theta.shape[0]),
+                 "n_topics": model.n_topics, "n_docs": model.n_docs,
                  "n_tokens": model.params.get("n_tokens"), "method": model.params.get("method"),
                  "iterations_done": model.params.get("iterations_done"),
                  "parent": parent if parent != step else None, "pairing": None, "note": None,

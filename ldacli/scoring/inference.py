@@ -149,7 +149,7 @@ def corpus_theta(model: Model, corpus: Corpus) -> tuple[np.ndarray, list[str]]:
     """The topic proportions of ``corpus``'s documents and their ids: the model's own when
     ``corpus`` is its training corpus (same fingerprint and documents), else inferred with
     :data:`VIEW_ITERATIONS` sweeps and seed :data:`VIEW_SEED` (what a report shows)."""
-    if corpus.fingerprint() == model.params.get("corpus_fingerprint") and model.theta.shape[0] == corpus.n_docs:
+    if corpus.fingerprint() == model.params.get("corpus_fingerprint") and model.n_docs == corpus.n_docs:
         return model.theta, list(corpus.doc_ids)
     result, _ = infer(model, corpus, iterations=VIEW_ITERATIONS, burn_in=VIEW_BURN_IN, seed=VIEW_SEED)
     return result.theta, result.doc_ids

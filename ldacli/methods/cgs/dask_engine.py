@@ -64,7 +64,7 @@ from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_cells, merge_doc_histograms, merge_pairs,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, word_topic_pairs)
 from ldacli.partition import WIDE_SHARD_TOKENS, ShardRange, word_slices
-from ldacli.methods.topic_word_prior import TopicWordPrior
+from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
 
@@ -426,6 +426,12 @@ class ShardHost:
         for s in self.mine:
             self.doc_sums[s] = CellSums(*self.doc_sums[s].shape)
 
+    def doc_sum_cells(self, s: int, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """Shard ``s``'s documents' snapshot sums as sorted cells, codes numbered from its first
+        document in the corpus, ``first`` (what a model file stores of them)."""
+        codes, sums = self.doc_sums[s].sparse()
+        return codes + first * np.int64(self.K), sums
+
     def doc_sum_rows(self, s: int, lo: int, hi: int, n: int) -> np.ndarray:
         """Documents ``lo:hi`` (numbered in shard ``s``) of the snapshot sums divided by ``n``,
         (hi - lo, K) float64."""
@@ -738,6 +744,12 @@ class DaskSampler(UnderPriors):
 
     def clear_doc_sums(self) -> None:
         self._each("clear_doc_sums", [()] * len(self.place.hosts))
+
+    def doc_sum_cell_parts(self):
+        """The workers' snapshot sums of every document as sorted cells, a shard at a time, in
+        shard order (codes ``d * K + k`` in the corpus), as a model file stores them."""
+        for s, shard in enumerate(self.shards):
+            yield self.place.hosts[self.place.owner[s]].doc_sum_cells(s, int(shard.d_lo)).result()
 
     def mean_rows(self, out: np.ndarray, first: int, n: int) -> None:
         """Documents ``first`` to ``first + len(out)`` of the workers' snapshot sums, divided by

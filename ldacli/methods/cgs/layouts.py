@@ -68,7 +68,7 @@ class Priors:
     """The priors as the kernels take them: ``alpha`` (K,) float64; the topic-word prior
     ``beta_kw = beta + extra_kw`` as ``beta``, ``beta_sum`` (K,) float64 (each topic's
     ``sum_w beta_kw``) and the extra mass by word, ``extra_ptr`` (V+1,) int64, ``extra_topics``
-    (E,) int32, ``extra`` (E,) float64 (:meth:`~ldacli.methods.topic_word_prior.TopicWordPrior.by_word`)."""
+    (E,) int32, ``extra`` (E,) float64 (:meth:`~ldacli.topic_word_prior.TopicWordPrior.by_word`)."""
 
     alpha: np.ndarray
     beta: float
@@ -80,7 +80,7 @@ class Priors:
     @classmethod
     def of(cls, alpha, beta: float, beta_sum: np.ndarray, extra: tuple[np.ndarray, np.ndarray, np.ndarray]
            ) -> "Priors":
-        """``extra``: the (ptr, topics, extra) of :func:`~ldacli.methods.topic_word_prior.extra_by_word`."""
+        """``extra``: the (ptr, topics, extra) of :func:`~ldacli.topic_word_prior.extra_by_word`."""
         return cls(np.ascontiguousarray(alpha, dtype=np.float64), float(beta),
                    np.ascontiguousarray(beta_sum, dtype=np.float64), *extra)
 

@@ -12,6 +12,8 @@ joint log-likelihood ``log p(w, z)`` per token.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import gammaln
@@ -31,20 +33,16 @@ from ldacli.corpora.formats.shards import ShardFolder
 from ldacli.methods.seed_words import SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
-from ldacli.files.npz import ROW_BLOCK_BYTES, StreamedArray
 from ldacli.methods.cgs.snapshots import Snapshots, doc_sum_bytes, snapshot_sweeps
 from ldacli.methods.priors import alpha_from_histograms, beta_from_histogram
-from ldacli.methods.topic_word_prior import TopicWordPrior
+from ldacli.topic_counts import SPREAD_CELLS, SparseRows, TopicCounts, cell_parts, phi_rows, sorted_cells, theta_rows
+from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
 
 # Cells of theta assembled at a time (whole documents, at least one): the scratch is their
 # counts (int32, and int64 as they are counted), whatever D and K.
 THETA_CHUNK_CELLS = 1 << 16
-# Bytes of theta's rows written at a time (at least one row): a block of theta costs what its
-# rows cost, so it can be smaller than phi's (ROW_BLOCK_BYTES), each of which reads every cell
-# of the counts. 4 MB: a corpus's theta is as large from 5,000 documents at K=100 on.
-THETA_BLOCK_BYTES = 1 << 22
 # The priors' learning by default (--optimize-interval, --optimize-burn-in): every 10 sweeps as
 # tomotopy and MALLET's documentation do, after 50, the counts of the first sweeps being far from
 # the posterior's. Measured: benchmarks/heldout.py, docs/performance.md.
@@ -119,7 +117,7 @@ class CollapsedGibbs(Method):
     first topics (:class:`~ldacli.methods.cgs.threads.FirstTopics`), stream 1 + s samples shard s.
 
     ``settings["topic_word_prior"]`` (not a command-line setting: built by the caller, e.g. by
-    :func:`~ldacli.methods.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric
+    :func:`~ldacli.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric
     beta) is extra topic-word prior mass, ``beta_kw = beta + extra_kw``, under which every sampler
     samples the exact posterior; phi and the trace use it. A checkpoint holds it (arrays
     ``prior_words``, ``prior_topics``, ``prior_extra``) and a resumed run samples under it; the
@@ -239,8 +237,10 @@ class CollapsedGibbs(Method):
         # samples; vectors of K (the totals, each block's copy of them, the priors, the
         # snapshots' and the histograms'); the snapshots' sums (code and sum of each word-topic
         # and document-topic cell, or the dense array, 4 bytes a cell, past twice that); the
-        # model: phi and theta, each assembled in place, or written a block of rows at a time
-        # (the scratch: a chunk of theta's counts, the word lists' entries spread out)
+        # model: its counts, written a part at a time (the final state's word-topic cells
+        # sorted by topic on the way, 48 bytes a cell; a shard's document cells, 20 bytes each),
+        # or held (16 bytes a cell at most) and phi and theta computed from them whole (the
+        # scratch: a chunk of theta's counts, the word lists' entries spread out)
         tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
         if settings["sampler"] == "sparse":  # each document's list of topics and counts, min(K, N_d) long
             tokens += 8.0 * float(np.minimum(corpus.doc_lengths, K).sum()) + 12.0 * D
@@ -252,9 +252,11 @@ class CollapsedGibbs(Method):
             # slices and snapshot sums (and check their own memory); the client each document's length and id
             tokens, runs, doc_sums = 0.0, 64.0 * D, 0.0
         snapshots = word_sums + doc_sums if settings.get("snapshots", 1) > 1 else 0.0
-        model = 8.0 * K * V + 8.0 * D * K
-        if streamed:  # a block of rows (at least one) of each, no more than the whole
-            model = min(model, max(ROW_BLOCK_BYTES, 8.0 * V) + max(THETA_BLOCK_BYTES, 8.0 * K))
+        doc_cells = min(float(N), float(K) * D)
+        words_written = 48.0 * cells if settings.get("snapshots", 1) <= 1 else 24.0 * SPREAD_CELLS
+        model = 16.0 * (K + D) + words_written + 20.0 * doc_cells / shards
+        if not streamed:
+            model += 16.0 * (cells + doc_cells) + 8.0 * K * V + 8.0 * D * K
         scratch = 12.0 * max(THETA_CHUNK_CELLS, K) + 48.0 * ENTRY_CHUNK
         return tokens + runs + counts + vectors + snapshots + model + scratch
 
@@ -334,7 +336,7 @@ class CollapsedGibbs(Method):
         (one given must then be the same); None for the symmetric beta."""
         if given is not None and not isinstance(given, TopicWordPrior):
             raise SettingError("topic_word_prior", f"topic_word_prior must be a TopicWordPrior "
-                                                   f"(ldacli.methods.topic_word_prior.seed_prior), found {type(given).__name__}")
+                                                   f"(ldacli.topic_word_prior.seed_prior), found {type(given).__name__}")
         if given is not None and (given.n_words, given.n_topics) != (V, K):
             raise SettingError("topic_word_prior", f"topic_word_prior must be one of {V} words and {K} topics, "
                                                    f"found one of {given.n_words} words and {given.n_topics} topics")
@@ -380,24 +382,13 @@ class CollapsedGibbs(Method):
         return log_likelihood(self.sampler, self.alpha, self.beta) / self.n_tokens
 
     def phi(self) -> np.ndarray:
-        """(K, V) float64 in C order: ``(n_kw + beta_kw) / (n_k + sum_w beta_kw)``, assembled in
-        place (no dense copy of the counts on the way)."""
-        phi = np.empty((self.sampler.K, self.sampler.V))
-        self._phi_rows(phi, 0)
-        return phi
-
-    def _phi_rows(self, out: np.ndarray, first: int) -> None:
-        """Rows ``first`` to ``first + len(out)`` of :meth:`phi` into ``out``."""
+        """(K, V) float64 in C order: the final state's phi (:func:`~ldacli.topic_counts.phi_rows`),
+        assembled in place (no dense copy of the counts on the way)."""
         s = self.sampler
-        counts, last = s.counts, first + out.shape[0]
-        out.fill(self.beta)
-        counts.add_to(out, first)
-        if self.prior is not None:
-            p = self.prior
-            inside = (p.topics >= first) & (p.topics < last)
-            words, topics = p.words[inside], p.topics[inside]
-            out[topics - first, words] = counts.counts_at(words, topics) + (self.beta + p.extra[inside])
-        out /= (counts.nk[first:last] + s.priors.beta_sum[first:last])[:, None]
+        phi = np.zeros((s.K, s.V))
+        s.counts.add_to(phi, 0)
+        phi_rows(phi, 0, 0, s.counts.nk, self.beta, s.priors.beta_sum, self.prior)
+        return phi
 
     def rng_states(self) -> list:
         return random_streams.states(self.rngs[:1]) + self.sampler.rng_states()
@@ -422,57 +413,63 @@ class CollapsedGibbs(Method):
         snapshots' sums."""
         return {**(self.prior.arrays() if self.prior is not None else {}), **self.snapshots.arrays()}
 
-    def theta(self) -> np.ndarray:
-        """(D, K) float64: ``(n_dk + alpha_k) / (N_d + sum alpha)``, assembled a few documents
-        at a time (:data:`THETA_CHUNK_CELLS`; no dense count array of all documents; on a
-        cluster, from the shards' workers)."""
-        theta = np.empty((self.sampler.n_docs, self.sampler.K))
-        self._theta_rows()(theta, 0)
-        return theta
-
-    def _theta_rows(self):
-        """``fill(out, first)`` for consecutive blocks of rows (documents) of :meth:`theta`, from
-        the sampler's document-topic blocks as they come."""
-        alpha, alpha_sum = self.alpha, self.alpha.sum()
-        counts = rows_from_blocks(self.sampler.doc_topic_blocks(THETA_CHUNK_CELLS))
-
-        def fill(out: np.ndarray, first: int) -> None:
-            counts(out, first)
-            lengths = out.sum(axis=1)  # whole numbers: exact
-            out += alpha
-            out /= (lengths + alpha_sum)[:, None]
-        return fill
-
     def result(self, iterations_done: int) -> tuple[np.ndarray, np.ndarray, dict]:
-        # the model's two dense arrays, each built in place: at its largest, the process holds
-        # them and the sampler's state, nothing (K, V) or (D, K) besides
-        phi_rows, theta_rows, params = self._final(iterations_done)
+        """phi and theta computed from the run's state as it is (the sampler's counts, or the
+        snapshots' sums), each built in place: what :meth:`model_counts` stores, and a model file
+        gives back from it, bit for bit."""
+        sums, params = self._final(iterations_done)
         s = self.sampler
         phi, theta = np.empty((s.K, s.V)), np.empty((s.n_docs, s.K))
-        phi_rows(phi, 0)
-        theta_rows(theta, 0)
+        sums.word_rows(phi, 0)
+        phi_rows(phi, 0, sums.snapshots, sums.totals, self.beta, s.priors.beta_sum, self.prior)
+        sums.doc_rows(theta, 0)
+        theta_rows(theta, sums.snapshots, self.snapshots.lengths, self.alpha)
         return phi, theta, params
 
-    def streamed_result(self, iterations_done: int) -> tuple[StreamedArray, StreamedArray, dict]:
-        # a block of rows of each at a time, filled as they are written
-        phi_rows, theta_rows, params = self._final(iterations_done)
-        s = self.sampler
-        return (StreamedArray.by_rows((s.K, s.V), phi_rows),
-                StreamedArray.by_rows((s.n_docs, s.K), theta_rows, THETA_BLOCK_BYTES), params)
+    def model_counts(self, iterations_done: int) -> tuple[TopicCounts, dict]:
+        """The whole numbers the model's phi and theta are computed from (the final state's
+        counts, or the snapshots' sums), by topic and by document, and the params to add."""
+        sums, params = self._final(iterations_done)
+        return TopicCounts(sums.words(), sums.docs(), sums.snapshots, self.prior), params
 
-    def _final(self, done: int) -> tuple:
-        """How the model's rows are filled (phi's and theta's, each ``(out, first)``), and the
-        params to add: from the final state, or the mean of the snapshots (the final state
-        taken too when the run stopped before its last)."""
+    def _final(self, done: int) -> tuple["_Sums", dict]:
+        """What the model is computed from, and the params to add: the final state, or the
+        snapshots' sums (the final state taken too when the run stopped before its last)."""
         params = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
         snaps, s = self.snapshots, self.sampler
         if not snaps.sweeps:  # the final state alone
-            return self._phi_rows, self._theta_rows(), params
+            def word_rows(out, first):
+                out.fill(0.0)
+                s.counts.add_to(out, first)
+
+            def words():
+                w, t, n = s.counts.cells()
+                codes, n = sorted_cells(t.astype(np.int64) * s.V + w, n)
+                return SparseRows.streamed(cell_parts(codes, n), s.K, s.V)
+
+            return _Sums(0, s.counts.nk, word_rows, rows_from_blocks(s.doc_topic_blocks(THETA_CHUNK_CELLS)), words,
+                         lambda: SparseRows.streamed(s.doc_topic_cell_parts, s.n_docs, s.K)), params
         if not snaps.taken or snaps.taken[-1] != done:
             snaps.take(done, s)
         params["snapshot_sweeps"] = list(snaps.taken)
-        return (lambda out, first: snaps.phi_rows(out, first, self.beta, s.priors.beta_sum, self.prior),
-                lambda out, first: snaps.theta_rows(out, first, self.alpha), params)
+        return _Sums(len(snaps.taken), snaps.topic, snaps.word_sum_rows, snaps.doc_sum_rows, snaps.word_sums,
+                     snaps.doc_sums), params
 
     def close(self) -> None:
         self.sampler.close()
+
+
+@dataclass(frozen=True)
+class _Sums:
+    """What a run's model is computed from: ``snapshots`` (the number of states summed; 0: the
+    final state's counts), ``totals`` (K,) each topic's; ``word_rows(out, first)`` and
+    ``doc_rows(out, first)`` fill rows of the dense word-topic (K, V) and document-topic (D, K)
+    sums (``doc_rows`` for consecutive blocks from 0); ``words()`` and ``docs()`` the same kept
+    sparse (:class:`~ldacli.topic_counts.SparseRows`, made as a file takes them)."""
+
+    snapshots: int
+    totals: np.ndarray
+    word_rows: Callable[[np.ndarray, int], None]
+    doc_rows: Callable[[np.ndarray, int], None]
+    words: Callable[[], SparseRows]
+    docs: Callable[[], SparseRows]

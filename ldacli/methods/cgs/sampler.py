@@ -15,7 +15,7 @@ import numpy as np
 
 from ldacli.errors import LdacliError
 from ldacli.methods.cgs.layouts import Priors, Replica
-from ldacli.methods.topic_word_prior import TopicWordPrior, extra_by_word, topic_sums
+from ldacli.topic_word_prior import TopicWordPrior, extra_by_word, topic_sums
 
 SAMPLERS = ("dense", "sparse", "alias")
 
@@ -77,7 +77,7 @@ def choose_sampler(n_topics: int, tokens_per_doc: float) -> str:
 class UnderPriors:
     """What the threaded and the Dask samplers share: the priors they sample under (``V`` and
     ``K`` set by the sampler), ``alpha``, ``beta`` and ``prior``, the topic-word prior's extra
-    mass (a :class:`~ldacli.methods.topic_word_prior.TopicWordPrior`, or None for the symmetric beta),
+    mass (a :class:`~ldacli.topic_word_prior.TopicWordPrior`, or None for the symmetric beta),
     and ``priors``, all of them as the kernels take them."""
 
     V: int

@@ -12,12 +12,14 @@ from ldacli import _cgs
 from ldacli.errors import LdacliError
 from ldacli.methods.base import Method
 from ldacli.model import Checkpoint
-from ldacli.methods.topic_word_prior import TopicWordPrior
+from ldacli.topic_counts import SparseRows, block_parts, cell_parts, sorted_cells
 
 log = logging.getLogger("ldacli")
 
 # A checkpoint's document-topic sums (the client's, or a shard file's, numbered in the shard).
 DOC_CELLS, DOC_SUMS = "snapshot_doc_cells", "snapshot_doc_sums"
+# Cells of dense sums turned into a model file's sparse rows at a time.
+BLOCK_CELLS = 1 << 20
 
 
 def snapshot_sweeps(iterations: int, snapshots: int, interval: int) -> frozenset[int]:
@@ -161,25 +163,26 @@ class Snapshots:
             out.update(doc_cell_arrays(self.doc_cells.sparse(), self.K))
         return out
 
-    def phi_rows(self, out: np.ndarray, first: int, beta: float, beta_sum: np.ndarray,
-                 prior: TopicWordPrior | None) -> None:
-        """Rows ``first`` to ``first + len(out)`` of ``(mean n_kw + beta_kw) / (mean n_k + sum_w
-        beta_kw)`` into ``out``."""
-        n, last = len(self.taken), first + out.shape[0]
-        self.cells.mean_rows(out, first, n)
-        out += beta
-        if prior is not None:
-            inside = (prior.topics >= first) & (prior.topics < last)
-            out[prior.topics[inside] - first, prior.words[inside]] += prior.extra[inside]
-        out /= (self.topic[first:last] / n + beta_sum[first:last])[:, None]
+    def word_sum_rows(self, out: np.ndarray, first: int) -> None:
+        """Rows (topics) ``first`` to ``first + len(out)`` of the word-topic sums, (K, V) topic-major,
+        into ``out`` (float64), what :func:`~ldacli.topic_counts.phi_rows` takes."""
+        self.cells.mean_rows(out, first, 1)
 
-    def theta_rows(self, out: np.ndarray, first: int, alpha: np.ndarray) -> None:
-        """Rows (documents) ``first`` to ``first + len(out)`` of ``(mean n_dk + alpha_k) / (N_d +
-        sum alpha)`` into ``out``."""
-        last = first + out.shape[0]
-        (self.remote or self.doc_cells).mean_rows(out, first, len(self.taken))
-        out += alpha
-        out /= (self.lengths[first:last] + alpha.sum())[:, None]
+    def doc_sum_rows(self, out: np.ndarray, first: int) -> None:
+        """Rows (documents) ``first`` to ``first + len(out)`` of the document-topic sums into
+        ``out`` (float64), what :func:`~ldacli.topic_counts.theta_rows` takes."""
+        (self.remote or self.doc_cells).mean_rows(out, first, 1)
+
+    def word_sums(self) -> SparseRows:
+        """The word-topic sums by topic (phi's layout), as a model file keeps them, made as it
+        is written."""
+        return SparseRows.streamed(self.cells.parts(), self.K, self.V)
+
+    def doc_sums(self) -> SparseRows:
+        """The document-topic sums by document, as a model file keeps them, made as it is written
+        (from the workers that keep them, a shard at a time)."""
+        parts = self.doc_cells.parts() if self.remote is None else self.remote.doc_sum_cell_parts
+        return SparseRows.streamed(parts, self.lengths.size, self.K)
 
 
 class CellSums:
@@ -224,7 +227,7 @@ class CellSums:
         if self._to_dense(codes.size):
             self._dense_add([(codes, values)])
         else:
-            self._sparse_add([_sorted(codes, values)])
+            self._sparse_add([sorted_cells(codes, values)])
 
     def add_parts(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Add the cells ``parts``: each part's codes (int64) sorted and above the part's before,
@@ -245,6 +248,16 @@ class CellSums:
         flat = self.dense.reshape(-1)
         codes = np.flatnonzero(flat)
         return codes, flat[codes].astype(np.float64)
+
+    def parts(self):
+        """The non-zero sums as :data:`~ldacli.topic_counts.Parts` (sorted cells, a chunk or a
+        block of rows at a time), for a model file."""
+        if self.dense is None:
+            return cell_parts(*self.sparse())
+        step = max(1, BLOCK_CELLS // self.shape[1])
+        rows = self.shape[0]
+        return block_parts(lambda: ((first, self.dense[first:first + step]) for first in range(0, rows, step)),
+                           self.shape[1])
 
     def mean_rows(self, out: np.ndarray, first: int, n: int) -> None:
         """Rows ``first`` to ``first + len(out)`` of the sums, divided by ``n``, into ``out``."""
@@ -326,7 +339,7 @@ def _checked_cells(rows: np.ndarray, columns: np.ndarray, sums: np.ndarray, n_ro
     """Stored cells of a (n_rows, n_columns) sum, checked, as sorted codes and float64 sums."""
     if rows.size and (rows.min() < 0 or rows.max() >= n_rows or columns.min() < 0 or columns.max() >= n_columns):
         raise LdacliError(f"{source}: expected snapshot cells within {within}, found others")
-    codes, sums = _sorted(rows.astype(np.int64) * n_columns + columns, np.asarray(sums, np.float64))
+    codes, sums = sorted_cells(rows.astype(np.int64) * n_columns + columns, np.asarray(sums, np.float64))
     if np.any(codes[1:] == codes[:-1]):
         raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
     return codes, sums
@@ -340,14 +353,6 @@ def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray]
     lo, hi = np.searchsorted(codes, [first * columns, (first + out.shape[0]) * columns])
     out.fill(0.0)
     out.reshape(-1)[codes[lo:hi] - first * columns] = sums[lo:hi] / n
-
-
-def _sorted(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The cells ``codes`` (each once) and their ``values`` in increasing order of code."""
-    if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
-        order = np.argsort(codes, kind="stable")
-        codes, values = codes[order], values[order]
-    return codes, values
 
 
 def _merged_in_place(codes: np.ndarray, sums: np.ndarray, parts: list[tuple[np.ndarray, np.ndarray]]

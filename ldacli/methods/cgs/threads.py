@@ -31,7 +31,7 @@ from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, doc_topic_blocks, d
                                       shard_doc_histograms, shard_log_prior, shard_pointers, sorted_within_documents,
                                       word_topic_pairs)
 from ldacli.partition import shard_ranges, word_slices
-from ldacli.methods.topic_word_prior import TopicWordPrior
+from ldacli.topic_word_prior import TopicWordPrior
 
 
 class ThreadsSampler(UnderPriors):
@@ -41,7 +41,7 @@ class ThreadsSampler(UnderPriors):
     ``words`` (N,) int32 and ``doc_ptr`` (D+1,) int64 as from ``Corpus.tokens()`` (each
     document's words sorted); ``z`` (N,) int32 is updated in place; ``rngs`` one generator per
     shard (``len(bounds) - 1``). The topic-word prior is ``beta`` plus the extra mass of
-    ``prior`` (:func:`~ldacli.methods.topic_word_prior.seed_prior`; None: symmetric).
+    ``prior`` (:func:`~ldacli.topic_word_prior.seed_prior`; None: symmetric).
     """
 
     def __init__(self, kind: str, words, doc_ptr, z, n_words: int, n_topics: int, alpha, beta: float,

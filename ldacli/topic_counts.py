@@ -1,0 +1,494 @@
+"""What a collapsed Gibbs model's phi and theta are computed from, and that computation.
+
+Collapsed Gibbs sampling (:mod:`ldacli.methods.cgs.method`) estimates
+
+    phi_kw   = (n_kw + beta_kw) / (n_k + sum_w beta_kw)
+    theta_dk = (n_dk + alpha_k) / (N_d + sum_k alpha_k)
+
+from whole numbers: the counts of the chain's final state, or their sums over the S states its
+snapshots took, whose mean (sum / S) then stands for the counts. Most cells of both arrays are
+zero, so those whole numbers, kept by rows (:class:`SparseRows`: each topic's words and sums,
+each document's topics and sums) in the narrowest integer dtypes their values fit
+(:func:`narrowest`), are a small part of the dense float64 (K, V) and (D, K) arrays. A model file stores them
+(:class:`TopicCounts`) instead of phi and theta, and :func:`phi_rows` and :func:`theta_rows` are
+the one computation the method runs on its live state and a loaded model on the stored numbers,
+the same operations in the same order, so that a model read back gives the very float64 bytes
+the run computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ldacli.errors import InputError
+from ldacli.files.npz import StreamedArray, array, mapped, scalar
+from ldacli.topic_word_prior import TopicWordPrior, topic_sums
+
+# Whole numbers up to here are exact in float64: every sum, and all of them added up, stay below.
+EXACT = 1 << 52
+# The unsigned integer dtypes a file's arrays are written in, narrowest first.
+UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
+# Cells spread into a dense array at a time (their row ids are made for them).
+SPREAD_CELLS = 1 << 20
+
+
+def narrowest(largest: int) -> np.dtype:
+    """The narrowest unsigned integer dtype that holds 0 to ``largest``."""
+    for kind in UNSIGNED:
+        if largest <= np.iinfo(kind).max:
+            return np.dtype(kind)
+    raise ValueError(f"{largest} does not fit in 64 bits")
+
+
+def sorted_cells(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cells ``codes`` (each once) and their ``values`` in increasing order of code."""
+    if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
+        order = np.argsort(codes, kind="stable")
+        codes, values = codes[order], values[order]
+    return codes, values
+
+
+# --- the computation -----------------------------------------------------------------------------
+
+def phi_rows(out: np.ndarray, first: int, snapshots: int, totals: np.ndarray, beta: float,
+             beta_sum: np.ndarray, prior: TopicWordPrior | None) -> None:
+    """Rows (topics) ``first`` to ``first + len(out)`` of phi, in place: ``out`` holds those
+    topics' word-topic counts on entry (float64, topic-major; every cell, zeros included), the
+    final state's when ``snapshots`` is 0, else their sums over that many states; ``totals``
+    (K,) each topic's counts (sums) over all words, ``beta_sum`` (K,) each topic's ``sum_w
+    beta_kw`` (:func:`~ldacli.topic_word_prior.topic_sums`), ``prior`` the topic-word prior's
+    extra mass (None: the symmetric ``beta``). The final state's phi is ``(n_kw + beta) /
+    (n_k + sum_w beta_kw)`` with ``n_kw + (beta + extra_kw)`` on the prior's cells; the
+    snapshots' ``(sum_kw / S + beta + extra_kw) / (n_k / S + sum_w beta_kw)``, added in that
+    order."""
+    last = first + out.shape[0]
+    cells = None
+    if prior is not None:
+        inside = (prior.topics >= first) & (prior.topics < last)
+        cells = prior.topics[inside] - first, prior.words[inside]
+        extra = prior.extra[inside]
+    if snapshots:
+        out /= snapshots
+        out += beta
+        if cells is not None:
+            out[cells] += extra
+        out /= (totals[first:last] / snapshots + beta_sum[first:last])[:, None]
+        return
+    if cells is not None:
+        seeded = out[cells] + (beta + extra)
+    out += beta
+    if cells is not None:
+        out[cells] = seeded
+    out /= (totals[first:last] + beta_sum[first:last])[:, None]
+
+
+def theta_rows(out: np.ndarray, snapshots: int, lengths: np.ndarray, alpha: np.ndarray) -> None:
+    """Rows (documents) of theta, in place: ``out`` holds their document-topic counts on entry
+    (float64; every cell), the final state's when ``snapshots`` is 0, else their sums over that
+    many states; ``lengths`` their tokens. ``(n_dk + alpha_k) / (N_d + sum alpha)``, the mean
+    ``sum_dk / S`` standing for ``n_dk`` after snapshots."""
+    if snapshots:
+        out /= snapshots
+    out += alpha
+    out /= (lengths + alpha.sum())[:, None]
+
+
+# --- the counts, kept sparse ---------------------------------------------------------------------
+
+# Where a part of the cells comes from: called again for each pass over them, it gives their
+# codes ``row * columns + column`` (increasing, within and across the parts) and whole-number
+# values of any numeric dtype.
+Parts = Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]
+
+
+@dataclass(frozen=True, eq=False)
+class SparseRows:
+    """A (rows, columns) array of whole numbers >= 0 kept by rows (CSR): row r's cells are the
+    columns ``columns[ptr[r]:ptr[r+1]]`` (increasing), every other cell 0; ``ptr`` (rows + 1,) and
+    ``columns`` (C,) in the narrowest unsigned dtype their values fit (:func:`narrowest`). The
+    cells' :attr:`values` are kept as ``sums`` (C,), in the unsigned dtype that makes them smallest,
+    and ``large``: a value of at least that dtype's largest (its mark) is the mark in ``sums``
+    and itself in ``large``, in the cells' order, so that a few large values do not widen every
+    cell. Made :meth:`streamed`, ``columns``, ``sums`` and ``large`` are
+    :class:`~ldacli.files.npz.StreamedArray`, made from their source as a file takes them
+    (:meth:`materialized` makes the arrays)."""
+
+    ptr: np.ndarray
+    columns: np.ndarray | StreamedArray
+    sums: np.ndarray | StreamedArray
+    large: np.ndarray | StreamedArray
+    n_columns: int
+
+    @property
+    def n_rows(self) -> int:
+        return self.ptr.size - 1
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.ptr[-1])
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        """(C,) the cells' values (``sums`` with the marked ones taken from ``large``)."""
+        if not self.large.size:
+            return self.sums
+        values = self.sums.astype(np.promote_types(self.sums.dtype, self.large.dtype))
+        values[self.sums == np.iinfo(self.sums.dtype).max] = self.large
+        return values
+
+    @classmethod
+    def streamed(cls, parts: Parts, n_rows: int, n_columns: int) -> "SparseRows":
+        """The non-zero cells of ``parts`` (:data:`Parts`): one pass over them now counts each
+        row's cells, the largest value and how many reach each mark; the columns and the values
+        are made again from them, a part at a time, when they are written or :meth:`materialized`."""
+        lengths, largest, reaching = np.zeros(n_rows, np.int64), 0, np.zeros(len(MARKS), np.int64)
+        for codes, values in _nonzero(parts()):
+            rows = codes // n_columns
+            low = int(rows[0])
+            lengths[low:int(rows[-1]) + 1] += np.bincount(rows - low)
+            largest = max(largest, int(values.max()))
+            reaching += [np.count_nonzero(values >= mark) for mark in MARKS]
+        ptr = np.zeros(n_rows + 1, narrowest(int(lengths.sum())))
+        np.cumsum(lengths, out=ptr[1:], dtype=ptr.dtype)
+        cells = int(ptr[-1])
+        column_type = narrowest(max(n_columns - 1, 0))
+        sum_type, large_type, n_large = _value_layout(cells, largest, reaching)
+        mark = np.iinfo(sum_type).max
+
+        def pieces(of):
+            for codes, values in _nonzero(parts()):
+                yield memoryview(np.ascontiguousarray(of(codes, values)))
+
+        return cls(ptr, StreamedArray(column_type, (cells,), pieces(lambda c, v: (c % n_columns).astype(column_type))),
+                   StreamedArray(sum_type, (cells,), pieces(lambda c, v: np.minimum(v, mark).astype(sum_type))),
+                   StreamedArray(large_type, (n_large,), pieces(lambda c, v: v[v >= mark].astype(large_type))),
+                   int(n_columns))
+
+    @classmethod
+    def of_parts(cls, parts: Parts, n_rows: int, n_columns: int) -> "SparseRows":
+        """:meth:`streamed`, made into arrays."""
+        return cls.streamed(parts, n_rows, n_columns).materialized()
+
+    @classmethod
+    def empty(cls, n_rows: int, n_columns: int) -> "SparseRows":
+        return cls.of_parts(lambda: (), n_rows, n_columns)
+
+    def materialized(self) -> "SparseRows":
+        """The same with ``columns``, ``sums`` and ``large`` as arrays (itself when they are)."""
+        if not isinstance(self.columns, StreamedArray):
+            return self
+        return SparseRows(self.ptr, _filled(self.columns), _filled(self.sums), _filled(self.large), self.n_columns)
+
+    def rows_of_cells(self, lo: int, hi: int) -> np.ndarray:
+        """(hi - lo,) int64: the row of each cell ``lo`` to ``hi``."""
+        ptr = self.ptr.astype(np.int64)
+        first, last = int(np.searchsorted(ptr, lo, "right")) - 1, int(np.searchsorted(ptr, hi, "left"))
+        cut = np.clip(ptr[max(first, 0):last + 1], lo, hi)
+        return np.repeat(np.arange(max(first, 0), max(first, 0) + cut.size - 1), np.diff(cut))
+
+    def row_sums(self) -> np.ndarray:
+        """(rows,) int64: each row's values added up."""
+        running = np.zeros(self.n_cells + 1, np.int64)
+        np.cumsum(self.values, out=running[1:], dtype=np.int64)
+        ptr = self.ptr.astype(np.int64)
+        return running[ptr[1:]] - running[ptr[:-1]]
+
+    def put(self, out: np.ndarray, first: int) -> None:
+        """Rows ``first`` to ``first + len(out)`` into ``out`` ((rows, columns) float64), zeros
+        in the cells without a value, :data:`SPREAD_CELLS` cells at a time."""
+        out.fill(0.0)
+        lo, hi = int(self.ptr[first]), int(self.ptr[first + out.shape[0]])
+        values = self.values
+        for at in range(lo, hi, SPREAD_CELLS):
+            end = min(at + SPREAD_CELLS, hi)
+            out[self.rows_of_cells(at, end) - first, self.columns[at:end]] = values[at:end]
+
+    def members(self, name: str, columns: str) -> dict[str, np.ndarray | StreamedArray]:
+        """The arrays of a file: ``{name}_ptr``, ``{name}_{columns}``, ``{name}_sums`` and
+        ``{name}_sums_large``."""
+        return {f"{name}_ptr": self.ptr, f"{name}_{columns}": self.columns, f"{name}_sums": self.sums,
+                f"{name}_sums_large": self.large}
+
+    @classmethod
+    def read(cls, path: str, arrays: dict, name: str, columns: str, n_rows: int, n_columns: int) -> "SparseRows":
+        """The members :meth:`members` wrote, checked as strictly as the rest of a model: integer
+        arrays of one dimension, the pointers rising from 0 to the number of cells, the columns
+        below ``n_columns`` and increasing within each row (each cell once), values >= 0 (each
+        marked one in the large values, each of those at least the mark) adding up to less than
+        :data:`EXACT`. An :class:`~ldacli.errors.InputError` naming ``path`` and the member
+        otherwise."""
+        ptr_name, columns_name, sums_name = f"{name}_ptr", f"{name}_{columns}", f"{name}_sums"
+        large_name = f"{sums_name}_large"
+        ptr = array(path, arrays, ptr_name, "iu", (n_rows + 1,), minimum=0)
+        cols = array(path, arrays, columns_name, "iu", (None,), minimum=0)
+        sums = array(path, arrays, sums_name, "iu", cols.shape, minimum=0)
+        large = array(path, arrays, large_name, "iu", (None,), minimum=0)
+        falls = bool(np.any(ptr[1:] < ptr[:-1]))
+        if int(ptr[0]) != 0 or int(ptr[-1]) != cols.size or falls:
+            raise InputError(path, None, f"expected '{ptr_name}' to rise from 0 to the {cols.size} cells of "
+                                         f"'{columns_name}', found {int(ptr[0])} to {int(ptr[-1])}"
+                                         + (", falling on the way" if falls else ""))
+        if cols.size and int(cols.max()) >= n_columns:
+            raise InputError(path, None, f"expected ids below {n_columns} in '{columns_name}', found {int(cols.max())}")
+        if cols.size > 1:
+            rising = cols[1:] > cols[:-1]
+            starts = ptr[1:-1].astype(np.int64)
+            rising[starts[(starts > 0) & (starts < cols.size)] - 1] = True  # a row's first cell
+            if not rising.all():
+                raise InputError(path, None, f"expected the ids of each row in '{columns_name}' increasing, each "
+                                             f"once, found cell {int(np.argmin(rising)) + 1} out of order")
+        mark = np.iinfo(sums.dtype).max
+        marked = sums == mark
+        if int(np.count_nonzero(marked)) != large.size or (large.size and int(large.min()) < mark):
+            raise InputError(path, None, f"expected a value of at least {mark} in '{large_name}' for each {mark} in "
+                                         f"'{sums_name}', found {large.size} values (the least "
+                                         f"{int(large.min(initial=0))}) for {int(np.count_nonzero(marked))}")
+        total = float(sums.sum(dtype=np.float64, where=~marked)) + float(large.sum(dtype=np.float64))
+        if total >= EXACT:
+            raise InputError(path, None, f"expected the values of '{sums_name}' to add up to less than 2^52, found "
+                                         f"{total:.4g}")
+        return cls(ptr, cols, sums, large, int(n_columns))
+
+
+# A value this large or larger is kept apart when the values are kept in uint8, uint16, uint32.
+MARKS = tuple(int(np.iinfo(kind).max) for kind in UNSIGNED[:-1])
+
+
+def _value_layout(cells: int, largest: int, reaching: np.ndarray) -> tuple[np.dtype, np.dtype, int]:
+    """How ``cells`` values are kept (:class:`SparseRows`), whose ``largest`` is given and of
+    which ``reaching[i]`` are at least :data:`MARKS` ``[i]``: the dtype of ``sums`` and of
+    ``large`` and the number of large values that make the fewest bytes (the narrowest first)."""
+    best = None
+    for i, kind in enumerate(UNSIGNED):
+        n_large = int(reaching[i]) if i < len(MARKS) else 0
+        large_type = narrowest(largest) if n_large else np.dtype(np.uint8)
+        size = cells * np.dtype(kind).itemsize + n_large * large_type.itemsize
+        if best is None or size < best[0]:
+            best = (size, np.dtype(kind), large_type, n_large)
+    return best[1:]
+
+
+def _nonzero(parts: Iterable[tuple[np.ndarray, np.ndarray]]):
+    """The parts without their zero values and without the parts left empty, the values as int64
+    (whole numbers below :data:`EXACT`, whatever dtype they came in)."""
+    for codes, values in parts:
+        keep = values != 0
+        if not keep.all():
+            codes, values = codes[keep], values[keep]
+        if codes.size:
+            yield codes, values.astype(np.int64, copy=False)
+
+
+def _filled(streamed: StreamedArray) -> np.ndarray:
+    """The array whose bytes ``streamed`` gives, made from its pieces."""
+    out = np.empty(streamed.shape, streamed.dtype)
+    flat, at = out.reshape(-1).view(np.uint8), 0
+    for piece in streamed.pieces:
+        raw = np.frombuffer(piece, np.uint8)
+        flat[at:at + raw.size] = raw
+        at += raw.size
+    return out
+
+
+def cell_parts(codes: np.ndarray, values: np.ndarray) -> Parts:
+    """:data:`Parts` of cells held whole (sorted codes and values), :data:`SPREAD_CELLS` at a time."""
+    def parts():
+        step = SPREAD_CELLS
+        return ((codes[at:at + step], values[at:at + step]) for at in range(0, codes.size, step))
+    return parts
+
+
+def block_parts(blocks: Callable[[], Iterable[tuple[int, np.ndarray]]], n_columns: int) -> Parts:
+    """:data:`Parts` of the non-zero cells of dense blocks: ``blocks()`` gives (first row,
+    (rows, n_columns) block), covering the rows in order."""
+    def parts():
+        for first, block in blocks():
+            flat = block.reshape(-1)
+            at = np.flatnonzero(flat)
+            yield at + first * np.int64(n_columns), flat[at]
+    return parts
+
+
+@dataclass(frozen=True, eq=False)
+class WordTopicCounts:
+    """The word-topic whole numbers a model's phi is computed from: the cells ``topics`` and
+    ``words`` (C,) int64 (sorted by topic, then word; a cell not listed is 0) and their ``sums``
+    (C,) int64, each cell's counts added up over ``states`` states of the chain (1: the final
+    state's counts; a cell's mean count is ``sums / states``); ``topic_totals`` (K,) int64,
+    each topic's sums over every word. Topics are the model's ids."""
+
+    topics: np.ndarray
+    words: np.ndarray
+    sums: np.ndarray
+    states: int
+    topic_totals: np.ndarray
+
+
+# A model file's members for the counts (see docs/reference/file-formats.md): the word-topic sums
+# by topic, the document-topic sums by document, how many snapshots they add up, and the order
+# of a renumbered model's topics.
+WORDS, DOCS = ("topic_word", "words"), ("doc_topic", "topics")
+SNAPSHOTS, ORDER = "snapshots_summed", "topic_order"
+WORD_MEMBERS = tuple(f"{WORDS[0]}_{p}" for p in ("ptr", WORDS[1], "sums", "sums_large"))
+DOC_MEMBERS = tuple(f"{DOCS[0]}_{p}" for p in ("ptr", DOCS[1], "sums", "sums_large"))
+
+
+@dataclass(frozen=True, eq=False)
+class TopicCounts:
+    """What a collapsed Gibbs model's phi and theta are computed from: ``words`` (K rows of V
+    words, phi's layout), each topic's sums of its word-topic counts, and ``docs`` (D rows of K
+    topics), each document's sums of its document-topic counts, over ``snapshots`` states (0:
+    the counts of the final state alone); ``prior`` the topic-word prior's extra mass (None:
+    the symmetric beta); ``order`` (K,) for a model whose topics were renumbered
+    (:func:`ldacli.diff.align`): its topic i is the run's topic ``order[i]``, the counts and
+    the prior keeping the run's ids (None: the run's own order). With a model's alpha and beta
+    they give its phi and theta (:meth:`phi`, :meth:`theta_rows`) through :func:`phi_rows` and
+    :func:`theta_rows`, as the run computed them."""
+
+    words: SparseRows
+    docs: SparseRows
+    snapshots: int
+    prior: TopicWordPrior | None = None
+    order: np.ndarray | None = None
+
+    @property
+    def states(self) -> int:
+        """How many states the sums add up (1: the final state)."""
+        return max(1, self.snapshots)
+
+    @property
+    def n_topics(self) -> int:
+        return self.words.n_rows
+
+    @property
+    def n_words(self) -> int:
+        return self.words.n_columns
+
+    @property
+    def n_docs(self) -> int:
+        return self.docs.n_rows
+
+    @cached_property
+    def topic_totals(self) -> np.ndarray:
+        """(K,) int64, the run's topic ids: each topic's sums over every word."""
+        return self.words.row_sums()
+
+    @cached_property
+    def doc_lengths(self) -> np.ndarray:
+        """(D,) int64: each document's tokens (its sums over the states, divided by them)."""
+        return self.docs.row_sums() // self.states
+
+    def phi(self, beta: float) -> np.ndarray:
+        """(K, V) float64, the model's topic ids: phi under ``beta`` (and :attr:`prior`), built in
+        place (a renumbered model's rows then moved in place: no second (K, V) array)."""
+        K, V = self.n_topics, self.n_words
+        out = np.empty((K, V))
+        self.words.put(out, 0)
+        phi_rows(out, 0, self.snapshots, self.topic_totals, beta, topic_sums(self.prior, beta, V, K), self.prior)
+        if self.order is not None:
+            _permute_rows(out, self.order)
+        return out
+
+    def theta_rows(self, out: np.ndarray, first: int, alpha: np.ndarray) -> None:
+        """Rows (documents) ``first`` to ``first + len(out)`` of theta under the model's
+        ``alpha`` into ``out`` ((rows, K) float64, the model's topic ids)."""
+        run_alpha = alpha
+        if self.order is not None:  # the model's alpha in the run's ids
+            run_alpha = np.empty_like(alpha)
+            run_alpha[self.order] = alpha
+        self.docs.put(out, first)
+        theta_rows(out, self.snapshots, self.doc_lengths[first:first + out.shape[0]], run_alpha)
+        if self.order is not None:
+            out[...] = out[:, self.order]
+
+    def word_topic_counts(self) -> WordTopicCounts:
+        """The word-topic sums as cells, in the model's topic ids (:class:`WordTopicCounts`)."""
+        topics = self.words.rows_of_cells(0, self.words.n_cells)
+        words, sums = self.words.columns.astype(np.int64), np.asarray(self.words.values, dtype=np.int64)
+        totals = self.topic_totals
+        if self.order is not None:
+            topics, totals = np.argsort(self.order)[topics], totals[self.order]
+            by = np.argsort(topics, kind="stable")  # each topic's words stay in order
+            topics, words, sums = topics[by], words[by], sums[by]
+        return WordTopicCounts(topics, words, sums, self.states, totals.copy())
+
+    def reordered(self, order) -> "TopicCounts":
+        """The counts of the model whose topic i is this one's topic ``order[i]``."""
+        order = np.asarray(order, dtype=np.int64)
+        return TopicCounts(self.words, self.docs, self.snapshots, self.prior,
+                           order if self.order is None else self.order[order])
+
+    def without_documents(self) -> "TopicCounts":
+        """The counts of the topics alone (no document)."""
+        return TopicCounts(self.words, SparseRows.empty(0, self.n_topics), self.snapshots, self.prior, self.order)
+
+    def materialized(self) -> "TopicCounts":
+        """The same with every array made (see :meth:`SparseRows.streamed`)."""
+        return TopicCounts(self.words.materialized(), self.docs.materialized(), self.snapshots, self.prior,
+                           self.order)
+
+    def mapped(self, path: str) -> "TopicCounts":
+        """The same, its arrays read-only memory maps of the model file at ``path`` that
+        :meth:`members` were just written to (trusted: see :func:`~ldacli.files.npz.mapped`)."""
+        a = mapped(path, WORD_MEMBERS + DOC_MEMBERS)
+        words, docs = (SparseRows(*(a[n] for n in names), n_columns) for names, n_columns
+                       in ((WORD_MEMBERS, self.n_words), (DOC_MEMBERS, self.n_topics)))
+        return TopicCounts(words, docs, self.snapshots, self.prior, self.order)
+
+    def members(self) -> dict[str, np.ndarray | StreamedArray]:
+        """The arrays a model file holds of them (the prior is in the model's params)."""
+        out = {**self.words.members(*WORDS), **self.docs.members(*DOCS), SNAPSHOTS: np.int64(self.snapshots)}
+        if self.order is not None:
+            out[ORDER] = self.order.astype(narrowest(self.n_topics - 1))
+        return out
+
+    @classmethod
+    def read(cls, path: str, arrays: dict, n_topics: int, n_words: int, n_docs: int | None,
+             prior: TopicWordPrior | None, beta: float) -> "TopicCounts":
+        """The counts a model file at ``path`` holds (``arrays``) for K topics and V words, and its
+        ``n_docs`` documents (None: the documents' members were left unread), checked: each part
+        (:meth:`SparseRows.read`), the number of snapshots (>= 0), each document's sums a whole
+        multiple of the states (its length), the topic order a permutation, and every topic's
+        phi defined under ``beta`` (some tokens, or prior mass)."""
+        words = SparseRows.read(path, arrays, *WORDS, n_topics, n_words)
+        docs = SparseRows.read(path, arrays, *DOCS, n_docs, n_topics) if n_docs is not None \
+            else SparseRows.empty(0, n_topics)
+        snapshots = scalar(path, arrays, SNAPSHOTS, "iu")
+        if snapshots < 0:
+            raise InputError(path, None, f"expected '{SNAPSHOTS}' >= 0, found {snapshots}")
+        order = None
+        if ORDER in arrays:
+            order = array(path, arrays, ORDER, "iu", (n_topics,), minimum=0).astype(np.int64)
+            if not np.array_equal(np.sort(order), np.arange(n_topics)):
+                raise InputError(path, None, f"expected '{ORDER}' to hold each of the {n_topics} topic ids once, "
+                                             f"found others")
+        counts = cls(words, docs, int(snapshots), prior, order)
+        if docs.n_cells and np.any(docs.row_sums() % counts.states):
+            raise InputError(path, None, f"expected each document's sums in '{DOC_MEMBERS[2]}' to be {counts.states} "
+                                         f"times its length (a count a token in each state summed), found others")
+        if not np.all(counts.topic_totals + topic_sums(prior, beta, n_words, n_topics) > 0):
+            raise InputError(path, None, f"expected every topic to hold tokens in '{WORD_MEMBERS[2]}' or prior mass, "
+                                         f"found one with neither under beta {beta:g}")
+        return counts
+
+
+def _permute_rows(a: np.ndarray, order: np.ndarray) -> None:
+    """``a[:] = a[order]`` in place, a row at a time along each cycle of the permutation."""
+    done = np.zeros(order.size, bool)
+    for start in range(order.size):
+        if done[start] or order[start] == start:
+            continue
+        held = a[start].copy()
+        i = start
+        while True:
+            done[i] = True
+            j = int(order[i])
+            if j == start:
+                a[i] = held
+                break
+            a[i] = a[j]
+            i = j
