@@ -168,9 +168,7 @@ class Model:
         D, K = self.n_docs, self.n_topics
         step = max(1, rows or THETA_BLOCK_BYTES // (8 * K))
         if self.counts is None or self.__dict__.get("_theta") is not None:
-            theta = self.theta
-            for first in range(0, D, step):
-                yield first, theta[first:first + step]
+            yield from row_blocks(self.theta, step)
             return
         alpha = np.asarray(self.alpha, dtype=np.float64)
         for first in range(0, D, step):
@@ -288,7 +286,7 @@ class Model:
                                              f"{K} and {V}")
             D = array(path, a, "doc_ids", "U", (None,)).size if documents else None
             beta = _prior(path, a, "beta")
-            counts = TopicCounts.read(path, a, K, V, D, _topic_word_prior(path, params, V, K), beta)
+            counts = TopicCounts.read(path, a, K, V, D, _topic_word_prior(path, a, params, V, K), beta)
             check_fits(f"{path}: the topics of a model of {K} topics and {V} words", 8.0 * K * V)
         else:
             phi = array(path, a, "phi", "f", (None, None), minimum=0)
@@ -565,13 +563,16 @@ def read_word_list(path: str, arrays: dict, name: str) -> list[str]:
     return words
 
 
-def _topic_word_prior(path: str, params: dict, n_words: int, n_topics: int) -> TopicWordPrior | None:
-    """The topic-word prior of seeded topics that a model's ``params`` record (None without
-    one), checked: phi is computed with it."""
-    recorded = params.get("topic_word_prior")
-    if recorded is None:
-        return None
+def _topic_word_prior(path: str, arrays: dict, params: dict, n_words: int, n_topics: int) -> TopicWordPrior | None:
+    """The topic-word prior a model's phi is computed with (None without one), checked: its
+    arrays (an update's: the evidence it carries), or the seeded topics' its ``params`` record."""
     try:
+        stored = TopicWordPrior.from_arrays(arrays, n_words, n_topics, path)
+        if stored is not None:
+            return stored
+        recorded = params.get("topic_word_prior")
+        if recorded is None:
+            return None
         return TopicWordPrior.from_params(recorded, n_words, n_topics, "params 'topic_word_prior'")
     except LdacliError as exc:
         raise InputError(path, None, str(exc)) from None
@@ -633,6 +634,12 @@ def _params_from_v1(params: dict) -> dict:
     return params
 
 
+def row_blocks(a: np.ndarray, step: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first row, view)``: the rows of ``a``, ``step`` at a time."""
+    for first in range(0, a.shape[0], step):
+        yield first, a[first:first + step]
+
+
 @dataclass
 class Inference:
     """Topic proportions inferred for new documents: ``theta`` (D, K) and ``doc_ids``."""
@@ -644,6 +651,11 @@ class Inference:
     @property
     def n_topics(self) -> int:
         return self.theta.shape[1]
+
+    def theta_blocks(self, rows: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """``(first document, block)``: views of theta's rows, ``rows`` at a time (as
+        :meth:`Model.theta_blocks`, which exports read either from)."""
+        yield from row_blocks(self.theta, max(1, rows or THETA_BLOCK_BYTES // (8 * self.n_topics)))
 
     def __repr__(self) -> str:
         return (f"<Inference: {self.theta.shape[0]:,} documents x {self.theta.shape[1]:,} topics"
