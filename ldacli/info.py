@@ -28,7 +28,7 @@ PROVENANCE = ("ldacli_version", "seed", "corpus_source", "corpus_format", "corpu
 STOPPING = ("stopped_early", "stop_reason", "best_iteration", "best_heldout_perplexity",
             "holdout", "patience", "max_seconds")
 # Shown on lines of their own, not among the other parameters.
-SHOWN = {"topic_names", "seeded", "topic_word_prior", "seed_words", "seed_strength", "method", "iterations", "iterations_done", "stopped", "lineage", "warm_start", "id_stability", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
+SHOWN = {"update", "half_life", "topic_names", "seeded", "topic_word_prior", "seed_words", "seed_strength", "method", "iterations", "iterations_done", "stopped", "lineage", "warm_start", "id_stability", "n_topics", "n_words", "n_docs", "n_tokens", "alpha",
          "beta", "loglik_every", "trace", "snapshot_sweeps", *STOPPING}
 
 
@@ -144,6 +144,8 @@ def describe(path: str) -> dict:
         out["lineage"] = params["lineage"]
         out["warm_start"] = params.get("warm_start")
         out["id_stability"] = params.get("id_stability")
+    if isinstance(params.get("update"), dict):
+        out["update"] = params["update"]
     stopping = {k: params[k] for k in STOPPING if params.get(k) is not None}
     if stopping:
         out["stopping"] = stopping
@@ -208,7 +210,14 @@ def format_text(info: dict) -> list[str]:
                      + f"; from {shown('source', sd['source'])}")
     if "stopping" in info:
         lines.append("stopping:         " + ", ".join(f"{k} {v}" for k, v in info["stopping"].items()))
-    if info.get("lineage"):
+    up = info.get("update")
+    if up:
+        lines.append(f"update:           of {file_name(up.get('path'))}: a night of {up.get('night_docs')} documents "
+                     f"({up.get('night_tokens')} tokens) added to its {up.get('parent_docs')}; old evidence weighed "
+                     f"{up.get('decay'):g}" + (f" (half-life {up.get('half_life'):g} updates)" if up.get("half_life")
+                                               else "")
+                     + f"; {up.get('since_full')} update{'s' * (up.get('since_full') != 1)} since a full training")
+    if info.get("lineage") and not up:
         ws, ids = info.get("warm_start") or {}, info.get("id_stability")
         lines.append(f"warm start:       from {file_name(ws.get('path'))} ({ws.get('new_words')} new words, "
                      f"{ws.get('gone_words')} gone)" + (f"; {ids['kept']} of {ids['topics']} topics kept their id, "
@@ -217,6 +226,7 @@ def format_text(info: dict) -> list[str]:
         if ws.get("added") or ws.get("removed"):
             lines.append(f"{'':<18}topics added: {', '.join(map(str, ws['added'])) or 'none'}; removed from the "
                          f"parent: {', '.join(map(str, ws['removed'])) or 'none'}")
+    if info.get("lineage"):
         for generation, parent in enumerate(info["lineage"], start=1):
             lines.append(f"{'lineage:' if generation == 1 else '':<18}{'parent' if generation == 1 else f'ancestor {generation}'}: "
                          f"{file_name(parent['path'])} (sha256 {parent['sha256'][:12]}, {parent.get('method')}, "

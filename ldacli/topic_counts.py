@@ -19,7 +19,7 @@ the run computed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -333,6 +333,9 @@ class WordTopicCounts:
 # of a renumbered model's topics.
 WORDS, DOCS = ("topic_word", "words"), ("doc_topic", "topics")
 SNAPSHOTS, ORDER = "snapshots_summed", "topic_order"
+# An update's model (ldacli.methods.update): the runs of documents sampled by one run, (first
+# document, snapshots its sums add up) each, the parent's first.
+SEGMENTS = "doc_segments"
 WORD_MEMBERS = tuple(f"{WORDS[0]}_{p}" for p in ("ptr", WORDS[1], "sums", "sums_large"))
 DOC_MEMBERS = tuple(f"{DOCS[0]}_{p}" for p in ("ptr", DOCS[1], "sums", "sums_large"))
 
@@ -354,6 +357,8 @@ class TopicCounts:
     snapshots: int
     prior: TopicWordPrior | None = None
     order: np.ndarray | None = None
+    segments: np.ndarray | None = None
+    carried: bool = False  # the prior is an update's evidence, kept in the file's arrays
 
     @property
     def states(self) -> int:
@@ -378,9 +383,29 @@ class TopicCounts:
         return self.words.row_sums()
 
     @cached_property
+    def doc_states(self) -> np.ndarray:
+        """(D,) int64: how many states each document's sums add up (1: the final state's): the
+        model's, or for an update's model (:attr:`segments`) the run's that sampled it."""
+        if self.segments is None:
+            return np.full(self.n_docs, self.states, np.int64)
+        firsts = np.append(self.segments[:, 0], self.n_docs)
+        return np.repeat(np.maximum(1, self.segments[:, 1]), np.diff(firsts))
+
+    @cached_property
     def doc_lengths(self) -> np.ndarray:
         """(D,) int64: each document's tokens (its sums over the states, divided by them)."""
-        return self.docs.row_sums() // self.states
+        return self.docs.row_sums() // self.doc_states
+
+    def _doc_segments(self, first: int, last: int):
+        """(lo, hi, snapshots): the runs of documents ``first`` to ``last`` whose sums add up the
+        same number of snapshots (one run but for an update's model)."""
+        if self.segments is None:
+            yield first, last, self.snapshots
+            return
+        firsts = np.append(self.segments[:, 0], self.n_docs)
+        for (lo, s), hi in zip(self.segments.tolist(), firsts[1:].tolist()):
+            if lo < last and hi > first:
+                yield max(lo, first), min(hi, last), s
 
     def phi(self, beta: float) -> np.ndarray:
         """(K, V) float64, the model's topic ids: phi under ``beta`` (and :attr:`prior`), built in
@@ -401,7 +426,8 @@ class TopicCounts:
             run_alpha = np.empty_like(alpha)
             run_alpha[self.order] = alpha
         self.docs.put(out, first)
-        theta_rows(out, self.snapshots, self.doc_lengths[first:first + out.shape[0]], run_alpha)
+        for lo, hi, snapshots in self._doc_segments(first, first + out.shape[0]):
+            theta_rows(out[lo - first:hi - first], snapshots, self.doc_lengths[lo:hi], run_alpha)
         if self.order is not None:
             out[...] = out[:, self.order]
 
@@ -419,17 +445,42 @@ class TopicCounts:
     def reordered(self, order) -> "TopicCounts":
         """The counts of the model whose topic i is this one's topic ``order[i]``."""
         order = np.asarray(order, dtype=np.int64)
-        return TopicCounts(self.words, self.docs, self.snapshots, self.prior,
-                           order if self.order is None else self.order[order])
+        return replace(self, order=order if self.order is None else self.order[order])
+
+    def after(self, older: "TopicCounts") -> "TopicCounts":
+        """An update's counts (:mod:`ldacli.methods.update`): these, a run's on the night alone (its
+        topics and its documents), with ``older``'s documents first (the parent's, their topics
+        in the parent's model ids, which the night's run continues); each run of documents keeps
+        the number of snapshots its sums add up (:attr:`segments`, when they differ)."""
+        K, old, new = self.n_topics, older.docs.materialized(), self.docs.materialized()
+        D_old = old.n_rows
+        inverse = None if older.order is None else np.argsort(older.order)
+
+        def parts():
+            if old.n_cells:
+                rows, columns = old.rows_of_cells(0, old.n_cells), old.columns.astype(np.int64)
+                codes = rows * K + (columns if inverse is None else inverse[columns])
+                values = np.asarray(old.values)
+                if inverse is not None:  # (each row's topics renumbered: in order again)
+                    by = np.argsort(codes, kind="stable")
+                    codes, values = codes[by], values[by]
+                yield codes, values
+            if new.n_cells:
+                yield (new.rows_of_cells(0, new.n_cells) + D_old) * K + new.columns.astype(np.int64), np.asarray(new.values)
+
+        runs = [[int(lo), int(s)] for lo, _, s in older._doc_segments(0, D_old)] if D_old else []
+        runs.append([D_old, self.snapshots])
+        same = len({s for _, s in runs}) == 1
+        return replace(self, docs=SparseRows.of_parts(parts, D_old + new.n_rows, K),
+                       segments=None if same else np.array(runs, np.int64))
 
     def without_documents(self) -> "TopicCounts":
         """The counts of the topics alone (no document)."""
-        return TopicCounts(self.words, SparseRows.empty(0, self.n_topics), self.snapshots, self.prior, self.order)
+        return replace(self, docs=SparseRows.empty(0, self.n_topics), segments=None)
 
     def materialized(self) -> "TopicCounts":
         """The same with every array made (see :meth:`SparseRows.streamed`)."""
-        return TopicCounts(self.words.materialized(), self.docs.materialized(), self.snapshots, self.prior,
-                           self.order)
+        return replace(self, words=self.words.materialized(), docs=self.docs.materialized())
 
     def mapped(self, path: str) -> "TopicCounts":
         """The same, its arrays read-only memory maps of the model file at ``path`` that
@@ -437,13 +488,18 @@ class TopicCounts:
         a = mapped(path, WORD_MEMBERS + DOC_MEMBERS)
         words, docs = (SparseRows(*(a[n] for n in names), n_columns) for names, n_columns
                        in ((WORD_MEMBERS, self.n_words), (DOC_MEMBERS, self.n_topics)))
-        return TopicCounts(words, docs, self.snapshots, self.prior, self.order)
+        return replace(self, words=words, docs=docs)
 
     def members(self) -> dict[str, np.ndarray | StreamedArray]:
-        """The arrays a model file holds of them (the prior is in the model's params)."""
+        """The arrays a model file holds of them: the prior's too when it is an update's (the
+        evidence it carries, too large for the model's params, where a seeded prior is)."""
         out = {**self.words.members(*WORDS), **self.docs.members(*DOCS), SNAPSHOTS: np.int64(self.snapshots)}
         if self.order is not None:
             out[ORDER] = self.order.astype(narrowest(self.n_topics - 1))
+        if self.segments is not None:
+            out[SEGMENTS] = self.segments.astype(np.int64)
+        if self.prior is not None and self.carried:
+            out.update(self.prior.arrays())
         return out
 
     @classmethod
@@ -466,9 +522,18 @@ class TopicCounts:
             if not np.array_equal(np.sort(order), np.arange(n_topics)):
                 raise InputError(path, None, f"expected '{ORDER}' to hold each of the {n_topics} topic ids once, "
                                              f"found others")
-        counts = cls(words, docs, int(snapshots), prior, order)
-        if docs.n_cells and np.any(docs.row_sums() % counts.states):
-            raise InputError(path, None, f"expected each document's sums in '{DOC_MEMBERS[2]}' to be {counts.states} "
+        segments = None
+        if SEGMENTS in arrays and n_docs is not None:
+            segments = array(path, arrays, SEGMENTS, "iu", (None, 2), minimum=0).astype(np.int64)
+            firsts = segments[:, 0]
+            if not segments.size or firsts[0] != 0 or np.any(firsts[1:] <= firsts[:-1]) or firsts[-1] >= max(1, n_docs):
+                raise InputError(path, None, f"expected '{SEGMENTS}' to start runs of documents at 0 and rising "
+                                             f"below the {n_docs} documents, found others")
+        carried = prior is not None and TopicWordPrior.ARRAYS[0] in arrays
+        counts = cls(words, docs, int(snapshots), prior, order, segments, carried)
+        if docs.n_cells and np.any(docs.row_sums() % counts.doc_states):
+            raise InputError(path, None, f"expected each document's sums in '{DOC_MEMBERS[2]}' to be "
+                                         f"{'the states summed' if segments is not None else counts.states} "
                                          f"times its length (a count a token in each state summed), found others")
         if not np.all(counts.topic_totals + topic_sums(prior, beta, n_words, n_topics) > 0):
             raise InputError(path, None, f"expected every topic to hold tokens in '{WORD_MEMBERS[2]}' or prior mass, "

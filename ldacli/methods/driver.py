@@ -38,6 +38,7 @@ from ldacli.diff import align
 from ldacli.scoring.fixed_topics import HeldOutEvaluator, holdout_split
 from ldacli.files.locking import locked
 from ldacli.memory import check_fits
+from ldacli.methods import update as updating
 from ldacli.methods import warm_start
 from ldacli.methods.base import Method
 from ldacli.cluster.connection import SCHEDULER, ClusterLost, cluster, distributed_module
@@ -118,6 +119,7 @@ SETTINGS = (
             "With --warm-start: drop these of its topics (ids, comma-separated: 3,7), as dead topics are purged; "
             "the others keep their order and names, renumbered without gaps (diff lists what was removed).",
             FIXED),
+    *updating.SETTINGS,
     Setting("align_to", Text(path=True), None,
             "After training, renumber the topics onto this model's ids (Hungarian matching on Jensen-Shannon "
             "distance); the permutation is recorded.", CONTINUED),
@@ -214,9 +216,11 @@ def _resolved_in(cls: type[Method], values: dict, corpus: Corpus, source: str) -
 
 
 def _as_recorded(params: dict) -> dict:
-    """A model's or checkpoint's params as settings: the warm start by its parent's path."""
-    ws = params.get("warm_start")
-    return {**params, "warm_start": ws.get("path") if isinstance(ws, dict) else ws}
+    """A model's or checkpoint's params as settings: the warm start and the model updated by their
+    paths (their records, :func:`~ldacli.methods.warm_start.lineage` and
+    :func:`~ldacli.methods.update.record`, say more)."""
+    return {**params, **{name: v.get("path") if isinstance(v, dict) else v
+                         for name, v in ((n, params.get(n)) for n in ("warm_start", "update"))}}
 
 
 @dataclass
@@ -230,12 +234,14 @@ class _Settled:
     parent: Model | None
     corpus: Corpus
     seeded: dict | None = None
+    updated: Model | None = None  # the model an update continues
 
 
-def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
+def _settle(corpus: Corpus, given: dict, *, notes: bool = True, updated: Model | None = None) -> _Settled:
     """The settings of a run on ``corpus`` from those ``given`` (None: not given): a fresh run's
     checked, with their defaults; a resumed run's from its checkpoint (what it fixes may not
-    change, what it continues may)."""
+    change, what it continues may). ``updated``: the model an update continues, when it is read
+    already (:func:`updated_model`)."""
     resume = settings.by_name(SETTINGS)["resume"].check(given.get("resume"))
     ckpt = Checkpoint.load(resume) if resume else None
     if ckpt is not None:
@@ -255,7 +261,11 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
         if values["iterations"] < ckpt.iteration:
             raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
                                              f"{values['iterations']} asked for")
-        trained = _corpus_to_train(corpus, None, None, ckpt, resume, notes)
+        if values["update"] is not None:  # the night as the update's first run read it
+            updated = updated or updated_model(ckpt.params, resume)
+            trained = updating.night_over(corpus, updated, notes)
+        else:
+            trained = _corpus_to_train(corpus, None, None, ckpt, resume, notes)
         _resolved_in(cls, values, trained, resume)
         if ckpt.params.get("corpus_fingerprint") != trained.fingerprint():
             raise LdacliError(f"{resume}: expected a checkpoint of this corpus ({trained.source}), found one of "
@@ -264,7 +274,12 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
         if values["warm_start"] is not None:
             parent = warm_start.from_parent(values, given)
         values["seed"] = random_streams.resolve(values["seed"])
-        trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
+        if values["update"] is not None:  # the night over the model's words, every one of them
+            updated = updated or updating.parent_of(values["update"])
+            trained = updating.night_over(corpus, updated, notes)
+            updating.settle(values, given, updated, trained)
+        else:
+            trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
         cls.resolve(values, given, trained)
     _check_together(cls, values)
     if ckpt is not None:
@@ -272,7 +287,18 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True) -> _Settled:
     else:
         seeded = seeded_prior(values, trained, cls.name, kept=parent.params.get("seeded") if parent else None,
                               descent=warm_start.descent_of(parent, values) if parent else None, notes=notes)
-    return _Settled(cls, values, ckpt, parent, trained, seeded)
+    return _Settled(cls, values, ckpt, parent, trained, seeded, updated)
+
+
+def updated_model(params: dict, source: str) -> Model:
+    """The model the update that a checkpoint (``source``, its ``params``) continues was made
+    from, when its file is still the one the run began from."""
+    record = params.get("update") or {}
+    path = record.get("path") if isinstance(record, dict) else None
+    if not isinstance(path, str) or not os.path.isfile(path) or file_sha256(path) != record.get("sha256"):
+        raise LdacliError(f"{source}: the checkpoint continues an update of {path}, which is gone or has changed "
+                          f"since: the update cannot be continued; start it again")
+    return updating.parent_of(path)
 
 
 def _resumed(given: dict, params: dict, resume: str) -> tuple[type[Method], dict]:
@@ -315,6 +341,9 @@ def check_given(given: dict) -> None:
     if given.get("resume") is not None and given.get("warm_start") is not None:
         raise SettingError("warm_start", "warm_start begins a run and resume continues one: give one of them",
                            ("resume",))
+    if given.get("resume") is not None and given.get("update") is not None:
+        raise SettingError("update", "update begins a run and resume continues one: give one of them", ("resume",))
+    updating.check_given(given)
     resume = settings.by_name(SETTINGS)["resume"].check(given.get("resume"))
     if resume is not None:
         cls, values = _resumed(given, Checkpoint.read_params(resume), resume)
@@ -498,8 +527,10 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     """
     reading = reading_of(given)
     check_given({**given, "n_topics": n_topics})  # before anything is read
-    corpus = as_corpus(corpus, reading=reading, resume=given.get("resume"), shard_folders=True)
-    run = _settle(corpus, {**given, "n_topics": n_topics})
+    updated = _updated_of(given)  # an update's night is read as its model reads documents
+    corpus = as_corpus(corpus, reading=reading, model=updated, resume=given.get("resume"),
+                       shard_folders=updated is None)
+    run = _settle(corpus, {**given, "n_topics": n_topics}, updated=updated)
     values = run.values
     with locked([values["checkpoint"]], wait=values["wait"]) as removed:
         for path in removed:
@@ -520,6 +551,8 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
             model.phi, model.theta = mapped(output, ("phi", "theta")).values()
         model.doc_ids = _doc_ids(model.doc_ids)  # a list once written and the sampler's memory freed
         return model
+    if prepared.updated is not None:
+        model = updating.merged(model, prepared.updated)
     if prepared.parent is not None:
         model.params["id_stability"] = warm_start.id_stability(prepared.parent, model,
                                                                model.params["warm_start"].get("descent"))
@@ -528,6 +561,17 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     if output is not None:
         model.save(output)
     return model
+
+
+def _updated_of(given: dict) -> Model | None:
+    """The model an update (given, or resumed from its checkpoint) continues; None for any other run."""
+    if given.get("update") is not None:
+        return updating.parent_of(given["update"])
+    if given.get("resume") is not None:
+        params = Checkpoint.read_params(given["resume"])
+        if params.get("update") is not None:
+            return updated_model(params, given["resume"])
+    return None
 
 
 def _aligned(model: Model, reference: Model, path: str) -> Model:
@@ -558,6 +602,7 @@ class _Run:
     stopper: EarlyStopping | None
     parent: Model | None
     reference: Model | None
+    updated: Model | None  # the model an update continues
     streamed: bool  # the model is written as it is assembled
     removed_words: list[str]  # what the vocabulary rules removed from the corpus (the model keeps it)
 
@@ -594,9 +639,15 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
         params.update(warm_start.lineage(parent, values["warm_start"], corpus, descent))
         names = [None if d is None else parent.topic_names[d] for d in descent]
     elif ckpt is not None:  # a resumed warm start keeps its lineage and names, and checks its ids if it can
-        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names", "seeded")
+        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names", "seeded", "update")
                        if k in ckpt.params})
-        parent = warm_start.parent_if_unchanged(params.get("warm_start"))
+        if not params.get("update"):  # (an update's model is run.updated)
+            parent = warm_start.parent_if_unchanged(params.get("warm_start"))
+    elif run.updated is not None:  # an update continues its model's topics, ids and names
+        identity = list(range(run.updated.n_topics))
+        params.update(warm_start.lineage(run.updated, values["update"], corpus, identity))
+        params.update(updating.record(run.updated, values["update"], corpus, values["half_life"]))
+        names = list(run.updated.topic_names)
     if run.seeded is not None and ckpt is None:
         params["seeded"] = run.seeded
         for t in run.seeded["topics"]:  # a seeded topic's name wins over a kept one of the same name
@@ -604,7 +655,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
             names[t["topic"]] = t["name"]
     if ckpt is None:
         params = with_names(params, names)
-    streamed = writing and parent is None and reference is None
+    streamed = writing and parent is None and reference is None and run.updated is None
     check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed))
     start = (warm_start.warm_start_state(run.parent, fitted, values, warm_start.descent_of(run.parent, values))
              if run.parent is not None else None)
@@ -614,7 +665,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
     trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
     return _Run(cls, state, values, params, fitted, ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll,
-                evaluator, stopper, parent, reference, streamed, corpus.removed_words)
+                evaluator, stopper, parent, reference, run.updated, streamed, corpus.removed_words)
 
 
 def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: dict | None = None) -> Model:

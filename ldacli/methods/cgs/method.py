@@ -281,7 +281,9 @@ class CollapsedGibbs(Method):
             z = np.array(start.z, dtype=np.int32)
             self.alpha, self.beta = np.array(start.alpha, dtype=np.float64), float(start.beta)
         elif checkpoint is None:
-            self.alpha, self.beta = np.full(K, float(settings["alpha"])), float(settings["beta"])
+            # (a value per topic where the settings come from a model: an update's)
+            self.alpha = np.broadcast_to(np.asarray(settings["alpha"], dtype=np.float64), (K,)).copy()
+            self.beta = float(settings["beta"])
         else:
             random_streams.restore(self.rngs, checkpoint.rng_states, source)
             self.alpha, self.beta = checkpoint.alpha, checkpoint.beta
@@ -305,6 +307,8 @@ class CollapsedGibbs(Method):
                                    (settings["snapshots"], settings["snapshot_interval"]),
                                    doc_cells=doc_cells, workers_read_docs=files is not None)
         self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
+        # an update's prior is the evidence it carries: too large for params, kept in the model's arrays
+        self.prior_in_params = self.prior is not None and settings.get("update") is None
         if client is None:  # the corpus is here (a shard folder needs a cluster): its bounds above
             if z is None:
                 z = FirstTopics(self.rngs[0], corpus.n_words, K).draw(words)
@@ -435,7 +439,7 @@ class CollapsedGibbs(Method):
     def _final(self, done: int) -> tuple["_Sums", dict]:
         """What the model is computed from, and the params to add: the final state, or the
         snapshots' sums (the final state taken too when the run stopped before its last)."""
-        params = {"topic_word_prior": self.prior.params()} if self.prior is not None else {}
+        params = {"topic_word_prior": self.prior.params()} if self.prior_in_params else {}
         snaps, s = self.snapshots, self.sampler
         if not snaps.sweeps:  # the final state alone
             def word_rows(out, first):

@@ -1,0 +1,264 @@
+"""Nightly updates (``train NIGHT --update MODEL``) against the warm-started retrain of the grown
+corpus they replace: cost and quality (issue 46).
+
+Usage::
+
+    python benchmarks/update.py nights --tokens 2e6,2e7 --nights 0.01,0.05,0.1 -k 100
+    python benchmarks/update.py chain --tokens 2e6 --nights 30 -k 100 [--refresh 10]
+    python benchmarks/update.py fading --tokens 2e6 -k 20 --half-life 3
+
+The corpora are drawn from LDA's generative process (:func:`ldacli.corpora.synthetic.generate`)
+over a Zipfian vocabulary (:func:`~ldacli.corpora.synthetic.zipf_topics`, ``--words`` words) with
+20 Newsgroups' document lengths (log-normal, log-mean 4.42, log-sd 0.84): the old corpus from
+``K_true`` topics; a night from the same topics, and from a new theme, a topic the old corpus
+never had, in ``--new-share`` of its documents (each such document mixes the new theme with old
+topics). Two held-out sets are scored by ``ldacli perplexity`` (document completion, seed 1):
+documents like the old ones, and documents of the new theme.
+
+Every run is a whole ``ldacli`` process: wall time and peak RSS (``wait4``'s ``ru_maxrss``).
+
+- ``nights``: the model of the old corpus (200 sweeps), then for each night size the update
+  (``--update-sweeps``) and the warm-started retrain of old + night (``--warm-start``, 100 sweeps,
+  the README's cron line): time, peak RSS, both held-out perplexities, the update's cost as a
+  share of the retrain's, and its share of the retrain's gain on the new theme.
+- ``chain``: ``--nights`` nights in a row, each updating the last model (with ``--refresh N``,
+  a warm-started retrain every N nights instead), against a warm-started retrain of everything
+  at the end.
+- ``fading``: a theme of the old corpus that no night brings again, updated night after night with
+  and without ``--half-life``: the fading theme's topic's share of the evidence after each night.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from ldacli.corpora.corpus import Corpus
+from ldacli.corpora.formats.write import write_corpus
+from ldacli.corpora.synthetic import generate, zipf_topics
+from ldacli.methods import update as updating
+
+LOG_MEAN, LOG_SD = 4.42, 0.84  # 20 Newsgroups' document lengths
+
+
+def lengths(n_tokens: float, rng: np.random.Generator) -> np.ndarray:
+    """Document lengths like 20NG's adding up to about ``n_tokens``."""
+    out = []
+    total = 0
+    while total < n_tokens:
+        draw = np.maximum(1, np.rint(rng.lognormal(LOG_MEAN, LOG_SD, size=10_000))).astype(np.int64)
+        out.append(draw)
+        total += int(draw.sum())
+    ls = np.concatenate(out)
+    return ls[: int(np.searchsorted(np.cumsum(ls), n_tokens)) + 1]
+
+
+def draw(topics: np.ndarray, n_tokens: float, seed: int, prefix: str, alpha: float = 0.1) -> Corpus:
+    """Documents of ``topics`` (a row each), about ``n_tokens`` tokens, ids ``prefix0, prefix1, ...``."""
+    ls = lengths(n_tokens, np.random.default_rng(seed))
+    c = generate(ls.size, topics.shape[0], topics.shape[1], doc_length=ls, alpha=alpha, seed=seed, topics=topics).corpus
+    return Corpus(c.counts, list(c.vocab), [f"{prefix}{i}" for i in range(c.n_docs)])
+
+
+def stacked(*corpora: Corpus) -> Corpus:
+    return Corpus(sp.vstack([c.counts for c in corpora]).tocsr(), list(corpora[0].vocab),
+                  [d for c in corpora for d in c.doc_ids])
+
+
+class World:
+    """The true topics: ``K`` old ones, a new theme (row K) and a theme that fades (row 0)."""
+
+    def __init__(self, K: int, V: int, seed: int = 1):
+        self.topics = zipf_topics(K + 1, V, seed=seed)
+        self.K = K
+
+    def old(self, n_tokens: float, seed: int, prefix: str) -> Corpus:
+        return draw(self.topics[: self.K], n_tokens, seed, prefix)
+
+    def new_theme(self, n_tokens: float, seed: int, prefix: str) -> Corpus:
+        # the new theme with three old topics, the theme about half of each document
+        return draw(np.vstack([self.topics[self.K:], self.topics[1:4]]), n_tokens, seed, prefix, alpha=0.5)
+
+    def without_fading(self, n_tokens: float, seed: int, prefix: str) -> Corpus:
+        return draw(self.topics[1: self.K], n_tokens, seed, prefix)
+
+    def night(self, n_tokens: float, new_share: float, seed: int, prefix: str) -> Corpus:
+        parts = [self.old(n_tokens * (1 - new_share), seed, prefix + "o")]
+        if new_share > 0:
+            parts.append(self.new_theme(n_tokens * new_share, seed + 7919, prefix + "n"))
+        return stacked(*parts)
+
+
+def run_measured(*args: str) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one ``ldacli`` process, measured with ``wait4``."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "ldacli", *args, "-q"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"ldacli {' '.join(args)}: exit status {status}: {proc.stderr.read().decode()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def perplexity(model: str, held: str) -> float:
+    out = subprocess.run([sys.executable, "-m", "ldacli", "perplexity", model, held, "--seed", "1", "--format", "json",
+                          "-q"], check=True, capture_output=True, text=True).stdout
+    return float(json.loads(out)["perplexity"])
+
+
+def write(corpus: Corpus, folder: str, name: str) -> str:
+    path = os.path.join(folder, name + ".npz")
+    write_corpus(corpus, path, format="npz")
+    return path
+
+
+def scored(model: str, held: dict[str, str]) -> dict[str, float]:
+    return {name: perplexity(model, path) for name, path in held.items()}
+
+
+def nights(args) -> None:
+    for tokens in args.tokens:
+        world = World(args.true_topics, args.words)
+        with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+            old = world.old(tokens, 1, "d")
+            held = {"old-like": write(world.old(min(2e5, tokens / 10), 2, "h"), tmp, "held-old"),
+                    "new-theme": write(world.new_theme(min(1e5, tokens / 20), 3, "n"), tmp, "held-new")}
+            old_path = write(old, tmp, "old")
+            model = os.path.join(tmp, "old-model.npz")
+            t, m = run_measured("train", old_path, "-k", str(args.topics), "--iterations", str(args.old_sweeps),
+                                "--seed", "1", "--threads", "1", "-o", model)
+            base = scored(model, held)
+            print(json.dumps({"tokens": old.n_tokens, "model": "old", "seconds": round(t, 2), "peak_mb": round(m, 1),
+                              **base}), flush=True)
+            for share in args.nights:
+                night = world.night(tokens * share, args.new_share, 100 + int(share * 1000), "x")
+                night_path = write(night, tmp, "night")
+                grown_path = write(stacked(old, night), tmp, "grown")
+                rows = {}
+                for name, cmd in (
+                        ("retrain", ["train", grown_path, "--warm-start", model, "--iterations", str(args.retrain_sweeps)]),
+                        ("update", ["train", night_path, "--update", model, "--iterations", str(args.update_sweeps)])):
+                    out = os.path.join(tmp, f"{name}.npz")
+                    t, m = run_measured(*cmd, "--seed", "2", "--threads", "1", "-o", out)
+                    rows[name] = {"seconds": t, "peak_mb": m, **scored(out, held)}
+                r, u = rows["retrain"], rows["update"]
+                gain_r = base["new-theme"] - r["new-theme"]
+                print(json.dumps({
+                    "tokens": old.n_tokens, "night": share, "night_tokens": night.n_tokens,
+                    "retrain": {k: round(v, 2) for k, v in r.items()}, "update": {k: round(v, 2) for k, v in u.items()},
+                    "time_share": round(u["seconds"] / r["seconds"], 3), "memory_share": round(u["peak_mb"] / r["peak_mb"], 3),
+                    "old_like_vs_retrain": round(u["old-like"] / r["old-like"] - 1, 4),
+                    "new_theme_gain_share": round((base["new-theme"] - u["new-theme"]) / gain_r, 3) if gain_r > 0 else None,
+                }), flush=True)
+
+
+def chain(args) -> None:
+    tokens = args.tokens[0]
+    world = World(args.true_topics, args.words)
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        old = world.old(tokens, 1, "d")
+        held = {"old-like": write(world.old(min(2e5, tokens / 10), 2, "h"), tmp, "held-old"),
+                "new-theme": write(world.new_theme(min(1e5, tokens / 20), 3, "n"), tmp, "held-new")}
+        model = os.path.join(tmp, "m0.npz")
+        run_measured("train", write(old, tmp, "old"), "-k", str(args.topics), "--iterations", str(args.old_sweeps),
+                     "--seed", "1", "--threads", "1", "-o", model)
+        seen = [old]
+        total = 0.0
+        for n in range(1, args.nights + 1):
+            night = world.night(tokens * args.night_share, args.new_share, 1000 + n, f"n{n}-")
+            seen.append(night)
+            nxt = os.path.join(tmp, f"m{n}.npz")
+            if args.refresh and n % args.refresh == 0:
+                cmd = ["train", write(stacked(*seen), tmp, "grown"), "--warm-start", model, "--iterations",
+                       str(args.retrain_sweeps)]
+            else:
+                cmd = ["train", write(night, tmp, "night"), "--update", model, "--iterations", str(args.update_sweeps)]
+            t, m = run_measured(*cmd, "--seed", str(n + 1), "--threads", "1", "-o", nxt)
+            total += t
+            model = nxt
+            if n % args.every == 0 or n == args.nights:
+                print(json.dumps({"night": n, "kind": cmd[2], "seconds": round(t, 2), "peak_mb": round(m, 1),
+                                  **scored(model, held)}), flush=True)
+        full = os.path.join(tmp, "full.npz")
+        t, m = run_measured("train", write(stacked(*seen), tmp, "grown"), "--warm-start", os.path.join(tmp, "m0.npz"),
+                            "--iterations", str(args.retrain_sweeps), "--seed", "99", "--threads", "1", "-o", full)
+        last, ref = scored(model, held), scored(full, held)
+        print(json.dumps({"nights": args.nights, "refresh": args.refresh, "chain_seconds": round(total, 1),
+                          "retrain_of_everything": {"seconds": round(t, 2), **ref}, "chain_end": last,
+                          "vs_retrain": {k: round(last[k] / ref[k] - 1, 4) for k in ref}}), flush=True)
+
+
+def fading(args) -> None:
+    import ldacli as api
+
+    tokens = args.tokens[0]
+    world = World(args.true_topics, args.words)
+    fade = world.topics[0]
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        old = world.old(tokens, 1, "d")
+        m0 = os.path.join(tmp, "m0.npz")
+        run_measured("train", write(old, tmp, "old"), "-k", str(args.topics), "--iterations", str(args.old_sweeps),
+                     "--seed", "1", "--threads", "1", "-o", m0)
+        for half_life in (None, args.half_life):
+            model = m0
+            shares = []
+            for n in range(1, args.nights + 1):
+                night = world.without_fading(tokens * args.night_share, 2000 + n, f"n{n}-")
+                nxt = os.path.join(tmp, f"f{half_life}-{n}.npz")
+                run_measured("train", write(night, tmp, "night"), "--update", model, "--iterations",
+                             str(args.update_sweeps), "--seed", str(n + 1), "--threads", "1", "-o", nxt,
+                             *(["--half-life", str(half_life)] if half_life else []))
+                model = nxt
+                m = api.load_model(model)
+                # the topic nearest the fading theme, and its share of the topics' total evidence
+                per_topic = np.bincount(updating.evidence(m)[1], weights=updating.evidence(m)[2], minlength=m.n_topics)
+                index = {w: i for i, w in enumerate(world_vocab(args.words))}
+                cols = np.array([index[w] for w in m.vocab])
+                overlap = m.phi @ (fade[cols] / fade[cols].sum())
+                k = int(np.argmax(overlap))
+                shares.append(round(float(per_topic[k] / per_topic.sum()), 5))
+            print(json.dumps({"half_life": half_life, "fading_topic_share_by_night": shares}), flush=True)
+
+
+def world_vocab(V: int) -> list[str]:
+    return generate(1, 1, V, doc_length=1, seed=0).corpus.vocab
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("part", choices=("nights", "chain", "fading"))
+    p.add_argument("--tokens", type=lambda s: [float(x) for x in s.split(",")], default=[2e6])
+    p.add_argument("--nights", default=None,
+                   help="nights: the night sizes as shares of the corpus (0.01,0.05,0.1); chain/fading: how many")
+    p.add_argument("-k", "--topics", type=int, default=100)
+    p.add_argument("--true-topics", type=int, default=50)
+    p.add_argument("--words", type=int, default=50_000)
+    p.add_argument("--new-share", type=float, default=0.5, help="share of a night's documents of the new theme")
+    p.add_argument("--night-share", type=float, default=0.01, help="chain/fading: each night's size")
+    p.add_argument("--old-sweeps", type=int, default=200)
+    p.add_argument("--retrain-sweeps", type=int, default=100)
+    p.add_argument("--update-sweeps", type=int, default=100)
+    p.add_argument("--refresh", type=int, default=0, help="chain: a warm-started retrain every N nights (0: never)")
+    p.add_argument("--every", type=int, default=5, help="chain: score every N nights")
+    p.add_argument("--half-life", type=float, default=3.0)
+    p.add_argument("--tmp", default=None, help="where the corpora and models go (default: $TMPDIR)")
+    args = p.parse_args(argv)
+    if args.part == "nights":
+        args.nights = [float(x) for x in (args.nights or "0.01,0.05,0.1").split(",")]
+        nights(args)
+    else:
+        args.nights = int(args.nights or (30 if args.part == "chain" else 6))
+        (chain if args.part == "chain" else fading)(args)
+
+
+if __name__ == "__main__":
+    main()

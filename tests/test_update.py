@@ -1,0 +1,163 @@
+"""Nightly updates (``train NIGHT --update MODEL``): a night's documents added to a model at a
+cost set by the night, the new model continuing the old one's topics and describing every
+document seen; the same bytes at any thread count and on resume; refusals in one line."""
+
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+import ldacli
+from ldacli.cli import main
+from ldacli.corpora.corpus import Corpus
+from ldacli.corpora.formats.write import write_corpus
+from ldacli.corpora.synthetic import generate
+from ldacli.methods import update as updating
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def world():
+    """Old documents of 4 planted topics over 40 words, two nights of new ones, held-out ones."""
+    syn = generate(420, 4, 40, doc_length=50, alpha=0.2, seed=41, planted=True)
+    c = syn.corpus
+    part = lambda lo, hi, prefix: Corpus(c.counts[lo:hi], list(c.vocab), [f"{prefix}{i}" for i in range(lo, hi)],
+                                         prefix, "ldac")
+    return {"old": part(0, 300, "d"), "night": part(300, 330, "n"), "night2": part(330, 360, "m"),
+            "held": part(360, 420, "h")}
+
+
+@pytest.fixture(scope="module")
+def files(world, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("update")
+    paths = {}
+    for name, corpus in world.items():
+        paths[name] = str(folder / f"{name}.ldac")
+        write_corpus(corpus, paths[name], str(folder / f"{name}.vocab"), format="ldac")
+    paths["old_model"] = str(folder / "old.npz")
+    ldacli.train(paths["old"], 4, iterations=100, seed=1).save(paths["old_model"])
+    return paths
+
+
+def test_an_update_continues_the_model_and_describes_every_document_seen(world, files, tmp_path):
+    old = ldacli.load_model(files["old_model"])
+    out = tmp_path / "next.npz"
+    r = run("train", files["night"], "--update", files["old_model"], "--iterations", 30, "--seed", 2, "-q", "-o", out)
+    assert r.exit_code == 0, r.output
+    new = ldacli.load_model(str(out))
+    assert new.vocab == old.vocab and new.n_topics == 4
+    # the old documents first, with the proportions the old model gave them; then the night's,
+    # numbered after them (LDA-C documents are numbered by their position, as if appended)
+    assert new.doc_ids == [str(i) for i in range(1, 331)] and old.doc_ids == new.doc_ids[:300]
+    assert new.theta[:300].tobytes() == old.theta.tobytes()
+    assert np.allclose(new.theta[300:].sum(axis=1), 1)
+    # the topics continue: each is nearest the old topic of its id, and stays near it
+    compared = ldacli.diff_models(old, new)
+    assert [(t["a"], t["b"]) for t in compared["topics"]] == [(k, k) for k in range(4)]
+    assert compared["max_distance"] < 0.2
+    u = new.params["update"]
+    assert u["path"] == os.path.abspath(files["old_model"]) and u["night_docs"] == 30 and u["since_full"] == 1
+    assert new.params["warm_start"]["descent"] == [0, 1, 2, 3]
+    r = run("info", out)
+    assert r.exit_code == 0 and "update:           of old.npz: a night of 30 documents" in r.stdout
+    assert "1 update since a full training" in r.stdout
+    assert new.alpha.tobytes() == old.alpha.tobytes() and new.beta == old.beta  # its priors, not learned
+    # an update of the update: evidence carried on, counted from the last full run
+    out2 = tmp_path / "next2.npz"
+    r = run("train", files["night2"], "--update", out, "--iterations", 30, "--seed", 3, "-q", "-o", out2)
+    assert r.exit_code == 0, r.output
+    newer = ldacli.load_model(str(out2))
+    assert newer.doc_ids == [str(i) for i in range(1, 361)]
+    assert newer.params["update"]["since_full"] == 2
+    assert newer.theta[:330].tobytes() == new.theta.tobytes()
+
+
+def test_an_update_is_as_good_as_the_retrain_on_documents_like_the_old_ones(world, files, tmp_path):
+    update = ldacli.train(files["night"], iterations=50, seed=2, update=files["old_model"])
+    # the retrain of old + night, warm-started, as the README's cron line does
+    grown = Corpus(sp.vstack([world["old"].counts, world["night"].counts]).tocsr(), list(world["old"].vocab),
+                   world["old"].doc_ids + world["night"].doc_ids, "grown", "ldac")
+    retrain = ldacli.train(grown, iterations=100, seed=2, warm_start=files["old_model"])
+    held = files["held"]
+    p_update = ldacli.perplexity(update, held, seed=1)["perplexity"]
+    p_retrain = ldacli.perplexity(retrain, held, seed=1)["perplexity"]
+    assert p_update < 1.02 * p_retrain
+
+
+def test_the_same_seed_gives_the_same_bytes_at_any_thread_count_and_on_resume(files, tmp_path):
+    outs = []
+    for threads in (1, 2):
+        out = tmp_path / f"t{threads}.npz"
+        r = run("train", files["night"], "--update", files["old_model"], "--iterations", 20, "--seed", 5,
+                "--threads", threads, "-q", "-o", out)
+        assert r.exit_code == 0, r.output
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    # stopped at sweep 8 (a checkpoint), resumed to 20: the same model
+    ckpt = tmp_path / "u.ckpt.npz"
+    r = run("train", files["night"], "--update", files["old_model"], "--iterations", 8, "--seed", 5, "-q",
+            "--checkpoint", ckpt, "-o", tmp_path / "part.npz")
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "resumed.npz"
+    r = run("train", files["night"], "--resume", ckpt, "--iterations", 20, "-q", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes() == outs[0]
+
+
+def test_a_half_life_weighs_the_old_evidence_down(files):
+    old = ldacli.load_model(files["old_model"])
+    words, topics, values = updating.evidence(old)
+    fading = ldacli.train(files["night"], iterations=10, seed=2, update=files["old_model"], half_life=1)
+    carried = fading.counts.prior  # half of the old evidence, carried as the new model's prior
+    assert fading.counts.carried and np.isclose(carried.extra.sum(), values.sum() / 2)
+    assert "topic_word_prior" not in fading.params  # (in the model's arrays: too large for params)
+    assert updating.decay(None) == 1.0 and updating.decay(2.0) == pytest.approx(2 ** -0.5)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--warm-start", "OLD"), "--warm-start does not apply beside --update: the model it continues is its start"),
+    (("--alpha", "0.5"), "--alpha does not apply beside --update: it keeps its model's priors"),
+    (("--method", "vem"), "--method must be cgs beside --update (its model's), found vem"),
+    (("--add-topics", "1"), "--add-topics does not apply beside --update"),
+])
+def test_what_cannot_go_with_an_update_is_refused_before_anything_is_read(files, tmp_path, args, message):
+    args = [a.replace("OLD", files["old_model"]) for a in args]
+    out = tmp_path / "x.npz"
+    r = run("train", files["night"], "--update", files["old_model"], *args, "-o", out)
+    assert r.exit_code == 2 and message in r.stderr and not out.exists()
+
+
+def test_a_half_life_without_an_update_is_refused(files, tmp_path):
+    r = run("train", files["night"], "--half-life", 3, "-o", tmp_path / "x.npz")
+    assert r.exit_code == 2 and "--half-life weighs the old evidence of --update: give --update too" in r.stderr
+
+
+def test_a_night_that_repeats_a_document_or_a_model_that_cannot_be_updated_is_refused_in_one_line(world, files,
+                                                                                                 tmp_path):
+    # documents with ids of their own: a folder of text files, one already in the model
+    days = {"old": ["apple banana cherry apple", "banana cherry melon", "cherry melon apple"],
+            "night": ["melon banana apple", "apple cherry banana"]}
+    for day, texts in days.items():
+        (tmp_path / day).mkdir()
+        for i, text in enumerate(texts):
+            (tmp_path / day / f"{day if i else 'old'}-{i}.txt").write_text(text)
+    texts_model = tmp_path / "texts.npz"
+    assert run("train", tmp_path / "old", "-k", 2, "--iterations", 10, "-q", "-o", texts_model).exit_code == 0
+    out = tmp_path / "x.npz"
+    r = run("train", tmp_path / "night", "--update", texts_model, "-q", "-o", out)
+    assert r.exit_code == 1 and "document 'old-0.txt' is already in the model" in r.stderr and not out.exists()
+    assert len(r.stderr.strip().splitlines()) == 1
+    vem = tmp_path / "vem.npz"
+    ldacli.train(world["old"], 4, method="vem", iterations=5, seed=1).save(str(vem))
+    r = run("train", files["night"], "--update", vem, "-o", out)
+    assert r.exit_code == 1 and "an update continues a model of method cgs, found one of method vem" in r.stderr
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(open(files["old_model"], "rb").read()[:5000])
+    r = run("train", files["night"], "--update", damaged, "-o", out)
+    assert r.exit_code == 1 and str(damaged) in r.stderr and "Traceback" not in r.output
+    assert not out.exists()
