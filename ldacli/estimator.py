@@ -146,14 +146,16 @@ class LatentDirichletAllocation(ClassNamePrefixFeaturesOutMixin, TransformerMixi
 
     # --- fitting -----------------------------------------------------------------------------------------
 
-    def _train(self, corpus: Corpus, warm_start: str | None = None) -> "LatentDirichletAllocation":
+    def _train(self, corpus: Corpus, update: str | None = None) -> "LatentDirichletAllocation":
         settings = {"method": self.method, "iterations": self.max_iter, "alpha": self.doc_topic_prior,
                     "beta": self.topic_word_prior, "seed": self._seed(), "threads": self._threads(),
                     "sampler": self.sampler, "optimize_interval": self.optimize_interval}
+        if update is not None:  # the model's topics and priors apply
+            settings = {k: settings[k] for k in ("iterations", "seed", "threads", "sampler")}
         with _as_value_errors():
             if corpus.n_tokens == 0:
                 raise LdacliError("X holds no counts: expected at least one token")
-            model = train(corpus, self.n_components, warm_start=warm_start,
+            model = train(corpus, self.n_components, update=update,
                           **{k: v for k, v in settings.items() if v is not None})
         self.model_ = model
         index = {w: j for j, w in enumerate(corpus.vocab)}
@@ -172,15 +174,20 @@ class LatentDirichletAllocation(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         return self._train(self._counts(X, reset=True))
 
     def partial_fit(self, X, y=None):
-        """Go on training from the fitted model on the documents X (a warm start, ``ldacli train
-        --warm-start``: the topics keep their ids, ``max_iter`` more sweeps); the first call fits."""
+        """Add the documents X to what was learned (an update, ``ldacli train --update``: the
+        fitted topics' evidence is the prior of ``max_iter`` sweeps on X alone, the topics keep
+        their ids, and words absent from X keep what they had); the first call fits. Method cgs
+        only (the others' models hold no counts to add to)."""
         if not hasattr(self, "model_"):
             return self.fit(X)
+        if self.method != "cgs":
+            raise ValueError(f"partial_fit adds documents to a model of method cgs, found method {self.method}: "
+                             f"fit on all the documents instead")
         corpus = self._counts(X, reset=False)
         with tempfile.TemporaryDirectory(prefix="ldacli-") as folder:
             parent = os.path.join(folder, "parent.npz")
             self.model_.save(parent)
-            return self._train(corpus, warm_start=parent)
+            return self._train(corpus, update=parent)
 
     # --- using it ----------------------------------------------------------------------------------------
 

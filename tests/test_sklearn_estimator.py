@@ -63,15 +63,24 @@ def test_the_estimator_runs_the_library_path():
     assert est.score(heldout) == scores["log_likelihood"] and est.perplexity(heldout) == scores["perplexity"]
 
 
-def test_partial_fit_is_a_warm_start_that_keeps_topic_ids():
+def test_partial_fit_adds_a_batch_to_what_was_learned_keeping_topic_ids():
     vectorizer = CountVectorizer().fit(texts())
     est = ldacli.LatentDirichletAllocation(3, max_iter=60, random_state=2)
     est.partial_fit(vectorizer.transform(texts()))
     before = est.components_.copy()
-    est.partial_fit(vectorizer.transform(texts(seed=9)))
-    assert est.model_.params["warm_start"] is not None
+    batch = vectorizer.transform(texts(seed=9)[:5])
+    est.partial_fit(batch)
+    assert est.model_.params["update"] is not None and est.model_.n_docs == len(texts()) + 5
     same = [int(np.argmin([np.abs(before[k] - after).sum() for after in est.components_])) for k in range(3)]
     assert same == [0, 1, 2]
+    # a word absent from the batch keeps its probability (scikit-learn's partial_fit adds a batch to
+    # what was learned; a warm start on the batch alone gave every such word probability 0)
+    absent = np.asarray(batch.sum(axis=0)).ravel() == 0
+    assert absent.any() and np.all(est.components_[:, absent] > 0)
+    assert np.allclose(est.components_[:, absent], before[:, absent], rtol=0.5)
+    with pytest.raises(ValueError, match="partial_fit adds documents to a model of method cgs, found method vem"):
+        vem = ldacli.LatentDirichletAllocation(3, max_iter=5, method="vem").fit(vectorizer.transform(texts()))
+        vem.partial_fit(batch)
 
 
 def test_fractional_counts_and_bad_settings_are_value_errors():
