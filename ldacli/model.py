@@ -90,7 +90,7 @@ class _FromCounts:
             raise AttributeError(self.name)
         value = model.__dict__.get(self.slot)
         if value is None and model.__dict__.get("counts") is not None:
-            value = model.__dict__[self.slot] = model.computed(self.name)
+            value = model.__dict__[self.slot] = model._computed(self.name)
         return value
 
     def __set__(self, model, value) -> None:
@@ -140,7 +140,7 @@ class Model:
         elif self.counts is None and len(given) < 2:
             raise SettingError("counts", "a model needs phi and theta, or the counts they are computed from")
 
-    def computed(self, name: str) -> np.ndarray:
+    def _computed(self, name: str) -> np.ndarray:
         """``phi`` or ``theta`` (``name``) computed from :attr:`counts`, whole."""
         counts, K = self.counts, self.counts.n_topics
         if name == "phi":

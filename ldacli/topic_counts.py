@@ -164,7 +164,8 @@ class SparseRows:
                 yield memoryview(np.ascontiguousarray(of(codes, values)))
 
         return cls(ptr, StreamedArray(column_type, (cells,), pieces(lambda c, v: (c % n_columns).astype(column_type))),
-                   StreamedArray(sum_type, (cells,), pieces(lambda c, v: np.minimum(v, mark).astype(sum_type))),
+                   StreamedArray(sum_type, (cells,), pieces(lambda c, v: (np.minimum(v, mark) if mark < 1 << 62
+                                                                          else v).astype(sum_type))),
                    StreamedArray(large_type, (n_large,), pieces(lambda c, v: v[v >= mark].astype(large_type))),
                    int(n_columns))
 

@@ -24,9 +24,10 @@ def test_training_that_cannot_fit_in_memory_is_refused_before_allocating(small_l
 
 @pytest.mark.slow
 def test_a_model_written_as_it_is_assembled_is_not_counted_whole(tmp_path, monkeypatch):
-    # `train -o` writes phi and theta a block of rows at a time, so a machine with room for the
-    # sampler but not for a whole (K, V) phi trains it; a run that returns the whole model
-    # (the Python API without output) is refused there
+    # `train -o` writes the model's counts a part at a time (never phi or theta), so a machine
+    # with room for the sampler but not for a whole (K, V) phi trains it; a run that returns the
+    # whole model (the Python API without output) is refused there, and so is reading the model
+    # (whose phi is made whole when it is read), until there is room for it
     import ldacli.memory
     from ldacli.corpora.synthetic import generate
 
@@ -37,9 +38,12 @@ def test_a_model_written_as_it_is_assembled_is_not_counted_whole(tmp_path, monke
     monkeypatch.setattr(ldacli.memory, "available_bytes", lambda: int(0.75 * whole))
     r = run("train", tmp_path / "c.ldac", "-k", K, "--iterations", 2, "-o", tmp_path / "m.npz")
     assert r.exit_code == 0, r.stderr
-    assert ldacli.Model.load(str(tmp_path / "m.npz")).phi.shape == (K, corpus.n_words)
     with pytest.raises(ldacli.LdacliError, match="of memory, and"):
         ldacli.train(corpus, K, iterations=2)
+    with pytest.raises(ldacli.LdacliError, match=f"{tmp_path / 'm.npz'}: the topics of a model of 2000 topics"):
+        ldacli.Model.load(str(tmp_path / "m.npz"))
+    monkeypatch.undo()
+    assert ldacli.Model.load(str(tmp_path / "m.npz")).phi.shape == (K, corpus.n_words)
 
 
 def test_a_uci_header_declaring_billions_of_documents_is_refused_before_allocating(tmp_path):
