@@ -105,14 +105,14 @@ def test_the_readme_tour_runs_as_written(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_readme_cron_line_retrains_from_yesterdays_model(tmp_path):
+def test_the_readme_cron_line_adds_tonights_documents_to_yesterdays_model(tmp_path):
     line = docs_pages.marked_block("cron", "README.md").strip()
     schedule, command = line[:len("15 2 * * *")], line[len("15 2 * * *"):].strip()
     assert schedule == "15 2 * * *" and command.startswith("cd /srv/topics && ")
     command = command.replace("cd /srv/topics", f"cd {tmp_path}", 1)
     lines = open(os.path.join(SAMPLE, "numpy_scipy_docs.txt"), encoding="utf-8").read().splitlines()
     (tmp_path / "notes.txt").write_text("\n".join(lines[:800]) + "\n")
-    r = bash("ldacli train notes.txt -k 8 --iterations 50 --seed 1 -q -o model.npz", tmp_path)
+    r = bash("ldacli train notes.txt -k 8 --iterations 50 --seed 1 -q -o model.npz && wc -l < notes.txt > seen", tmp_path)
     assert r.returncode == 0, r.stderr
     yesterday = ldacli.load_model(str(tmp_path / "model.npz"))
     (tmp_path / "notes.txt").write_text("\n".join(lines[:1000]) + "\n")   # the corpus grew
@@ -120,8 +120,10 @@ def test_the_readme_cron_line_retrains_from_yesterdays_model(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stderr == "" or r.stderr.startswith("drift: ")   # -q: only a drift past 0.6 is said (and mailed)
     today = ldacli.load_model(str(tmp_path / "model.npz"))
-    assert today.params["warm_start"] is not None and today.theta.shape[0] == 1000 and yesterday.theta.shape[0] == 800
-    assert not (tmp_path / "next.npz").exists() and "matched" in (tmp_path / "diff.txt").read_text()
+    assert today.params["update"]["night_docs"] == 200 and today.n_docs == 1000 and yesterday.n_docs == 800
+    assert today.doc_ids == yesterday.doc_ids + [str(i) for i in range(801, 1001)]
+    assert (tmp_path / "seen").read_text().strip() == "1000"
+    assert not (tmp_path / "next.npz").exists() and "B was updated from A" in (tmp_path / "diff.txt").read_text()
 
 
 def test_the_readme_python_lines_run(tmp_path, monkeypatch):

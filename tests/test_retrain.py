@@ -182,20 +182,27 @@ def test_skip_unchanged_does_nothing_when_the_model_is_up_to_date(small_ldac, tm
     assert r.exit_code == 0 and "up to date" not in r.stderr and out.stat().st_mtime_ns != before
 
 
+@pytest.mark.slow   # six nights of whole processes
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed on this machine")
-def test_the_docs_makefile_retrains_nightly_with_warm_start_diff_and_rotation(tmp_path):
+def test_the_docs_makefile_updates_nightly_retrains_every_refresh_and_rotates(tmp_path):
     (makefile,) = docs_pages.code_blocks(docs_pages.read("docs/guide/retraining.md"), "make")
     (tmp_path / "Makefile").write_text(makefile)
-    syn = generate(120, 3, 30, doc_length=30, seed=5, planted=True)
+    syn = generate(150, 3, 30, doc_length=30, seed=5, planted=True)
     docs = [" ".join(f"word{w}" * 1 for w in np.repeat(np.arange(30), row)) for row in syn.corpus.counts.toarray()]
     env = {**os.environ, "LDACLI": f"{sys.executable} -m ldacli"}
-    for night in range(1, 5):
+    kinds = []
+    for night in range(1, 6):  # full, update, update, full (REFRESH=2), update
         (tmp_path / "notes.txt").write_text("\n".join(docs[:60 + 15 * night]) + "\n")
-        r = subprocess.run(["make", "-s", "nightly", "K=3", "SWEEPS=20", "KEEP=2"], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run(["make", "-s", "nightly", "K=3", "SWEEPS=20", "UPDATE_SWEEPS=20", "REFRESH=2", "KEEP=2"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stdout + r.stderr
+        m = ldacli.load_model(str(tmp_path / "model.npz"))
+        kinds.append("update" if m.params.get("update") else "full")
+        assert m.n_docs == 60 + 15 * night and m.doc_ids == [str(i) for i in range(1, m.n_docs + 1)]
+    assert kinds == ["full", "update", "update", "full", "update"]
+    r = subprocess.run(["make", "-s", "nightly"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "no new notes" in r.stderr
     models = sorted(p.name for p in (tmp_path / "models").iterdir())
-    assert len(models) == 2 and (tmp_path / "model.npz").exists()
-    m = ldacli.load_model(str(tmp_path / "model.npz"))
-    assert len(m.params["lineage"]) == 3 and m.params["id_stability"]["kept"] == 3
-    assert "matched 3" in (tmp_path / "diff.txt").read_text()
+    assert len(models) == 2 and m.params["update"]["since_full"] == 1
+    assert "B was updated from A (a night's documents added): each topic of B is paired with the topic of A it " \
+           "continues" in (tmp_path / "diff.txt").read_text()

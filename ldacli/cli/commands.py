@@ -554,7 +554,9 @@ def diff(ctx, model_a, model_b, **values):
     else:
         line(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
         if result["pairing"] == "descent":
-            line("B was warm-started from A: each topic of B is paired with the topic of A it continues")
+            how = "updated from A (a night's documents added)" if isinstance(b.params.get("update"), dict) \
+                else "warm-started from A"
+            line(f"B was {how}: each topic of B is paired with the topic of A it continues")
         line(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
                    f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
         n = result["top_words"]
