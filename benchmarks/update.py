@@ -47,6 +47,8 @@ from ldacli.corpora.synthetic import generate, zipf_topics
 from ldacli.methods import update as updating
 
 LOG_MEAN, LOG_SD = 4.42, 0.84  # 20 Newsgroups' document lengths
+# where the ldacli processes run: not the repository's root, whose ldacli/ has no compiled kernels
+AWAY = tempfile.gettempdir()
 
 
 def lengths(n_tokens: float, rng: np.random.Generator) -> np.ndarray:
@@ -101,7 +103,7 @@ def run_measured(*args: str) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one ``ldacli`` process, measured with ``wait4``."""
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "ldacli", *args, "-q"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, cwd=AWAY)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t0
     if status != 0:
@@ -111,13 +113,13 @@ def run_measured(*args: str) -> tuple[float, float]:
 
 def perplexity(model: str, held: str) -> float:
     out = subprocess.run([sys.executable, "-m", "ldacli", "perplexity", model, held, "--seed", "1", "--format", "json",
-                          "-q"], check=True, capture_output=True, text=True).stdout
+                          "-q"], check=True, capture_output=True, text=True, cwd=AWAY).stdout
     return float(json.loads(out)["perplexity"])
 
 
 def write(corpus: Corpus, folder: str, name: str) -> str:
-    path = os.path.join(folder, name + ".npz")
-    write_corpus(corpus, path, format="npz")
+    path = os.path.join(folder, name + ".ldac")
+    write_corpus(corpus, path, os.path.join(folder, name + ".vocab"), format="ldac")
     return path
 
 
