@@ -149,6 +149,26 @@ def test_a_folder_and_a_pattern_take_the_models_in_them(schedule, tmp_path):
         read_history([])
 
 
+def test_the_output_is_none_of_the_models_a_folder_or_a_pattern_stands_for(schedule, tmp_path):
+    """-o FOLDER/model.npz wrote the history's table over a model of the folder, exit 0 (issue 49):
+    an output must be none of the files the inputs expand to."""
+    _, paths, _ = schedule
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for p in paths:
+        shutil.copyfile(p, folder / os.path.basename(p))
+    last = folder / os.path.basename(paths[-1])
+    before = last.read_bytes()
+    for given in (folder, folder / "model-*.npz"):
+        for output in (last, f"{folder}/./{last.name}"):
+            result = run("history", given, "-o", output, "--format", "tsv")
+            assert result.exit_code == 2, (given, output, result.stderr)
+            assert f"is one of the MODELS inputs ('{last}'): refusing to write over it" in result.stderr, result.stderr
+            assert last.read_bytes() == before
+    result = run("history", folder, "-o", folder / "history.tsv")  # a new file beside them is fine
+    assert result.exit_code == 0 and (folder / "history.tsv").exists(), result.stderr
+
+
 def test_models_trained_apart_are_paired_by_matching_and_aligned_ones_by_id(schedule, tmp_path):
     truth, paths, _ = schedule
     corpus = truth["corpora"][3]

@@ -44,6 +44,7 @@ import heapq
 import os
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -82,11 +83,21 @@ def _kind(path: str) -> str | None:
         return None
 
 
-def model_files(models) -> tuple[list[str], list[str]]:
+class ModelFiles(NamedTuple):
+    """The model files a list of models names (:func:`model_files`): their ``paths`` and the
+    ``notes`` on what was skipped."""
+
+    paths: list[str]
+    notes: list[str]
+
+
+def model_files(models) -> ModelFiles:
     """The model files that ``models`` names (a path, a folder, a glob pattern, or a list of
     these): a folder's and a pattern's ``.npz`` files that are ldacli models, by name (hidden
     files and other kinds of file skipped, and said in the notes); a path as it is. Returns the
-    paths and the notes."""
+    paths and the notes; ``models`` already a :class:`ModelFiles`, as it is."""
+    if isinstance(models, ModelFiles):
+        return models
     if isinstance(models, (str, os.PathLike)):
         models = [models]
     elif not isinstance(models, Iterable) or isinstance(models, (bytes, dict)):
@@ -115,7 +126,7 @@ def model_files(models) -> tuple[list[str], list[str]]:
             notes.append(f"{path}: skipped {len(others)} file(s) that are not models: {', '.join(others[:3])}"
                          + (", ..." if len(others) > 3 else ""))
         paths += kept
-    return paths, notes
+    return ModelFiles(paths, notes)
 
 
 @dataclasses.dataclass
@@ -253,7 +264,7 @@ def _modified(seconds: float) -> str:
 
 def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WORDS.default,
                  threshold: float = THRESHOLD.default, progress=None) -> dict:
-    """Follow the topics of ``models`` (what :func:`model_files` takes) across them, as the
+    """Follow the topics of ``models`` (what :func:`model_files` takes, or gave) across them, as the
     module docstring says. Returns a JSON-able dict: ``models`` (one entry per model, in
     order: ``step``, ``path``, ``sha256``, ``modified``, sizes, ``parent`` (the step of the
     model it was warm-started from or aligned to, or of its nearest recorded ancestor, when
