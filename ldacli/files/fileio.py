@@ -10,7 +10,8 @@
   1-based line numbers, turning every read or decompression failure into an
   :class:`~ldacli.errors.InputError` that names the file and the line being read.
 * :func:`open_regular` opens an input that must be a regular file (never a device or a pipe:
-  ``/dev/zero`` as a corpus or a model would be read until memory runs out).
+  ``/dev/zero`` as a corpus or a model would be read until memory runs out); :func:`stranger`
+  tells a file another user put in a folder (not one given by name) from a file of one's own.
 * :func:`file_sha256` names a file by its bytes (how a model names its parent).
 """
 
@@ -305,6 +306,22 @@ def open_regular(path: str | os.PathLike[str], name: str | None = None) -> Binar
     except BaseException:
         os.close(fd)
         raise
+
+
+def stranger(st: os.stat_result, folder: str) -> int | None:
+    """The owner (uid) of the file whose status is ``st``, found in ``folder``, when that is
+    someone this user has no reason to trust with it: neither this user, nor root, nor the
+    folder's owner (who could have put anything there anyway) -- as git's ``safe.directory`` and
+    OpenSSH's checks of ``~/.ssh`` do. None when the file is trusted (or the platform has no owners).
+    A file another user put in a folder others can write is not one of ours, whatever its name."""
+    if not hasattr(os, "geteuid"):
+        return None
+    trusted = {os.geteuid(), 0}
+    try:
+        trusted.add(os.stat(folder or os.curdir).st_uid)
+    except OSError:
+        pass
+    return None if st.st_uid in trusted else st.st_uid
 
 
 def _read_error(name: str, line: int | None, exc: BaseException, compressed: bool) -> InputError:
