@@ -90,6 +90,27 @@ def test_history_of_a_shared_folder_skips_a_model_another_user_planted_there(sha
     assert r.exit_code == 0 and json.loads(r.stdout)["models"][0]["path"] == theirs, r.stderr
 
 
+def test_select_k_continues_no_pair_checkpoint_another_user_planted_in_its_folder(shared, small_ldac):
+    """A checkpoint of the pair's very settings (its state theirs to choose), put in select-k's
+    folder by another user, was continued as the pair's own (issue 49)."""
+    from ldacli.scoring.fixed_topics import holdout_split
+
+    train, _, _ = holdout_split(ldacli.read_corpus(small_ldac), 0.1, seed=1)
+    source = os.path.join(shared, "source.npz")  # what the other user copies: a checkpoint, readable by all
+    ldacli.train(train, 2, seed=1, iterations=40, threads=1, checkpoint=source)
+    os.chmod(source, 0o644)
+    theirs = os.path.join(shared, "k2-s1.checkpoint.npz")
+    made = as_attacker("import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])", source, theirs)
+    assert made.returncode == 0 and os.stat(theirs).st_uid != os.geteuid(), made.stderr
+    os.unlink(source)
+    r = run("select-k", small_ldac, "-k", 2, "--seeds", 1, "--iterations", 60, "--seed", 1, "--threads", 1, "-q",
+            "-o", shared)
+    assert r.exit_code == 1 and "at sweep 40" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"Error: {theirs}: expected a file of this user's in select-k's folder, found one of "
+                               f"another user (uid {os.stat(theirs).st_uid}), who may have put it there"), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not os.path.exists(os.path.join(shared, "k2-s1.npz"))
+
+
 @pytest.mark.parametrize("command", ["train", "export", "name", "convert"])
 def test_a_dangling_lock_link_creates_nothing_where_the_other_user_chose(shared, tmp_path, small_ldac, command):
     ldacli.train(ldacli.read_corpus(small_ldac), 3, iterations=2, seed=1).save(str(tmp_path / "m.npz"))
