@@ -175,6 +175,32 @@ def test_params_of_the_wrong_shape_are_one_line_for_every_command(model_file, tm
         assert f"{m}: expected params '{key}' as ldacli records it" in r.stderr, (args, r.stderr)
 
 
+@pytest.mark.parametrize("key, value, why", [
+    ("optimize_burn_in", "x", "expected the settings a model records in 'params', found optimize_burn_in must be an "
+                              "integer >= 0, found 'x'"),
+    ("snapshot_sweeps", -1, "expected params 'snapshot_sweeps' as ldacli records it, found -1"),
+    ("optimize_interval", -3, "expected the settings a model records in 'params', found optimize_interval must be"),
+    ("loglik_every", [2], "expected the settings a model records in 'params', found loglik_every must be"),
+    ("sampler", "fastest", "expected the settings a model records in 'params', found sampler must be one of"),
+    ("max_seconds", "never", "expected the settings a model records in 'params', found max_seconds must be"),
+])
+def test_a_models_recorded_settings_of_the_wrong_type_are_one_line_for_info(model_file, tmp_path, key, value, why):
+    """info read the params it shows unchecked: optimize_burn_in "x" and snapshot_sweeps -1 were
+    tracebacks (issue 49). Every declared setting a file records is checked against its
+    declaration before use."""
+    with np.load(model_file / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    params = json.loads(str(arrays["params"]))
+    params[key] = value
+    arrays["params"] = np.str_(json.dumps(params))
+    m = tmp_path / "m.npz"
+    write_npz(str(m), arrays)
+    for args in (["info", m], ["info", m, "--format", "json"]):
+        r = run(*args)
+        assert r.exit_code == 1 and isinstance(r.exception, SystemExit), (args, r.exception)
+        assert r.stderr.startswith(f"Error: {m}: {why}") and len(r.stderr.splitlines()) == 1, r.stderr
+
+
 @pytest.mark.parametrize("key, value", [
     ("checkpoint_every", "x"), ("loglik_every", None), ("max_seconds", "x"), ("seed", "x"), ("seed", -1),
     ("shards", None), ("shards", [1]), ("snapshots", None), ("seed_words", {"a": 1}), ("optimize_interval", "x"),
