@@ -174,6 +174,22 @@ def test_a_line_longer_than_any_document_is_refused_before_it_is_held(tmp_path):
     assert r.exit_code == 1 and f"{pairs}:1: expected lines of at most 16 MiB" in r.stderr
 
 
+def test_a_matrix_market_size_line_of_spaces_is_refused_before_it_is_held(tmp_path):
+    """A size line of 1 GiB of spaces took 2 GB before it was refused (issue 49): the header's
+    lines are read within the readers' bound, before the rest of the file."""
+    import gzip
+    mtx = tmp_path / "c.mtx.gz"
+    with gzip.open(mtx, "wb", compresslevel=1) as f:
+        f.write(b"%%MatrixMarket matrix coordinate integer general\n")
+        for _ in range(100):
+            f.write(b" " * (1 << 20))  # 100 MiB of spaces, 100 KB compressed
+        f.write(b"2 2 1\n1 1 1\n")
+    (tmp_path / "c.vocab").write_text("a\nb\n")
+    r = run_limited(150 << 20, "convert", mtx, "--vocab", tmp_path / "c.vocab", "-q", "-o", tmp_path / "x.ldac")
+    assert r.returncode == 1 and r.stderr == f"Error: {mtx}:2: expected lines of at most 16 MiB, found a longer one " \
+                                            f"(a file without line breaks?)\n", r.stderr
+
+
 @pytest.mark.parametrize("role", ["corpus", "vocab", "stop-words", "model", "textdir-file"])
 def test_devices_and_pipes_are_refused_where_a_file_is_read(tmp_path, small_ldac, role):
     import os

@@ -8,7 +8,8 @@
   decompressing gzip transparently (recognised by its magic bytes, whatever the name).
 * :func:`iter_blocks` and :func:`iter_lines` stream a :class:`Source` in whole lines with their
   1-based line numbers, turning every read or decompression failure into an
-  :class:`~ldacli.errors.InputError` that names the file and the line being read.
+  :class:`~ldacli.errors.InputError` that names the file and the line being read;
+  :func:`read_line` reads one line of a stream within the same bound.
 * :func:`open_regular` opens an input that must be a regular file (never a device or a pipe:
   ``/dev/zero`` as a corpus or a model would be read until memory runs out); :func:`stranger`
   tells a file another user put in a folder (not one given by name) from a file of one's own.
@@ -496,8 +497,7 @@ def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[
                 pending.append(chunk)
                 held += len(chunk)
                 if held > MAX_LINE_BYTES:
-                    raise InputError(source.name, lineno, f"expected lines of at most {MAX_LINE_BYTES >> 20} MiB, "
-                                                          f"found a longer one (a file without line breaks?)")
+                    raise _too_long(source.name, lineno)
                 continue
             held = len(chunk) - cut
             block = b"".join(pending) + chunk[:cut] if pending else chunk[:cut]
@@ -507,6 +507,21 @@ def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[
         tail = b"".join(pending)
         if tail:
             yield lineno, tail
+
+
+def _too_long(name: str, lineno: int) -> InputError:
+    return InputError(name, lineno, f"expected lines of at most {MAX_LINE_BYTES >> 20} MiB, found a longer one (a "
+                                    f"file without line breaks?)")
+
+
+def read_line(stream: IO[bytes], name: str, lineno: int) -> bytes:
+    """The next line of the binary ``stream`` (with its ``\\n``; empty at the end), line
+    ``lineno`` of the input ``name``: an :class:`InputError` naming it when it is longer than
+    :data:`MAX_LINE_BYTES`, read no further than that."""
+    line = stream.readline(MAX_LINE_BYTES + 1)
+    if len(line) > MAX_LINE_BYTES:
+        raise _too_long(name, lineno)
+    return line
 
 
 def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:
