@@ -495,6 +495,7 @@ PARAMS_SHAPES = {
                       "strength": (float, None), "found": _COUNT, "given": _COUNT}),
     "id_stability": (None, {"kept": _COUNT, "topics": _COUNT, "median_distance": float, "max_distance": float}),
     "snapshot_sweeps": [_COUNT],
+    "aligned_to": (None, {"path": str, "sha256": str, "order": [_COUNT], "distances": [float]}),
 }
 
 

@@ -372,12 +372,26 @@ def _read_json(path: str) -> dict | None:
         return None
 
 
-def _finished(folder: str, name: str, train: Corpus, k: int, run_seed: int, given: dict) -> dict | None:
-    """The scores of pair ``name`` when its model and scores are in ``folder`` and the model was
-    trained with these settings (else None: the pair is to be run)."""
+# What a pair's scores file holds (score_pair's, and where it is), each read back as it is written.
+SCORES = ("perplexity", "perplexity_se", "npmi", "diversity", "exclusivity")
+
+
+def _scores_fit(scores: dict, k: int, i: int) -> bool:
+    """Whether ``scores``, read from run ``i`` of K ``k``'s file, are what :func:`score_pair`
+    writes there: finite numbers (a positive perplexity) for that pair."""
+    numbers = [scores.get(key) for key in SCORES]
+    return (scores.get("k") == k and scores.get("run") == i and isinstance(scores.get("model"), str)
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers)
+            and scores["perplexity"] > 0)
+
+
+def _finished(folder: str, k: int, i: int, train: Corpus, run_seed: int, given: dict) -> dict | None:
+    """The scores of run ``i`` of K ``k`` when its model and scores are in ``folder`` and the
+    model was trained with these settings (else None: the pair is to be run)."""
+    name = pair_name(k, i)
     model_path, scores_path = os.path.join(folder, name + ".npz"), os.path.join(folder, name + ".json")
     scores = _read_json(scores_path)
-    if not _found(model_path) or scores is None:
+    if not _found(model_path) or scores is None or not _scores_fit(scores, k, i):
         return None
     try:
         if not unchanged(model_path, train, k, seed=run_seed, **given) or \
@@ -441,7 +455,7 @@ def select_k(corpus, n_topics, *, output: str, seeds: int | None = None, holdout
         done: dict[tuple[int, int], dict] = {}
         begun: dict[tuple[int, int], int] = {}  # pair -> the sweep its checkpoint continues from
         for k, i in pairs:
-            scores = _finished(output, pair_name(k, i), train, k, pair_seed(base, i), given)
+            scores = _finished(output, k, i, train, pair_seed(base, i), given)
             if scores is not None:
                 done[(k, i)] = scores
                 _remove(checkpoint_path(output, k, i))  # left by a run killed as it finished the pair

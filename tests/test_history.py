@@ -190,6 +190,30 @@ def test_models_trained_apart_are_paired_by_matching_and_aligned_ones_by_id(sche
     assert "step 2: aligned to the previous model (--align-to): topic k continues topic k" in text.stdout
 
 
+@pytest.mark.parametrize("change", [{"removed": [7]}, {"removed": None}, {"descent": "twice"}])
+def test_a_recorded_descent_that_does_not_fit_the_two_models_is_not_followed(schedule, tmp_path, change):
+    """A warm start's record naming a topic its parent lacks, or missing, was a KeyError (found by
+    the fuzzing benchmark's history family, issue 49): such a pair is paired by diff's matching."""
+    from ldacli.files.npz import read_npz, write_npz
+
+    _, paths, _ = schedule
+    child = tmp_path / "child.npz"
+    arrays = read_npz(paths[1])
+    params = json.loads(str(arrays["params"]))
+    ws = params["warm_start"]
+    if change.get("descent") == "twice":  # two topics continuing one
+        ws["descent"] = [0] + ws["descent"][:-1]
+    elif change["removed"] is None:
+        del ws["removed"]
+    else:
+        ws["removed"] = change["removed"]
+    arrays["params"] = np.str_(json.dumps(params))
+    write_npz(str(child), arrays)
+    result = run("history", paths[0], child, "--format", "json")
+    assert result.exit_code == 0, result.exception
+    assert [m["pairing"] for m in json.loads(result.stdout)["models"]] == [None, "matching"]
+
+
 def test_max_drift_exits_3_naming_the_topics_and_steps(schedule):
     _, paths, _ = schedule
     r = read_history(paths)

@@ -158,6 +158,7 @@ def test_a_token_pattern_that_backtracks_without_bound_is_refused_at_train_so_no
     ("n_docs", "x"), ("n_tokens", [1]), ("method", [1]), ("warm_start", 3), ("warm_start", {"path": 3}),
     ("lineage", None), ("lineage", "x"), ("lineage", -1), ("seeded", "x"), ("seeded", {"a": 1}),
     ("seeded", {"topics": [{"topic": "0"}]}), ("iterations_done", 1e308),
+    ("aligned_to", "x"), ("aligned_to", {"sha256": "ab", "order": 5}), ("snapshot_sweeps", [-1]),
 ])
 def test_params_of_the_wrong_shape_are_one_line_for_every_command(model_file, tmp_path, small_ldac, key, value):
     with np.load(model_file / "m.npz") as f:

@@ -322,6 +322,21 @@ def test_a_pair_file_that_is_a_pipe_a_device_or_nested_json_neither_hangs_nor_br
     assert len(r.stderr.strip().splitlines()) == 1 and not (out / "k2-s1.npz").exists()
 
 
+@pytest.mark.parametrize("key, value", [("npmi", None), ("perplexity", 0), ("diversity", "x"), ("k", 3), ("run", [])])
+def test_a_pairs_scores_of_other_shapes_are_scored_again(small_ldac, tmp_path, key, value):
+    """Scores whose values are not what select-k writes (beside the pair's very model, its
+    SHA-256 right) were a TypeError in the table (found by the fuzzing benchmark's select-k
+    family, issue 49): the pair is trained and scored again."""
+    out = tmp_path / "sk"
+    args = ["select-k", small_ldac, "-k", 2, "--seeds", 1, "--iterations", 20, "--seed", 1, "--threads", 1, "-o", out]
+    assert run(*args).exit_code == 3
+    scores = json.loads((out / "k2-s1.json").read_text())
+    (out / "k2-s1.json").write_text(json.dumps({**scores, key: value}))
+    r = run(*args, "--format", "json")
+    assert r.exit_code == 3 and isinstance(r.exception, SystemExit), r.exception
+    assert "1 of 1 pairs are done already" not in r.stderr and json.loads((out / "k2-s1.json").read_text()) == scores
+
+
 def test_checkpoints_of_pairs_on_a_cluster_are_refused(small_ldac, tmp_path):
     result = run("select-k", small_ldac, "-k", "2", "--checkpoint-every", 10, "--scheduler", "local:1",
                  "-o", tmp_path / "o")

@@ -192,6 +192,16 @@ def test_a_dates_file_it_cannot_read_is_named_with_its_line(tmp_path, content, w
     assert str(info.value).startswith(f"{path}:{where}: ")
 
 
+def test_a_csv_dates_file_whose_header_names_only_the_date_is_named_with_its_line(tmp_path):
+    """A StopIteration traceback (found by the fuzzing benchmark's trends family, issue 49)."""
+    path = tmp_path / "dates.csv"
+    path.write_text("date\n2024-01-01\n")
+    with pytest.raises(InputError) as info:
+        read_dates(str(path), ["1"])
+    assert str(info.value) == (f"{path}:1: expected two columns, a document id and its date (or a header naming the "
+                               f"columns id and date), found 1")
+
+
 def test_dates_that_do_not_cover_the_documents_are_refused(dated, tmp_path):
     folder, model, dates = dated
     short = tmp_path / "short.txt"

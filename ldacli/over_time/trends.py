@@ -250,7 +250,7 @@ def _keyed(name: str, lines, separator: str, doc_ids: Sequence[str]) -> tuple[np
         raise InputError(name, None, "expected one date per document, found no date")
     head = [f.strip().lower() for f in _fields(name, first[0], first[1], separator)]
     id_col, date_col = 0, 1
-    if "date" in head:  # a header: its columns named
+    if "date" in head and len(head) > 1:  # a header: its columns named
         date_col = head.index("date")
         ids = [i for i, h in enumerate(head) if h in ("id", "doc_id", "document", "document_id")]
         id_col = ids[0] if ids else next(i for i in range(len(head)) if i != date_col)
