@@ -24,6 +24,16 @@ model, a checkpoint or a folder's document: each must be refused, none may hang)
 
     python benchmarks/fuzz.py --families "long words,compressed members,non-regular files" --per-family 3400
 
+and four of issue 49's: "history" (folders of small models whose warm starts, alignments and
+lineages name each other by SHA-256, right or wrong, beside other files, read as a folder, a
+pattern or paths), "trends" (dates files of every form, right and wrong, too short or too long,
+and tables to append to), "select-k folders" (a finished or killed run's folder with its files
+kept, removed, corrupted, swapped for JSON of other shapes, a pipe or a device, run again) and
+"token patterns" (a received model recording any regular expression, tokenizing texts made to
+show backtracking: refused, or done within 5 s)::
+
+    python benchmarks/fuzz.py --families "history,trends,select-k folders,token patterns" --per-family 10000
+
 For each family it prints the inputs run, how many were
 read and how many refused, the number of distinct error messages (particulars blanked out),
 exceptions other than ldacli's own (must be 0; the first few are shown) and the time taken.
@@ -58,6 +68,10 @@ FAMILIES = {
     "long words": fuzzing.long_word_inputs,
     "compressed members": fuzzing.compressed_member_inputs,
     "non-regular files": fuzzing.non_regular_inputs,
+    "history": fuzzing.history_inputs,
+    "trends": fuzzing.trends_inputs,
+    "select-k folders": fuzzing.select_k_inputs,
+    "token patterns": fuzzing.token_pattern_inputs,
 }
 
 

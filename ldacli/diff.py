@@ -164,16 +164,18 @@ def lineage_of(a: Model, b: Model, a_sha256: str | None) -> dict | None:
     ws = b.params.get("warm_start") or {}
     if a_sha256 is None or not isinstance(ws, dict) or ws.get("sha256") != a_sha256 or "descent" not in ws:
         return None
-    descent = list(ws["descent"])
-    if len(descent) != b.n_topics or any(d is not None and not 0 <= d < a.n_topics for d in descent):
-        return None  # not this pair of models after all (a file edited by hand)
+    descent, removed = list(ws["descent"]), ws.get("removed")
+    continued = [d for d in descent if d is not None]
+    if len(descent) != b.n_topics or not isinstance(removed, list) or \
+            sorted(continued + removed) != list(range(a.n_topics)):
+        return None  # not this pair of models after all (a file edited by hand): each of A's topics is
+        # continued by one of B's or removed
     order = (b.params.get("aligned_to") or {}).get("order")
     if order is not None:  # train --warm-start --align-to: B's topic i was topic order[i] when it descended
         if sorted(order) != list(range(b.n_topics)):
             return None
         descent = [descent[i] for i in order]
-    return {"added": [k for k, d in enumerate(descent) if d is None], "removed": list(ws["removed"]),
-            "descent": descent}
+    return {"added": [k for k, d in enumerate(descent) if d is None], "removed": list(removed), "descent": descent}
 
 
 def diff_models(a: Model, b: Model, *, top_words: int = TOP_WORDS.default,

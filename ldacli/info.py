@@ -15,7 +15,7 @@ from ldacli import checks
 from ldacli.corpora.formats.read import READING
 from ldacli.errors import InputError
 from ldacli.methods.driver import SETTINGS as TRAIN
-from ldacli.methods.driver import method_settings
+from ldacli.methods.driver import checked_record, method_settings
 from ldacli.methods.registry import METHODS
 from ldacli.model import Checkpoint, Model
 from ldacli.files.npz import kind_at
@@ -117,6 +117,7 @@ def describe(path: str) -> dict:
     if name not in METHODS:
         raise InputError(path, None, f"expected a file written by method {', '.join(METHODS)}, found method {name!r}")
     method = METHODS[name]
+    checked_record(params, path, "checkpoint" if kind == "checkpoint" else "model")
     out = {
         "file": path,
         "kind": "checkpoint" if kind == "checkpoint" else "model",

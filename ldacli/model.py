@@ -494,6 +494,8 @@ PARAMS_SHAPES = {
     "seeded": (None, {"topics!": [{"topic!": _COUNT, "name!": str, "words!": [str], "unknown!": [str]}], "source": str,
                       "strength": (float, None), "found": _COUNT, "given": _COUNT}),
     "id_stability": (None, {"kept": _COUNT, "topics": _COUNT, "median_distance": float, "max_distance": float}),
+    "snapshot_sweeps": [_COUNT],
+    "aligned_to": (None, {"path": str, "sha256": str, "order": [_COUNT], "distances": [float]}),
 }
 
 

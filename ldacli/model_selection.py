@@ -40,6 +40,7 @@ cluster (``scheduler``). The memory of the pairs that run at once is estimated b
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import math
@@ -58,9 +59,9 @@ from ldacli import settings
 from ldacli.api_input import as_corpus, reading_of
 from ldacli.corpora.corpus import Corpus
 from ldacli.diff import THRESHOLD, match_topics
-from ldacli.errors import LdacliError, SettingError, TrainingInterrupted
+from ldacli.errors import InputError, LdacliError, SettingError, TrainingInterrupted
 from ldacli.scoring.perplexity import perplexity
-from ldacli.files.fileio import atomic_write, file_sha256
+from ldacli.files.fileio import atomic_write, file_sha256, open_regular, stranger
 from ldacli.scoring.fixed_topics import holdout_split
 from ldacli.files.locking import locked
 from ldacli.memory import check_fits
@@ -213,7 +214,7 @@ def checkpoint_path(output: str, k: int, i: int) -> str:
 def _resumable(path: str, train: Corpus, k: int, run_seed: int, given: dict) -> int | None:
     """The sweep a pair's checkpoint at ``path`` continues from, when a run with these settings
     on these documents wrote it (else None: the pair starts afresh, and says so)."""
-    if not os.path.exists(path):
+    if not _found(path):
         return None
     at = driver.resumable(path, train, k, seed=run_seed, **given)
     if at is None:
@@ -331,21 +332,66 @@ def _write_json(path: str, data: dict) -> None:
         f.write("\n")
 
 
+def _opened(path: str):
+    """The file select-k finds at ``path`` in its folder, open (binary), or None when there is
+    none. An :class:`~ldacli.errors.InputError` names it when it is not a regular file (a pipe
+    would hang the read, ``/dev/zero`` fill memory) or when another user put it there (a pair's
+    checkpoint of theirs would be continued, their scores taken for ours): select-k neither
+    reads nor replaces such a file, and the user removes it or chooses a folder of their own."""
+    if not os.path.lexists(path):
+        return None
+    f = open_regular(path)
+    uid = stranger(os.fstat(f.fileno()), os.path.dirname(path))
+    if uid is not None:
+        f.close()
+        raise InputError(path, None, f"expected a file of this user's in select-k's folder, found one of another "
+                                     f"user (uid {uid}), who may have put it there: remove it, or give a folder of "
+                                     f"your own")
+    return f
+
+
+def _found(path: str) -> bool:
+    """Whether there is a file select-k may read at ``path`` (:func:`_opened`)."""
+    f = _opened(path)
+    if f is not None:
+        f.close()
+    return f is not None
+
+
 def _read_json(path: str) -> dict | None:
+    """The JSON object in the file at ``path`` of select-k's folder (:func:`_opened`); None when
+    there is none, or it is not a JSON object (the pair is run again and the file replaced)."""
+    f = _opened(path)
+    if f is None:
+        return None
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        with io.TextIOWrapper(f, encoding="utf-8") as text:
+            data = json.load(text)
         return data if isinstance(data, dict) else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: arrays nested too deeply
         return None
 
 
-def _finished(folder: str, name: str, train: Corpus, k: int, run_seed: int, given: dict) -> dict | None:
-    """The scores of pair ``name`` when its model and scores are in ``folder`` and the model was
-    trained with these settings (else None: the pair is to be run)."""
+# What a pair's scores file holds (score_pair's, and where it is), each read back as it is written.
+SCORES = ("perplexity", "perplexity_se", "npmi", "diversity", "exclusivity")
+
+
+def _scores_fit(scores: dict, k: int, i: int) -> bool:
+    """Whether ``scores``, read from run ``i`` of K ``k``'s file, are what :func:`score_pair`
+    writes there: finite numbers (a positive perplexity) for that pair."""
+    numbers = [scores.get(key) for key in SCORES]
+    return (scores.get("k") == k and scores.get("run") == i and isinstance(scores.get("model"), str)
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers)
+            and scores["perplexity"] > 0)
+
+
+def _finished(folder: str, k: int, i: int, train: Corpus, run_seed: int, given: dict) -> dict | None:
+    """The scores of run ``i`` of K ``k`` when its model and scores are in ``folder`` and the
+    model was trained with these settings (else None: the pair is to be run)."""
+    name = pair_name(k, i)
     model_path, scores_path = os.path.join(folder, name + ".npz"), os.path.join(folder, name + ".json")
     scores = _read_json(scores_path)
-    if scores is None or not os.path.exists(model_path):
+    if not _found(model_path) or scores is None or not _scores_fit(scores, k, i):
         return None
     try:
         if not unchanged(model_path, train, k, seed=run_seed, **given) or \
@@ -409,7 +455,7 @@ def select_k(corpus, n_topics, *, output: str, seeds: int | None = None, holdout
         done: dict[tuple[int, int], dict] = {}
         begun: dict[tuple[int, int], int] = {}  # pair -> the sweep its checkpoint continues from
         for k, i in pairs:
-            scores = _finished(output, pair_name(k, i), train, k, pair_seed(base, i), given)
+            scores = _finished(output, k, i, train, pair_seed(base, i), given)
             if scores is not None:
                 done[(k, i)] = scores
                 _remove(checkpoint_path(output, k, i))  # left by a run killed as it finished the pair
@@ -440,10 +486,12 @@ def select_k(corpus, n_topics, *, output: str, seeds: int | None = None, holdout
 
 
 def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+    """Remove the checkpoint at ``path`` of a pair that is done, if there is one of ours (:func:`_opened`)."""
+    if _found(path):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
 
 
 class _Progress:

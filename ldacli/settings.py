@@ -341,9 +341,22 @@ def resume(settings: Iterable[Setting], given: dict, recorded: dict, source: str
     return values
 
 
-def _recorded_value(s: Setting, value, values: dict, source: str):
-    """The value of ``s`` a checkpoint (``source``) records, checked as a given one is: a file from
-    elsewhere may hold anything there. None only where the setting may be None."""
+def check_recorded(settings: Iterable[Setting], recorded: dict, source: str, kind: str) -> dict:
+    """``recorded``, the params of the ``kind`` of file (model, checkpoint) read from ``source``,
+    after checking the value of every one of ``settings`` it holds as :func:`resume` checks a
+    checkpoint's: a file from elsewhere may hold anything there, and whatever reads it then gets
+    what the declaration says. An :class:`~ldacli.errors.InputError` names the file and the
+    setting."""
+    for s in settings:
+        if s.name in recorded:
+            _recorded_value(s, recorded[s.name], recorded, source, kind)
+    return recorded
+
+
+def _recorded_value(s: Setting, value, values: dict, source: str, kind: str = "checkpoint"):
+    """The value of ``s`` a checkpoint (or another ``kind`` of file; ``source``) records, checked
+    as a given one is: a file from elsewhere may hold anything there. None only where the setting
+    may be None."""
     try:
         if value is None and s.default_for(values) is not None:
             raise SettingError(s.name, f"{s.name} must be {s.type.describe()}, found None")
@@ -354,8 +367,7 @@ def _recorded_value(s: Setting, value, values: dict, source: str):
         else:
             s.check(value)
     except SettingError as exc:
-        raise InputError(source, None, f"expected the settings a checkpoint records in 'params', found {exc}") \
-            from None
+        raise InputError(source, None, f"expected the settings a {kind} records in 'params', found {exc}") from None
     return value
 
 

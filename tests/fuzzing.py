@@ -15,10 +15,12 @@ text for people, JSON that parses, tables that parse back to the model's ids and
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
 import re
+import signal
 import tempfile
 import zipfile
 
@@ -419,6 +421,362 @@ def _special(spec: dict, folder: str) -> None:
     raise NotOurError(f"special: {what} as {role} was read, not refused")
 
 
+# --- history, trends, select-k folders, recorded token patterns (issue 49) ------------------------------
+
+WORD_POOL = [f"w{i:02d}" for i in range(10)]
+HEX = "0123456789abcdef"
+# values a received file may hold where a number, a list or a text was written
+ODD_JSON = st.sampled_from([None, "x", "", -1, 0, 1, 2, 7, 10**20, 1e308, -0.5, True, [], [0], [None], {}, {"a": 1},
+                            [0, 0], [1, 0], [-1], ["0"], "0" * 300])
+
+
+@st.composite
+def model_arrays(draw, documents: bool = True):
+    """A small valid model's arrays (own_file_templates' model, with K topics over V words of
+    WORD_POOL and D documents) and its params, to be changed."""
+    import json
+
+    arrays = dict(own_file_templates()["model"])
+    K, V, D = draw(st.integers(1, 4)), draw(st.integers(1, 6)), draw(st.integers(1, 8))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    ids = draw(st.sampled_from(["numbers", "names", "mixed"]))
+    doc_ids = [str(d + 1) if ids == "numbers" or (ids == "mixed" and d % 2) else f"d{d}" for d in range(D)]
+    arrays.update(phi=rng.dirichlet(np.ones(V), K), theta=rng.dirichlet(np.ones(K), D), alpha=np.full(K, 0.1),
+                  vocab=np.array(draw(st.permutations(WORD_POOL))[:V]), doc_ids=np.array(doc_ids))
+    params = json.loads(str(arrays["params"]))
+    params.update(n_topics=K, n_words=V, n_docs=D)
+    return arrays, params
+
+
+def model_bytes(arrays: dict, params: dict) -> bytes:
+    import json
+
+    return npz_bytes({**arrays, "params": np.str_(json.dumps(params))})
+
+
+@st.composite
+def link(draw, shas: list[str]):
+    """A params entry naming a parent file (a warm start's, an alignment's, a lineage's): often
+    one of ``shas`` (files before it), with values right, wrong or missing."""
+    sha = draw(st.sampled_from(shas)) if shas and draw(st.booleans()) else "".join(draw(st.lists(
+        st.sampled_from(HEX), min_size=64, max_size=64)))
+    entry = {"path": draw(st.sampled_from(["m0.npz", "gone.npz", "x"])), "sha256": sha, "method": "cgs",
+             "n_topics": draw(st.integers(0, 5))}
+    for key in draw(st.lists(st.sampled_from(["path", "sha256", "method", "n_topics"]), max_size=1)):
+        entry.pop(key)
+    return entry
+
+
+@st.composite
+def history_inputs(draw):
+    """A folder of small models a schedule of retrains might leave (each maybe warm-started from,
+    aligned to or descended from another, by SHA-256, with descents, orders and lists right or
+    wrong), with other files beside them and modification times of any order, read by
+    ``ldacli history`` as a folder, a pattern or a list of paths."""
+    import hashlib
+
+    files: dict[str, bytes] = {}
+    shas: list[str] = []
+    for i in range(draw(st.integers(1, 4))):
+        arrays, params = draw(model_arrays())
+        K = arrays["phi"].shape[0]
+        if shas and draw(st.booleans()):
+            ws = draw(link(shas))
+            ws["descent"] = draw(st.lists(st.none() | st.integers(-1, 5), min_size=K, max_size=K) | st.lists(
+                st.none() | st.integers(0, 4), max_size=6))
+            ws["added"] = [k for k, d in enumerate(ws["descent"]) if d is None]
+            ws["removed"] = draw(st.lists(st.integers(0, 5), max_size=3))
+            for key in draw(st.lists(st.sampled_from(["descent", "added", "removed"]), max_size=1)):
+                ws.pop(key)
+            params["warm_start"] = ws
+            params["lineage"] = [ws] + draw(st.lists(link(shas), max_size=2))
+        if shas and draw(st.booleans()):
+            aligned = draw(link(shas))
+            aligned["order"] = draw(st.permutations(list(range(K))).map(list) | st.lists(st.integers(-1, 5), max_size=5)
+                                    | ODD_JSON)
+            params["aligned_to"] = aligned
+        if draw(st.integers(0, 9)) == 0:
+            params[draw(st.sampled_from(["warm_start", "aligned_to", "lineage", "topic_names"]))] = draw(ODD_JSON)
+        data = model_bytes(arrays, params)
+        if draw(st.integers(0, 9)) == 0:
+            data = draw(mutate_bytes(data))
+        files[f"m{i}.npz"] = data
+        shas.append(hashlib.sha256(data).hexdigest())
+    extras = {"notes.txt": b"not a model", ".m9.npz": files["m0.npz"], "x.npz": b"PK\x03\x04 not really",
+              "inferred.npz": npz_bytes(own_file_templates()["inference"]), "copy.npz": files["m0.npz"]}
+    for name in draw(st.lists(st.sampled_from(sorted(extras)), max_size=2, unique=True)):
+        files[name] = extras[name]
+    mtimes = {name: draw(st.integers(0, 3)) for name in files}
+    given = draw(st.sampled_from(["folder", "pattern", "paths"]))
+    paths = draw(st.lists(st.sampled_from(sorted(files)), min_size=1, max_size=5)) if given == "paths" else []
+    options = draw(st.lists(st.sampled_from([("--order", "given"), ("--format", "json"), ("--format", "tsv"),
+                                             ("--format", "csv"), ("--format", "jsonl"), ("--threshold", "0.2"),
+                                             ("--max-drift", "0.05"), ("-n", "2")]), max_size=3))
+    return "history", {"files": files, "mtimes": mtimes, "given": given, "paths": paths,
+                       "options": [o for pair in options for o in pair]}
+
+
+VALID_DATES = ("2024-01-05", "2024-02-29", "2024-W10-2", "2020-W53-7", "2024-065", "2024-366", "2024", "20240305",
+               "2024-03-05T23:30:00-05:00", "2024-03-05T24:00", "2024-03-05 10:30Z", "9999-12-31", "0001-01-01")
+DATE_POOL = ("2024-01-05", "2024-02-29", "2023-02-29", "2024-W10-2", "2024-W53", "2020-W53-7", "2024-065", "2024-366",
+             "2024", "2024-13", "20240305", "2024-03-05T23:30:00-05:00", "2024-03-05T24:00", "2024-03-05T24:01",
+             "2024-03-05 10:30Z", "9999-12-31", "0001-01-01", "0000-01-01", "yesterday", "", "１２３４", "2024-03-05T10:30:00+25:00")
+
+
+@st.composite
+def trends_inputs(draw):
+    """A model (or an inference file) and a dates file for it, in every form (one a line, keyed
+    by id with tabs or commas, a header or none), with dates right and wrong, too few or too
+    many, maybe corrupted or gzipped; and maybe a table written before to --append to."""
+    arrays, params = draw(model_arrays())
+    if draw(st.integers(0, 4)) == 0:
+        source = npz_bytes(own_file_templates()["inference"])
+        ids = [str(d) for d in own_file_templates()["inference"]["doc_ids"]]
+    else:
+        source = model_bytes(arrays, params)
+        ids = [str(d) for d in arrays["doc_ids"]]
+    form = draw(st.sampled_from(["lines", "lines", "tsv", "csv"]))
+    n = max(0, len(ids) + draw(st.sampled_from([0, 0, 0, 0, 0, -1, 1, 3, len(ids) + 1])))
+    dates = [draw(st.sampled_from(VALID_DATES)) if draw(st.integers(0, 19)) else draw(st.sampled_from(DATE_POOL))
+             for _ in range(n)]
+    if form == "lines":
+        text = ("date\n" if draw(st.booleans()) else "") + "\n".join(dates) + "\n"
+        name = "dates.txt"
+    else:
+        sep = "\t" if form == "tsv" else ","
+        keyed = [draw(st.sampled_from(ids + ["zz", "0", "x" * 300])) if draw(st.integers(0, 19)) == 0 else
+                 (ids[i] if i < len(ids) else f"extra{i}") for i in range(n)]
+        head = draw(st.sampled_from(["", f"id{sep}date\n", f"doc_id{sep}author{sep}date\n", f"date{sep}id\n"]))
+        rows = [f"{d}{sep}me{sep}{t}" if "author" in head else f"{t}{sep}{d}" if head.startswith("date") else f"{d}{sep}{t}"
+                for d, t in zip(keyed, dates)]
+        text = head + "\n".join(rows) + "\n"
+        name = "dates.csv" if form == "csv" else "dates.tsv"
+    data = draw(mutate_text(text)) if draw(st.integers(0, 3)) == 0 else text.encode("utf-8")
+    if draw(st.integers(0, 4)) == 0:
+        data, name = gzip.compress(data, mtime=0), name + ".gz"
+    by = draw(st.sampled_from(["day", "week", "month", "quarter", "year"]))
+    table = None
+    if draw(st.integers(0, 2)) == 0:
+        fmt = draw(st.sampled_from(["tsv", "csv", "jsonl"]))
+        rows = draw(st.lists(st.sampled_from(["2024-03\t2024-03-01\t0\t\t3\t0.5\t0.1", "2024-03-05\t2024-03-05\t1\tn\t1\t0.5\t",
+                                              "2024-Q1\t2024-01-01\t0\t\tmany\t0.5\t", "x" * 200_000,
+                                              "2024\t2024-01-01\t0\t\t2\tnan\t0.1", "[" * 3000 + "]" * 3000]),
+                             max_size=3))
+        header = "period\tstart\ttopic\tname\tdocuments\tshare\tse"
+        if fmt == "jsonl":
+            import json
+            body = "\n".join(json.dumps(dict(zip(header.split("\t"), r.split("\t")))) if "\t" in r else r for r in rows)
+        else:
+            body = "\n".join([header] + rows)
+            body = body.replace("\t", ",") if fmt == "csv" else body
+        table = (f"shares.{fmt}", draw(mutate_text(body + "\n")) if draw(st.booleans()) else (body + "\n").encode())
+    return "trends", {"source": source, "dates": (name, data), "by": by, "table": table,
+                      "format": draw(st.sampled_from(["text", "json", "tsv", "csv", "jsonl"]))}
+
+
+_SELECT_K: dict[str, bytes] = {}
+SELECT_K_SETTINGS = {"iterations": 2, "threads": 1}
+
+
+def select_k_corpus():
+    from ldacli.corpora.synthetic import generate
+
+    return generate(12, 2, 10, doc_length=8, seed=3).corpus.without_unused_words()[0]
+
+
+def select_k_templates() -> dict[str, bytes]:
+    """The files a finished select-k leaves in its folder (one pair, K=2), and a checkpoint of
+    that pair under way."""
+    if not _SELECT_K:
+        from ldacli.scoring.fixed_topics import holdout_split
+
+        corpus = select_k_corpus()
+        with tempfile.TemporaryDirectory() as folder:
+            ldacli.select_k(corpus, [2], seeds=1, seed=1, output=folder, **SELECT_K_SETTINGS)
+            train, _, _ = holdout_split(corpus, 0.1, seed=1)
+            ldacli.train(train, 2, seed=1, iterations=1, threads=1, checkpoint=os.path.join(folder, "k2-s1.checkpoint.npz"))
+            for name in os.listdir(folder):
+                with open(os.path.join(folder, name), "rb") as f:
+                    _SELECT_K[name] = f.read()
+    return _SELECT_K
+
+
+@st.composite
+def select_k_inputs(draw):
+    """select-k's folder as a killed or finished run left it, or as someone changed it: each
+    pair's scores, model and checkpoint and the manifest kept, removed, corrupted, swapped for
+    JSON of other shapes (nested deeply, with values of the wrong type) or for a pipe, a device
+    or a folder; then select-k runs in it again, with the same settings or others."""
+    import json
+
+    templates = select_k_templates()
+    files: dict[str, bytes | str] = {}
+    for name in sorted(templates):
+        how = draw(st.sampled_from(["keep", "keep", "keep", "drop", "bytes", "json", "special"]))
+        if how == "keep":
+            files[name] = templates[name]
+        elif how == "bytes":
+            files[name] = draw(mutate_bytes(templates[name]))
+        elif how == "json" and name.endswith(".json"):
+            value = json.loads(templates[name])
+            if isinstance(value, dict) and value and draw(st.booleans()):
+                for key in draw(st.lists(st.sampled_from(sorted(value)), min_size=1, max_size=3)):
+                    value[key] = draw(ODD_JSON)
+            else:
+                value = draw(ODD_JSON)
+            text = json.dumps(value) if draw(st.integers(0, 5)) else "[" * 100_000 + "]" * 100_000
+            files[name] = text.encode()
+        elif how == "special":
+            files[name] = draw(st.sampled_from(["fifo", "/dev/zero", "folder"]))
+    run = draw(st.sampled_from([{"n_topics": [2], "seeds": 1, "seed": 1}, {"n_topics": [2], "seeds": 1, "seed": None},
+                                {"n_topics": [2, 3], "seeds": 1, "seed": 1}, {"n_topics": [2], "seeds": 2, "seed": 1}]))
+    return "selectk", {"files": files, "run": run}
+
+
+@st.composite
+def regexes(draw):
+    """Regular expressions of the parts token patterns are made of, nested: classes, groups
+    (capturing, atomic, lookarounds), alternations and every kind of repeat."""
+    atoms = st.sampled_from(["a", "b", "-", "'", "!", ".", r"\w", r"\d", r"\s", r"\S", "[a-z]", "[^\\W_]", "[ab]",
+                             "[^a]", r"\b", "^", "$", r"\.", "[-']"])
+    quantifiers = st.sampled_from(["", "", "*", "+", "?", "{1,3}", "{2,}", "{0,5}", "*?", "+?", "*+", "++", "{3}"])
+
+    def extend(inner):
+        return st.one_of(
+            st.tuples(inner, inner).map("".join),
+            st.tuples(inner, inner).map("|".join),
+            st.tuples(st.sampled_from(["(?:", "(", "(?>", "(?=", "(?!"]), inner).map(lambda t: t[0] + t[1] + ")"),
+            st.tuples(inner, quantifiers).map(lambda t: (f"(?:{t[0]})" if len(t[0]) > 1 else t[0]) + t[1]))
+
+    return draw(st.recursive(st.tuples(atoms, quantifiers).map("".join), extend, max_leaves=8))
+
+
+@st.composite
+def token_pattern_inputs(draw):
+    """A received model whose recorded token pattern is any regular expression of
+    :func:`regexes`, and texts it must tokenize quickly when the model is not refused: words
+    of the letters, digits and punctuation the patterns name, long runs of them, and runs that
+    end in a character nothing matches (where backtracking shows)."""
+    pattern = draw(st.sampled_from(["{}", "{}", "{}!", "{}[a-z]", "[a-z]{}", "(?:{})+!"])).format(draw(regexes()))
+    probes = draw(st.lists(st.text(alphabet="ab1-'!. \n", max_size=40), max_size=3))
+    probes += ["a" * 32 + "!", "ab" * 16 + "!", "1" * 32 + "x", "a-" * 16 + "!", "aa'" * 10 + "-", " ".join(["ab"] * 20)]
+    return "pattern", {"pattern": pattern, "probes": probes, "lowercase": draw(st.booleans()),
+                       "addresses": draw(st.sampled_from(["drop", "keep", "split"]))}
+
+
+class _TookTooLong(BaseException):
+    """The time a family's input may take is over (raised from a timer's signal)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raise :class:`_TookTooLong` in this (main) thread after ``seconds``: a reader that hangs, or
+    a pattern that backtracks without bound, fails the input instead of the run."""
+    def expired(signum, frame):
+        raise _TookTooLong()
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# How long an input of these families may take (a pattern's texts are short; the rest run a command).
+TIME_LIMITS = {"pattern": 5.0, "history": 60.0, "trends": 60.0, "selectk": 60.0}
+
+
+def _cli(args: list) -> str | None:
+    """Run ldacli with ``args`` (quiet); None when it succeeded (or exited 3), the template of its
+    one-line error for exit 1 or 2; :class:`NotOurError` for a traceback, another exit code or
+    an error of more than one line."""
+    from click.testing import CliRunner
+
+    from ldacli.cli import main
+
+    result = CliRunner().invoke(main, [str(a) for a in args] + ["-q"])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise NotOurError(f"{args[0]}: {type(result.exception).__name__}: {result.exception} "
+                          f"({_where(result.exc_info[2])})")
+    err = result.stderr_bytes.decode("utf-8", "replace")
+    if result.exit_code not in (0, 1, 2, 3):
+        raise NotOurError(f"{args[0]}: exit code {result.exit_code}: {err[:300]}")
+    if result.exit_code in (1, 2):
+        if len(err.strip().splitlines()) != 1:
+            raise NotOurError(f"{args[0]}: an error of {len(err.strip().splitlines())} lines: {err[:300]!r}")
+        return template(err)
+    return None
+
+
+def _write_files(folder: str, files: dict) -> None:
+    """``files`` (name -> bytes, or "fifo", "/dev/zero", "folder") into ``folder``."""
+    for name, data in files.items():
+        path = os.path.join(folder, name)
+        if data == "fifo":
+            os.mkfifo(path)
+        elif data == "/dev/zero":
+            os.symlink("/dev/zero", path)
+        elif data == "folder":
+            os.mkdir(path)
+        else:
+            with open(path, "wb") as f:
+                f.write(data)
+
+
+def _history(spec: dict, folder: str) -> str | None:
+    models = os.path.join(folder, "models")
+    os.mkdir(models)
+    _write_files(models, spec["files"])
+    for name, step in spec["mtimes"].items():
+        os.utime(os.path.join(models, name), (1e9 + 86400 * step,) * 2)
+    given = {"folder": [models], "pattern": [os.path.join(models, "m*.npz")],
+             "paths": [os.path.join(models, p) for p in spec["paths"]]}[spec["given"]]
+    return _cli(["history", *given, *spec["options"]])
+
+
+def _trends(spec: dict, folder: str) -> str | None:
+    source = os.path.join(folder, "m.npz")
+    name, data = spec["dates"]
+    _write_files(folder, {"m.npz": spec["source"], name: data})
+    args = ["trends", source, "--dates", os.path.join(folder, name), "--by", spec["by"]]
+    if spec["table"] is not None:
+        table, content = spec["table"]
+        if content is not None:
+            _write_files(folder, {table: content})
+        return _cli(args + ["-o", os.path.join(folder, table), "--append"])
+    return _cli(args + ["--format", spec["format"]])
+
+
+def _select_k(spec: dict, folder: str) -> None:
+    output = os.path.join(folder, "sk")
+    os.mkdir(output)
+    _write_files(output, spec["files"])
+    run = spec["run"]
+    result = ldacli.select_k(select_k_corpus(), run["n_topics"], seeds=run["seeds"], seed=run["seed"], output=output,
+                             **SELECT_K_SETTINGS)
+    if len(result["table"]) != len(run["n_topics"]) or result["seed"] is None:
+        raise NotOurError("select-k: a result without its table or seed")
+
+
+def _pattern(spec: dict, folder: str) -> None:
+    import json
+
+    arrays = dict(own_file_templates()["model"])
+    params = json.loads(str(arrays["params"]))
+    params.update(token_pattern=spec["pattern"], corpus_format="text", lowercase=spec["lowercase"],
+                  addresses=spec["addresses"], min_token_length=1, numbers="keep")
+    path = os.path.join(folder, "m.npz")
+    with open(path, "wb") as f:
+        f.write(model_bytes(arrays, params))
+    tokenizer = ldacli.load_model(path).tokenizer  # refused, or run on every text as infer runs it
+    for text in spec["probes"]:
+        tokens = tokenizer(text)
+        if not all(isinstance(t, str) and t for t in tokens):
+            raise NotOurError(f"pattern {spec['pattern']!r}: tokens {tokens!r:.100} of {text!r}")
+
+
 # --- the property ------------------------------------------------------------------------------------
 
 class NotOurError(AssertionError):
@@ -438,6 +796,8 @@ def check(kind: str, spec: dict) -> str | None:
     with tempfile.TemporaryDirectory() as folder:
         if kind == "names":
             return _show_names(spec, folder)
+        if kind in TIME_LIMITS:
+            return _within_time(kind, spec, folder)
         import ldacli.files.fileio
 
         cap = ldacli.files.fileio.MAX_LINE_BYTES
@@ -458,6 +818,39 @@ def check(kind: str, spec: dict) -> str | None:
             raise NotOurError(f"{kind}: {type(exc).__name__}: {exc}") from exc
         finally:
             ldacli.files.fileio.MAX_LINE_BYTES = cap
+
+
+def _within_time(kind: str, spec: dict, folder: str) -> str | None:
+    """An input of the families of issue 49, within its time (:data:`TIME_LIMITS`)."""
+    try:
+        with _time_limit(TIME_LIMITS[kind]):
+            try:
+                if kind == "history":
+                    return _history(spec, folder)
+                if kind == "trends":
+                    return _trends(spec, folder)
+                if kind == "selectk":
+                    _select_k(spec, folder)
+                else:
+                    _pattern(spec, folder)
+                return None
+            except LdacliError as exc:
+                return template(str(exc))
+    except _TookTooLong:
+        what = f"the pattern {spec['pattern']!r}" if kind == "pattern" else "an input"
+        raise NotOurError(f"{kind}: {what} took more than {TIME_LIMITS[kind]:g} s") from None
+    except NotOurError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - what this check exists to catch
+        raise NotOurError(f"{kind}: {type(exc).__name__}: {exc} ({_where(exc.__traceback__)})") from exc
+
+
+def _where(tb) -> str:
+    """Where a traceback ends: its last three frames, innermost first."""
+    import traceback
+
+    frames = traceback.extract_tb(tb)[-3:][::-1]
+    return " <- ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in frames)
 
 
 def _read(kind: str, spec: dict, folder: str) -> None:

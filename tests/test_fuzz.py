@@ -22,6 +22,10 @@ FAMILIES = {
     "long words": fuzzing.long_word_inputs(),
     "compressed members": fuzzing.compressed_member_inputs(),
     "non-regular files": fuzzing.non_regular_inputs(),
+    "history": fuzzing.history_inputs(),
+    "trends": fuzzing.trends_inputs(),
+    "select-k folders": fuzzing.select_k_inputs(),
+    "token patterns": fuzzing.token_pattern_inputs(),
 }
 
 

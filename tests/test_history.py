@@ -149,6 +149,26 @@ def test_a_folder_and_a_pattern_take_the_models_in_them(schedule, tmp_path):
         read_history([])
 
 
+def test_the_output_is_none_of_the_models_a_folder_or_a_pattern_stands_for(schedule, tmp_path):
+    """-o FOLDER/model.npz wrote the history's table over a model of the folder, exit 0 (issue 49):
+    an output must be none of the files the inputs expand to."""
+    _, paths, _ = schedule
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for p in paths:
+        shutil.copyfile(p, folder / os.path.basename(p))
+    last = folder / os.path.basename(paths[-1])
+    before = last.read_bytes()
+    for given in (folder, folder / "model-*.npz"):
+        for output in (last, f"{folder}/./{last.name}"):
+            result = run("history", given, "-o", output, "--format", "tsv")
+            assert result.exit_code == 2, (given, output, result.stderr)
+            assert f"is one of the MODELS inputs ('{last}'): refusing to write over it" in result.stderr, result.stderr
+            assert last.read_bytes() == before
+    result = run("history", folder, "-o", folder / "history.tsv")  # a new file beside them is fine
+    assert result.exit_code == 0 and (folder / "history.tsv").exists(), result.stderr
+
+
 def test_models_trained_apart_are_paired_by_matching_and_aligned_ones_by_id(schedule, tmp_path):
     truth, paths, _ = schedule
     corpus = truth["corpora"][3]
@@ -168,6 +188,30 @@ def test_models_trained_apart_are_paired_by_matching_and_aligned_ones_by_id(sche
     text = run("history", paths[3], cold, aligned, "--order", "given")
     assert "step 1: not warm-started from the previous model: topics paired by diff's matching" in text.stdout
     assert "step 2: aligned to the previous model (--align-to): topic k continues topic k" in text.stdout
+
+
+@pytest.mark.parametrize("change", [{"removed": [7]}, {"removed": None}, {"descent": "twice"}])
+def test_a_recorded_descent_that_does_not_fit_the_two_models_is_not_followed(schedule, tmp_path, change):
+    """A warm start's record naming a topic its parent lacks, or missing, was a KeyError (found by
+    the fuzzing benchmark's history family, issue 49): such a pair is paired by diff's matching."""
+    from ldacli.files.npz import read_npz, write_npz
+
+    _, paths, _ = schedule
+    child = tmp_path / "child.npz"
+    arrays = read_npz(paths[1])
+    params = json.loads(str(arrays["params"]))
+    ws = params["warm_start"]
+    if change.get("descent") == "twice":  # two topics continuing one
+        ws["descent"] = [0] + ws["descent"][:-1]
+    elif change["removed"] is None:
+        del ws["removed"]
+    else:
+        ws["removed"] = change["removed"]
+    arrays["params"] = np.str_(json.dumps(params))
+    write_npz(str(child), arrays)
+    result = run("history", paths[0], child, "--format", "json")
+    assert result.exit_code == 0, result.exception
+    assert [m["pairing"] for m in json.loads(result.stdout)["models"]] == [None, "matching"]
 
 
 def test_max_drift_exits_3_naming_the_topics_and_steps(schedule):

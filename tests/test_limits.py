@@ -134,7 +134,45 @@ def test_a_25_byte_header_declaring_30_million_documents_is_counted_as_they_cost
     (tmp_path / "vocab.x.txt").write_text("a\nb\n")
     r = run_limited(2 << 30, "convert", tmp_path / "docword.x.txt", "-q", "-o", tmp_path / "x.ldac")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-    assert "the 30000000 documents its header declares (line 1) needs about 2.8 GiB" in r.stderr
+    assert "the 30000000 documents its header declares (line 1) needs about 5.0 GiB" in r.stderr
+
+
+@pytest.fixture
+def three_million_empty(tmp_path):
+    """A 25-byte UCI header declaring three million documents (one word in the first), and a model
+    of its two words."""
+    (tmp_path / "docword.x.txt").write_text("3000000\n2\n1\n1 1 3\n")
+    (tmp_path / "vocab.x.txt").write_text("a\nb\n")
+    (tmp_path / "small.ldac").write_text("2 0:3 1:1\n1 1:2\n")
+    (tmp_path / "small.vocab").write_text("a\nb\n")
+    r = run("train", tmp_path / "small.ldac", "-k", 2, "--iterations", 5, "--seed", 1, "-q", "-o", tmp_path / "m.npz")
+    assert r.exit_code == 0, r.stderr
+    return tmp_path / "docword.x.txt", tmp_path / "m.npz"
+
+
+# more than 100 bytes for each of three million documents, less than train takes for them
+ROOM = 400 << 20
+
+
+def test_documents_a_header_declares_are_counted_at_what_train_makes_of_them(three_million_empty, tmp_path):
+    """Three million empty documents declared in 25 bytes passed the check at 100 bytes a document
+    and then took 165 each in train, which ran out of memory (issue 49): refused before they are read."""
+    corpus, _ = three_million_empty
+    r = run_limited(ROOM, "train", corpus, "-k", 2, "--iterations", 1, "-q", "-o", tmp_path / "t.npz")
+    assert r.returncode == 1 and r.stderr.startswith(f"Error: {corpus}: the 3000000 documents its header declares "
+                                                     f"(line 1) needs about 0.5 GiB"), r.stderr
+
+
+def test_infer_and_perplexity_hold_a_few_chunks_of_documents_a_header_declares(three_million_empty, tmp_path):
+    """They took 280 and 230 bytes for each empty document (chunks were cut by tokens only, so
+    empty documents never closed one) and ran out of memory (issue 49); they stream them."""
+    corpus, model = three_million_empty
+    r = run_limited(ROOM, "infer", model, corpus, "-q", "-o", tmp_path / "theta.tsv")
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "theta.tsv") as f:
+        assert sum(1 for _ in f) == 3_000_001
+    r = run_limited(ROOM, "perplexity", model, corpus, "--format", "json", "-q")
+    assert r.returncode == 0 and "2,999,999 empty documents kept" in r.stdout, r.stderr
 
 
 def test_a_word_longer_than_a_vocabulary_holds_is_refused_with_its_line(tmp_path):
@@ -172,6 +210,22 @@ def test_a_line_longer_than_any_document_is_refused_before_it_is_held(tmp_path):
     (tmp_path / "c.vocab").write_text("a\n")
     r = run("convert", pairs, "-o", tmp_path / "x.ldac")
     assert r.exit_code == 1 and f"{pairs}:1: expected lines of at most 16 MiB" in r.stderr
+
+
+def test_a_matrix_market_size_line_of_spaces_is_refused_before_it_is_held(tmp_path):
+    """A size line of 1 GiB of spaces took 2 GB before it was refused (issue 49): the header's
+    lines are read within the readers' bound, before the rest of the file."""
+    import gzip
+    mtx = tmp_path / "c.mtx.gz"
+    with gzip.open(mtx, "wb", compresslevel=1) as f:
+        f.write(b"%%MatrixMarket matrix coordinate integer general\n")
+        for _ in range(100):
+            f.write(b" " * (1 << 20))  # 100 MiB of spaces, 100 KB compressed
+        f.write(b"2 2 1\n1 1 1\n")
+    (tmp_path / "c.vocab").write_text("a\nb\n")
+    r = run_limited(150 << 20, "convert", mtx, "--vocab", tmp_path / "c.vocab", "-q", "-o", tmp_path / "x.ldac")
+    assert r.returncode == 1 and r.stderr == f"Error: {mtx}:2: expected lines of at most 16 MiB, found a longer one " \
+                                            f"(a file without line breaks?)\n", r.stderr
 
 
 @pytest.mark.parametrize("role", ["corpus", "vocab", "stop-words", "model", "textdir-file"])

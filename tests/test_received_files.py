@@ -119,10 +119,46 @@ def test_a_compressed_corpus_is_read_within_what_deflate_and_memory_allow(tmp_pa
            f"can give (1032:1)" in r.stderr, r.stderr
 
 
+# A token pattern whose ways to match a word grow exponentially, doubling with each letter (issue 49).
+BACKTRACKING = "(?:[a-z]+)+[0-9]"
+
+
+def test_a_received_models_token_pattern_that_backtracks_without_bound_is_refused_not_run(model_file, tmp_path):
+    import subprocess
+    import sys
+    with np.load(model_file / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    params = json.loads(str(arrays["params"]))
+    params.update(token_pattern=BACKTRACKING, corpus_format="text")  # a model of a text corpus
+    arrays["params"] = np.str_(json.dumps(params))
+    m = tmp_path / "m.npz"
+    write_npz(str(m), arrays)
+    text = tmp_path / "new.txt"
+    text.write_text("abcdefghijklmnopqrstuvwxyzabcdef!\n")  # 32 letters: minutes (28: 13 s)
+    for args in (["infer", m, text, "-o", tmp_path / "theta.tsv"], ["perplexity", m, text]):
+        # in a process of its own, so that a run that never ends fails the test and is killed
+        r = subprocess.run([sys.executable, "-m", "ldacli", *map(str, args)], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 1 and r.stderr.startswith(
+            f"Error: {m}: expected the tokenizer settings a model records in params, found token_pattern must not "
+            f"backtrack without bound, found '{BACKTRACKING}', which repeats a part that itself repeats"), r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+    assert not (tmp_path / "theta.tsv").exists()
+
+
+def test_a_token_pattern_that_backtracks_without_bound_is_refused_at_train_so_no_model_records_one(tmp_path):
+    (tmp_path / "c.txt").write_text("apples1 pears2 plums3\npears2 plums3 figs4\n")  # words the pattern finds
+    r = run("train", tmp_path / "c.txt", "-k", 2, "--token-pattern", BACKTRACKING, "-o", tmp_path / "m.npz")
+    assert r.exit_code == 2 and r.stderr.startswith(f"Error: --token-pattern must not backtrack without bound, found "
+                                                    f"'{BACKTRACKING}'"), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.npz").exists()
+
+
 @pytest.mark.parametrize("key, value", [
     ("n_docs", "x"), ("n_tokens", [1]), ("method", [1]), ("warm_start", 3), ("warm_start", {"path": 3}),
     ("lineage", None), ("lineage", "x"), ("lineage", -1), ("seeded", "x"), ("seeded", {"a": 1}),
     ("seeded", {"topics": [{"topic": "0"}]}), ("iterations_done", 1e308),
+    ("aligned_to", "x"), ("aligned_to", {"sha256": "ab", "order": 5}), ("snapshot_sweeps", [-1]),
 ])
 def test_params_of_the_wrong_shape_are_one_line_for_every_command(model_file, tmp_path, small_ldac, key, value):
     with np.load(model_file / "m.npz") as f:
@@ -138,6 +174,32 @@ def test_params_of_the_wrong_shape_are_one_line_for_every_command(model_file, tm
         assert r.exit_code == 1 and "Traceback" not in r.stderr and r.exception is None or \
             isinstance(r.exception, SystemExit), (args, r.exception)
         assert f"{m}: expected params '{key}' as ldacli records it" in r.stderr, (args, r.stderr)
+
+
+@pytest.mark.parametrize("key, value, why", [
+    ("optimize_burn_in", "x", "expected the settings a model records in 'params', found optimize_burn_in must be an "
+                              "integer >= 0, found 'x'"),
+    ("snapshot_sweeps", -1, "expected params 'snapshot_sweeps' as ldacli records it, found -1"),
+    ("optimize_interval", -3, "expected the settings a model records in 'params', found optimize_interval must be"),
+    ("loglik_every", [2], "expected the settings a model records in 'params', found loglik_every must be"),
+    ("sampler", "fastest", "expected the settings a model records in 'params', found sampler must be one of"),
+    ("max_seconds", "never", "expected the settings a model records in 'params', found max_seconds must be"),
+])
+def test_a_models_recorded_settings_of_the_wrong_type_are_one_line_for_info(model_file, tmp_path, key, value, why):
+    """info read the params it shows unchecked: optimize_burn_in "x" and snapshot_sweeps -1 were
+    tracebacks (issue 49). Every declared setting a file records is checked against its
+    declaration before use."""
+    with np.load(model_file / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    params = json.loads(str(arrays["params"]))
+    params[key] = value
+    arrays["params"] = np.str_(json.dumps(params))
+    m = tmp_path / "m.npz"
+    write_npz(str(m), arrays)
+    for args in (["info", m], ["info", m, "--format", "json"]):
+        r = run(*args)
+        assert r.exit_code == 1 and isinstance(r.exception, SystemExit), (args, r.exception)
+        assert r.stderr.startswith(f"Error: {m}: {why}") and len(r.stderr.splitlines()) == 1, r.stderr
 
 
 @pytest.mark.parametrize("key, value", [

@@ -286,6 +286,57 @@ def test_a_checkpoint_of_other_settings_is_not_continued(small_ldac, tmp_path):
     assert model.params["alpha"] == 0.1 and model.params["iterations_done"] == 60
 
 
+# A select-k in a process of its own, held to 2 GB of address space and a minute: a file of its
+# folder that never ends must not hang it or fill the memory.
+LIMITED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+from ldacli.cli import main
+main(sys.argv[1:], prog_name="ldacli")
+"""
+
+
+@pytest.mark.parametrize("what", ["pipe", "/dev/zero", "nested JSON"])
+def test_a_pair_file_that_is_a_pipe_a_device_or_nested_json_neither_hangs_nor_breaks_select_k(small_ldac, tmp_path,
+                                                                                               what):
+    """select-k read its folder's JSON files with a plain open: a pipe hung it, /dev/zero filled
+    the memory, JSON nested 200,000 deep was a traceback (issue 49)."""
+    out = tmp_path / "sk"
+    out.mkdir()
+    scores = out / "k2-s1.json"
+    if what == "pipe":
+        os.mkfifo(scores)
+    elif what == "/dev/zero":
+        scores.symlink_to("/dev/zero")
+    else:
+        scores.write_text("[" * 200_000 + "]" * 200_000)
+    args = ["select-k", small_ldac, "-k", 2, "--seeds", 1, "--iterations", 20, "--seed", 1, "--threads", 1, "-q",
+            "-o", out]
+    r = subprocess.run([sys.executable, "-c", LIMITED, *map(str, args)], capture_output=True, text=True, timeout=60)
+    if what == "nested JSON":  # unreadable scores: the pair is run again and its file written anew
+        assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
+        assert json.loads(scores.read_text())["k"] == 2
+        return
+    found = "a pipe" if what == "pipe" else "a character device"
+    assert r.returncode == 1 and r.stderr.startswith(f"Error: {scores}: expected a file, found {found}"), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (out / "k2-s1.npz").exists()
+
+
+@pytest.mark.parametrize("key, value", [("npmi", None), ("perplexity", 0), ("diversity", "x"), ("k", 3), ("run", [])])
+def test_a_pairs_scores_of_other_shapes_are_scored_again(small_ldac, tmp_path, key, value):
+    """Scores whose values are not what select-k writes (beside the pair's very model, its
+    SHA-256 right) were a TypeError in the table (found by the fuzzing benchmark's select-k
+    family, issue 49): the pair is trained and scored again."""
+    out = tmp_path / "sk"
+    args = ["select-k", small_ldac, "-k", 2, "--seeds", 1, "--iterations", 20, "--seed", 1, "--threads", 1, "-o", out]
+    assert run(*args).exit_code == 3
+    scores = json.loads((out / "k2-s1.json").read_text())
+    (out / "k2-s1.json").write_text(json.dumps({**scores, key: value}))
+    r = run(*args, "--format", "json")
+    assert r.exit_code == 3 and isinstance(r.exception, SystemExit), r.exception
+    assert "1 of 1 pairs are done already" not in r.stderr and json.loads((out / "k2-s1.json").read_text()) == scores
+
+
 def test_checkpoints_of_pairs_on_a_cluster_are_refused(small_ldac, tmp_path):
     result = run("select-k", small_ldac, "-k", "2", "--checkpoint-every", 10, "--scheduler", "local:1",
                  "-o", tmp_path / "o")

@@ -7,6 +7,7 @@ error, never a success. The report's cached scripts are used only from a folder 
 write and only if they are the bytes written; a job stopped by the batch system (SIGTERM) leaves
 no temporary or lock file anywhere."""
 
+import json
 import os
 import signal
 import stat
@@ -55,6 +56,59 @@ def test_a_lock_file_planted_as_a_symlink_to_a_file_of_ours_is_refused_and_the_f
            "never follows" in r.stderr
     assert victim.read_text() == "four years of work\n" and not os.path.exists(model)
     assert os.path.islink(os.path.join(shared, ".model.npz.lock"))  # left for the user to see, and remove
+
+
+# Copy a file into the shared folder and date it a year back, as another user can.
+PLANT_OLD_COPY = """
+import os, shutil, sys, time
+shutil.copyfile(sys.argv[1], sys.argv[2])
+os.utime(sys.argv[2], (time.time() - 365 * 86400,) * 2)
+"""
+
+
+def test_history_of_a_shared_folder_skips_a_model_another_user_planted_there(shared, planted):
+    """Another user's model with an old date in a folder others can write was the history's
+    first model, its baseline (issue 49); a model named by its path is still read."""
+    mine = [os.path.join(shared, f"m{i}.npz") for i in (1, 2)]
+    for i, path in enumerate(mine):
+        ldacli.train(planted.corpus, 3, iterations=5, seed=i + 1).save(path)
+    source = os.path.join(shared, "source.npz")  # what the other user copies: a model, readable by all
+    ldacli.train(planted.corpus, 4, iterations=5, seed=9).save(source)
+    os.chmod(source, 0o644)
+    theirs = os.path.join(shared, "a-baseline.npz")
+    made = as_attacker(PLANT_OLD_COPY, source, theirs)
+    assert made.returncode == 0 and os.stat(theirs).st_uid != os.geteuid(), made.stderr
+    os.unlink(source)
+    r = run("history", shared, "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    read = [m["path"] for m in json.loads(r.stdout)["models"]]
+    assert theirs not in read and sorted(read) == mine
+    uid = os.stat(theirs).st_uid
+    assert f"{shared}: skipped 1 model(s) another user put there, read only when named: a-baseline.npz (uid {uid})" \
+        in r.stderr
+    r = run("history", theirs, *mine, "--format", "json")  # named: read
+    assert r.exit_code == 0 and json.loads(r.stdout)["models"][0]["path"] == theirs, r.stderr
+
+
+def test_select_k_continues_no_pair_checkpoint_another_user_planted_in_its_folder(shared, small_ldac):
+    """A checkpoint of the pair's very settings (its state theirs to choose), put in select-k's
+    folder by another user, was continued as the pair's own (issue 49)."""
+    from ldacli.scoring.fixed_topics import holdout_split
+
+    train, _, _ = holdout_split(ldacli.read_corpus(small_ldac), 0.1, seed=1)
+    source = os.path.join(shared, "source.npz")  # what the other user copies: a checkpoint, readable by all
+    ldacli.train(train, 2, seed=1, iterations=40, threads=1, checkpoint=source)
+    os.chmod(source, 0o644)
+    theirs = os.path.join(shared, "k2-s1.checkpoint.npz")
+    made = as_attacker("import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])", source, theirs)
+    assert made.returncode == 0 and os.stat(theirs).st_uid != os.geteuid(), made.stderr
+    os.unlink(source)
+    r = run("select-k", small_ldac, "-k", 2, "--seeds", 1, "--iterations", 60, "--seed", 1, "--threads", 1, "-q",
+            "-o", shared)
+    assert r.exit_code == 1 and "at sweep 40" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"Error: {theirs}: expected a file of this user's in select-k's folder, found one of "
+                               f"another user (uid {os.stat(theirs).st_uid}), who may have put it there"), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not os.path.exists(os.path.join(shared, "k2-s1.npz"))
 
 
 @pytest.mark.parametrize("command", ["train", "export", "name", "convert"])

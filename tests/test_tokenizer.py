@@ -50,11 +50,30 @@ def test_a_token_pattern_of_ones_own_with_a_group_takes_the_group():
     ("[a-", "token_pattern must be a valid regular expression, found '[a-'"),
     ("a*", "token_pattern must not match the empty string, found 'a*'"),
     ("", "token_pattern must be a non-empty regular expression"),
+    # issue 49: patterns whose ways to match a word grow without bound
+    ("(?:[a-z]+)+[0-9]", "token_pattern must not backtrack without bound, found '(?:[a-z]+)+[0-9]', which repeats "
+                         "a part that itself repeats: a word of a few dozen letters could take hours"),
+    ("(a|ab)+c", "token_pattern must not backtrack without bound, found '(a|ab)+c', which repeats an alternation"),
+    (r"(?:\w+-?\w+)*!", "token_pattern must not backtrack without bound"),
+    (r"\w*\w*\w*!", "token_pattern must not backtrack without bound, found '\\\\w*\\\\w*\\\\w*!', which could "
+                     "try 2.7e+05 ways to match at one place of a word of 64 letters"),
+    ("a?" * 13 + "a" * 13, "token_pattern must not backtrack without bound"),
+    (r"(?=(?:\d+)+x)\w+", "token_pattern must not backtrack without bound"),
 ])
 def test_a_bad_pattern_is_refused_when_the_tokenizer_is_made(pattern, message):
     with pytest.raises(SettingError) as info:
         Tokenizer(token_pattern=pattern)
     assert info.value.name == "token_pattern" and str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"[^\W_]+", r"[^\W\d_]+", r"(?u)\b\w\w+\b", r"\w+(?:[-']\w+)*", r"[a-z]+(?:-[a-z]+)*(?:'[a-z]+)?",
+    r"(?:\d+[.,])*\d+", r"\$?\d+(?:\.\d+)?%?", r"(?:[A-Z]\.)+", r"\w*\w*!", r"(?:[a-z]+)++[0-9]", r"(?>[a-z]+)+!",
+])
+def test_patterns_that_backtrack_within_bounds_are_kept(pattern):
+    """Repeats whose turns a character only they hold delimits, repeats at the end, and at most
+    two repeats over the same letters before something that can fail (issue 49)."""
+    assert Tokenizer(token_pattern=pattern).token_pattern == pattern
 
 
 def test_addresses_are_dropped_by_default_not_split_into_words():

@@ -192,6 +192,16 @@ def test_a_dates_file_it_cannot_read_is_named_with_its_line(tmp_path, content, w
     assert str(info.value).startswith(f"{path}:{where}: ")
 
 
+def test_a_csv_dates_file_whose_header_names_only_the_date_is_named_with_its_line(tmp_path):
+    """A StopIteration traceback (found by the fuzzing benchmark's trends family, issue 49)."""
+    path = tmp_path / "dates.csv"
+    path.write_text("date\n2024-01-01\n")
+    with pytest.raises(InputError) as info:
+        read_dates(str(path), ["1"])
+    assert str(info.value) == (f"{path}:1: expected two columns, a document id and its date (or a header naming the "
+                               f"columns id and date), found 1")
+
+
 def test_dates_that_do_not_cover_the_documents_are_refused(dated, tmp_path):
     folder, model, dates = dated
     short = tmp_path / "short.txt"
@@ -213,6 +223,62 @@ def test_dates_that_do_not_cover_the_documents_are_refused(dated, tmp_path):
         ldacli.trends(str(model), ["2024-01-01", "2024-01-02"])
     with pytest.raises(SettingError, match="dates must be ISO 8601 text or dates: item 1"):
         ldacli.trends(str(model), [datetime.date(2024, 1, 1), 3.5] + ["2024-01-01"] * 238)
+
+
+# trends in a process of its own, held to 2 GB of address space: what a file makes it hold shows.
+LIMITED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+from ldacli.cli import main
+main(sys.argv[1:], prog_name="ldacli")
+"""
+
+
+def test_a_dates_file_of_ten_million_lines_is_refused_where_it_has_more_dates_than_documents(dated, tmp_path):
+    """A 200 KB gzip of 10^7 dates for a model of 240 documents was held whole (2 GB, minutes,
+    SIGTERM unanswered) and then accepted (issue 49): it is refused at the first date no document
+    of the model can have (by id, at most twice as many dates as documents: those held out)."""
+    _, model, _ = dated
+    dates = tmp_path / "dates.txt.gz"
+    with gzip.open(dates, "wb", compresslevel=9) as f:
+        for _ in range(100):
+            f.write(b"2024-01-01\n" * 100_000)
+    assert dates.stat().st_size < 300_000
+    r = subprocess.run([sys.executable, "-c", LIMITED, "trends", str(model), "--dates", str(dates)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    assert r.stderr == (f"Error: {dates}:481: expected one date per document, 240 in all (line n for the document of "
+                        f"id n: at most 480), found more: give one per document in the corpus's order, or key them by "
+                        f"document id (ID<TAB>DATE)\n")
+    m = ldacli.load_model(str(model))
+    (tmp_path / "unnumbered.txt").write_text("2024-01-01\n" * 241)
+    with pytest.raises(InputError, match=r"unnumbered.txt:241: expected one date per document, 240 in all, found more"):
+        read_dates(str(tmp_path / "unnumbered.txt"), [f"d{i}" for i in range(240)])
+    (tmp_path / "held.txt").write_text("2024-01-01\n" * 480)  # as many held out as kept: still read
+    assert read_dates(str(tmp_path / "held.txt"), m.doc_ids)[1] == [f"{tmp_path / 'held.txt'}: 240 dates of "
+                                                                    f"documents these proportions do not have (held out?)"]
+
+
+@pytest.mark.parametrize("name, content, where, message", [
+    ("shares.tsv", "period\tstart\ttopic\tname\tdocuments\tshare\tse\n2024-06-30\t2024-06-30\t0\t" + "x" * 200_000
+     + "\t3\t0.5\t0.1\n", 2, "expected TSV fields, found field larger than field limit (131072)"),
+    ("shares.jsonl", "[" * 200_000 + "]" * 200_000 + "\n", 1, "expected a JSON object, found values nested too deeply"),
+    ("ids.tsv", "x" * 200_000 + "\t2024-01-01\n", 1, "expected tab-separated fields, found field larger than field "
+                                                     "limit (131072)"),
+])
+def test_a_field_of_200000_characters_or_json_nested_deeply_is_one_line(dated, tmp_path, name, content, where, message):
+    """In the table --append merges into, and in a dates file's first line: a _csv.Error or a
+    RecursionError traceback before (issue 49)."""
+    _, model, dates = dated
+    path = tmp_path / name
+    path.write_text(content)
+    if name.startswith("shares"):
+        (tmp_path / "dates.txt").write_text("\n".join(dates) + "\n")
+        r = run("trends", model, "--dates", tmp_path / "dates.txt", "-o", path, "--append")
+    else:
+        r = run("trends", model, "--dates", path)
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception
+    assert r.stderr == f"Error: {path}:{where}: {message}\n"
 
 
 def test_a_nightly_job_appends_todays_shares_without_retraining(dated, tmp_path):

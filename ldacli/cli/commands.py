@@ -712,8 +712,10 @@ def history(ctx, models, **values):
     setup_logging(values)
     output = values["output"] or "-"
     fmt = _over_time_format(output, values["output_format"])
-    check_outputs({"-o/--output": (output, ())}, {f"MODELS ({m})": m for m in models})
-    with user_errors(ctx):  # before anything is read
+    with user_errors(ctx):  # a folder's and a pattern's files, each an input the output must not be
+        found = topic_history.model_files(list(models))
+    check_outputs({"-o/--output": (output, ())}, {"MODELS": found.paths})
+    with user_errors(ctx):  # before any model is read
         max_drift = MAX_DRIFT.check(values["max_drift"])
         given = given_of(values, topic_history.SETTINGS)
         for s in topic_history.SETTINGS:
@@ -721,7 +723,7 @@ def history(ctx, models, **values):
         if fmt == "html":
             over_time.needs_the_report_extra("ldacli history")
     with user_errors(ctx), locked([output if output != "-" else None]):
-        result = topic_history.read_history(list(models), **given,
+        result = topic_history.read_history(found, **given,
                                             progress=lambda path: logging.getLogger("ldacli").info("reading %s", path))
         for note in result["notes"]:
             tell(values, topic_history.printable(note))

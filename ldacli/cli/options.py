@@ -157,11 +157,13 @@ def same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def check_outputs(outputs: dict[str, tuple[str | None, tuple[str, ...]]], inputs: dict[str, str | None]) -> None:
+def check_outputs(outputs: dict[str, tuple[str | None, tuple[str, ...]]],
+                  inputs: dict[str, str | list[str] | None]) -> None:
     """Before any work, the same for every command: each output (option -> (path, the endings
     it may have; empty: any)) names a file in an existing folder this user may write in, with a
-    right ending, is not a folder, and is none of the inputs (option -> path) nor another
-    output. ``-`` is stdout. A usage error (exit 2) names the option."""
+    right ending, is not a folder, and is none of the inputs (option -> path, or the list of
+    files it stands for: a folder's, a pattern's) nor another output. ``-`` is stdout. A usage
+    error (exit 2) names the option."""
     given = {opt: p for opt, (p, _) in outputs.items() if p and p != "-"}
     for opt, path in given.items():
         folder = os.path.dirname(os.path.abspath(path))
@@ -173,8 +175,10 @@ def check_outputs(outputs: dict[str, tuple[str | None, tuple[str, ...]]], inputs
             raise click.BadParameter(f"expected a folder this user may write in for {path!r}, found {folder!r} "
                                      f"read-only", param_hint=opt)
         for other, source in inputs.items():
-            if source and same_file(path, source):
-                raise click.BadParameter(f"{path!r} is the {other} input: refusing to write over it", param_hint=opt)
+            for one in [source] if isinstance(source, str) else source or []:
+                if one and same_file(path, one):
+                    which = f"the {other} input" if isinstance(source, str) else f"one of the {other} inputs ({one!r})"
+                    raise click.BadParameter(f"{path!r} is {which}: refusing to write over it", param_hint=opt)
         endings = outputs[opt][1]
         if endings and not path.lower().endswith(endings):
             raise click.BadParameter(f"expected a file name ending in {' or '.join(endings)}, found {path!r}",

@@ -8,9 +8,11 @@
   decompressing gzip transparently (recognised by its magic bytes, whatever the name).
 * :func:`iter_blocks` and :func:`iter_lines` stream a :class:`Source` in whole lines with their
   1-based line numbers, turning every read or decompression failure into an
-  :class:`~ldacli.errors.InputError` that names the file and the line being read.
+  :class:`~ldacli.errors.InputError` that names the file and the line being read;
+  :func:`read_line` reads one line of a stream within the same bound.
 * :func:`open_regular` opens an input that must be a regular file (never a device or a pipe:
-  ``/dev/zero`` as a corpus or a model would be read until memory runs out).
+  ``/dev/zero`` as a corpus or a model would be read until memory runs out); :func:`stranger`
+  tells a file another user put in a folder (not one given by name) from a file of one's own.
 * :func:`file_sha256` names a file by its bytes (how a model names its parent).
 """
 
@@ -307,6 +309,22 @@ def open_regular(path: str | os.PathLike[str], name: str | None = None) -> Binar
         raise
 
 
+def stranger(st: os.stat_result, folder: str) -> int | None:
+    """The owner (uid) of the file whose status is ``st``, found in ``folder``, when that is
+    someone this user has no reason to trust with it: neither this user, nor root, nor the
+    folder's owner (who could have put anything there anyway) -- as git's ``safe.directory`` and
+    OpenSSH's checks of ``~/.ssh`` do. None when the file is trusted (or the platform has no owners).
+    A file another user put in a folder others can write is not one of ours, whatever its name."""
+    if not hasattr(os, "geteuid"):
+        return None
+    trusted = {os.geteuid(), 0}
+    try:
+        trusted.add(os.stat(folder or os.curdir).st_uid)
+    except OSError:
+        pass
+    return None if st.st_uid in trusted else st.st_uid
+
+
 def _read_error(name: str, line: int | None, exc: BaseException, compressed: bool) -> InputError:
     """An InputError for a failure while reading ``name`` (at ``line`` when known)."""
     if compressed and not (isinstance(exc, OSError) and exc.strerror):
@@ -479,8 +497,7 @@ def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[
                 pending.append(chunk)
                 held += len(chunk)
                 if held > MAX_LINE_BYTES:
-                    raise InputError(source.name, lineno, f"expected lines of at most {MAX_LINE_BYTES >> 20} MiB, "
-                                                          f"found a longer one (a file without line breaks?)")
+                    raise _too_long(source.name, lineno)
                 continue
             held = len(chunk) - cut
             block = b"".join(pending) + chunk[:cut] if pending else chunk[:cut]
@@ -490,6 +507,21 @@ def iter_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[tuple[
         tail = b"".join(pending)
         if tail:
             yield lineno, tail
+
+
+def _too_long(name: str, lineno: int) -> InputError:
+    return InputError(name, lineno, f"expected lines of at most {MAX_LINE_BYTES >> 20} MiB, found a longer one (a "
+                                    f"file without line breaks?)")
+
+
+def read_line(stream: IO[bytes], name: str, lineno: int) -> bytes:
+    """The next line of the binary ``stream`` (with its ``\\n``; empty at the end), line
+    ``lineno`` of the input ``name``: an :class:`InputError` naming it when it is longer than
+    :data:`MAX_LINE_BYTES`, read no further than that."""
+    line = stream.readline(MAX_LINE_BYTES + 1)
+    if len(line) > MAX_LINE_BYTES:
+        raise _too_long(name, lineno)
+    return line
 
 
 def iter_lines(source: Source) -> Iterator[tuple[int, bytes]]:

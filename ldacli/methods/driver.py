@@ -223,6 +223,16 @@ def _as_recorded(params: dict) -> dict:
                          for name, v in ((n, params.get(n)) for n in ("warm_start", "update"))}}
 
 
+def checked_record(params: dict, source: str, kind: str) -> dict:
+    """``params``, which the ``kind`` of file (model, checkpoint) read from ``source`` records,
+    after checking the value of every setting of a run of its method
+    (:func:`ldacli.settings.check_recorded`)."""
+    method = METHODS.get(params.get("method", DEFAULT_METHOD))
+    if method is not None:
+        settings.check_recorded(settings_of(method), _as_recorded(params), source, kind)
+    return params
+
+
 @dataclass
 class _Settled:
     """A run's method and settings, the checkpoint it resumes, its warm start's parent, and the

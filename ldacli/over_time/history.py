@@ -32,7 +32,10 @@ The models are read one at a time (their files' params and SHA-256 first, to ord
 each model whole), and only the previous model's topics are kept beside the current one's:
 memory does not grow with the number of models. Their order is the lineage's (each model after
 the model it was warm-started from or aligned to, when that is among them; otherwise by the
-files' modification times, then as given), or as given.
+files' modification times, then as given), or as given. A folder or a pattern takes the models of
+this user, of root and of the folder's owner: a model another user put in a folder others can
+write (with an old date, it would be the history's first) is skipped and said in the notes; a
+model named by its path is read whoever's it is.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import heapq
 import os
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -51,7 +55,7 @@ from ldacli import checks
 from ldacli.diff import THRESHOLD, common_topics, js_distance_rows, lineage_of, match_topics, prevalence
 from ldacli.errors import InputError, LdacliError, SettingError
 from ldacli.escaping import printable
-from ldacli.files.fileio import file_sha256, open_regular
+from ldacli.files.fileio import file_sha256, open_regular, stranger
 from ldacli.model import TOP_WORDS, Model, pandas_module
 from ldacli.files.npz import file_kind
 from ldacli.settings import Choice, Setting
@@ -74,19 +78,33 @@ PAIRINGS = {"descent": "warm-started from the previous model: topics paired by t
 
 # --- which models, in which order --------------------------------------------------------------------
 
-def _kind(path: str) -> str | None:
+def _kind(path: str) -> tuple[str | None, int | None]:
+    """The kind of the ldacli file at ``path`` (None: not one, or unreadable) and, when another
+    user put it in its folder (:func:`~ldacli.files.fileio.stranger`), that user's id."""
     try:
         with open_regular(path) as f:
-            return file_kind(f)
+            return file_kind(f), stranger(os.fstat(f.fileno()), os.path.dirname(path))
     except (OSError, InputError):
-        return None
+        return None, None
 
 
-def model_files(models) -> tuple[list[str], list[str]]:
+class ModelFiles(NamedTuple):
+    """The model files a list of models names (:func:`model_files`): their ``paths`` and the
+    ``notes`` on what was skipped."""
+
+    paths: list[str]
+    notes: list[str]
+
+
+def model_files(models) -> ModelFiles:
     """The model files that ``models`` names (a path, a folder, a glob pattern, or a list of
     these): a folder's and a pattern's ``.npz`` files that are ldacli models, by name (hidden
-    files and other kinds of file skipped, and said in the notes); a path as it is. Returns the
-    paths and the notes."""
+    files, other kinds of file and models another user put there skipped, and said in the
+    notes: in a folder others can write, a model planted with an old date would be the
+    history's first); a path as it is, whoever's. Returns the paths and the notes; ``models``
+    already a :class:`ModelFiles`, as it is."""
+    if isinstance(models, ModelFiles):
+        return models
     if isinstance(models, (str, os.PathLike)):
         models = [models]
     elif not isinstance(models, Iterable) or isinstance(models, (bytes, dict)):
@@ -107,15 +125,23 @@ def model_files(models) -> tuple[list[str], list[str]]:
         else:
             paths.append(path)
             continue
-        kept = [p for p in found if _kind(p) == "model"]
+        kinds = {p: _kind(p) for p in found}
+        kept = [p for p in found if kinds[p] == ("model", None)]
+        strangers = [f"{os.path.basename(p)} (uid {uid})" for p, (kind, uid) in kinds.items()
+                     if kind == "model" and uid is not None]
+        skipped = (f"{len(strangers)} model(s) another user put there, read only when named: "
+                   f"{', '.join(strangers[:3])}" + (", ..." if len(strangers) > 3 else "")) if strangers else ""
         if not kept:
-            raise InputError(path, None, f"expected ldacli model files (.npz) {what}, found none")
-        if len(kept) < len(found):
-            others = [os.path.basename(p) for p in found if p not in set(kept)]
+            raise InputError(path, None, f"expected ldacli model files (.npz) {what}, found none"
+                                         + (f" (skipped {skipped})" if skipped else ""))
+        others = [os.path.basename(p) for p, (kind, _) in kinds.items() if kind != "model"]
+        if others:
             notes.append(f"{path}: skipped {len(others)} file(s) that are not models: {', '.join(others[:3])}"
                          + (", ..." if len(others) > 3 else ""))
+        if skipped:
+            notes.append(f"{path}: skipped {skipped}")
         paths += kept
-    return paths, notes
+    return ModelFiles(paths, notes)
 
 
 @dataclasses.dataclass
@@ -253,7 +279,7 @@ def _modified(seconds: float) -> str:
 
 def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WORDS.default,
                  threshold: float = THRESHOLD.default, progress=None) -> dict:
-    """Follow the topics of ``models`` (what :func:`model_files` takes) across them, as the
+    """Follow the topics of ``models`` (what :func:`model_files` takes, or gave) across them, as the
     module docstring says. Returns a JSON-able dict: ``models`` (one entry per model, in
     order: ``step``, ``path``, ``sha256``, ``modified``, sizes, ``parent`` (the step of the
     model it was warm-started from or aligned to, or of its nearest recorded ancestor, when

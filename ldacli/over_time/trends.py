@@ -14,7 +14,8 @@ The dates file (UTF-8, ``.gz`` read transparently, ``-`` for stdin) is one of:
 * one date per line, a line per document in the corpus's order: line n is the date of the
   document whose id is n when the documents' ids are numbers (the line numbers of a text file,
   the documents of a UCI, LDA-C or matrix corpus: a model that held documents out still finds
-  its own), else of the n-th document;
+  its own), else of the n-th document; a file with more dates than that (by id: more than the
+  largest id and twice the documents) is refused at the first date too many;
 * two columns, a document id and its date, separated by a tab (or by commas in a ``.csv``
   file; fields quoted as CSV quotes them), in any order; ids the documents lack are ignored
   (counted in the notes), and every document must have a date. A header line is allowed: its
@@ -25,7 +26,9 @@ Dates are ISO 8601: a calendar date (``2024-03-05``, ``20240305``), a year and m
 ``2024-W10``), an ordinal date (``2024-065``), each optionally followed by a time and an offset
 (``2024-03-05T23:30:00-05:00``, ``2024-03-05 23:30Z``). The date is the one written: a time and
 its offset are checked, then set aside (a message written at 23:30 on 5 March, New York time,
-counts on 5 March). A line that cannot be read is an error naming the file and the line.
+counts on 5 March). A line that cannot be read is an error naming the file and the line. The
+file is read a line at a time (each at most the readers' longest line, 16 MiB), and only the
+documents' dates are held: a file keyed by id may date many more documents than these.
 
 Appending (:func:`merge_tables`): a table written before (TSV, CSV, JSON lines, Parquet) and new
 documents' rows are combined: a period in only one is kept as it is; a period in both gets the
@@ -39,7 +42,7 @@ from __future__ import annotations
 
 import csv
 import datetime
-import io
+import itertools
 import json
 import math
 import os
@@ -158,83 +161,111 @@ def _lines(path: str) -> Iterable[tuple[int, str]]:
         yield lineno, line.rstrip("\r")
 
 
-def _fields(line: str, separator: str) -> list[str]:
-    return next(csv.reader([line], delimiter=separator))
+def _fields(name: str, lineno: int, line: str, separator: str) -> list[str]:
+    try:
+        return next(csv.reader([line], delimiter=separator))
+    except csv.Error as exc:  # a field longer than the csv module's limit, a stray quote
+        raise InputError(name, lineno, f"expected {'CSV' if separator == ',' else 'tab-separated'} fields, found "
+                                       f"{exc}") from None
 
 
 def read_dates(path: str, doc_ids: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     """The date (``datetime64[D]``) of each document of ``doc_ids``, from the dates file at
     ``path`` (see the module docstring), and notes. An :class:`~ldacli.errors.InputError`
-    names the file and the line of anything it cannot read."""
+    names the file and the line of anything it cannot read. Read a line at a time (each at most
+    the readers' longest line), holding only the documents' dates: a file of one date per line
+    with more than the documents can have is refused at the line where that is known."""
     path = checks.path("dates", path, "the path of a dates file")
     name = "<stdin>" if path == "-" else path
     separator = "," if path.lower().removesuffix(".gz").endswith(".csv") else None
-    lines = list(_lines(path))
-    while lines and not lines[-1][1].strip():  # blank lines at the end
-        lines.pop()
-    if not lines:
+    lines = _lines(path)
+    first = next(lines, None)
+    if first is None:
         raise InputError(name, None, "expected one date per document, found no date")
-    first = lines[0][1]
-    if separator is None and "\t" in first:
+    lines = itertools.chain([first], lines)
+    if separator is None and "\t" in first[1]:
         separator = "\t"
-    id_col, date_col = 0, 1
     if separator is not None:
-        lines = [(n, line) for n, line in lines if line.strip()]
-        head = [f.strip().lower() for f in _fields(first, separator)]
-        if "date" in head:  # a header: its columns named
-            date_col = head.index("date")
-            ids = [i for i, h in enumerate(head) if h in ("id", "doc_id", "document", "document_id")]
-            id_col = ids[0] if ids else next(i for i in range(len(head)) if i != date_col)
-            lines = lines[1:]
-        elif len(head) != 2:
-            raise InputError(name, lines[0][0], f"expected two columns, a document id and its date (or a header "
-                                                f"naming the columns id and date), found {len(head)}")
-        return _keyed(name, lines, separator, id_col, date_col, doc_ids)
-    if first.strip() and not any(c.isdigit() for c in first):  # a header such as "date"
-        lines = lines[1:]
-    dates = []
+        return _keyed(name, lines, separator, doc_ids)
+    return _one_per_line(name, lines, doc_ids)
+
+
+def _one_per_line(name: str, lines, doc_ids: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """The dates of a file of one date per line (the first may be a header such as "date"): line
+    n (n-th date) is the document of id n when the ids are numbers, else the n-th document."""
+    numbered = _numbered(doc_ids)
+    # the most dates the file may hold: one per document; by id, those of documents held out too,
+    # at most as many as the documents (a model holds out less than it keeps)
+    most = len(doc_ids) if numbered is None else max(max(numbered), 2 * len(doc_ids))
+    out = np.empty(len(doc_ids), dtype="datetime64[D]")
+    dated = np.zeros(len(doc_ids), dtype=bool)
+    n = 0  # dates read
+    blank = None  # the first of the empty lines read since the last date
     for lineno, line in lines:
         if not line.strip():
-            raise InputError(name, lineno, "expected a date (one per document, in the corpus's order), found an "
-                                           "empty line")
+            blank = blank or lineno
+            continue
+        if blank is not None:  # empty lines at the end are fine, not between dates
+            raise InputError(name, blank, "expected a date (one per document, in the corpus's order), found an "
+                                          "empty line")
+        if lineno == 1 and not any(c.isdigit() for c in line):  # a header such as "date"
+            continue
         try:
-            dates.append(parse_date(line))
+            date = parse_date(line)
         except ValueError as exc:
             raise InputError(name, lineno, f"{exc}, found {line.strip()[:60]!r}") from None
-    numbered = _numbered(doc_ids)
+        n += 1
+        if n > most:
+            raise InputError(name, lineno, f"expected one date per document, {len(doc_ids):,} in all"
+                             + (f" (line n for the document of id n: at most {most:,})" if numbered is not None else "")
+                             + ", found more: give one per document in the corpus's order, or key them by "
+                               "document id (ID<TAB>DATE)")
+        d = n - 1 if numbered is None else numbered.get(n)
+        if d is not None:
+            out[d], dated[d] = date, True
+    if n == 0:
+        raise InputError(name, None, "expected one date per document, found no date")
     if numbered is not None:  # line n is document n (the model may have held some out)
-        out = np.empty(len(doc_ids), dtype="datetime64[D]")
-        by_line = {i + 1: dates[i] for i in range(len(dates))}
-        missing = [n for n in numbered if n not in by_line]
-        if missing:
+        if not dated.all():
+            first = doc_ids[int(np.argmin(dated))]
             raise InputError(name, None, f"expected a date for each of the {len(doc_ids):,} documents, line n for the "
-                                         f"document of id n, found {len(dates):,} dates (document {missing[0]} has "
-                                         f"none): give one date per document, or key them by document id (ID<TAB>DATE)")
-        for n, d in numbered.items():
-            out[d] = by_line[n]
-        notes = [] if len(dates) == len(doc_ids) else \
-            [f"{name}: {len(dates) - len(doc_ids):,} dates of documents these proportions do not have (held out?)"]
+                                         f"document of id n, found {n:,} dates (document {first} has none): give one "
+                                         f"date per document, or key them by document id (ID<TAB>DATE)")
+        notes = [] if n == len(doc_ids) else \
+            [f"{name}: {n - len(doc_ids):,} dates of documents these proportions do not have (held out?)"]
         return out, notes
-    if len(dates) != len(doc_ids):
-        raise InputError(name, None, f"expected one date per document, {len(doc_ids):,} in all, found {len(dates):,}: "
+    if n != len(doc_ids):
+        raise InputError(name, None, f"expected one date per document, {len(doc_ids):,} in all, found {n:,}: "
                                      f"give one per document in the corpus's order, or key them by document id "
                                      f"(ID<TAB>DATE)")
-    return np.array(dates, dtype="datetime64[D]"), []
+    return out, []
 
 
-def _keyed(name: str, lines, separator: str, id_col: int, date_col: int,
-           doc_ids: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+def _keyed(name: str, lines, separator: str, doc_ids: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """The dates of a file of ``ID<separator>DATE`` lines, maybe under a header naming them. The
+    ids the documents lack are counted, not held: a file may date many more documents."""
+    lines = ((n, line) for n, line in lines if line.strip())
+    first = next(lines, None)
+    if first is None:
+        raise InputError(name, None, "expected one date per document, found no date")
+    head = [f.strip().lower() for f in _fields(name, first[0], first[1], separator)]
+    id_col, date_col = 0, 1
+    if "date" in head and len(head) > 1:  # a header: its columns named
+        date_col = head.index("date")
+        ids = [i for i, h in enumerate(head) if h in ("id", "doc_id", "document", "document_id")]
+        id_col = ids[0] if ids else next(i for i in range(len(head)) if i != date_col)
+    elif len(head) != 2:
+        raise InputError(name, first[0], f"expected two columns, a document id and its date (or a header naming "
+                                         f"the columns id and date), found {len(head)}")
+    else:
+        lines = itertools.chain([first], lines)
     index = {d: i for i, d in enumerate(doc_ids)}
     out = np.empty(len(doc_ids), dtype="datetime64[D]")
-    seen: dict[str, int] = {}
+    seen = np.zeros(len(doc_ids), dtype=np.int64)  # the line of each document's date (0: none yet)
     unknown = 0
     width = max(id_col, date_col) + 1
     for lineno, line in lines:
-        try:
-            fields = _fields(line, separator)
-        except csv.Error as exc:
-            raise InputError(name, lineno, f"expected {'CSV' if separator == ',' else 'tab-separated'} fields, "
-                                           f"found {exc}") from None
+        fields = _fields(name, lineno, line, separator)
         if len(fields) < width:
             raise InputError(name, lineno, f"expected a document id and its date, found {line.strip()[:60]!r}")
         doc, text = fields[id_col], fields[date_col]
@@ -242,19 +273,19 @@ def _keyed(name: str, lines, separator: str, id_col: int, date_col: int,
             date = parse_date(text)
         except ValueError as exc:
             raise InputError(name, lineno, f"{exc}, found {text.strip()[:60]!r}") from None
-        if doc in seen:
-            raise InputError(name, lineno, f"expected one date per document, found document {doc[:60]!r} again "
-                                           f"(first on line {seen[doc]})")
-        seen[doc] = lineno
         d = index.get(doc)
         if d is None:
             unknown += 1
             continue
+        if seen[d]:
+            raise InputError(name, lineno, f"expected one date per document, found document {doc[:60]!r} again "
+                                           f"(first on line {seen[d]})")
+        seen[d] = lineno
         out[d] = date
-    missing = [d for d in doc_ids if d not in seen]
-    if missing:
-        raise InputError(name, None, f"expected a date for every document, found none for {len(missing):,} of the "
-                                     f"{len(doc_ids):,} (the first: {missing[0][:60]!r})")
+    if not seen.all():
+        missing = np.flatnonzero(seen == 0)
+        raise InputError(name, None, f"expected a date for every document, found none for {missing.size:,} of the "
+                                     f"{len(doc_ids):,} (the first: {doc_ids[int(missing[0])][:60]!r})")
     notes = [f"{name}: {unknown:,} dates of documents these proportions do not have, ignored"] if unknown else []
     return out, notes
 
@@ -531,20 +562,21 @@ def read_table(path: str, format: str) -> list[dict]:
                                              f"{', '.join(table.column_names)}")
             raw = [(None, r) for r in table.to_pylist()]
         elif format == "jsonl":
-            with io.TextIOWrapper(open_regular(path), encoding="utf-8") as f:
-                for lineno, line in enumerate(f, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise InputError(path, lineno, f"expected a JSON object, found invalid JSON ({exc})") from None
-                    if not isinstance(row, dict) or list(row) != names:
-                        raise InputError(path, lineno, f"expected an object of {', '.join(names)}, found {line[:80]!r}")
-                    raw.append((lineno, row))
-        else:
-            with io.TextIOWrapper(open_regular(path), encoding="utf-8", newline="") as f:
-                reader = csv.reader(f, delimiter="\t" if format == "tsv" else ",")
+            for lineno, line in _lines(path):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(path, lineno, f"expected a JSON object, found invalid JSON ({exc})") from None
+                except RecursionError:
+                    raise InputError(path, lineno, "expected a JSON object, found values nested too deeply") from None
+                if not isinstance(row, dict) or list(row) != names:
+                    raise InputError(path, lineno, f"expected an object of {', '.join(names)}, found {line[:80]!r}")
+                raw.append((lineno, row))
+        else:  # each line whole (at most the readers' longest), as csv reads a file: with its line end
+            reader = csv.reader((line + "\n" for _, line in _lines(path)), delimiter="\t" if format == "tsv" else ",")
+            try:
                 header = next(reader, None)
                 if header is None:
                     return []
@@ -554,8 +586,8 @@ def read_table(path: str, format: str) -> list[dict]:
                     if len(row) != len(names):
                         raise InputError(path, reader.line_num, f"expected {len(names)} fields, found {len(row)}")
                     raw.append((reader.line_num, dict(zip(names, row))))
-    except UnicodeDecodeError as exc:
-        raise InputError(path, None, f"expected UTF-8 text, found {exc.reason}") from None
+            except csv.Error as exc:  # a field longer than the csv module's limit, a stray quote
+                raise InputError(path, reader.line_num, f"expected {format.upper()} fields, found {exc}") from None
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
     rows = []

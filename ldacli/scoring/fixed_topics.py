@@ -33,11 +33,14 @@ from ldacli._fixed_topics import document_draws, prior_alias_tables, theta_of_do
 from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.counts import doc_pointers
 from ldacli.errors import LdacliError
-from ldacli.parallel import Pool, doc_ranges
+from ldacli.parallel import Pool
 from ldacli.settings import Integer, Setting
 
-# Tokens per chunk of documents, the unit of work of threads and workers when theta is estimated.
+# Tokens per chunk of documents, the unit of work of threads and workers when theta is estimated,
+# and the most documents a chunk holds (empty and short documents close one too: three million
+# empty documents were one chunk, 280 bytes each, where memory is to hold a window of chunks).
 THETA_CHUNK_TOKENS = 1 << 16
+THETA_CHUNK_DOCS = 1 << 14
 # Chunks in flight per thread (or worker) when theta is estimated as documents stream in.
 WINDOW_PER_WORKER = 4
 # Scored tokens whose log-likelihoods are summed together (see :class:`BlockSum`).
@@ -62,9 +65,12 @@ EVALUATOR_BURN_IN = 10
 
 def theta_chunks(doc_ptr: np.ndarray) -> list[tuple[int, int]]:
     """The document ranges that threads or workers take one at a time when theta is estimated:
-    about :data:`THETA_CHUNK_TOKENS` tokens each. (The result does not depend on them: every
-    document has its own stream.)"""
-    return doc_ranges(np.asarray(doc_ptr, dtype=np.int64), THETA_CHUNK_TOKENS)
+    about :data:`THETA_CHUNK_TOKENS` tokens each, at most :data:`THETA_CHUNK_DOCS` documents
+    (:func:`chunk_bounds`). (The result does not depend on them: every document has its own
+    stream.)"""
+    lengths = np.diff(np.asarray(doc_ptr, dtype=np.int64))
+    bounds = np.unique(np.concatenate(([0], chunk_bounds(lengths, 0), [lengths.size])))
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 @dataclass(frozen=True)
@@ -170,14 +176,18 @@ def theta_of_chunk(phi_wk: np.ndarray, prior: PriorTables, alpha: np.ndarray, wo
     return theta[0], list(theta[1:]) if theta.shape[0] > 1 else [theta[0]]
 
 
-def chunk_bounds(lengths: np.ndarray, before: int) -> np.ndarray:
+def chunk_bounds(lengths: np.ndarray, before: int, docs_before: int = 0) -> np.ndarray:
     """Where :func:`theta_chunks` cuts a run of documents of ``lengths`` (n,) that follow
-    ``before`` tokens: the local indices i (1..n) after which a chunk ends, i.e. where the
-    running total reaches a multiple of :data:`THETA_CHUNK_TOKENS` it had not reached before.
-    The same cuts as over the whole corpus, found one block of documents at a time."""
+    ``docs_before`` documents of ``before`` tokens: the local indices i (1..n) after which a
+    chunk ends, i.e. where the running total of tokens reaches a multiple of
+    :data:`THETA_CHUNK_TOKENS` it had not reached before, or that of documents a multiple of
+    :data:`THETA_CHUNK_DOCS`. The same cuts as over the whole corpus, found one block of
+    documents at a time."""
     ends = before + np.cumsum(np.asarray(lengths, dtype=np.int64))
     starts = np.concatenate(([before], ends[:-1])) if ends.size else ends
-    return np.flatnonzero(ends // THETA_CHUNK_TOKENS > starts // THETA_CHUNK_TOKENS) + 1
+    documents = docs_before + np.arange(1, ends.size + 1)
+    return np.flatnonzero((ends // THETA_CHUNK_TOKENS > starts // THETA_CHUNK_TOKENS)
+                          | (documents % THETA_CHUNK_DOCS == 0)) + 1
 
 
 def cut_chunks(blocks: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -187,7 +197,7 @@ def cut_chunks(blocks: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[tupl
     chunk and one block at a time."""
     pending_words: list[np.ndarray] = []
     pending_lengths: list[np.ndarray] = []
-    seen = 0
+    seen = docs = 0  # tokens and documents of the blocks before
 
     def take() -> tuple[np.ndarray, np.ndarray]:
         lengths = np.concatenate(pending_lengths) if pending_lengths else np.zeros(0, np.int64)
@@ -199,7 +209,7 @@ def cut_chunks(blocks: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[tupl
     for words, doc_ptr in blocks:
         lengths = np.diff(np.asarray(doc_ptr, dtype=np.int64))
         start = 0
-        for cut in chunk_bounds(lengths, seen).tolist():
+        for cut in chunk_bounds(lengths, seen, docs).tolist():
             pending_words.append(words[doc_ptr[start]:doc_ptr[cut]])
             pending_lengths.append(lengths[start:cut])
             start = cut
@@ -207,6 +217,7 @@ def cut_chunks(blocks: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[tupl
         pending_words.append(words[doc_ptr[start]:])
         pending_lengths.append(lengths[start:])
         seen += int(doc_ptr[-1])
+        docs += lengths.size
     if any(x.size for x in pending_lengths):
         yield take()
 

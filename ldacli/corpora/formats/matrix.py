@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from ldacli.corpora.corpus import Corpus, check_token_total
 from ldacli.corpora.counts import checked_counts
 from ldacli.errors import InputError
-from ldacli.files.fileio import READ_ERRORS, Source
+from ldacli.files.fileio import READ_ERRORS, Source, read_line
 from ldacli.corpora.formats.parsing import BYTES_PER_DOC, INT32_MAX
 from ldacli.memory import check_fits
 from ldacli.files.npz import read_npz
@@ -53,7 +53,7 @@ _SPACE = np.zeros(256, dtype=bool)
 _SPACE[list(b" \t\r\n")] = True
 
 
-def _check_mtx_body(name: str, body: bytes, first_line: int, fields: int) -> None:
+def _check_mtx_body(name: str, body: bytes | memoryview, first_line: int, fields: int) -> None:
     """Every line after the size line holds ``fields`` numbers and nothing else (scipy's reader
     would read "1x" as 1, and crash on a NUL byte), or is blank; checked vectorised."""
     a = np.frombuffer(body, dtype=np.uint8)
@@ -75,16 +75,17 @@ def _check_mtx_body(name: str, body: bytes, first_line: int, fields: int) -> Non
 
 def _mtx_header(name: str, stream: IO[bytes]) -> tuple[int, int, int, int, int]:
     """(documents, words, entries, the size line's number, numbers per entry line) from the
-    banner and the size line."""
+    banner and the size line, each line read within the readers' bound (a size line of 1 GiB of
+    spaces took 2 GB before it was refused)."""
     lineno = 1
-    banner = stream.readline().decode("latin-1").split()
+    banner = read_line(stream, name, lineno).decode("latin-1").split()
     if (len(banner) != 5 or banner[0].lower() != "%%matrixmarket" or banner[1].lower() != "matrix"
             or banner[2].lower() != "coordinate" or banner[3].lower() not in ("integer", "real", "pattern")
             or banner[4].lower() != "general"):
         raise InputError(name, 1, f"expected {_BANNER} (documents x words, counts), found {' '.join(banner)[:60]!r}")
     while True:
-        raw = stream.readline()
         lineno += 1
+        raw = read_line(stream, name, lineno)
         if not raw:
             raise InputError(name, lineno, "expected the size line 'documents words entries', found the end of the file")
         line = raw.decode("latin-1").strip()
@@ -97,12 +98,15 @@ def _mtx_header(name: str, stream: IO[bytes]) -> tuple[int, int, int, int, int]:
     return n_docs, n_words, n_entries, lineno, 2 if banner[3].lower() == "pattern" else 3
 
 
-def read_mtx(name: str, data: bytes, vocab_size: int, vocab_name: str | None) -> sp.csr_array:
-    """The counts (D, V) of the Matrix Market file ``name`` whose bytes (decompressed) are ``data``."""
-    stream = io.BytesIO(data)
+def read_mtx(name: str, stream: IO[bytes], vocab_size: int, vocab_name: str | None) -> sp.csr_array:
+    """The counts (D, V) of the Matrix Market file ``name`` in the seekable binary ``stream``
+    (decompressed): its header checked before the rest is read."""
     n_docs, n_words, n_entries, lineno, fields = _mtx_header(name, stream)
     _check_shape(name, lineno, n_docs, n_words, vocab_size, vocab_name)
-    _check_mtx_body(name, data[stream.tell():], lineno + 1, fields)
+    body = stream.tell()
+    stream.seek(0)
+    data = stream.read()
+    _check_mtx_body(name, memoryview(data)[body:], lineno + 1, fields)
     if n_entries > INT32_MAX:
         raise InputError(name, lineno, f"expected at most {INT32_MAX} entries, found {n_entries}")
     try:
@@ -160,10 +164,9 @@ def read_matrix(source: Source, fmt: str, vocab: list[str], vocab_name: str | No
     (read from the file ``vocab_name``, blamed when the sizes disagree; None if given as words)."""
     with source.stream() as (stream, compressed):
         try:
-            data = stream.read()
+            counts = read_mtx(source.name, stream, len(vocab), vocab_name) if fmt == "mtx" else \
+                read_scipy_npz(source.name, stream.read(), len(vocab), vocab_name)
         except READ_ERRORS as exc:
             raise InputError(source.name, None, f"cannot read: {exc}") from None
-    reader = read_mtx if fmt == "mtx" else read_scipy_npz
-    counts = reader(source.name, data, len(vocab), vocab_name)
     check_token_total(source.name, int(counts.data.sum(dtype=np.int64)))
     return Corpus(counts, list(vocab), [str(d) for d in range(1, counts.shape[0] + 1)], format=fmt)

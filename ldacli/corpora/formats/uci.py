@@ -119,7 +119,6 @@ def uci_triples(source: Source, vocab: list[str], vocab_name: str | None
     name = source.name
     blocks = iter_blocks(source)
     (n_docs, n_words, nnz), rest = _uci_header(blocks, name)
-    check_fits(f"{name}: the {n_docs} documents its header declares (line 1)", n_docs * BYTES_PER_DOC)
     if n_words != len(vocab):
         if vocab_name is None:
             raise InputError(name, 2, f"expected W = {len(vocab)}, the size of the given vocabulary, "
@@ -189,6 +188,7 @@ def read_uci(source: Source, vocab: list[str], vocab_name: str | None) -> Corpus
     """
     name = source.name
     (n_docs, n_words, nnz), blocks = uci_triples(source, vocab, vocab_name)
+    check_fits(f"{name}: the {n_docs} documents its header declares (line 1)", n_docs * BYTES_PER_DOC)
     # each block's triples as three int32 columns (ids 0-based) as soon as it is parsed: the
     # corpus's entries are held at 12 bytes each, not as int64 triples and their copies
     parts: tuple[list, list, list] = ([], [], [])
