@@ -497,6 +497,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     check_given({**given, "n_topics": n_topics})  # before anything is read
     corpus = as_corpus(corpus, reading=reading, resume=given.get("resume"), shard_folders=True)
     run = _settle(corpus, {**given, "n_topics": n_topics})
+    del corpus  # the run holds the corpus it trains on (without unused words: another one), and not this one
     values = run.values
     with locked([values["checkpoint"]], wait=values["wait"]) as removed:
         for path in removed:
