@@ -14,7 +14,8 @@ disjoint words, so they share one set of word-topic counts; each starts from its
 topic totals as they were at the round's start, and the totals' changes are summed after the
 round (integer additions, in any order). Each document's tokens are sorted by word
 (``Corpus.tokens``), so its tokens of a slice are one run; :func:`slice_runs` finds where every
-run starts once, and a kernel is given that table, ``runs`` (d, P+1) int64: document j owns
+run starts once, and a kernel is given that table, ``runs`` (d, P+1) int32 (positions within
+the shard, which holds fewer than 2^31 tokens): document j owns
 tokens ``runs[j, 0]:runs[j, P]``, and its tokens of slice p are ``runs[j, p]:runs[j, p+1]``
 (with one slice, ``runs`` is the document pointers as two columns).
 
@@ -54,8 +55,8 @@ cdef inline Py_ssize_t _first_at_least(const int32_t* words, Py_ssize_t lo, Py_s
 
 
 def slice_runs(const int32_t[::1] words, const int64_t[::1] doc_ptr, const int64_t[::1] cuts,
-               int64_t[:, ::1] runs):
-    """Fill ``runs`` (d, S+1) int64 with where each document's tokens of each word slice start:
+               int32_t[:, ::1] runs):
+    """Fill ``runs`` (d, S+1) int32 with where each document's tokens of each word slice start:
     ``runs[j, p]`` is the first token of document j (tokens ``doc_ptr[j]:doc_ptr[j+1]``, words
     sorted) whose word is at least ``cuts[p]``, for the S+1 slice cuts (``cuts[0] = 0`` and
     ``cuts[S]`` = V give the document's start and end)."""
@@ -67,7 +68,7 @@ def slice_runs(const int32_t[::1] words, const int64_t[::1] doc_ptr, const int64
             lo = doc_ptr[d]
             for p in range(n_cuts):
                 lo = _first_at_least(&words[0], lo, doc_ptr[d + 1], cuts[p])
-                runs[d, p] = lo
+                runs[d, p] = <int32_t> lo
 
 
 cdef inline void _dense_add(int32_t* nw, int32_t* nd, int32_t* nk, double* inv, const double* beta_sum,
@@ -112,7 +113,7 @@ cdef inline void _set_extra(double* beta_row, const int32_t* topics, const doubl
         beta_row[topics[j]] = beta + extra[j] if on else beta
 
 
-def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
+def dense_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::1] z,
                 int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
                 const double[::1] beta_sum, const int64_t[::1] extra_ptr, const int32_t[::1] extra_topics,
                 const double[::1] extra, int32_t[::1] ndk, double[::1] work, object rng, Py_ssize_t part=0):
@@ -120,7 +121,7 @@ def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
     slice ``part`` (see above), in order.
 
     Shapes and dtypes (n tokens and d documents in the shard, P slices, V words, K topics, E
-    cells of extra prior mass): ``words`` (n,) int32; ``runs`` (d, P+1) int64 from
+    cells of extra prior mass): ``words`` (n,) int32; ``runs`` (d, P+1) int32 from
     :func:`slice_runs`; ``z`` (n,) int32 topics; ``nwk`` (V, K) int32 word-topic counts
     (word-major); ``nk`` (K,) int32; ``alpha`` (K,) float64. The topic-word prior is
     ``beta_kw = beta + extra_kw``: ``beta`` the symmetric part, the extra mass of word w's cells
@@ -205,6 +206,16 @@ def dense_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::
 # fixed for the run. Entries are uint32 when every count fits in 32 - bits bits, else uint64.
 
 ctypedef fused packed_t:
+    uint32_t
+    uint64_t
+
+# A document's list of topics (the sparse sampler keeps one per document from one visit to the
+# next) holds its topics in increasing order and their counts, each pair packed in one unsigned
+# integer ``(count << bits) | topic`` (``bits`` as for the word lists): uint32 when every
+# document's length fits in 32 - bits bits, else uint64 (a fused type of its own: a corpus of
+# long documents may have small word counts, and the other way round).
+
+ctypedef fused list_t:
     uint32_t
     uint64_t
 
@@ -336,32 +347,32 @@ cdef inline void _add_to_topic(Buckets* b, Py_ssize_t k, int32_t delta) noexcept
     _set_topic_terms(b, k)
 
 
-cdef inline void _enter_document(Buckets* b, const int32_t* topics, const int32_t* counts, Py_ssize_t n) noexcept nogil:
-    """Enter a document from its list (its n topics in increasing order, and their counts):
-    ``nd``, the topic list ``dt``, each topic's ``coef`` and the document bucket ``r``, summed in
-    the list's order. The list is kept from one visit of the document to the next (one per word
-    slice), so a visit costs its topics, not its tokens."""
+cdef inline void _enter_document(Buckets* b, const list_t* entries, Py_ssize_t n, int bits) noexcept nogil:
+    """Enter a document from its list (its n topics in increasing order with their counts, packed
+    entries): ``nd``, the topic list ``dt``, each topic's ``coef`` and the document bucket ``r``,
+    summed in the list's order. The list is kept from one visit of the document to the next (one
+    per word slice), so a visit costs its topics, not its tokens."""
     cdef Py_ssize_t j, t
     cdef double r = 0.0
+    cdef list_t mask = ((<list_t> 1) << bits) - 1
     for j in range(n):
-        t = topics[j]
+        t = <Py_ssize_t> (entries[j] & mask)
         b.dt[j] = <int32_t> t
         b.dp[t] = <int32_t> j
-        b.nd[t] = counts[j]
+        b.nd[t] = <int32_t> (entries[j] >> bits)
         r += b.nd[t] * b.beta * b.inv[t]
         b.coef[t] = (b.alpha[t] + b.nd[t]) * b.inv[t]
     b.n_doc = n
     b.r = r
 
 
-cdef inline Py_ssize_t _leave_document(Buckets* b, int32_t* topics, int32_t* counts) noexcept nogil:
-    """Write the document's list back (its topics and counts), clear its counts, and give its
-    topics back their ``coef`` without the document; returns the list's length."""
+cdef inline Py_ssize_t _leave_document(Buckets* b, list_t* entries, int bits) noexcept nogil:
+    """Write the document's list back (its topics and counts, packed), clear its counts, and
+    give its topics back their ``coef`` without the document; returns the list's length."""
     cdef Py_ssize_t j, t
     for j in range(b.n_doc):
         t = b.dt[j]
-        topics[j] = <int32_t> t
-        counts[j] = b.nd[t]
+        entries[j] = ((<list_t> b.nd[t]) << bits) | <list_t> t
         b.nd[t] = 0
         b.coef[t] = b.alpha[t] * b.inv[t]
     return b.n_doc
@@ -579,13 +590,12 @@ cdef inline void _ask_for_word_lists(const int32_t* words, const int64_t* wt_ptr
         prefetch(&wt[wt_ptr[words[i + 1]]])
 
 
-def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
+def sparse_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::1] z,
                  const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits,
                  int32_t[::1] nk, const double[::1] alpha, double beta,
                  const double[::1] beta_sum, const int64_t[::1] extra_ptr, const int32_t[::1] extra_topics,
                  const double[::1] extra, int32_t[::1] ndk, int32_t[::1] doc_topics, const int64_t[::1] list_ptr,
-                 int32_t[::1] list_len, int32_t[::1] list_topics, int32_t[::1] list_counts,
-                 double[::1] work, object rng, Py_ssize_t part=0):
+                 int32_t[::1] list_len, list_t[::1] lists, double[::1] work, object rng, Py_ssize_t part=0):
     """One SparseLDA sweep over one shard's tokens of word slice ``part`` (as
     :func:`dense_sweep`): exact collapsed Gibbs in O(K_d + K_w) per token.
 
@@ -602,8 +612,9 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
     (V+1,) int64, ``wt`` uint32 or uint64 and ``wt_len`` (V,) int32 with ``bits`` (see above);
     each document's list of topics (in increasing order) and their counts, kept from one sweep
     and slice to the next: ``list_ptr`` (d+1,) int64 (room for min(K, tokens) topics each),
-    ``list_len`` (d,), ``list_topics`` and ``list_counts`` int32 (``sharded.document_lists``
-    makes them from ``z``; they change as ``z`` does); ``doc_topics`` (2K,) int32 scratch;
+    ``list_len`` (d,) int32 and the packed entries ``lists``, uint32 or uint64 with ``bits``
+    (see above; ``shard.document_lists`` makes them from ``z``; they change as ``z`` does);
+    ``doc_topics`` (2K,) int32 scratch;
     ``work`` (4K,) float64 scratch. Mutates ``z``, the word and document lists and ``nk``; draws
     one double per token sampled. The NumPy it equals, draw for draw, is ``tests/oracle.py``'s
     ``sparse_sweep``.
@@ -639,7 +650,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                 if runs[d, part] == runs[d, part + 1]:
                     continue
                 at = list_ptr[d]
-                _enter_document(&b, &list_topics[at], &list_counts[at], list_len[d])
+                _enter_document(&b, &lists[at], list_len[d], bits)
                 for i in range(runs[d, part], runs[d, part + 1]):
                     w = words[i]
                     old = z[i]
@@ -685,7 +696,7 @@ def sparse_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[:
                     _move_in_document(&b, old, t)
                     _move_in_word(wp, &wt_len[w], old, t, j_old, j_new, unit, mask)
                     z[i] = <int32_t> t
-                list_len[d] = <int32_t> _leave_document(&b, &list_topics[at], &list_counts[at])
+                list_len[d] = <int32_t> _leave_document(&b, &lists[at], bits)
 
 
 # --------------------------------------------------------------------------------------------
@@ -822,7 +833,7 @@ cdef inline Py_ssize_t _give_slot(packed_t* wp, Py_ssize_t length, Py_ssize_t ca
     return length
 
 
-def alias_sweep(const int32_t[::1] words, const int64_t[:, ::1] runs, int32_t[::1] z,
+def alias_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::1] z,
                 const int32_t[::1] order, const int32_t[::1] doc_of,
                 const int64_t[::1] wt_ptr, packed_t[::1] wt, int32_t[::1] wt_len, int bits, int32_t[::1] nk,
                 const double[::1] alpha, double beta, const double[::1] beta_sum, const int64_t[::1] extra_ptr,
@@ -1008,24 +1019,25 @@ def word_list_cells(const int64_t[::1] wt_ptr, const packed_t[::1] wt, const int
     return n
 
 
-def list_cells(const int64_t[::1] ptr, const int32_t[::1] length, const int32_t[::1] topics,
-               const int32_t[::1] counts, Py_ssize_t n_topics, int64_t first, int64_t[::1] codes,
-               int32_t[::1] out):
-    """The cells of the sparse sampler's document lists (row j's topics, increasing, and counts at
-    ``ptr[j]:ptr[j] + length[j]``, as ``sharded.document_lists`` makes them) in row-major order:
-    ``codes = (first + j) * K + topic`` and their counts ``out``; returns how many.
+def list_cells(const int64_t[::1] ptr, const int32_t[::1] length, const list_t[::1] lists, int bits,
+               Py_ssize_t n_topics, int64_t first, int64_t[::1] codes, int32_t[::1] out):
+    """The cells of the sparse sampler's document lists (row j's packed entries, topics
+    increasing, at ``ptr[j]:ptr[j] + length[j]``, as ``shard.document_lists`` makes them) in
+    row-major order: ``codes = (first + j) * K + topic`` and their counts ``out``; returns how
+    many.
 
     NumPy: ``j = np.repeat(np.arange(d), length); at = ptr[j] + np.arange(j.size) -
-    np.repeat(np.cumsum(length) - length, length); codes = (first + j) * K + topics[at];
-    out = counts[at]``.
+    np.repeat(np.cumsum(length) - length, length); codes = (first + j) * K + (lists[at] &
+    (2**bits - 1)); out = lists[at] >> bits``.
     """
     cdef Py_ssize_t d = length.shape[0]
     cdef Py_ssize_t j, i, n = 0
+    cdef list_t mask = ((<list_t> 1) << bits) - 1
     with nogil:
         for j in range(d):
             for i in range(ptr[j], ptr[j] + length[j]):
-                codes[n] = (first + j) * n_topics + topics[i]
-                out[n] = counts[i]
+                codes[n] = (first + j) * n_topics + <int64_t> (lists[i] & mask)
+                out[n] = <int32_t> (lists[i] >> bits)
                 n += 1
     return n
 

@@ -8,11 +8,35 @@ traceback or a machine swapping for hours.
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 from ldacli.errors import LdacliError
 
 GIB = 1 << 30
+# glibc's mallopt parameter M_MMAP_THRESHOLD: blocks of this size or more get memory of their own
+# from the system (mmap), which free gives back (munmap).
+_M_MMAP_THRESHOLD = -3
+# Its default, 128 KiB, which glibc raises (up to 32 MiB) to the size of each such block freed,
+# unless it is set: see return_freed_memory.
+MAPPED_FROM = 128 * 1024
+
+
+def return_freed_memory() -> None:
+    """Have the C library give every block of :data:`MAPPED_FROM` bytes or more back to the
+    system when it is freed, for the rest of the process (glibc's ``mallopt(M_MMAP_THRESHOLD)``;
+    elsewhere nothing is done). By default glibc raises that threshold to the size of each large
+    block freed, up to 32 MiB, and blocks below it come from its heap, which it cannot shrink past
+    a block still in use: a sampler's lasting arrays of a few MB (each shard's document lists,
+    made among the scratch of making them) then keep the scratch's pages resident, 100 MB at 20 M
+    tokens (docs/performance.md, "Memory"). The command line calls it once; a program that trains
+    on large corpora may too."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):  # not glibc, or no C library to ask
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    mallopt(_M_MMAP_THRESHOLD, MAPPED_FROM)
 
 
 def available_bytes() -> int | None:

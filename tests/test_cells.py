@@ -41,13 +41,15 @@ def test_word_list_cells_are_the_non_zero_counts_in_word_major_order(V, K, seed,
     np.testing.assert_array_equal(counts[:n], nwk[words, topics])
 
 
-def test_list_cells_number_the_rows_from_first():
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_list_cells_number_the_rows_from_first(dtype):
     ptr = np.array([0, 3, 3, 7], np.int64)  # room for 3, 0 and 4 topics; 2, 0 and 3 used
     length = np.array([2, 0, 3], np.int32)
-    topics = np.array([1, 4, 9, 0, 2, 3, 9], np.int32)
-    counts = np.array([5, 1, 9, 7, 2, 6, 9], np.int32)
+    topics = np.array([1, 4, 9, 0, 2, 3, 9], dtype)
+    counts = np.array([5, 1, 9, 7, 2, 6, 9], dtype)
+    bits = 4  # enough for K - 1 = 9
     codes, out = np.zeros(7, np.int64), np.zeros(7, np.int32)
-    n = _cgs.list_cells(ptr, length, topics, counts, 10, 100, codes, out)
+    n = _cgs.list_cells(ptr, length, (counts << dtype(bits)) | topics, bits, 10, 100, codes, out)
     assert n == 5
     np.testing.assert_array_equal(codes[:n], [1001, 1004, 1020, 1022, 1023])
     np.testing.assert_array_equal(out[:n], [5, 1, 7, 2, 6])

@@ -754,6 +754,58 @@ def test_malformed_scipy_npz_files_are_reported(tmp_path, planted):
             read_corpus(str(tmp_path / f"{name}.npz"), vocab=_vocab(tmp_path, 3))
 
 
+@pytest.mark.parametrize("form", ["csr", "csr int64 float", "csr unsorted", "csr explicit zero", "csc", "coo"])
+def test_every_scipy_npz_form_reads_to_the_same_corpus(tmp_path, monkeypatch, form):
+    # a sorted CSR is kept as read, checked a few rows at a time (here 3 entries, so that rows
+    # straddle the chunks); the other forms go through the general reader: the same corpus
+    import ldacli.corpora.counts as counts
+    monkeypatch.setattr(counts, "COUNT_CHUNK_TOKENS", 3)
+    rng = np.random.default_rng(5)
+    cells = (rng.random((40, 9)) < 0.3) * rng.integers(1, 6, size=(40, 9))
+    cells[7] = 0  # an empty document
+    matrix = sp.csr_matrix(cells.astype(np.int32))
+    if form == "csr int64 float":
+        matrix = sp.csr_matrix((matrix.data.astype(np.float64), matrix.indices.astype(np.int64),
+                                matrix.indptr.astype(np.int64)), shape=matrix.shape)
+    elif form == "csr unsorted":  # the first two entries of a row swapped
+        row = next(r for r in range(40) if matrix.indptr[r + 1] - matrix.indptr[r] >= 2)
+        a = matrix.indptr[row]
+        matrix.indices[[a, a + 1]], matrix.data[[a, a + 1]] = matrix.indices[[a + 1, a]], matrix.data[[a + 1, a]]
+        matrix.has_sorted_indices = False
+    elif form == "csr explicit zero":  # a stored 0 at the end of the last row
+        matrix = sp.csr_matrix((np.append(matrix.data, 0), np.append(matrix.indices, 8),
+                                np.append(matrix.indptr[:-1], [matrix.indptr[-1] + 1])), shape=matrix.shape)
+    elif form in ("csc", "coo"):
+        matrix = matrix.asformat(form)
+    sp.save_npz(str(tmp_path / "x.npz"), matrix, compressed=True)
+    corpus = read_corpus(str(tmp_path / "x.npz"), vocab=_vocab(tmp_path, 9))
+    assert dense(corpus) == cells.tolist()
+    assert corpus.counts.data.dtype == np.int32 and corpus.counts.indices.dtype == np.int32
+    assert corpus.fingerprint() == Corpus.from_matrix(cells, corpus.vocab).fingerprint()
+
+
+def test_a_corpus_holding_its_tokens_answers_as_the_matrix_did(monkeypatch, planted):
+    # the sampler keeps a corpus's tokens, which the corpus then holds instead of its counts:
+    # its sizes, frequencies, fingerprint and counts are the same, and the matrix made again is
+    # held instead of the tokens (a chunk of 7 tokens at a time, so that documents straddle them)
+    import ldacli.corpora.counts as counts
+    monkeypatch.setattr(counts, "COUNT_CHUNK_TOKENS", 7)
+    cells = planted.corpus.counts.toarray()
+    cells[3] = 0
+    corpus = Corpus.from_matrix(cells, planted.corpus.vocab)
+    before = (corpus.shape, corpus.n_tokens, corpus.doc_lengths.tolist(), corpus.word_frequencies().tolist(),
+              corpus.fingerprint(), corpus.tokens()[0].tolist(), corpus.tokens()[1].tolist())
+    words, doc_ptr = corpus.as_tokens()
+    assert corpus.as_tokens()[0] is words and corpus.tokens()[0] is words  # held, not made again
+    assert not words.flags.writeable and not doc_ptr.flags.writeable  # a sampler shares them
+    after = (corpus.shape, corpus.n_tokens, corpus.doc_lengths.tolist(), corpus.word_frequencies().tolist(),
+             corpus.fingerprint(), words.tolist(), doc_ptr.tolist())
+    assert after == before
+    again = corpus.counts  # made again from the tokens, held instead of them
+    assert again.toarray().tolist() == cells.tolist() and corpus.tokens()[0] is not words
+    assert again.has_sorted_indices and corpus.fingerprint() == before[4]
+
+
 # ---------------------------------------------------------------------------------------------
 # shard folders (ldacli convert --shards N): the layout cluster workers read shard by shard
 

@@ -123,6 +123,48 @@ def test_slice_runs_give_where_each_documents_tokens_of_each_slice_start():
     assert runs[:, 0].tolist() == doc_ptr[:-1].tolist() and runs[:, -1].tolist() == doc_ptr[1:].tolist()
 
 
+@pytest.mark.parametrize("kind", SAMPLERS)
+def test_the_start_is_built_a_range_of_words_at_a_time_and_samples_the_same(monkeypatch, kind):
+    # at 20 M tokens the start's word-topic codes are sorted a range of words at a time, its
+    # document lists and checks made a chunk of tokens at a time: here with ranges of 20 tokens,
+    # chunks of 7 and parts of 5 the sampler holds the same counts and samples the same topics
+    from ldacli.corpora import counts
+    from ldacli.methods.cgs import shard
+
+    V, K = 30, 6
+    words, doc_ptr, z0 = tiny_corpus(8, D=30, V=V, K=K, max_len=20)
+    whole = []
+    for small in (False, True):
+        if small:
+            for module, name, value in ((shard, "PAIR_RANGE_TOKENS", 20), (shard, "PAIR_CHUNK_TOKENS", 5),
+                                        (shard, "COUNT_CHUNK_TOKENS", 7), (shard, "LIST_CHUNK_TOKENS", 7),
+                                        (counts, "COUNT_CHUNK_TOKENS", 7)):
+                monkeypatch.setattr(module, name, value)
+        z = z0.copy()
+        sampler = ThreadsSampler(kind, words, doc_ptr, z, V, K, np.full(K, 0.1), 0.05, shard_bounds(doc_ptr, 3),
+                                 streams(6, 3), 1)
+        assert sampler.counts.word_topic_counts().tolist() == word_topic_counts(words, z0, V, K).tolist()
+        sampler.sweep()
+        whole.append((z.tobytes(), sampler.counts.word_topic_counts().tobytes(), sampler.word_histogram()[2].tolist()))
+        sampler.close()
+    assert whole[0] == whole[1]
+    assert not shard.sorted_within_documents(words[::-1].copy(), doc_ptr)
+
+
+@pytest.mark.parametrize("K", [7, 1000])  # each token on any topic; each word's tokens on 16
+def test_the_first_topics_drawn_a_chunk_at_a_time_are_those_drawn_at_once(monkeypatch, K):
+    from ldacli.methods.cgs import sampler
+
+    words = np.random.default_rng(2).integers(0, 50, 1001).astype(np.int32)
+    at_once = sampler.FirstTopics(np.random.default_rng(9), 50, K).draw(words)
+    monkeypatch.setattr(sampler, "SKIP_CHUNK", 7)
+    first = sampler.FirstTopics(np.random.default_rng(9), 50, K)
+    assert first.draw(words).tolist() == at_once.tolist()
+    skipped = sampler.FirstTopics(np.random.default_rng(9), 50, K)
+    skipped.skip(500)  # a cluster's worker passes over the tokens before its shards
+    assert skipped.draw(words[500:]).tolist() == at_once[500:].tolist()
+
+
 def test_the_sampler_refuses_documents_whose_words_are_not_sorted():
     words, doc_ptr = np.array([3, 1, 2, 0], np.int32), np.array([0, 2, 4], np.int64)
     with pytest.raises(LdacliError, match="increasing id order"):
@@ -268,10 +310,12 @@ def test_counts_stay_consistent_with_assignments(seed, D, V, K, sweeps, shards, 
             if shard.lists is not None:
                 fresh = document_lists(shard.ptr, shard.z, K)
                 np.testing.assert_array_equal(shard.lists.length, fresh.length)
+                (topics, n), (fresh_topics, fresh_n) = shard.lists.topics_and_counts(), fresh.topics_and_counts()
                 for d, n_d in enumerate(fresh.length):
                     at = slice(fresh.ptr[d], fresh.ptr[d] + n_d)
-                    np.testing.assert_array_equal(shard.lists.topics[at], fresh.topics[at])
-                    np.testing.assert_array_equal(shard.lists.counts[at], fresh.counts[at])
+                    np.testing.assert_array_equal(topics[at], fresh_topics[at])
+                    np.testing.assert_array_equal(n[at], fresh_n[at])
+                    assert n_d == 0 or (np.all(np.diff(topics[at]) > 0) and n[at].min() > 0)
     assert expected.sum() == words.size
 
 

@@ -85,6 +85,55 @@ def test_the_format_picked_by_content_is_said_and_quiet_hides_it(small_ldac, tmp
     assert r.exit_code == 0 and r.stderr == ""
 
 
+# --- memory a token costs (issue 45) ------------------------------------------------------------------
+
+MEASURED = """
+import json, sys
+import ldacli
+from ldacli.methods.driver import memory_needed
+
+def status(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field + ":"))
+
+def reset_peak():
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+path, K, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+base = status("VmRSS")
+reset_peak()
+corpus, _ = ldacli.read_corpus(path).without_unused_words()
+read_peak, held = status("VmHWM"), status("VmRSS") - base
+need = memory_needed(corpus, K, iterations=2, seed=1, threads=1)
+reset_peak()
+ldacli.train(corpus, K, iterations=2, seed=1, threads=1, output=out)
+print(json.dumps({"base": base, "read_peak": read_peak, "held": held, "need": need, "train_peak": status("VmHWM")}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/clear_refs"), reason="reads Linux's peak RSS")
+def test_reading_is_never_the_peak_and_a_run_stays_within_its_estimate(tmp_path):
+    # a 3 M-token corpus as scipy.sparse.save_npz writes one: reading it (the file's bytes, the
+    # count matrix) costs less than training on it (the sampler, the model written to a file),
+    # which costs no more than its memory estimate beyond the corpus read
+    import json
+    import subprocess
+    import sys
+    from ldacli.corpora.synthetic import generate
+
+    lengths = np.random.default_rng(1).integers(20, 400, 15_000)
+    corpus = generate(lengths.size, 50, 30_000, doc_length=lengths, seed=1).corpus
+    ldacli.write_corpus(corpus, str(tmp_path / "c.npz"), str(tmp_path / "c.vocab"), format="npz")
+    r = subprocess.run([sys.executable, "-c", MEASURED, str(tmp_path / "c.npz"), "500", str(tmp_path / "m.npz")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["read_peak"] < m["train_peak"], m
+    assert m["train_peak"] <= m["base"] + m["held"] + m["need"], m
+
+
 # --- under a limit the process is given (issue 32, rows 7, 11 and 12) ----------------------------------
 
 LIMITED = """

@@ -84,6 +84,9 @@ def main():
         ldacli select-k docword.kos.txt.gz -k 5,10,20,50 --seeds 3 -o kos-k
         ldacli name kos.npz 3 "iraq war"
     """
+    from ldacli.memory import return_freed_memory
+
+    return_freed_memory()  # the process is the command's: large blocks go back to the system when freed
 
 
 __all__ = ["main", "COMMANDS"]

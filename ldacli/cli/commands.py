@@ -51,6 +51,7 @@ from ldacli.cli.options import (
 )
 from ldacli.cli.text import echo, emit, results_to, setup_logging, tell
 from ldacli.cluster.connection import TLS, tls_options
+from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.read import (
     INPUT_FORMAT,
     READING,
@@ -81,6 +82,7 @@ from ldacli.methods.driver import SETTINGS as TRAIN
 from ldacli.methods.driver import check_given, method_settings, unchanged
 from ldacli.methods.driver import train as run_train
 from ldacli.methods.registry import METHODS
+from ldacli.memory import return_freed_memory
 from ldacli.model import TOP_WORDS, Model
 from ldacli.over_time import history as topic_history
 from ldacli.over_time import outputs as over_time
@@ -202,6 +204,11 @@ def train(ctx, corpus, **values):
             tell(values, f"{output}: up to date (trained with these settings on this corpus); nothing to do")
             return
         t0 = time.perf_counter()
+        if isinstance(data, Corpus):
+            # the words that never occur leave here, not in the copy training would make while
+            # this corpus is held: the sampler then keeps the tokens of this very corpus, which
+            # holds them instead of its counts (Corpus.as_tokens), and the process holds them once
+            data, _ = data.without_unused_words()
         model = run_train(data, progress=progress, output=output, **given)
         seconds = time.perf_counter() - t0
     p = model.params

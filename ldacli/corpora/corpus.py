@@ -9,13 +9,14 @@ import hashlib
 import tempfile
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
+from copy import copy
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli.corpora.counts import (CountBuilder, checked_counts, doc_lengths, keep_columns, sort_vocabulary, tokens_of,
-                           word_totals)
+from ldacli.corpora.counts import (CountBuilder, checked_counts, counts_of_tokens, doc_lengths, renumbered_columns,
+                                  sort_vocabulary, token_entries, tokens_of, value_counts, word_totals)
 from ldacli.errors import InputError, SettingError
 from ldacli.corpora.tokenizer import Tokenizer, chosen_tokenizer
 from ldacli.corpora.vocab_rules import MAX_DF, MAX_VOCAB, MIN_DF, REMOVE_TOP, STOP_WORDS, VocabRules
@@ -24,13 +25,67 @@ from ldacli.corpora.vocab_rules import MAX_DF, MAX_VOCAB, MIN_DF, REMOVE_TOP, ST
 MAX_TOKENS = int(np.iinfo(np.int32).max)
 
 
+class RowNumbers(Sequence[str]):
+    """The ids ``"1"``, ``"2"``, ..., ``"n"`` of the ``n`` documents of a file that numbers them
+    by their rows (UCI, LDA-C, Matrix Market, scipy ``.npz``): a sequence of strings, each made
+    when asked for, equal to the list of them, held as one number (a list of them takes about 60
+    bytes a document: 54 MB at 100 M tokens). As a NumPy array, text as narrow as the longest."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = int(n)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [str(d) for d in range(1, self.n + 1)[i]]
+        return str(range(1, self.n + 1)[i])
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, RowNumbers):
+            return self.n == other.n
+        if isinstance(other, (list, tuple)):
+            return len(other) == self.n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RowNumbers({self.n})"
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        ids = np.arange(1, self.n + 1).astype(f"<U{len(str(self.n))}")
+        return ids if dtype is None else ids.astype(dtype, copy=False)
+
+
+class _Counts:
+    """:attr:`Corpus.counts`: the count matrix a corpus holds, or, for one that holds its tokens
+    instead (:meth:`Corpus.as_tokens`), the matrix made again from them, which it then holds
+    instead of them. Either way the corpus holds one of the two, never both."""
+
+    def __get__(self, corpus, owner=None):
+        if corpus is None:  # (a dataclass field without a default)
+            raise AttributeError("counts")
+        if corpus._matrix is None:
+            words, doc_ptr = corpus._tokens
+            corpus._matrix, corpus._tokens = counts_of_tokens(words, doc_ptr, corpus._shape), None
+        return corpus._matrix
+
+    def __set__(self, corpus, counts) -> None:
+        corpus._matrix, corpus._tokens = counts, None
+
+
 @dataclass
 class Corpus:
     """D documents over a vocabulary of V words.
 
     ``counts`` is a ``scipy.sparse.csr_array`` of shape (D, V) and dtype int32 with sorted
     indices and strictly positive stored values. ``vocab[w]`` is the string of word ``w``;
-    ``doc_ids[d]`` names document ``d`` (its id in the file, line number or file name).
+    ``doc_ids[d]`` names document ``d`` (its id in the file, line number or file name; a list, or
+    :class:`RowNumbers` for a file that numbers its documents by their rows).
     ``source`` is the path it was read from (``"-"`` for stdin) and ``format`` the reader used;
     ``n_shards`` the number of files of the shard folder it was read from, if it was (training's
     shards follow them unless told otherwise). ``dropped_tokens`` counts the tokens of the
@@ -43,11 +98,16 @@ class Corpus:
     empty when it was made from a matrix). ``removed_words``: the words the vocabulary rules
     removed when it built its own vocabulary, and the words of its stop lists (sorted; what a
     model trained on it keeps, see :mod:`ldacli.corpora.vocab_rules`).
+
+    A corpus holds its counts as that matrix or, once :meth:`as_tokens` has been called (the
+    collapsed Gibbs sampler does, and keeps the tokens as they are), as its tokens: the same
+    numbers, in the layout the sampler keeps, so that the process holds them once. ``counts``
+    is then made again when asked for, and held instead of the tokens.
     """
 
-    counts: sp.csr_array
+    counts: sp.csr_array = _Counts()
     vocab: list[str]
-    doc_ids: list[str]
+    doc_ids: Sequence[str]
     source: str = ""
     format: str = ""
     notes: list[str] = field(default_factory=list)
@@ -56,6 +116,9 @@ class Corpus:
     reading: dict = field(default_factory=dict)
     removed_tokens: int = 0
     removed_words: list[str] = field(default_factory=list, repr=False)
+    # the tokens (words, doc_ptr) and the matrix's shape when it holds those instead of the matrix
+    _tokens: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False, compare=False)
+    _shape: tuple[int, int] = field(default=(0, 0), init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -64,19 +127,28 @@ class Corpus:
         return self.source or "<corpus in memory>"
 
     @property
+    def shape(self) -> tuple[int, int]:
+        """(documents, words), of the matrix or of the tokens it holds."""
+        return self._shape if self._tokens is not None else self.counts.shape
+
+    @property
     def n_docs(self) -> int:
-        return self.counts.shape[0]
+        return self.shape[0]
 
     @property
     def n_words(self) -> int:
-        return self.counts.shape[1]
+        return self.shape[1]
 
     @property
     def n_tokens(self) -> int:
+        if self._tokens is not None:
+            return int(self._tokens[1][-1])
         return int(self.counts.data.sum(dtype=np.int64))
 
     @property
     def doc_lengths(self) -> np.ndarray:
+        if self._tokens is not None:
+            return np.diff(self._tokens[1])
         return doc_lengths(self.counts)
 
     @property
@@ -84,11 +156,23 @@ class Corpus:
         return int(np.count_nonzero(self.doc_lengths == 0))
 
     def fingerprint(self) -> str:
-        """SHA-256 of the counts and the vocabulary: equal fingerprints mean the same corpus."""
+        """SHA-256 of the counts and the vocabulary: equal fingerprints mean the same corpus
+        (the same whether it holds the matrix or its tokens)."""
+        if self._tokens is not None:
+            words, doc_ptr = self._tokens
+
+            def pieces(part: int):  # the matrix's indptr (0), indices (1) or data (2), a chunk at a time
+                if part == 0:
+                    yield np.zeros(1, np.int64)
+                done = 0
+                for _, _, ptr, indices, data in token_entries(words, doc_ptr):
+                    yield (ptr[1:] + done, indices, data)[part]
+                    done += int(ptr[-1])
+            return fingerprint_of(self.shape, pieces(0), pieces(1), pieces(2), self.vocab)
         c = self.counts
-        return fingerprint_of(c.shape, [np.ascontiguousarray(c.indptr, dtype=np.int64).tobytes()],
-                              [np.ascontiguousarray(c.indices, dtype=np.int32).tobytes()],
-                              [np.ascontiguousarray(c.data, dtype=np.int32).tobytes()], self.vocab)
+        return fingerprint_of(c.shape, [np.ascontiguousarray(c.indptr, dtype=np.int64)],
+                              [np.ascontiguousarray(c.indices, dtype=np.int32)],
+                              [np.ascontiguousarray(c.data, dtype=np.int32)], self.vocab)
 
     def __repr__(self) -> str:
         return (f"<Corpus: {self.n_docs:,} documents, {self.n_words:,} words, {self.n_tokens:,} tokens"
@@ -148,7 +232,7 @@ class Corpus:
         if len(words) != V or len(set(words)) != V:
             raise SettingError("vocab", f"vocab must be {V} distinct words (one per column), found {len(words)} "
                                         f"words, {len(set(words))} distinct")
-        ids = [str(d) for d in range(1, D + 1)] if doc_ids is None else [str(d) for d in doc_ids]
+        ids = RowNumbers(D) if doc_ids is None else [str(d) for d in doc_ids]
         if len(ids) != D:
             raise SettingError("doc_ids", f"doc_ids must name the {D} rows, found {len(ids)}")
         counts = checked_counts("matrix", matrix, (D, V))
@@ -160,25 +244,40 @@ class Corpus:
 
         Returns ``(words, doc_ptr)``: ``words`` (N,) int32 word ids, document by document, each
         document's words in increasing id order; ``doc_ptr`` (D+1,) int64 so that document
-        ``d``'s tokens are ``words[doc_ptr[d]:doc_ptr[d+1]]``.
+        ``d``'s tokens are ``words[doc_ptr[d]:doc_ptr[d+1]]``. Those the corpus holds (read-only)
+        after :meth:`as_tokens`, else new arrays.
         """
+        if self._tokens is not None:
+            return self._tokens
         check_token_total(self.name, self.n_tokens)
         return tokens_of(self.counts)
 
+    def as_tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`tokens`, which the corpus holds from now on instead of its count matrix
+        (read-only: whoever keeps them shares them), so that a sampler that keeps them and
+        the corpus hold them once; ``counts`` makes the matrix again when asked for."""
+        if self._tokens is None:
+            shape = self.counts.shape
+            words, doc_ptr = self.tokens()
+            words.flags.writeable = doc_ptr.flags.writeable = False
+            self._matrix, self._tokens, self._shape = None, (words, doc_ptr), shape
+        return self._tokens
+
     def word_frequencies(self) -> np.ndarray:
         """(V,) int64: how many tokens of each word."""
+        if self._tokens is not None:
+            return value_counts(self._tokens[0], self.n_words)
         return word_totals(self.counts, self.n_words)
 
     def without_unused_words(self) -> tuple["Corpus", int]:
         """This corpus without the vocabulary's words that never occur in it (a model gives them
         no row); returns it and how many words were dropped. The order of the others is kept."""
-        used = np.zeros(self.n_words, dtype=bool)
-        used[self.counts.indices] = True
+        used = self.word_frequencies() > 0
         dropped = int(self.n_words - used.sum())
         if dropped == 0:
             return self, 0
         vocab = [w for w, keep in zip(self.vocab, used) if keep]
-        return replace(self, counts=keep_columns(self.counts, used), vocab=vocab, doc_ids=list(self.doc_ids),
+        return replace(self, counts=renumbered_columns(self.counts, used), vocab=vocab, doc_ids=copy(self.doc_ids),
                        notes=list(self.notes)), dropped
 
     def align(self, vocab: list[str], removed_words: Collection[str] = frozenset()) -> tuple["Corpus", int]:
@@ -206,7 +305,7 @@ class Corpus:
         )
         counts.sum_duplicates()
         counts.sort_indices()
-        aligned = Corpus(counts, list(vocab), list(self.doc_ids), self.source, self.format,
+        aligned = Corpus(counts, list(vocab), copy(self.doc_ids), self.source, self.format,
                          dropped_tokens=self.dropped_tokens + dropped, reading=self.reading,
                          removed_tokens=self.removed_tokens + removed, removed_words=self.removed_words)
         return aligned, dropped
@@ -215,7 +314,8 @@ class Corpus:
 def fingerprint_of(shape: tuple[int, int], indptr: Iterable[bytes], indices: Iterable[bytes],
                    data: Iterable[bytes], vocab: list[str]) -> str:
     """:meth:`Corpus.fingerprint` of a CSR matrix given as pieces of the bytes of its int64
-    ``indptr``, int32 ``indices`` and int32 ``data``."""
+    ``indptr``, int32 ``indices`` and int32 ``data`` (bytes, or contiguous arrays of those
+    types, hashed where they are)."""
     h = hashlib.sha256()
     h.update(np.asarray(shape, dtype=np.int64).tobytes())
     for part in (indptr, indices, data):

@@ -37,14 +37,66 @@ def build_csr(rows: np.ndarray, cols: np.ndarray, data: np.ndarray, shape: tuple
     return counts
 
 
+# Stored entries (or tokens) a count matrix's helpers below go through at a time: their scratch
+# stays ~16 bytes x this, whatever the corpus's size (a corpus is read, checked and turned into
+# tokens without a copy of it as wide as int64 or float64 on the way).
+COUNT_CHUNK_TOKENS = 1 << 20
+
+
+def row_chunks(ptr: np.ndarray, size: int | None = None) -> list[tuple[int, int]]:
+    """Consecutive row ranges ``(lo, hi)`` covering the rows of the pointers ``ptr`` (R+1,), each
+    of about ``size`` (:data:`COUNT_CHUNK_TOKENS`) entries (whole rows, at least one; none for no
+    rows)."""
+    size = size or COUNT_CHUNK_TOKENS
+    R = ptr.size - 1
+    if R <= 0:
+        return []
+    starts = np.unique(np.searchsorted(ptr, np.arange(0, int(ptr[-1]), size), side="right") - 1)
+    cuts = [0] + [int(c) for c in starts if 0 < c < R] + [R]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def value_counts(values: np.ndarray, n: int) -> np.ndarray:
+    """(n,) int64: how many of ``values`` (integers in [0, n)) are 0, 1, ..., n - 1, counted a
+    chunk at a time (``np.bincount`` would first copy them all as int64: 8 bytes a token)."""
+    total = np.zeros(n, np.int64)
+    for lo in range(0, values.size, COUNT_CHUNK_TOKENS):
+        total += np.bincount(values[lo:lo + COUNT_CHUNK_TOKENS], minlength=n)
+    return total
+
+
 def doc_lengths(counts: sp.csr_array) -> np.ndarray:
     """(D,) int64: the tokens of each document (row) of a count matrix."""
-    return np.asarray(counts.sum(axis=1, dtype=np.int64)).ravel()
+    lengths = np.zeros(counts.shape[0], np.int64)
+    indptr, data = counts.indptr, counts.data
+    for lo, hi in row_chunks(indptr):
+        a = int(indptr[lo])
+        ends = np.concatenate(([0], np.cumsum(data[a:int(indptr[hi])], dtype=np.int64)))
+        lengths[lo:hi] = np.diff(ends[np.asarray(indptr[lo:hi + 1], np.int64) - a])
+    return lengths
 
 
 def word_totals(counts: sp.csr_array, n_words: int) -> np.ndarray:
     """(V,) int64: the tokens of each word (column) of a count matrix."""
-    return np.bincount(counts.indices, weights=counts.data, minlength=n_words).astype(np.int64)
+    return _column_sums(counts, n_words, weighted=True)
+
+
+def word_documents(counts: sp.csr_array, n_words: int) -> np.ndarray:
+    """(V,) int64: the documents each word (column) of a count matrix occurs in."""
+    return _column_sums(counts, n_words, weighted=False)
+
+
+def _column_sums(counts: sp.csr_array, n_words: int, weighted: bool) -> np.ndarray:
+    """(V,) int64: each column's stored values summed (``weighted``) or counted, a chunk of
+    entries at a time (``np.bincount`` would widen all of them to int64 and float64 at once;
+    float sums of whole numbers below 2^53 are exact)."""
+    total = np.zeros(n_words, np.int64)
+    indices, data = counts.indices, counts.data
+    for lo in range(0, indices.size, COUNT_CHUNK_TOKENS):
+        hi = lo + COUNT_CHUNK_TOKENS
+        part = np.bincount(indices[lo:hi], weights=data[lo:hi] if weighted else None, minlength=n_words)
+        total += part.astype(np.int64, copy=False)
+    return total
 
 
 def doc_pointers(lengths: np.ndarray) -> np.ndarray:
@@ -56,13 +108,59 @@ def doc_pointers(lengths: np.ndarray) -> np.ndarray:
 
 def tokens_of(counts: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     """``(words, doc_ptr)``: one int32 word id per token, document by document, each document's
-    words in increasing id order; ``doc_ptr`` (:func:`doc_pointers`)."""
-    words = np.repeat(counts.indices.astype(np.int32), counts.data.astype(np.int64))
-    return words, doc_pointers(doc_lengths(counts))
+    words in increasing id order; ``doc_ptr`` (:func:`doc_pointers`). Expanded a chunk of
+    documents at a time into ``words``: no copy of the matrix on the way."""
+    doc_ptr = doc_pointers(doc_lengths(counts))
+    words = np.empty(int(doc_ptr[-1]), np.int32)
+    indptr, indices, data = counts.indptr, counts.indices, counts.data
+    for lo, hi in row_chunks(indptr):
+        a, b = int(indptr[lo]), int(indptr[hi])
+        words[doc_ptr[lo]:doc_ptr[hi]] = np.repeat(indices[a:b], data[a:b])
+    return words, doc_ptr
 
 
-# Tokens counted at a time by doc_topic_counts: its scratch stays ~16 bytes x this, whatever N.
-COUNT_CHUNK_TOKENS = 1 << 20
+def counts_of_tokens(words: np.ndarray, doc_ptr: np.ndarray, shape: tuple[int, int]) -> sp.csr_array:
+    """The (D, V) int32 CSR count matrix (sorted indices) whose :func:`tokens_of` are ``words``
+    and ``doc_ptr`` (each document's words in increasing id order): its entries counted, then
+    filled in, a chunk of documents at a time."""
+    indptr = np.zeros(shape[0] + 1, np.int64)
+    for lo, hi, _, ptr in _entry_starts(words, doc_ptr):
+        indptr[lo + 1:hi + 1] = np.diff(ptr)
+    np.cumsum(indptr, out=indptr)
+    index_dtype = np.int32 if max(int(indptr[-1]), shape[1]) < np.iinfo(np.int32).max else np.int64
+    indices, data = np.empty(int(indptr[-1]), index_dtype), np.empty(int(indptr[-1]), np.int32)
+    for lo, hi, _, part_indices, part_data in token_entries(words, doc_ptr):
+        indices[indptr[lo]:indptr[hi]] = part_indices
+        data[indptr[lo]:indptr[hi]] = part_data
+    counts = sp.csr_array((data, indices, indptr.astype(index_dtype)), shape=shape)
+    counts.has_sorted_indices = True
+    return counts
+
+
+def token_entries(words: np.ndarray, doc_ptr: np.ndarray):
+    """The stored entries of the count matrix of tokens ``words`` by documents ``doc_ptr`` (each
+    document's words in increasing id order), a chunk of documents at a time: ``(lo, hi, ptr,
+    indices, data)`` for documents ``lo:hi``: ``ptr`` (hi-lo+1,) int64 where each document's
+    entries start, from 0, and their words and counts (int32)."""
+    for lo, hi, starts, ptr in _entry_starts(words, doc_ptr):
+        a = int(doc_ptr[lo])
+        yield lo, hi, ptr, words[a + starts[:-1]].astype(np.int32), np.diff(starts).astype(np.int32)
+
+
+def _entry_starts(words: np.ndarray, doc_ptr: np.ndarray):
+    """``(lo, hi, starts, ptr)`` for chunks of documents ``lo:hi``: ``starts``, the positions
+    (int64, from ``doc_ptr[lo]``) of the tokens that start an entry (the first of each word of
+    each document), then the chunk's end; ``ptr`` (hi-lo+1,), where each document's entries
+    start among them."""
+    for lo, hi in row_chunks(doc_ptr):
+        a, b = int(doc_ptr[lo]), int(doc_ptr[hi])
+        w = words[a:b]
+        new = np.ones(b - a, bool)
+        np.not_equal(w[1:], w[:-1], out=new[1:])
+        doc_starts = np.asarray(doc_ptr[lo:hi + 1], np.int64) - a
+        new[doc_starts[doc_starts < b - a]] = True  # a document's first token starts an entry
+        starts = np.flatnonzero(new)
+        yield lo, hi, np.append(starts, b - a), np.searchsorted(starts, doc_starts)
 
 
 def doc_topic_counts(doc_ptr, z, n_topics: int) -> np.ndarray:
@@ -70,10 +168,7 @@ def doc_topic_counts(doc_ptr, z, n_topics: int) -> np.ndarray:
     at a time."""
     D = doc_ptr.size - 1
     out = np.zeros((D, n_topics), np.int32)
-    cuts = np.unique(np.searchsorted(doc_ptr, np.arange(0, int(doc_ptr[-1]), COUNT_CHUNK_TOKENS), side="right") - 1)
-    for lo, hi in zip(cuts, list(cuts[1:]) + [D]):
-        if hi <= lo:
-            continue
+    for lo, hi in row_chunks(doc_ptr):
         docs = np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(doc_ptr[lo:hi + 1]))
         codes = docs * n_topics + z[doc_ptr[lo]:doc_ptr[hi]]
         out[lo:hi] = np.bincount(codes, minlength=(hi - lo) * n_topics).reshape(hi - lo, n_topics)
@@ -112,6 +207,20 @@ def keep_columns(counts: sp.csr_array, keep: np.ndarray) -> sp.csr_array:
     """The matrix of the columns where the (V,) bool ``keep`` is true, in their order."""
     new_id = np.cumsum(keep) - 1
     return _keep_entries(counts, keep[counts.indices], new_id, int(np.count_nonzero(keep)))
+
+
+def renumbered_columns(counts: sp.csr_array, keep: np.ndarray) -> sp.csr_array:
+    """:func:`keep_columns` of a matrix none of whose stored entries is in a column left out
+    (its words never occur): the same entries, their columns renumbered, a chunk at a time in
+    the matrix's index type."""
+    new_id = (np.cumsum(keep) - 1).astype(counts.indices.dtype)
+    indices = np.empty_like(counts.indices)
+    for lo in range(0, indices.size, COUNT_CHUNK_TOKENS):
+        indices[lo:lo + COUNT_CHUNK_TOKENS] = new_id[counts.indices[lo:lo + COUNT_CHUNK_TOKENS]]
+    renumbered = sp.csr_array((counts.data.copy(), indices, counts.indptr.copy()),
+                              shape=(counts.shape[0], int(np.count_nonzero(keep))))
+    renumbered.has_sorted_indices = counts.has_sorted_indices
+    return renumbered
 
 
 def drop_columns(counts: sp.csr_array, drop: np.ndarray) -> sp.csr_array:
@@ -158,6 +267,44 @@ def checked_counts(name: str, matrix, shape: tuple[int, int]) -> sp.csr_array:
         raise InputError(name, None, f"expected each (document, word) pair once, found document {rows[i] + 1}, "
                                      f"word {cols[i] + 1} twice")
     return build_csr(rows, cols, values.astype(np.int32), shape)
+
+
+def canonical_counts(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                     shape: tuple[int, int]) -> sp.csr_array | None:
+    """The (D, V) int32 CSR count matrix of a CSR matrix's arrays when they are one as
+    :func:`checked_counts` gives it (pointers from 0 that never fall, each row's columns in
+    range and increasing, counts positive whole numbers of at most :data:`COUNT_MAX`), checked
+    a chunk of whole rows at a time and kept (or narrowed to int32 a chunk at a time): no copy
+    of them as wide as int64 on the way, as there is on :func:`checked_counts`'s. None when
+    they are not (:func:`checked_counts` then says why, or sorts them)."""
+    D, V = shape
+    if (any(a.ndim != 1 or a.dtype.kind not in "iu" for a in (indptr, indices)) or data.ndim != 1
+            or data.dtype.kind not in "iuf" or indptr.size != D + 1 or data.size != indices.size
+            or indices.size > COUNT_MAX):
+        return None
+    if indptr[0] != 0 or indptr[-1] != indices.size or np.any(indptr[1:] < indptr[:-1]):
+        return None
+    kept_indices = indices if indices.dtype == np.int32 else np.empty(indices.size, np.int32)
+    kept_data = data if data.dtype == np.int32 else np.empty(data.size, np.int32)
+    for lo, hi in row_chunks(indptr):
+        a, b = int(indptr[lo]), int(indptr[hi])
+        cols, values = indices[a:b], data[a:b]
+        if cols.size and (cols.min() < 0 or cols.max() >= V):
+            return None
+        rising = cols[1:] > cols[:-1]
+        starts = np.asarray(indptr[lo + 1:hi], np.int64) - a  # where the chunk's other rows start
+        rising[starts[(starts > 0) & (starts < b - a)] - 1] = True  # a row's first column may be lower
+        if not rising.all() or not np.all((values >= 1) & (values <= COUNT_MAX)):
+            return None
+        if values.dtype.kind == "f" and not np.all(values == np.floor(values)):
+            return None
+        if kept_indices is not indices:
+            kept_indices[a:b] = cols
+        if kept_data is not data:
+            kept_data[a:b] = values
+    counts = sp.csr_array((kept_data, kept_indices, indptr.astype(np.int32)), shape=shape)
+    counts.has_sorted_indices = True
+    return counts
 
 
 class CountBuilder:

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli.corpora.counts import drop_columns, keep_columns, word_totals
+from ldacli.corpora.counts import drop_columns, keep_columns, word_documents, word_totals
 from ldacli.errors import SettingError
 from ldacli.files.fileio import Source, iter_lines
 from ldacli.corpora.formats.parsing import decode_error, plural
@@ -196,7 +196,7 @@ class VocabRules:
         with it, only their tokens go and the columns stay.
         """
         n_docs, n_words = counts.shape
-        keep, notes = self.decide(np.bincount(counts.indices, minlength=n_words), word_totals(counts, n_words),
+        keep, notes = self.decide(word_documents(counts, n_words), word_totals(counts, n_words),
                                   n_docs, vocab, text=text, fixed=fixed)
         return keep_removed(counts, keep, vocab, fixed=fixed) + (notes,)
 

@@ -541,6 +541,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     corpus = as_corpus(corpus, reading=reading, model=updated, resume=given.get("resume"),
                        shard_folders=updated is None)
     run = _settle(corpus, {**given, "n_topics": n_topics}, updated=updated)
+    del corpus  # the run holds the corpus it trains on (without unused words: another one), and not this one
     values = run.values
     with locked([values["checkpoint"]], wait=values["wait"]) as removed:
         for path in removed:

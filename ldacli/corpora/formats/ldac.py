@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli.corpora.corpus import Corpus, check_token_total
+from ldacli.corpora.corpus import Corpus, RowNumbers, check_token_total
 from ldacli.corpora.counts import build_csr
 from ldacli.errors import InputError
 from ldacli.files.fileio import Source, iter_lines
@@ -106,8 +106,7 @@ def read_ldac(source: Source, vocab: list[str]) -> Corpus:
     """Read an LDA-C file whose 0-based word ids index ``vocab``."""
     lengths, cols, data = next(ldac_parts(source, vocab))
     check_token_total(source.name, int(data.sum(dtype=np.int64)))
-    doc_ids = [str(d) for d in range(1, lengths.size + 1)]
-    return Corpus(ldac_counts(lengths, cols, data, len(vocab)), list(vocab), doc_ids, format="ldac")
+    return Corpus(ldac_counts(lengths, cols, data, len(vocab)), list(vocab), RowNumbers(lengths.size), format="ldac")
 
 
 def ldac_lines(counts: sp.csr_array) -> Iterator[str]:

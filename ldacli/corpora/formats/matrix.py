@@ -20,8 +20,8 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from ldacli.corpora.corpus import Corpus, check_token_total
-from ldacli.corpora.counts import checked_counts
+from ldacli.corpora.corpus import Corpus, RowNumbers, check_token_total
+from ldacli.corpora.counts import canonical_counts, checked_counts
 from ldacli.errors import InputError
 from ldacli.files.fileio import READ_ERRORS, Source, read_line
 from ldacli.corpora.formats.parsing import BYTES_PER_DOC, INT32_MAX
@@ -136,6 +136,11 @@ def read_scipy_npz(name: str, data: bytes, vocab_size: int, vocab_name: str | No
         raise InputError(name, None, f"expected 'shape' as two integers, found {shape.dtype} of shape {shape.shape}")
     n_docs, n_words = (int(v) for v in shape)
     _check_shape(name, None, n_docs, n_words, vocab_size, vocab_name)
+    if kind == "csr":  # kept as read when it is a count matrix already (as scipy.sparse.save_npz writes one)
+        counts = canonical_counts(arrays["indptr"], arrays["indices"], arrays["data"], (n_docs, n_words))
+        if counts is not None:
+            return counts
+    del arrays  # read again by scipy's reader, as it reads them
     try:
         matrix = sp.load_npz(io.BytesIO(data))
         if kind != "coo":
@@ -169,4 +174,4 @@ def read_matrix(source: Source, fmt: str, vocab: list[str], vocab_name: str | No
         except READ_ERRORS as exc:
             raise InputError(source.name, None, f"cannot read: {exc}") from None
     check_token_total(source.name, int(counts.data.sum(dtype=np.int64)))
-    return Corpus(counts, list(vocab), [str(d) for d in range(1, counts.shape[0] + 1)], format=fmt)
+    return Corpus(counts, list(vocab), RowNumbers(counts.shape[0]), format=fmt)

@@ -158,7 +158,7 @@ def read_corpus(
         **(tok.settings() if text else {}),
         **rules.recorded(text=text, fixed=fixed is not None),
     }
-    unused = None if fixed is not None else corpus.n_words - int(np.unique(corpus.counts.indices).size)
+    unused = None if fixed is not None else int(np.count_nonzero(corpus.word_frequencies() == 0))
     corpus.notes += closing_notes(corpus.n_empty_docs, unused)
     return corpus
 

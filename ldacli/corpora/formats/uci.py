@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 import scipy.sparse as sp
 
-from ldacli.corpora.corpus import Corpus, check_token_total
+from ldacli.corpora.corpus import Corpus, RowNumbers, check_token_total
 from ldacli.corpora.counts import build_csr
 from ldacli.errors import InputError
 from ldacli.files.fileio import Source, iter_blocks
@@ -201,8 +201,7 @@ def read_uci(source: Source, vocab: list[str], vocab_name: str | None) -> Corpus
     check_nnz(name, nnz, rows.size)
     check_token_total(name, int(data.sum(dtype=np.int64)))
     counts = build_csr(rows, cols, data, (n_docs, n_words))
-    doc_ids = [str(d) for d in range(1, n_docs + 1)]
-    return Corpus(counts, list(vocab), doc_ids, format="uci")
+    return Corpus(counts, list(vocab), RowNumbers(n_docs), format="uci")
 
 
 def _chain_block(head: tuple[int, bytes], rest: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:

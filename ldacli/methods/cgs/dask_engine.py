@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldacli.corpora.counts import doc_topic_counts, histogram, merge_histograms, tokens_of
+from ldacli.corpora.counts import doc_topic_counts, merge_histograms, tokens_of
 from ldacli.errors import InputError, LdacliError, OutputError
 from ldacli.corpora.formats.shards import ShardFolder, open_shard_folder
 from ldacli.files.locking import locked
@@ -62,7 +62,8 @@ from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, UnderPriors
 from ldacli.methods.cgs.snapshots import CellSums, doc_cell_arrays, doc_sum_bytes
 from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_cells, merge_doc_histograms, merge_pairs,
-                                      shard_doc_histograms, shard_log_prior, shard_pointers, word_topic_pairs)
+                                      shard_doc_histograms, shard_log_prior, shard_pointers, topic_bits,
+                                      word_topic_pairs)
 from ldacli.partition import WIDE_SHARD_TOKENS, ShardRange, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -227,14 +228,16 @@ class ShardHost:
         self.mine = sorted(self.shards)
 
     def _bytes_for(self, spec: ShardSpec, doc_sums: bool) -> float:
-        """About the memory a shard takes here: tokens and topics, where each document's slices
-        start, the alias sampler's orders or the sparse sampler's lists of each document's
-        topics (at most one entry a token), and with ``doc_sums`` its documents' snapshot sums
+        """About the memory a shard takes here: tokens and topics, where each document's tokens
+        and its slices start (int64 and int32), the alias sampler's orders or the sparse
+        sampler's lists of each document's topics (at most one entry a token, of 4 bytes unless
+        the shard's documents may be long), and with ``doc_sums`` its documents' snapshot sums
         (:func:`~ldacli.methods.cgs.snapshots.doc_sum_bytes`, as the method estimates them)."""
         n, d = spec.range.hi - spec.range.lo, spec.range.d_hi - spec.range.d_lo
-        lists = 8.0 * min(n, self.K * d) + 12.0 * d if self.cls.kind == "sparse" else 0.0
+        entry = 4.0 if n < 1 << (32 - topic_bits(self.K)) else 8.0  # no document is longer than its shard
+        lists = entry * min(n, self.K * d) + 12.0 * d if self.cls.kind == "sparse" else 0.0
         sums = doc_sum_bytes(n, d, self.K) if doc_sums else 0.0
-        return n * (16.0 if self.cls.kind == "alias" else 8.0) + 8.0 * d * (self.P + 2) + lists + sums
+        return n * (16.0 if self.cls.kind == "alias" else 8.0) + 4.0 * d * (self.P + 3) + lists + sums
 
     def _check_memory(self, need: float, specs: list[ShardSpec]) -> None:
         """Refuse shards that cannot fit in this worker's memory (the machine's available memory,
@@ -316,7 +319,7 @@ class ShardHost:
         pairs = [p for j in mine for p in self.parts.get(j, [])]
         merged = merge_pairs(pairs) if pairs else (np.zeros(0, np.int64), np.zeros(0, np.int64))
         self.parts.clear()
-        self.replica = self.cls(self.V, self.K, merged, self.layout)
+        self.replica = self.cls(self.V, self.K, [merged], self.layout)
         self.resident = set(mine)
 
     def set_priors(self, alpha: np.ndarray, beta: float, beta_sum: np.ndarray) -> None:
@@ -386,8 +389,7 @@ class ShardHost:
     def word_histogram(self) -> tuple:
         """The histogram of the non-zero counts of the slices on this worker."""
         self._take_incoming()
-        return merge_histograms([histogram(self._slice(j).nonzero_word_topic_counts().reshape(-1, 1))
-                                 for j in sorted(self.resident)])
+        return merge_histograms([self._slice(j).count_histogram() for j in sorted(self.resident)])
 
     def counts_at(self, words: np.ndarray, topics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The counts of those cells (``words[i]``, ``topics[i]``) whose word's slice is here:

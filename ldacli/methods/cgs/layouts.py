@@ -8,13 +8,15 @@ copy of its word slices), and the priors as the kernels take them (:class:`Prior
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from ldacli import _cgs
-from ldacli.methods.cgs.shard import Shard, document_lists, slice_runs
+from ldacli.corpora.counts import histogram, merge_histograms
+from ldacli.methods.cgs.shard import Shard, document_lists, slice_runs, topic_bits
 
 MH_STEPS = 2
 # Word-list entries spread out at a time when the counts are added to a dense array.
@@ -46,7 +48,7 @@ def list_layout(freq: np.ndarray, n_topics: int) -> ListLayout:
     the topic bits, else uint64."""
     word_ptr = np.zeros(freq.size + 1, np.int64)
     np.cumsum(np.minimum(freq, n_topics), out=word_ptr[1:])
-    bits = max(1, int(n_topics - 1).bit_length())
+    bits = topic_bits(n_topics)
     largest = int(freq.max()) if freq.size else 0
     return ListLayout(word_ptr, bits, np.uint32 if largest < 1 << (32 - bits) else np.uint64)
 
@@ -85,26 +87,27 @@ class Priors:
                    np.ascontiguousarray(beta_sum, dtype=np.float64), *extra)
 
 
-def _word_lists(codes, counts, V: int, K: int, layout: ListLayout):
+def _word_lists(parts, V: int, K: int, layout: ListLayout):
     """Per-word packed (topic, count) lists sorted by count (largest first), then topic, from
-    the counts of :func:`word_topic_pairs` (sorted by word): a range of words at a time, so
+    the word-topic counts ``parts`` (:meth:`Replica.__init__`): a range of words at a time, so
     that the sort's scratch stays about :data:`ENTRY_CHUNK` entries."""
     wt = np.zeros(layout.word_ptr[-1], layout.dtype)
     lengths = np.zeros(V, np.int32)
-    lo, n = 0, codes.size
-    while lo < n:
-        hi = min(n, lo + ENTRY_CHUNK)
-        if hi < n:  # to the end of the last word's entries
-            hi = int(np.searchsorted(codes, (int(codes[hi - 1]) // K + 1) * K))
-        w, t, c = codes[lo:hi] // K, (codes[lo:hi] % K).astype(np.int32), counts[lo:hi]
-        order = np.lexsort((t, -c, w))
-        w, t, c = w[order], t[order], c[order].astype(np.int32)
-        starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
-        sizes = np.diff(np.append(starts, w.size))
-        lengths[w[starts]] = sizes
-        within = np.arange(w.size) - np.repeat(starts, sizes)
-        wt[layout.word_ptr[w] + within] = pack_entries(t, c, layout)
-        lo = hi
+    for codes, counts in parts:
+        lo, n = 0, codes.size
+        while lo < n:
+            hi = min(n, lo + ENTRY_CHUNK)
+            if hi < n:  # to the end of the last word's entries
+                hi = int(np.searchsorted(codes, (int(codes[hi - 1]) // K + 1) * K))
+            w, t, c = codes[lo:hi] // K, (codes[lo:hi] % K).astype(np.int32), counts[lo:hi]
+            order = np.lexsort((t, -c, w))
+            w, t, c = w[order], t[order], c[order].astype(np.int32)
+            starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
+            sizes = np.diff(np.append(starts, w.size))
+            lengths[w[starts]] = sizes
+            within = np.arange(w.size) - np.repeat(starts, sizes)
+            wt[layout.word_ptr[w] + within] = pack_entries(t, c, layout)
+            lo = hi
     return wt, lengths
 
 
@@ -117,19 +120,27 @@ class Replica:
 
     kind: ClassVar[str]
 
-    def __init__(self, V: int, K: int, pairs: tuple[np.ndarray, np.ndarray], layout: ListLayout | None = None):
-        """The counts ``pairs`` (:func:`word_topic_pairs`) in this layout; ``layout``
-        (:meth:`layout_for`) where the layout needs one."""
-        codes, counts = pairs
-        self.nk = np.bincount(codes % K, weights=counts, minlength=K).astype(np.int32)
-        self._fill(codes, counts, V, K, layout)
+    def __init__(self, V: int, K: int, parts: Iterable[tuple[np.ndarray, np.ndarray]],
+                 layout: ListLayout | None = None):
+        """The word-topic counts ``parts`` in this layout: ``(codes, counts)`` as
+        :func:`~ldacli.methods.cgs.shard.word_topic_pairs` gives them, in parts of whole words
+        in increasing order (:func:`~ldacli.methods.cgs.shard.word_topic_pair_parts`), put in
+        place a part at a time; ``layout`` (:meth:`layout_for`) where the layout needs one."""
+        nk = np.zeros(K, np.int64)
+
+        def counted():
+            for codes, counts in parts:
+                nk[:] += np.bincount(codes % K, weights=counts, minlength=K).astype(np.int64)
+                yield codes, counts
+        self._fill(counted(), V, K, layout)
+        self.nk = nk.astype(np.int32)
         self._scratch(K)
 
     @classmethod
     def empty(cls, V: int, K: int, layout: ListLayout | None = None) -> "Replica":
         """A replica with no counts yet, which :meth:`set_count_arrays` of its word slices fill
         (the Dask client's copy of the counts, gathered slice by slice for the model)."""
-        return cls(V, K, (np.zeros(0, np.int64), np.zeros(0, np.int64)), layout)
+        return cls(V, K, [], layout)
 
     def sharing(self) -> "Replica":
         """A replica that samples this one's word-topic counts in place, with its own topic
@@ -156,7 +167,7 @@ class Replica:
     def _scratch(self, K: int) -> None:
         self.ndk = np.zeros(K, np.int32)
 
-    def _fill(self, codes, counts, V: int, K: int, layout: ListLayout | None) -> None:
+    def _fill(self, parts, V: int, K: int, layout: ListLayout | None) -> None:
         raise NotImplementedError
 
     def _share(self, source: "Replica") -> None:
@@ -192,8 +203,9 @@ class Replica:
         """Dense (V, K) int32 counts."""
         raise NotImplementedError
 
-    def nonzero_word_topic_counts(self) -> np.ndarray:
-        """The non-zero word-topic counts (int32, in no particular order)."""
+    def count_histogram(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The histogram (:func:`~ldacli.corpora.counts.histogram`, one column) of the non-zero
+        word-topic counts."""
         raise NotImplementedError
 
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -215,9 +227,10 @@ class DenseRows(Replica):
 
     kind = "dense"
 
-    def _fill(self, codes, counts, V, K, layout):
+    def _fill(self, parts, V, K, layout):
         self.nwk = np.zeros(V * K, np.int32)
-        self.nwk[codes] = counts
+        for codes, counts in parts:
+            self.nwk[codes] = counts
         self.nwk = self.nwk.reshape(V, K)
 
     def _share(self, source):
@@ -244,8 +257,8 @@ class DenseRows(Replica):
     def word_topic_counts(self):
         return self.nwk.copy()
 
-    def nonzero_word_topic_counts(self):
-        return self.nwk[self.nwk > 0]
+    def count_histogram(self):
+        return histogram(self.nwk[self.nwk > 0].reshape(-1, 1))
 
     def cells(self):
         words, topics = np.nonzero(self.nwk)
@@ -268,9 +281,9 @@ class WordLists(Replica):
     def layout_for(freq, n_topics):
         return list_layout(freq, n_topics)
 
-    def _fill(self, codes, counts, V, K, layout):
+    def _fill(self, parts, V, K, layout):
         self.word_ptr, self.bits = layout.word_ptr, layout.bits
-        self.wt, self.wt_len = _word_lists(codes, counts, V, K, layout)
+        self.wt, self.wt_len = _word_lists(parts, V, K, layout)
 
     def _share(self, source):
         self.word_ptr, self.bits, self.wt, self.wt_len = source.word_ptr, source.bits, source.wt, source.wt_len
@@ -287,7 +300,7 @@ class WordLists(Replica):
         lists = shard.lists
         _cgs.sparse_sweep(shard.words, shard.runs, shard.z, self.word_ptr, self.wt, self.wt_len, self.bits, self.nk,
                           p.alpha, p.beta, p.beta_sum, p.extra_ptr, p.extra_topics, p.extra, self.ndk, self.doc_topics,
-                          lists.ptr, lists.length, lists.topics, lists.counts, self.work, shard.rng, part)
+                          lists.ptr, lists.length, lists.entries, self.work, shard.rng, part)
 
     def _range_of(self, source, lo, hi):
         start, end = source.word_ptr[lo], source.word_ptr[hi]
@@ -302,31 +315,27 @@ class WordLists(Replica):
         np.copyto(self.wt, arrays["entries"])
 
     def word_topic_counts(self):
-        V, K = self.wt_len.size, self.nk.size
-        nwk = np.zeros((V, K), np.int32)
-        rows, idx = self._entries()
-        topics, counts = unpack_entries(self.wt[idx], self.bits)
-        nwk[rows, topics] = counts
+        nwk = np.zeros((self.wt_len.size, self.nk.size), np.int32)
+        for words, topics, counts in self._entry_parts():
+            nwk[words, topics] = counts
         return nwk
 
-    def nonzero_word_topic_counts(self):
-        return unpack_entries(self.wt[self._entries()[1]], self.bits)[1]
+    def count_histogram(self):
+        return merge_histograms([histogram(counts.reshape(-1, 1)) for _, _, counts in self._entry_parts()])
 
     def cells(self):
-        rows, idx = self._entries()
-        return (rows.astype(np.int32), *unpack_entries(self.wt[idx], self.bits))
+        n = int(self.wt_len.sum(dtype=np.int64))
+        out = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32)
+        at = 0
+        for part in self._entry_parts():
+            for whole, piece in zip(out, part):
+                whole[at:at + piece.size] = piece
+            at += part[0].size
+        return out
 
     def add_to(self, out, first=0):
-        # a range of words at a time, so that the spread entries stay ~ENTRY_CHUNK
         rows = out.shape[0]
-        ends = np.cumsum(self.wt_len, dtype=np.int64)
-        cuts = np.unique(np.searchsorted(ends, np.arange(0, int(ends[-1]) if ends.size else 0, ENTRY_CHUNK),
-                                         side="right"))
-        for lo, hi in zip(cuts, list(cuts[1:]) + [ends.size]):
-            words = np.arange(lo, hi)
-            idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
-            topics, counts = unpack_entries(self.wt[idx], self.bits)
-            words = np.repeat(words, lens)
+        for words, topics, counts in self._entry_parts():
             if first or rows < self.nk.size:
                 inside = (topics >= first) & (topics < first + rows)
                 topics, words, counts = topics[inside] - first, words[inside], counts[inside]
@@ -341,12 +350,18 @@ class WordLists(Replica):
         out[cell[hit]] = counts[hit]
         return out
 
-    def _entries(self):
-        lengths = self.wt_len.astype(np.int64)
-        rows = np.repeat(np.arange(lengths.size), lengths)
-        starts = np.repeat(self.word_ptr[:-1], lengths)
-        within = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        return rows, starts + within
+    def _entry_parts(self):
+        """The lists' entries, word by word, a range of words at a time (about
+        :data:`ENTRY_CHUNK` entries; whole words): their words, topics and counts (int32 each),
+        so that no array of all of them wider than their counts is made on the way."""
+        ends = np.cumsum(self.wt_len, dtype=np.int64)
+        cuts = np.unique(np.searchsorted(ends, np.arange(0, int(ends[-1]) if ends.size else 0, ENTRY_CHUNK),
+                                         side="right"))
+        for lo, hi in zip(cuts, list(cuts[1:]) + [ends.size]):
+            words = np.arange(lo, hi, dtype=np.int32)
+            idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
+            topics, counts = unpack_entries(self.wt[idx], self.bits)
+            yield np.repeat(words, lens), topics, counts
 
 
 class AliasWordLists(WordLists):

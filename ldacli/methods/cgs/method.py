@@ -27,8 +27,9 @@ from ldacli.methods.cgs.dask_checkpoints import ARRAY, ShardFiles, read_topics
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, Sampler, choose_sampler
 from ldacli.methods.cgs.layouts import ENTRY_CHUNK
+from ldacli.methods.cgs.shard import document_list_bytes, pair_part_bytes
 from ldacli.partition import default_shards, shard_bounds, shard_ranges
-from ldacli.corpora.counts import doc_pointers
+from ldacli.corpora.counts import doc_pointers, value_counts
 from ldacli.corpora.formats.shards import ShardFolder
 from ldacli.methods.seed_words import SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
@@ -231,21 +232,25 @@ class CollapsedGibbs(Method):
         prior = settings.get("topic_word_prior")
         if prior is not None:  # its cells, by word for the kernels too
             counts += 32.0 * prior.n_cells + 8.0 * V
-        # tokens (words and z; the alias sampler's orders too; the sparse sampler's lists of
-        # each document's topics);
-        # where each document's slices start; one copy of the counts, which every thread
-        # samples; vectors of K (the totals, each block's copy of them, the priors, the
-        # snapshots' and the histograms'); the snapshots' sums (code and sum of each word-topic
-        # and document-topic cell, or the dense array, 4 bytes a cell, past twice that); the
-        # model: its counts, written a part at a time (the final state's word-topic cells
-        # sorted by topic on the way, 48 bytes a cell; a shard's document cells, 20 bytes each),
-        # or held (16 bytes a cell at most) and phi and theta computed from them whole (the
-        # scratch: a chunk of theta's counts, the word lists' entries spread out)
+        # tokens (words and z, which the corpus then holds instead of its counts; the alias
+        # sampler's orders too), and the larger of the start's sorted word-topic codes (a range
+        # of words at a time) and the sparse sampler's lists of each document's topics (made at
+        # the first sweep, the codes gone); where each document's slices start;
+        # one copy of the counts, which every thread samples; vectors of K (the totals, each
+        # block's copy of them, the priors, the snapshots' and the histograms'); the snapshots'
+        # sums (code and sum of each word-topic and document-topic cell, or the dense array, 4
+        # bytes a cell, past twice that); the model: its counts, written a part at a time (the
+        # final state's word-topic cells sorted by topic on the way, 48 bytes a cell; a shard's
+        # document cells, 20 bytes each), or held (16 bytes a cell at most) and phi and theta
+        # computed from them whole (the scratch: a chunk of theta's counts, the word lists'
+        # entries spread out)
         tokens = 16.0 * N if settings["sampler"] == "alias" else 8.0 * N
+        start = pair_part_bytes(N, V, K)
         if settings["sampler"] == "sparse":  # each document's list of topics and counts, min(K, N_d) long
-            tokens += 8.0 * float(np.minimum(corpus.doc_lengths, K).sum()) + 12.0 * D
+            start = max(start, document_list_bytes(corpus.doc_lengths, K))
         shards = int(settings.get("shards") or 1)
-        runs = 8.0 * D * (shards + 1)
+        tokens += start
+        runs = 4.0 * D * (shards + 1)
         vectors = 8.0 * K * (8 + shards)
         word_sums, doc_sums = min(16.0 * cells, 8.0 * K * V), doc_sum_bytes(N, D, K)
         if isinstance(corpus, ShardFolder):  # a cluster's client: the workers hold the tokens, each document's
@@ -270,8 +275,7 @@ class CollapsedGibbs(Method):
                                                 f"Dask cluster (give scheduler), or read it whole with read_corpus")
             words, doc_ptr, ranges = None, None, folder.shard_ranges()
         else:
-            words, doc_ptr = corpus.tokens()
-            words = np.ascontiguousarray(words, dtype=np.int32)
+            words, doc_ptr = corpus.as_tokens()  # kept by the sampler, and by the corpus instead of its counts
             bounds = shard_bounds(doc_ptr, settings["shards"])
             ranges = shard_ranges(bounds, doc_ptr[bounds])
         n_tokens, n_shards = int(ranges[-1].hi), len(ranges)
@@ -323,7 +327,7 @@ class CollapsedGibbs(Method):
             sync = SyncPoint(self.done, self.alpha.copy(), self.beta, random_streams.states(self.rngs[1:]), z=z,
                              files=files, what=what,
                              doc_cells=self.snapshots.docs_to_send() if folder is not None else None)
-            freq = folder.word_frequencies() if folder is not None else np.bincount(words, minlength=corpus.n_words)
+            freq = folder.word_frequencies() if folder is not None else value_counts(words, corpus.n_words)
             self.sampler = DaskSampler(settings["sampler"], corpus.n_words, K, ranges, freq, client, sync,
                                        self.rngs[0].bit_generator.state, words=words, doc_ptr=doc_ptr,
                                        folder=folder, fingerprint=corpus.fingerprint(), prior=self.prior,

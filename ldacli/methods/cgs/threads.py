@@ -23,13 +23,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ldacli.corpora.counts import histogram
+from ldacli.corpora.counts import value_counts
 from ldacli.errors import LdacliError
 from ldacli.methods.cgs.layouts import Replica, replica_class
 from ldacli.methods.cgs.sampler import SAMPLERS, UnderPriors
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, doc_topic_blocks, doc_topic_cells, merge_doc_histograms,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, sorted_within_documents,
-                                      word_topic_pairs)
+                                      word_topic_pair_parts)
 from ldacli.partition import shard_ranges, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -57,13 +57,13 @@ class ThreadsSampler(UnderPriors):
         self.V, self.K = n_words, n_topics
         self._set_prior(alpha, beta, prior)
         self.rngs = rngs
-        freq = np.bincount(words, minlength=n_words)
+        freq = value_counts(words, n_words)
         self.slices = word_slices(freq, n_shards)
         replica = replica_class(kind)
         self.shards = [replica.shard(words[r.lo:r.hi], z[r.lo:r.hi], shard_pointers(doc_ptr, r), r.lo, rng, self.slices)
                        for r, rng in zip(shard_ranges(bounds, doc_ptr[bounds]), rngs)]
         threads = max(1, min(threads, n_shards))
-        self.shared = replica(n_words, n_topics, word_topic_pairs(words, z, n_topics),
+        self.shared = replica(n_words, n_topics, word_topic_pair_parts(words, z, n_topics, freq),
                               replica.layout_for(freq, n_topics))
         # each thread samples the shared counts with its own totals and scratch
         self._free: queue.SimpleQueue = queue.SimpleQueue()
@@ -107,7 +107,7 @@ class ThreadsSampler(UnderPriors):
 
     def word_histogram(self) -> tuple:
         """The histogram of the non-zero word-topic counts (one column)."""
-        return histogram(self.shared.nonzero_word_topic_counts().reshape(-1, 1))
+        return self.shared.count_histogram()
 
     def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
         """(E,) int64: the word-topic counts of the cells (``words[i]``, ``topics[i]``)."""
