@@ -13,12 +13,11 @@ from ldacli.errors import InputError
 
 INT32_MAX = int(np.iinfo(np.int32).max)
 # Memory a document read whole costs before it holds any word, counted where a header declares
-# it: peak RSS over a process's start per empty document a UCI header declares, 3 / 10 / 30 million
-# of them: convert (its id string, its row pointer) 94 / 85 / 85 bytes; train, which then keeps it
-# beside a model (a copy of the row pointers, the document's sums, theta's row, its id in the
-# model), 165 / 163 / 161. A stream (infer, perplexity) holds a block of documents, whatever their
-# number. 100 bytes, convert's cost, let a declared 30 million documents pass for train (issue 49).
-BYTES_PER_DOC = 180
+# it: peak RSS over a process's start per empty document a UCI or Matrix Market header declares,
+# 3 / 10 / 30 million of them: convert 22 / 20 / 20 bytes; train, which then keeps it beside a
+# model, 106 / 105 / 104 (issue 49: counted at 100, train took more). A stream (infer,
+# perplexity) holds a block of documents, whatever their number.
+BYTES_PER_DOC = 120
 # The longest word a vocabulary may hold: a model stores its words at the width of the longest
 # (4 bytes a character), so one 100,000-letter "word" made a 2 GB model of a 370 KB text.
 # The longest words of natural languages are under 100 characters; long web addresses and
