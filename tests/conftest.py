@@ -59,6 +59,21 @@ def small_chunks(monkeypatch):
     monkeypatch.setattr(parallel, "CHUNK_NNZ", 300)
 
 
+@pytest.fixture
+def without_the_report_extra(monkeypatch):
+    """As where the report extra (vl-convert-python) is not installed: importing it fails."""
+    import builtins
+
+    real = builtins.__import__
+
+    def importing(name, *args, **kwargs):
+        if name == "vl_convert":
+            raise ImportError("not installed")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", importing)
+
+
 @pytest.fixture(scope="session")
 def planted():
     """A synthetic corpus with 5 well-separated planted topics (200 documents of 60 tokens)."""

@@ -429,18 +429,8 @@ def test_hostile_names_and_file_names_run_nothing_on_the_history_page(schedule, 
             driver.quit()
 
 
-def test_the_page_names_this_command_and_the_extra_when_the_extra_is_missing(tmp_path, monkeypatch):
+def test_the_page_names_this_command_and_the_extra_when_the_extra_is_missing(tmp_path, without_the_report_extra):
     """Before any model is read (none exists here): the command run and the extra that writes its page."""
-    import builtins
-
-    real = builtins.__import__
-
-    def no_vl_convert(name, *args, **kwargs):
-        if name == "vl_convert":
-            raise ImportError("not installed")
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_vl_convert)
     for args in (("-o", tmp_path / "h.html"), ("--format", "html")):
         r = run("history", tmp_path / "absent.npz", *args)
         assert (r.exit_code, r.stdout) == (1, "")

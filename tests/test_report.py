@@ -308,17 +308,7 @@ def test_the_report_has_coherence_documents_and_the_diff(models, tmp_path):
     assert [t["name"] for t in data["topics"]] == [""] * 4   # unnamed topics: no name, not their ids
 
 
-def test_the_report_names_the_extra_when_it_is_missing(models, tmp_path, monkeypatch):
-    import builtins
-
-    real = builtins.__import__
-
-    def no_vl_convert(name, *args, **kwargs):
-        if name == "vl_convert":
-            raise ImportError("not installed")
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_vl_convert)
+def test_the_report_names_the_extra_when_it_is_missing(models, tmp_path, without_the_report_extra):
     r = run("report", models[1]["cgs"], "-o", tmp_path / "r.html")
     assert r.exit_code == 1 and "pip install 'ldacli[report]'" in r.stderr
     assert not os.path.exists(tmp_path / "r.html")

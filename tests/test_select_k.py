@@ -163,17 +163,7 @@ def test_select_k_finds_the_planted_topics_and_writes_table_models_and_json(smal
 
 
 def test_without_the_report_extra_it_says_once_even_with_q_that_no_page_was_written(small_ldac, tmp_path,
-                                                                                     monkeypatch):
-    import builtins
-
-    real = builtins.__import__
-
-    def no_vl_convert(name, *args, **kwargs):
-        if name == "vl_convert":
-            raise ImportError("not installed")
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_vl_convert)
+                                                                                     without_the_report_extra):
     out = tmp_path / "sk"
     warning = (f"Warning: {out}/select-k.html not written: the page's charts need the report extra, "
                "pip install 'ldacli[report]'\n")

@@ -419,18 +419,8 @@ def test_the_docs_makefile_appends_each_days_shares_once(dated, tmp_path):
     assert {line.split("\t")[4] for line in lines[1:]} == {"20"}
 
 
-def test_the_page_names_this_command_and_the_extra_when_the_extra_is_missing(tmp_path, monkeypatch):
+def test_the_page_names_this_command_and_the_extra_when_the_extra_is_missing(tmp_path, without_the_report_extra):
     """Before the model or the dates are read (neither exists here): the command run and the extra."""
-    import builtins
-
-    real = builtins.__import__
-
-    def no_vl_convert(name, *args, **kwargs):
-        if name == "vl_convert":
-            raise ImportError("not installed")
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_vl_convert)
     r = run("trends", tmp_path / "absent.npz", "--dates", tmp_path / "dates.txt", "-o", tmp_path / "t.html")
     assert (r.exit_code, r.stdout) == (1, "")
     assert r.stderr == ("Error: the HTML page of ldacli trends needs vl-convert-python, which the report extra "
