@@ -210,6 +210,11 @@ def fading(args) -> None:
         m0 = os.path.join(tmp, "m0.npz")
         run_measured("train", write(old, tmp, "old"), "-k", str(args.topics), "--iterations", str(args.old_sweeps),
                      "--seed", "1", "--threads", "1", "-o", m0)
+        # the topic of the old model nearest the fading theme: its id stays the same through the updates
+        first = api.load_model(m0)
+        index = {w: i for i, w in enumerate(world_vocab(args.words))}
+        cols = np.array([index[w] for w in first.vocab])
+        k = int(np.argmax(first.phi @ (fade[cols] / fade[cols].sum())))
         for half_life in (None, args.half_life):
             model = m0
             shares = []
@@ -220,15 +225,11 @@ def fading(args) -> None:
                              str(args.update_sweeps), "--seed", str(n + 1), "--threads", "1", "-o", nxt,
                              *(["--half-life", str(half_life)] if half_life else []))
                 model = nxt
-                m = api.load_model(model)
-                # the topic nearest the fading theme, and its share of the topics' total evidence
-                per_topic = np.bincount(updating.evidence(m)[1], weights=updating.evidence(m)[2], minlength=m.n_topics)
-                index = {w: i for i, w in enumerate(world_vocab(args.words))}
-                cols = np.array([index[w] for w in m.vocab])
-                overlap = m.phi @ (fade[cols] / fade[cols].sum())
-                k = int(np.argmax(overlap))
+                _, topics, values = updating.evidence(api.load_model(model))
+                per_topic = np.bincount(topics, weights=values, minlength=first.n_topics)
                 shares.append(round(float(per_topic[k] / per_topic.sum()), 5))
-            print(json.dumps({"half_life": half_life, "fading_topic_share_by_night": shares}), flush=True)
+            print(json.dumps({"half_life": half_life, "fading_topic": k, "its_share_of_the_evidence_by_night": shares}),
+                  flush=True)
 
 
 def world_vocab(V: int) -> list[str]:
