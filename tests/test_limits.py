@@ -221,6 +221,7 @@ finally:
 """
 
 
+@pytest.mark.slow   # whole processes, or a run long enough to time
 def test_documents_a_header_declares_are_counted_at_what_train_makes_of_them(three_million_empty, tmp_path):
     """Empty documents declared in 25 bytes passed the check at 100 bytes a document and then took
     more in train (165 each, issue 49; 105 once the corpus is held once): the check counts at least
@@ -241,6 +242,7 @@ def test_documents_a_header_declares_are_counted_at_what_train_makes_of_them(thr
                                                      f"(line 1) needs about 0.3 GiB"), r.stderr
 
 
+@pytest.mark.slow   # whole processes, or a run long enough to time
 def test_infer_and_perplexity_hold_a_few_chunks_of_documents_a_header_declares(three_million_empty, tmp_path):
     """They took 280 and 230 bytes for each empty document (chunks were cut by tokens only, so
     empty documents never closed one) and ran out of memory (issue 49); they stream them."""

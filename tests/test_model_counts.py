@@ -205,6 +205,7 @@ def many_documents(path, D=400_000, K=100, V=50):
     return D * K * 8
 
 
+@pytest.mark.slow   # whole processes, or a run long enough to time
 def test_commands_that_need_the_topics_never_make_the_documents_proportions(tmp_path, small_ldac):
     theta_bytes = many_documents(tmp_path / "m.npz")
     assert os.path.getsize(tmp_path / "m.npz") < theta_bytes / 20

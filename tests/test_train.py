@@ -361,6 +361,7 @@ def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted
     np.testing.assert_allclose(short.theta, first.theta, rtol=1e-12)
 
 
+@pytest.mark.slow   # whole processes, or a run long enough to time
 def test_a_time_limited_run_averages_the_states_of_its_end(planted, tmp_path):
     # --max-seconds with more sweeps than the time allows: the snapshots are taken where the
     # pace says the run will end, not at the end of --iterations, which it never reaches
