@@ -447,3 +447,21 @@ def test_the_page_shows_the_models_names_never_their_folders(schedule, tmp_path)
     assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
     page = out.read_text()
     assert str(folder) not in page and f"<td><bdi>{os.path.basename(paths[0])}</bdi></td>" in page
+
+
+def test_every_topic_s_sparkline_is_drawn_on_one_scale():
+    """Issue 49: each row had its own scale, so a topic steady at 2% drew the same full bars as one
+    that went from 10% to 40%; on one scale (0 to the largest share of any) the rows compare."""
+    from ldacli.over_time.history import SPARKS, text_lines
+
+    models = [{"step": s, "path": f"m{s}.npz", "n_topics": 2, "pairing": "descent" if s else None,
+               "max_drift": None, "median_drift": None, "born": [], "died": [], "note": ""} for s in range(3)]
+    topic = lambda k, shares: {"topic": k, "shares": shares, "drifts": [None] * 3, "names": [None] * 3,
+                               "words": [["w"]] * 3, "born": None, "died": None}
+    result = {"models": models, "topics": [topic(0, [0.10, 0.25, 0.40]), topic(1, [0.02, 0.021, 0.019])],
+              "events": [], "order": "lineage"}
+    lines = list(text_lines(result))
+    rows = {k: next(line for line in lines if line.startswith(f"  topic {k}:")) for k in (0, 1)}
+    assert "one scale: 0 to 40.0%" in next(line for line in lines if line.startswith("topics:"))
+    assert rows[0].split(": ")[1].startswith(SPARKS[1] + SPARKS[4] + SPARKS[7])
+    assert rows[1].split(": ")[1].startswith(SPARKS[0] * 3)   # (a scale of its own drew it from the lowest to the highest)

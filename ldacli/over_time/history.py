@@ -551,7 +551,10 @@ def text_lines(result: dict, *, words: int = 8) -> Iterable[str]:
             far = f", JS {e['distance']:.3f} from its best match" if e["distance"] is not None else ""
             yield (f"  step {e['step']:>3}  {sign} topic {e['topic']} (id {e['id']}, {e['how']}{far}): "
                    + " ".join(printable(w) for w in (e["words"] or [])[:words]))
-    yield "topics: share in each model (one mark per step), first and last share, largest drift, last top words:"
+    # one scale for every topic's sparkline (0 to the largest share of any), so that rows compare
+    high = max((s for t in topics for s in t["shares"] if s is not None), default=0.0)
+    yield (f"topics: share in each model (one mark per step, one scale: 0 to {100 * high:.1f}%), first and last "
+           f"share, largest drift, last top words:")
     tw = max(len(str(t["topic"])) for t in topics)
     for t in topics:
         present = [s for s in t["shares"] if s is not None]
@@ -564,7 +567,7 @@ def text_lines(result: dict, *, words: int = 8) -> Iterable[str]:
             life += f" born at step {t['born']} ({t['how_born']})"
         if t["died"] is not None:
             life += f" died at step {t['died']} ({t['how_died']})"
-        yield (f"  topic {t['topic']:>{tw}}{(' ' + printable(name)) if name else ''}: {sparkline(t['shares'])}  "
+        yield (f"  topic {t['topic']:>{tw}}{(' ' + printable(name)) if name else ''}: {sparkline(t['shares'], 0.0, high)}  "
                f"{100 * present[0]:.1f}% -> {100 * present[-1]:.1f}%"
                + (f", max drift {worst[0]:.3f} (step {worst[1]})" if worst else "") + life + ": "
                + " ".join(printable(w) for w in t["words"][last][:words]))
