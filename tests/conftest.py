@@ -60,18 +60,28 @@ def small_chunks(monkeypatch):
 
 
 @pytest.fixture
-def without_the_report_extra(monkeypatch):
-    """As where the report extra (vl-convert-python) is not installed: importing it fails."""
+def without_module(monkeypatch):
+    """``without_module(name)``: from then on, as where the package ``name`` is not installed,
+    importing it fails (an optional extra missing)."""
     import builtins
 
     real = builtins.__import__
 
-    def importing(name, *args, **kwargs):
-        if name == "vl_convert":
-            raise ImportError("not installed")
-        return real(name, *args, **kwargs)
+    def without(missing: str) -> None:
+        def importing(name, *args, **kwargs):
+            if name == missing:
+                raise ImportError("not installed")
+            return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "__import__", importing)
+        monkeypatch.setattr(builtins, "__import__", importing)
+
+    return without
+
+
+@pytest.fixture
+def without_the_report_extra(without_module):
+    """As where the report extra (vl-convert-python) is not installed: importing it fails."""
+    without_module("vl_convert")
 
 
 @pytest.fixture(scope="session")

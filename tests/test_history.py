@@ -272,7 +272,7 @@ def test_every_format_of_history(schedule, tmp_path):
     assert wrong.exit_code == 2 and "expected a file name ending in .csv for --format csv" in wrong.stderr
 
 
-def test_the_python_api_without_pandas_and_its_signature(schedule, monkeypatch):
+def test_the_python_api_without_pandas_and_its_signature(schedule, without_module):
     import inspect
 
     _, paths, _ = schedule
@@ -285,15 +285,7 @@ def test_the_python_api_without_pandas_and_its_signature(schedule, monkeypatch):
     assert parameters["order"].default == "lineage"
     with pytest.raises(SettingError, match="order must be one of lineage, given"):
         ldacli.history(paths, order="time")
-    import builtins
-    real = builtins.__import__
-
-    def no_pandas(name, *args, **kwargs):
-        if name == "pandas":
-            raise ImportError("not installed")
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    without_module("pandas")
     assert isinstance(ldacli.history(paths).topics, dict)
     with pytest.raises(ldacli.LdacliError, match=r"pip install 'ldacli\[pandas\]'"):
         ldacli.history(paths, as_frame=True)
