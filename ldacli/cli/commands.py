@@ -79,7 +79,7 @@ from ldacli.files.tables import (
 from ldacli.info import describe as describe_file
 from ldacli.info import format_text as format_info
 from ldacli.methods.driver import SETTINGS as TRAIN
-from ldacli.methods.driver import check_given, method_settings, unchanged
+from ldacli.methods.driver import check_given, method_settings, trains_from_disk, unchanged
 from ldacli.methods.driver import train as run_train
 from ldacli.methods.registry import METHODS
 from ldacli.memory import return_freed_memory
@@ -197,6 +197,11 @@ def train(ctx, corpus, **values):
                                                                        "--max-df/--max-vocab")
             data = open_shard_folder(corpus)
             tell(values, f"{corpus}: the workers read its {data.n_shards} shard files")
+        elif (is_shard_folder(corpus) and all(reading.get(s.name) in (None, s.default) for s in READING)
+              and trains_from_disk(open_shard_folder(corpus), given)):
+            data = open_shard_folder(corpus)
+            tell(values, f"{corpus}: trained from disk, its {data.n_shards} shards streamed through each sweep "
+                         f"(in memory the run would need more than the memory limit)")
         else:
             data = read(corpus, {**values, **reading})
         tell(values, f"{corpus}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
