@@ -2,7 +2,12 @@
 tokens through each sweep, to the bytes the same run gives in memory."""
 
 import os
+import shlex
+import signal
 import stat
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -133,3 +138,38 @@ def test_the_blocks_hold_each_token_once_with_its_topic(folder, tmp_path):
     ldacli.train(f, n_topics=10, iterations=1, scratch=scratch, callback=look, output=tmp_path / "m.npz")
     assert sizes[0] == 8 * f.n_tokens + 8 * f.n_docs * f.n_shards
     assert np.isfinite(ldacli.Model.load(tmp_path / "m.npz").phi).all()
+
+
+@pytest.mark.slow
+@pytest.mark.signals
+def test_a_run_from_disk_stopped_by_sigterm_continues_with_the_command_it_printed(folder, tmp_path):
+    # A real process from disk, stopped by a real SIGTERM mid-run; the command it printed, run as
+    # a user would copy it, gives the bytes of the run never stopped (in memory), and no block
+    # files are left behind in the scratch folder.
+    disk, memory = limits(folder, n_topics=12)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    common = ["train", folder, "-k", 12, "--seed", 3, "--iterations", 600]
+    straight = subprocess.run([sys.executable, "-m", "ldacli", *map(str, common), "-o", "straight.npz", "-q"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert straight.returncode == 0, straight.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "ldacli", *map(str, common), "--memory-limit",
+                             str(int((disk + memory) / 2)), "--scratch", str(scratch), "--checkpoint", "c.npz",
+                             "--checkpoint-every", "7", "-o", "m.npz"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "c.npz").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "trained from disk" in stderr and "Traceback" not in stderr
+    assert os.listdir(scratch) == []
+    last = stderr.strip().splitlines()[-1]
+    command = shlex.split(last.split("; continue with: ")[1])
+    assert command[:2] == ["ldacli", "train"] and 7 <= ldacli.Checkpoint.load(str(tmp_path / "c.npz")).iteration < 600
+    resumed = subprocess.run([sys.executable, "-m", *command], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (tmp_path / "m.npz").read_bytes() == (tmp_path / "straight.npz").read_bytes()

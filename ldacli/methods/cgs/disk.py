@@ -16,8 +16,8 @@ What stays in memory: the word-topic counts (in the sparse sampler's word lists)
 each document's topics (the sparse sampler's, min(K, N_d) entries of 4 bytes a document), each
 document's length, and the blocks being read, sampled and written (at most ``threads + 1``).
 At the start, each shard's tokens are read from the folder, given their first topics and
-written out by block, and the word-topic counts are counted in a dense (V, K) int32 array, the
-start's peak. What needs a shard's topics in corpus order (the log likelihood, the model's
+written out by block, and its word-topic counts to a file beside them, which are then summed a
+range of words at a time (:class:`PairFiles`). What needs a shard's topics in corpus order (the log likelihood, the model's
 document-topic counts, a checkpoint) puts them together from its blocks, a shard at a time.
 
 Checkpoints are the shard files a cluster's workers write (:mod:`~ldacli.methods.cgs.dask_checkpoints`,
@@ -46,12 +46,12 @@ from ldacli.methods.cgs.layouts import Replica, WordLists
 from ldacli.methods.cgs.sampler import FirstTopics, UnderPriors
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_blocks, doc_topic_cells,
                                       document_lists, merge_doc_histograms, shard_doc_histograms, shard_log_prior,
-                                      slice_runs)
+                                      slice_runs, word_topic_pairs)
 from ldacli.partition import word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
-# Words of the dense count array turned into word-list entries at a time at the start.
-COUNT_ROWS = 4096
+# Ranges of words (of about equal tokens) whose counts the start sums at a time.
+PAIR_RANGES = 64
 
 
 @dataclass
@@ -203,7 +203,7 @@ class DiskSampler(UnderPriors):
         self._locked: set[str] = set()
         self._pending: ShardFiles | None = None
         try:
-            dense = np.zeros((self.V, self.K), np.int32)
+            pairs = PairFiles(self.blocks.folder, freq, self.K)
             self.lists = []
             for s, r in enumerate(ranges):
                 words, ptr = tokens_of(folder.shard_counts(s))
@@ -212,12 +212,12 @@ class DiskSampler(UnderPriors):
                                                          self.fingerprint, r.d_hi - r.d_lo)
                 else:
                     topics = z[r.lo:r.hi] if z is not None else first.draw(words)
-                np.add.at(dense, (words, topics), 1)
+                pairs.add(words, topics)
                 self.blocks.add(s, words, topics, slice_runs(words, ptr, self.slices))
                 self.lists.append(document_lists(ptr, topics, self.K))
                 del words, topics
-            self.shared = WordLists(self.V, self.K, _dense_parts(dense, self.K), WordLists.layout_for(freq, self.K))
-            del dense
+            self.shared = WordLists(self.V, self.K, pairs.merged(), WordLists.layout_for(freq, self.K))
+            pairs.close()
         except BaseException:
             self.blocks.close()
             raise
@@ -335,9 +335,48 @@ class DiskSampler(UnderPriors):
         self._locks.close()
 
 
-def _dense_parts(dense: np.ndarray, n_topics: int):
-    """A dense (V, K) count array as the word-topic pairs' parts (whole words, in order)."""
-    for lo in range(0, dense.shape[0], COUNT_ROWS):
-        flat = dense[lo:lo + COUNT_ROWS].reshape(-1)
-        at = np.flatnonzero(flat)
-        yield at.astype(np.int64) + np.int64(lo) * n_topics, flat[at].astype(np.int64)
+class PairFiles:
+    """The word-topic counts of each shard's tokens as they are read at the start (sorted codes
+    ``word * K + topic``, int64, and their counts, int32), in a file in ``folder``, with where
+    each of :data:`PAIR_RANGES` ranges of words starts in it; :meth:`merged` sums them a range of
+    words at a time: the start holds one range of every shard's cells, never a (V, K) array or
+    all of them."""
+
+    def __init__(self, folder: str, freq: np.ndarray, n_topics: int):
+        self.K = n_topics
+        self.ranges = word_slices(freq, PAIR_RANGES)
+        self.path = os.path.join(folder, "pairs.bin")
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        self.parts: list[tuple[int, np.ndarray]] = []  # per shard: offset, where each range starts
+        self.end = 0
+
+    def add(self, words: np.ndarray, z: np.ndarray) -> None:
+        codes, counts = word_topic_pairs(words, z, self.K)
+        cuts = np.searchsorted(codes, self.ranges * self.K)
+        try:
+            _write_from(self.fd, codes, self.end)
+            _write_from(self.fd, counts.astype(np.int32), self.end + 8 * codes.size)
+        except OSError as exc:
+            raise OutputError(self.path, "the start of a run from disk", f"cannot write: {exc.strerror or exc}") from None
+        self.parts.append((self.end, cuts))
+        self.end += 12 * codes.size
+
+    def merged(self):
+        """The sums of every shard's counts, as :class:`~ldacli.methods.cgs.layouts.Replica` takes
+        them: (codes, counts) int64 of whole words, in increasing order."""
+        for r in range(self.ranges.size - 1):
+            codes, counts = [], []
+            for offset, cuts in self.parts:
+                n, lo, hi = int(cuts[-1]), int(cuts[r]), int(cuts[r + 1])
+                c, v = np.empty(hi - lo, np.int64), np.empty(hi - lo, np.int32)
+                _read_into(self.fd, c, offset + 8 * lo)
+                _read_into(self.fd, v, offset + 8 * n + 4 * lo)
+                codes.append(c)
+                counts.append(v)
+            codes, inverse = np.unique(np.concatenate(codes), return_inverse=True)
+            yield codes, np.bincount(inverse, weights=np.concatenate(counts), minlength=codes.size).astype(np.int64)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+            os.unlink(self.path)
