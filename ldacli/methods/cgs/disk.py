@@ -17,8 +17,10 @@ each document's topics (the sparse sampler's, min(K, N_d) entries of 4 bytes a d
 document's length, and the blocks being read, sampled and written (at most ``threads + 1``).
 At the start, each shard's tokens are read from the folder, given their first topics and
 written out by block, and its word-topic counts to a file beside them, which are then summed a
-range of words at a time (:class:`PairFiles`). What needs a shard's topics in corpus order (the log likelihood, the model's
-document-topic counts, a checkpoint) puts them together from its blocks, a shard at a time.
+range of words at a time (:class:`PairFiles`). What needs a shard's topics in corpus order (the
+log likelihood, the model's document-topic counts, a checkpoint) puts them together from its
+blocks, a shard at a time; the documents' snapshot sums, when the run averages snapshots, are
+kept in a file per shard beside the blocks.
 
 Checkpoints are the shard files a cluster's workers write (:mod:`~ldacli.methods.cgs.dask_checkpoints`,
 beside the shard folder), so that a run from disk resumes from disk, on a cluster, or in memory.
@@ -44,6 +46,7 @@ from ldacli.methods.cgs.dask_checkpoints import (ARRAY, ShardFiles, checkpoint_f
                                                 shard_file, write_shard_checkpoint)
 from ldacli.methods.cgs.layouts import Replica, WordLists
 from ldacli.methods.cgs.sampler import FirstTopics, UnderPriors
+from ldacli.methods.cgs.snapshots import CellSums, doc_cell_arrays
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_blocks, doc_topic_cells,
                                       document_lists, merge_doc_histograms, shard_doc_histograms, shard_log_prior,
                                       slice_runs, word_topic_pairs)
@@ -173,13 +176,16 @@ class DiskSampler(UnderPriors):
     on the folder read whole. ``first``: the run's first topics (drawn shard after shard from
     stream 0, as in memory), or ``files``: the shard checkpoint files to resume from, or ``z``:
     every token's topic (a checkpoint written in memory).
-    ``scratch``: where the block files go (None: the temporary folder)."""
+    ``scratch``: where the block files go (None: the temporary folder). ``keeps_doc_sums``: the
+    run averages snapshots, and the documents' snapshot sums are kept on disk here, a file per
+    shard (in the checkpoint's shard files too), never all in memory."""
 
     kind = "sparse"
 
     def __init__(self, folder, n_topics: int, alpha, beta: float, rngs: list, *, threads: int = 1,
                  prior: TopicWordPrior | None = None, first: FirstTopics | None = None,
-                 files: ShardFiles | None = None, z: np.ndarray | None = None, scratch: str | None = None):
+                 files: ShardFiles | None = None, z: np.ndarray | None = None, scratch: str | None = None,
+                 keeps_doc_sums: bool = False):
         self.folder = folder
         self.V, self.K = folder.n_words, n_topics
         self.n_docs = folder.n_docs
@@ -202,14 +208,19 @@ class DiskSampler(UnderPriors):
         self._locks = contextlib.ExitStack()
         self._locked: set[str] = set()
         self._pending: ShardFiles | None = None
+        self.keeps_doc_sums = keeps_doc_sums  # the run averages snapshots: the documents' sums are kept here
         try:
             pairs = PairFiles(self.blocks.folder, freq, self.K)
             self.lists = []
             for s, r in enumerate(ranges):
                 words, ptr = tokens_of(folder.shard_counts(s))
                 if files is not None:
-                    topics, _, _ = read_shard_checkpoint(files.path(s), files.sha256[s], s, r.hi - r.lo, self.K,
-                                                         self.fingerprint, r.d_hi - r.d_lo)
+                    topics, _, doc_cells = read_shard_checkpoint(files.path(s), files.sha256[s], s, r.hi - r.lo,
+                                                                 self.K, self.fingerprint, r.d_hi - r.d_lo)
+                    if doc_cells is not None and keeps_doc_sums:
+                        sums = CellSums(r.d_hi - r.d_lo, self.K)
+                        sums.restore_cells(doc_cells)
+                        self._keep_doc_sums(s, sums)
                 else:
                     topics = z[r.lo:r.hi] if z is not None else first.draw(words)
                 pairs.add(words, topics)
@@ -289,10 +300,13 @@ class DiskSampler(UnderPriors):
             for lo, block in doc_topic_blocks(ptr, z, self.K, cells):
                 yield self.ranges[s].d_lo + lo, block
 
+    def _lists_shard(self, s: int) -> Shard:
+        """Shard ``s`` as far as its documents' lists go."""
+        return Shard(None, None, self.ptrs[s], self.ranges[s].lo, self.rngs[s], None, lists=self.lists[s])
+
     def doc_topic_cell_parts(self):
         for s, r in enumerate(self.ranges):
-            yield doc_topic_cells(Shard(None, None, self.ptrs[s], r.lo, self.rngs[s], None, lists=self.lists[s]),
-                                  self.K, r.d_lo)
+            yield doc_topic_cells(self._lists_shard(s), self.K, r.d_lo)
 
     def rng_states(self) -> list[dict]:
         return [rng.bit_generator.state for rng in self.rngs]
@@ -316,7 +330,9 @@ class DiskSampler(UnderPriors):
             params = {"shard": s, "sweep": iteration, "n_tokens": int(z.size), "n_topics": self.K,
                       "run": self._run, "corpus_fingerprint": self.fingerprint}
             try:
-                digests.append(write_shard_checkpoint(os.path.join(folder, names[-1]), z, states[s], params))
+                sums = self._doc_sums(s) if self.keeps_doc_sums else None
+                digests.append(write_shard_checkpoint(os.path.join(folder, names[-1]), z, states[s], params,
+                                                      doc_cell_arrays(sums.sparse(), self.K) if sums else None))
             except OSError as exc:
                 raise OutputError(path, "checkpoint", f"cannot write {names[-1]} in {folder}: "
                                                       f"{exc.strerror or exc}") from None
@@ -327,6 +343,73 @@ class DiskSampler(UnderPriors):
         if self._pending is not None:
             prune(self._pending.folder, self._pending.files)
             self._pending = None
+
+    # The documents' snapshot sums, a file per shard beside the blocks (the method's snapshots
+    # leave them here: :meth:`~ldacli.methods.cgs.snapshots.Snapshots.keep_docs_on`), read and
+    # written a shard at a time.
+
+    def _doc_sums_path(self, s: int) -> str:
+        return os.path.join(self.blocks.folder, f"docsums-{s:05d}.npy")
+
+    def _doc_sums(self, s: int) -> CellSums:
+        sums = CellSums(self.ranges[s].d_hi - self.ranges[s].d_lo, self.K)
+        path = self._doc_sums_path(s)
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                codes, values = np.load(f), np.load(f)
+            sums.restore_cells((codes, values))
+        return sums
+
+    def _keep_doc_sums(self, s: int, sums: CellSums) -> None:
+        path = self._doc_sums_path(s)
+        codes, values = sums.sparse()
+        try:
+            with open(path + ".tmp", "wb") as f:
+                np.save(f, codes)
+                np.save(f, values)
+            os.replace(path + ".tmp", path)
+        except OSError as exc:
+            raise OutputError(path, "the snapshot sums of a run from disk", f"cannot write: {exc.strerror or exc}"
+                              ) from None
+
+    def start_doc_sums(self, cells: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """Start the documents' sums from ``cells`` (sorted codes ``d * K + k`` in the corpus and
+        their sums; a checkpoint written in memory), split by shard."""
+        if cells is None:
+            return
+        codes, values = cells
+        for s, r in enumerate(self.ranges):
+            lo, hi = np.searchsorted(codes, [r.d_lo * np.int64(self.K), r.d_hi * np.int64(self.K)])
+            sums = CellSums(r.d_hi - r.d_lo, self.K)
+            sums.restore_cells((codes[lo:hi] - r.d_lo * np.int64(self.K), values[lo:hi]))
+            self._keep_doc_sums(s, sums)
+
+    def snapshot_docs(self) -> None:
+        """Add each shard's documents' topic counts to their snapshot sums."""
+        for s, r in enumerate(self.ranges):
+            sums = self._doc_sums(s)
+            sums.add_parts([doc_topic_cells(self._lists_shard(s), self.K, 0)])
+            self._keep_doc_sums(s, sums)
+
+    def clear_doc_sums(self) -> None:
+        for s in range(self.P):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._doc_sums_path(s))
+
+    def doc_sum_cell_parts(self):
+        """Every shard's documents' snapshot sums as sorted cells (codes ``d * K + k`` in the
+        corpus), a shard at a time, in shard order."""
+        for s, r in enumerate(self.ranges):
+            codes, values = self._doc_sums(s).sparse()
+            yield codes + r.d_lo * np.int64(self.K), values
+
+    def mean_rows(self, out: np.ndarray, first: int, n: int) -> None:
+        """Documents ``first`` to ``first + len(out)`` of the snapshot sums, divided by ``n``."""
+        last = first + out.shape[0]
+        for s, r in enumerate(self.ranges):
+            lo, hi = max(first, r.d_lo), min(last, r.d_hi)
+            if lo < hi:
+                self._doc_sums(s).mean_rows(out[lo - first:hi - first], lo - r.d_lo, n)
 
     def close(self) -> None:
         for pool in (self._pool, self._reader):
@@ -357,7 +440,8 @@ class PairFiles:
             _write_from(self.fd, codes, self.end)
             _write_from(self.fd, counts.astype(np.int32), self.end + 8 * codes.size)
         except OSError as exc:
-            raise OutputError(self.path, "the start of a run from disk", f"cannot write: {exc.strerror or exc}") from None
+            raise OutputError(self.path, "the start of a run from disk",
+                              f"cannot write: {exc.strerror or exc}") from None
         self.parts.append((self.end, cuts))
         self.end += 12 * codes.size
 

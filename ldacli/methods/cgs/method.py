@@ -265,12 +265,12 @@ class CollapsedGibbs(Method):
             # document's length and id
             tokens, runs, doc_sums = 0.0, 64.0 * D, 0.0
         elif isinstance(corpus, ShardFolder) and not read_whole:  # from disk: the blocks in flight, and the start's
-            # dense counts beside one shard's tokens (as read, with their topics and slices), or the document
-            # lists of all (held from then on)
+            # one shard's tokens (as read, with their topics and slices), the document lists of all (held from
+            # then on)
             blocks = 12.0 * N / shards ** 2 * (threads + 2)
             shard_tokens = (16.0 + 12.0) * N / shards + 4.0 * D / shards * (shards + 1)
-            tokens = blocks + 8.0 * D + 4.0 * V * K + shard_tokens + document_list_bytes(corpus.doc_lengths, K)
-            runs = 0.0
+            tokens = blocks + 8.0 * D + shard_tokens + document_list_bytes(corpus.doc_lengths, K)
+            runs, doc_sums = 0.0, doc_sums / shards  # the documents' sums on disk, a shard's at a time here
         snapshots = word_sums + doc_sums if settings.get("snapshots", 1) > 1 else 0.0
         doc_cells = min(float(N), float(K) * D)
         words_written = 48.0 * cells if settings.get("snapshots", 1) <= 1 else 24.0 * SPREAD_CELLS
@@ -327,7 +327,7 @@ class CollapsedGibbs(Method):
                                    K, corpus.n_words, np.diff(doc_ptr) if doc_ptr is not None else folder.doc_lengths, checkpoint,
                                    source, paced=None if settings.get("max_seconds") is None else
                                    (settings["snapshots"], settings["snapshot_interval"]),
-                                   doc_cells=doc_cells, workers_read_docs=files is not None)
+                                   doc_cells=doc_cells, workers_read_docs=files is not None or disk_files is not None)
         self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
         # an update's prior is the evidence it carries: too large for params, kept in the model's arrays
         self.prior_in_params = self.prior is not None and settings.get("update") is None
@@ -335,7 +335,11 @@ class CollapsedGibbs(Method):
             self.sampler = DiskSampler(folder, K, self.alpha, self.beta, self.rngs[1:], threads=threads,
                                        prior=self.prior, files=disk_files, z=z, scratch=settings.get("scratch"),
                                        first=None if disk_files or z is not None else
-                                       FirstTopics(self.rngs[0], corpus.n_words, K))
+                                       FirstTopics(self.rngs[0], corpus.n_words, K),
+                                       keeps_doc_sums=bool(self.snapshots.sweeps))
+            if self.snapshots.sweeps:  # the sampler keeps the documents' sums on disk, from those restored here
+                self.sampler.start_doc_sums(self.snapshots.docs_to_send())
+                self.snapshots.keep_docs_on(self.sampler)
         elif client is None:  # the corpus is here: its bounds above
             if z is None:
                 z = FirstTopics(self.rngs[0], corpus.n_words, K).draw(words)
