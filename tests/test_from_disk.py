@@ -173,3 +173,13 @@ def test_a_run_from_disk_stopped_by_sigterm_continues_with_the_command_it_printe
                              timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert (tmp_path / "m.npz").read_bytes() == (tmp_path / "straight.npz").read_bytes()
+
+
+def test_a_scratch_folder_held_in_memory_is_warned_of(folder, tmp_path, caplog):
+    with open("/proc/mounts") as f:
+        if not any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in f):
+            pytest.skip("no tmpfs at /dev/shm here")
+    with caplog.at_level("WARNING", logger="ldacli"):
+        ldacli.train(open_shard_folder(folder), n_topics=12, iterations=1, scratch="/dev/shm",
+                     output=tmp_path / "m.npz")
+    assert any("held in memory (tmpfs)" in r.getMessage() and "--scratch" in r.getMessage() for r in caplog.records)

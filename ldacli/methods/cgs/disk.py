@@ -29,6 +29,7 @@ beside the shard folder), so that a run from disk resumes from disk, on a cluste
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import secrets
 import shutil
@@ -53,6 +54,8 @@ from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_bl
 from ldacli.partition import word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
+log = logging.getLogger("ldacli")
+
 # Ranges of words (of about equal tokens) whose counts the start sums at a time.
 PAIR_RANGES = 64
 
@@ -65,6 +68,21 @@ class Block:
     runs: np.ndarray
     words: np.ndarray
     z: np.ndarray
+
+
+def _in_memory(path: str) -> bool:
+    """Whether ``path`` is on a file system held in memory (tmpfs, ramfs), by the mount that holds it."""
+    best, kind = "", ""
+    try:
+        with open("/proc/mounts", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) > 2 and (path == fields[1] or path.startswith(fields[1].rstrip("/") + "/")):
+                    if len(fields[1]) > len(best):
+                        best, kind = fields[1], fields[2]
+    except OSError:
+        return False
+    return kind in ("tmpfs", "ramfs")
 
 
 def _read_into(fd: int, array: np.ndarray, offset: int) -> None:
@@ -95,6 +113,9 @@ class BlockFiles:
         except OSError as exc:
             raise OutputError(where or tempfile.gettempdir(), "the blocks of a run from disk",
                               f"cannot make a folder for them: {exc.strerror or exc}") from None
+        if _in_memory(self.folder):
+            log.warning("%s: the block files of a run from disk are in a folder held in memory (tmpfs): give "
+                        "--scratch a folder on a disk", self.folder)
         self.fds: list[int] = []
         self.at: list[list[tuple[int, int, int]]] = []  # per shard, per slice: (offset, documents, tokens)
         self.P = n_slices
