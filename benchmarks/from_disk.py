@@ -16,6 +16,9 @@ run: the corpus's tokens, the seconds of each sweep, the mean of all but the fir
 disk, also writes the blocks), ns a token-sweep, peak RSS (MB), the RSS at the start of the first
 sweep, and the bytes the process read and wrote (``/proc/self/io``'s rchar and wchar: through
 the page cache or not) during the sweeps after the first, per sweep; then, when both ran, the ratios.
+``--peers mallet,tomotopy`` adds MALLET 2.1's TopicTrainer and tomotopy on the same corpus (read
+whole), one thread, the same sweeps, their models written: whole processes, peak RSS from the
+kernel.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -76,19 +80,70 @@ def run(folder: str, k: int, iterations: int, limit: str) -> dict:
     return row
 
 
+def whole_process(args: list[str], cwd: str) -> tuple[float, float]:
+    """Seconds and peak RSS (MB) of a process, from the kernel (``os.wait4``)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if status != 0:
+        raise SystemExit(f"{args[:3]} failed: {proc.stderr.read().decode()[-2000:]}")
+    return time.perf_counter() - t0, usage.ru_maxrss / 1024
+
+
+def peer(tool: str, folder: str, k: int, iterations: int) -> dict:
+    """MALLET's TopicTrainer or tomotopy on the folder's corpus (read whole, each token as its
+    word), one thread, ``iterations`` sweeps, the model saved: the whole process's seconds and
+    peak RSS (MALLET's import to its instance file before, not counted)."""
+    import ldacli
+    from bench_train import MALLET_HOME, mallet_import
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if tool == "mallet":
+            instances = mallet_import(ldacli.read_corpus(folder), os.path.join(tmp, "c.mallet"))
+            classpath = f"{MALLET_HOME}/target/classes:{MALLET_HOME}/target/dependency/*"
+            command = ["java", "-Xmx16g", "-cp", classpath, "cc.mallet.topics.tui.TopicTrainer", "--input",
+                       instances, "--num-topics", str(k), "--num-iterations", str(iterations), "--alpha",
+                       str(0.1 * k), "--beta", "0.01", "--random-seed", "1", "--num-threads", "1",
+                       "--optimize-interval", "0", "--show-topics-interval", "0", "--output-state",
+                       os.path.join(tmp, "state.gz"), "--output-doc-topics", os.path.join(tmp, "doc-topics.txt")]
+        else:
+            command = [sys.executable, "-c", TOMOTOPY, folder, str(k), str(iterations), os.path.join(tmp, "m.bin")]
+        seconds, peak = whole_process(command, tmp)
+    return {"tool": tool, "wall_s": round(seconds, 1), "peak_rss_mb": round(peak)}
+
+
+TOMOTOPY = f"""
+import sys
+sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+import ldacli
+from bench_train import tomotopy_model
+path, K, iterations, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+corpus = ldacli.read_corpus(path)
+model = tomotopy_model(corpus, K, 0.1, 0.01)
+del corpus
+model.train(iterations, workers=1)
+model.save(out)
+"""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folder", help="a shard folder (ldacli convert --shards)")
     ap.add_argument("-k", "--topics", type=int, default=1000)
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--only", choices=("memory", "disk"))
+    ap.add_argument("--peers", default="", help="also these, comma-separated: mallet (MALLET_HOME: a build of "
+                                                "/work/shared/tools/build-mallet.sh), tomotopy")
     args = ap.parse_args()
     rows = {}
     for where, limit in (("memory", "none"), ("disk", "disk")):
         if args.only in (None, where):
             rows[where] = run(args.folder, args.topics, args.iterations, limit)
             print(json.dumps({"where": where, "k": args.topics, **rows[where]}), flush=True)
-    if len(rows) == 2:
+    for tool in filter(None, args.peers.split(",")):
+        rows[tool] = peer(tool, args.folder, args.topics, args.iterations)
+        print(json.dumps({"where": tool, "k": args.topics, **rows[tool]}), flush=True)
+    if len(rows) >= 2 and "memory" in rows and "disk" in rows:
         m, d = rows["memory"], rows["disk"]
         print(json.dumps({"disk/memory": {"sweep": round(d["mean_later_s"] / m["mean_later_s"], 2),
                                           "peak_rss": round(d["peak_rss_mb"] / m["peak_rss_mb"], 2)}}))
