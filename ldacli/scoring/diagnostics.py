@@ -133,13 +133,18 @@ WORD_FIELDS = ("rank", "word", "count", "prob", "cumulative", "docs", "word_leng
 @dataclass(frozen=True)
 class JunkFlag:
     """A way a topic is likely junk: its ``name`` (as the outputs list it), what it means, and
-    ``test(topic, model)`` on the topic's fields and the model's (``model``: ``n_topics``,
+    ``rule(topic, model, thresholds)`` on the topic's fields, the model's (``model``: ``n_topics``,
     ``n_tokens``, ``mean_length`` (the corpus's tokens per document) and the medians over topics
-    of the fields, ``median_<field>``; a test that needs a value that is None is False)."""
+    of the fields, ``median_<field>``: :func:`context_of`) and the thresholds (:data:`THRESHOLDS`'
+    keys; a flag whose threshold is None is off); a rule that needs a value that is None is False."""
 
     name: str
     meaning: str
-    test: Callable[[dict, dict], bool]
+    rule: Callable[[dict, dict, dict], bool]
+
+    def test(self, topic: dict, model: dict, thresholds: dict | None = None) -> bool:
+        """Whether the flag is raised on ``topic`` (with :data:`THRESHOLDS`, or ``thresholds``)."""
+        return self.rule(topic, model, THRESHOLDS if thresholds is None else thresholds)
 
 
 def _relative(t: dict, m: dict, field: str) -> float | None:
@@ -151,12 +156,12 @@ def _relative(t: dict, m: dict, field: str) -> float | None:
     return t[field] / median
 
 
-def _below(value: float | None, threshold: float) -> bool:
-    return value is not None and value < threshold
+def _below(value: float | None, threshold: float | None) -> bool:
+    return value is not None and threshold is not None and value < threshold
 
 
-def _at_least(value: float | None, threshold: float) -> bool:
-    return value is not None and value >= threshold
+def _at_least(value: float | None, threshold: float | None) -> bool:
+    return value is not None and threshold is not None and value >= threshold
 
 
 # Thresholds, measured on raw 20 Newsgroups and KOS at K=50 (benchmarks/diagnostics_calibration.py).
@@ -176,30 +181,31 @@ FLAGS = (
     JunkFlag("background", f"spread over the documents almost as the corpus is (document_dist below "
                            f"{T['background']:g}: as even as a topic found in every document of a third of the "
                            f"corpus): general words that go with anything",
-             lambda t, m: _below(t["document_dist"], T["background"])),
+             lambda t, m, th: _below(t["document_dist"], th["background"])),
     JunkFlag("boilerplate", f"goes with every subject rather than being one: its documents' other topics are "
                             f"{T['boilerplate']:g} times as many as the median topic's (companion_topics) and it is "
                             f"the largest topic of fewer than {T['boilerplate_rank_1']:.0%} of its documents "
                             f"(rank_1_docs): signatures, headers, greetings",
-             lambda t, m: _at_least(_relative(t, m, "companion_topics"), T["boilerplate"])
-             and _below(t["rank_1_docs"], T["boilerplate_rank_1"])),
+             lambda t, m, th: _at_least(_relative(t, m, "companion_topics"), th["boilerplate"])
+             and _below(t["rank_1_docs"], th["boilerplate_rank_1"])),
     JunkFlag("incoherent", f"its top words seldom share documents: NPMI below {T['incoherent']:.0%} of the "
                            f"model's median topic's",
-             lambda t, m: _below(_relative(t, m, "npmi"), T["incoherent"])),
+             lambda t, m, th: _below(_relative(t, m, "npmi"), th["incoherent"])),
     JunkFlag("few-documents", f"held by a handful of documents that are mostly this topic: its {TOP_DOCS} largest "
                               f"hold {T['few_documents']:.0%} of its tokens or more, and its tokens per effective "
                               f"document are {T['few_documents_fill']:g} of the corpus's mean document length or "
                               f"more (an attachment, a long file)",
-             lambda t, m: _at_least(t["top_docs_share"], T["few_documents"]) and t["tokens"] is not None
+             lambda t, m, th: _at_least(t["top_docs_share"], th["few_documents"]) and t["tokens"] is not None
              and t["effective_documents"] is not None
-             and t["tokens"] / t["effective_documents"] >= T["few_documents_fill"] * m["mean_length"]),
+             and t["tokens"] / t["effective_documents"] >= th["few_documents_fill"] * m["mean_length"]),
     JunkFlag("near-duplicates", f"made of near copies: its {SIMILAR_DOCS} documents of largest proportion share "
                                 f"most of their words (mean cosine similarity of their sets of words "
                                 f"{T['near_duplicates']:g} or more): a template, a reposted text",
-             lambda t, m: _at_least(t["top_doc_similarity"], T["near_duplicates"])),
+             lambda t, m, th: _at_least(t["top_doc_similarity"], th["near_duplicates"])),
     JunkFlag("tiny", f"hardly used: fewer tokens than {T['tiny']:.0%} of an average topic's (a dead topic, for "
                      f"train --remove-topics)",
-             lambda t, m: t["tokens"] is not None and t["tokens"] < T["tiny"] * m["n_tokens"] / m["n_topics"]),
+             lambda t, m, th: t["tokens"] is not None and th["tiny"] is not None
+             and t["tokens"] < th["tiny"] * m["n_tokens"] / m["n_topics"]),
 )
 FLAG_NAMES = tuple(f.name for f in FLAGS)
 
@@ -357,7 +363,6 @@ def diagnostics(model: Model, corpus: Corpus | None = None, *, top_words: int = 
         t.update(word_length=float(lengths_of_words[k].mean()), uniform_dist=float(uniform_terms[k].sum()),
                  eff_num_words=float(1.0 / np.square(phi[k]).sum()), exclusivity=float(word_excl[k].mean()))
     per_word = {"count": None, "docs": None, "coherence": None, "corpus_dist": None, "token_doc_diff": None}
-    context: dict = {"n_topics": K, "n_tokens": None, "mean_length": None}
     about = None
     if corpus is not None:
         aligned, _ = corpus.align(model.vocab)
@@ -402,12 +407,10 @@ def diagnostics(model: Model, corpus: Corpus | None = None, *, top_words: int = 
                 companion_topics=_spread(others),
                 top_doc_similarity=_similarity(aligned.counts, share_docs[share_values >= 0]),
             )
-        context.update(n_tokens=n_tokens, mean_length=n_tokens / max(aligned.n_docs, 1),
-                       **{f"median_{f}": _median([t[f] for t in topics])
-                                             for f in ("companion_topics", "npmi")})
         about = {"source": corpus.source, "n_docs": aligned.n_docs, "n_tokens": int(n_tokens)}
+    context = context_of({"corpus": about, "topics": topics})
     for k, t in enumerate(topics):
-        t["flags"] = [f.name for f in FLAGS if f.test(t, context)]
+        t["flags"] = raised(t, context)
         cumulative = np.cumsum(prob[k])
         t["words"] = [{
             "rank": r + 1, "word": words[k][r],
@@ -423,6 +426,24 @@ def diagnostics(model: Model, corpus: Corpus | None = None, *, top_words: int = 
         } for r in range(N)]
     return {"top_words": N, "corpus": about, "flags": [{"name": f.name, "meaning": f.meaning} for f in FLAGS],
             "topics": topics}
+
+
+def context_of(result: dict) -> dict:
+    """What the flags read of the whole model, from a :func:`diagnostics` result (its ``topics``
+    and ``corpus``): ``n_topics``, ``n_tokens``, ``mean_length`` (None without a corpus) and the
+    medians over topics ``median_companion_topics`` and ``median_npmi``."""
+    topics, about = result["topics"], result["corpus"]
+    context: dict = {"n_topics": len(topics), "n_tokens": None, "mean_length": None}
+    if about is not None:
+        context.update(n_tokens=float(about["n_tokens"]), mean_length=about["n_tokens"] / max(about["n_docs"], 1),
+                       **{f"median_{f}": _median([t[f] for t in topics]) for f in ("companion_topics", "npmi")})
+    return context
+
+
+def raised(topic: dict, context: dict, thresholds: dict | None = None) -> list[str]:
+    """The names of the :data:`FLAGS` raised on ``topic`` (a :func:`diagnostics` topic) in a model
+    of ``context`` (:func:`context_of`), with :data:`THRESHOLDS` or ``thresholds``."""
+    return [f.name for f in FLAGS if f.test(topic, context, thresholds)]
 
 
 def _median(values: list) -> float | None:
