@@ -379,8 +379,8 @@ def drift(markdown: bool) -> None:
           f"{SAME} of the top 10), scored on the seventh; and diff's threshold ({THRESHOLD.default:g}) and the "
           f"guide's --max-drift (0.6) on all:")
     lines = []
-    for night in NIGHTS:
-        schedule = [p for p in pairs if p["night"] == night]
+    for night, how in [(n, h) for n in NIGHTS for h in ("update", "warm", "either")]:
+        schedule = [p for p in pairs if p["night"] == night and how in (p["how"], "either")]
         alarms, catches, fitted = [0, 0], [0, 0], []
         for held in names:
             th = alarm_threshold([p for p in schedule if p["corpus"] != held])
@@ -392,7 +392,7 @@ def drift(markdown: bool) -> None:
             alarms[1] += len(same)
             catches[0] += sum(p["distance"] > th for p in changed)
             catches[1] += len(changed)
-        row = [f"{night:.0%}", f"{min(fitted):.3f}-{max(fitted):.3f}",
+        row = [f"{night:.0%}", how, f"{min(fitted):.3f}-{max(fitted):.3f}",
                f"{alarms[0]}/{alarms[1]} ({alarms[0] / max(alarms[1], 1):.1%})",
                f"{catches[0]}/{catches[1]}" + (f" ({catches[0] / catches[1]:.0%})" if catches[1] else "")]
         for th in (0.6, THRESHOLD.default):
@@ -401,7 +401,7 @@ def drift(markdown: bool) -> None:
             row += [f"{sum(p['distance'] > th for p in same)}/{len(same)}",
                     f"{sum(p['distance'] > th for p in changed)}/{len(changed)}"]
         lines.append(row)
-    table(["night", "fitted threshold (range over held-out)", "held-out false alarms (same topic)",
+    table(["night", "retrain", "fitted threshold (range over held-out)", "held-out false alarms (same topic)",
            "held-out changed topics caught", "0.6: false alarms", "0.6: caught", "0.7: false alarms", "0.7: caught"],
           lines, markdown)
     print("\nPairs over 0.7 (diff's threshold) that share >= 5 of their top 10 words, and pairs sharing <= 2 within it:")
