@@ -7,7 +7,7 @@ Usage::
     python benchmarks/calibration.py topics > topics.txt           # every topic's top words, to judge by reading
     python benchmarks/calibration.py flags [--markdown]            # the junk flags, leave one corpus out
     python benchmarks/calibration.py drift [--markdown]            # the drift alarm on 1%, 10%, 100% nights
-    python benchmarks/calibration.py history                       # the retraining guide's nights on the speeches
+    python benchmarks/calibration.py history [--first 0.05]        # the retraining guide's nights on the speeches
 
 The seven corpora (:data:`CORPORA`; one thread, K=25, 150 sweeps, seeds 1 and 2, larger ones
 subsampled): KOS and 20 Newsgroups (UCI bags of words, ``$LDACLI_CORPORA``), the Reuters sample
@@ -189,9 +189,9 @@ def labelled() -> list[dict]:
 # Each threshold's candidates; None switches the flag off.
 GRID = {
     "background": [None, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3],
-    "boilerplate": [None, 1.1, 1.2, 1.25, 1.3, 1.4, 1.5, 1.7],
-    "boilerplate_rank_1": [0.05, 0.1, 0.15, 0.2],
-    "incoherent": [None, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+    "many_companions": [None, 1.1, 1.2, 1.25, 1.3, 1.4, 1.5, 1.7],
+    "many_companions_rank_1": [0.05, 0.1, 0.15, 0.2],
+    "low_npmi": [None, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
     "few_documents": [None, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6],
     "few_documents_fill": [0.5, 0.75, 1.0, 1.5],
     "near_duplicates": [None, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7],
@@ -220,25 +220,27 @@ def acceptable(c: dict) -> bool:
 
 
 # Each flag's thresholds (THRESHOLDS' keys), fitted together.
-FLAG_KEYS = {"background": ("background",), "boilerplate": ("boilerplate", "boilerplate_rank_1"),
-             "incoherent": ("incoherent",), "few-documents": ("few_documents", "few_documents_fill"),
+FLAG_KEYS = {"background": ("background",), "many-companions": ("many_companions", "many_companions_rank_1"),
+             "low-npmi": ("low_npmi",), "few-documents": ("few_documents", "few_documents_fill"),
              "near-duplicates": ("near_duplicates",), "tiny": ("tiny",)}
 
 
-def fit(topics: list[dict]) -> dict:
+def fit(topics: list[dict], flags=None) -> dict:
     """Thresholds from :data:`GRID`, each flag on its own: the values that catch the most junk of
     ``topics`` while at least :data:`FIT_FLAG_PRECISION` of the junk and good topics it flags are junk,
     it flags at most :data:`FIT_FLAG_GOOD` of the good ones and it catches junk in at least
     :data:`FIT_FLAG_CORPORA` corpora (a flag that works on one corpus is that corpus's; else the flag
     is off); then, while
     the flags together flag more good topics than :func:`acceptable` allows, the least precise is
-    switched off."""
+    switched off. ``flags``: those fitted (default: every flag; the others off)."""
     import itertools
 
     off = {key: None if None in values else values[0] for key, values in GRID.items()}
     good = sum(o["label"] == "good" for o in topics)
     chosen, precision = dict(off), {}
     for flag, keys in FLAG_KEYS.items():
+        if flags is not None and flag not in flags:
+            continue
         best = None
         for values in itertools.product(*(GRID[k] for k in keys)):
             if values[0] is None:
@@ -262,55 +264,66 @@ def fit(topics: list[dict]) -> dict:
     return chosen
 
 
+def only(thresholds: dict, flags) -> dict:
+    """``thresholds`` with every flag but ``flags`` off."""
+    return {**thresholds, **{FLAG_KEYS[f][0]: None for f in FLAG_KEYS if f not in flags}}
+
+
 def flags(markdown: bool) -> None:
-    from ldacli.scoring.diagnostics import THRESHOLDS
+    from ldacli.scoring.diagnostics import THRESHOLDS, VERDICTS
 
     topics = labelled()
     names = sorted({o["corpus"] for o in topics}, key=list(CORPORA).index)
-    rows, fitted, pooled = [], {}, {"fitted": [], "shipped": []}
+    rules = {"every flag, fitted": lambda train: fit(train),
+             "verdicts, fitted": lambda train: fit(train, VERDICTS),
+             "verdicts, shipped": lambda train: only(THRESHOLDS, VERDICTS),
+             "every flag as verdicts, before": lambda train: {**THRESHOLDS, "background": 1.1}}
+    rows, fitted, pooled = [], {}, {what: [] for what in rules}
     for held in names:
         train = [o for o in topics if o["corpus"] != held]
         test = [o for o in topics if o["corpus"] == held]
-        fitted[held] = fit(train)
-        for what, th in (("fitted", fitted[held]), ("shipped", THRESHOLDS)):
+        for what, rule in rules.items():
+            th = rule(train)
+            if what == "every flag, fitted":
+                fitted[held] = th
             flagged = raised_with(test, th)
-            c = counts(test, flagged)
             pooled[what] += list(zip(test, flagged))
-            rows.append((held, what, c))
-    print("Junk flags, each corpus held out (2 seeds): good topics flagged / good topics, junk among the flagged")
-    head = ["held out", "thresholds", "topics (good/junk/borderline)", "good flagged", "flagged junk",
-            "flagged borderline", "junk caught"]
-    lines = []
-    for held, what, c in rows:
-        lines.append([held, what, f"{c['good']}/{c['junk']}/{sum(o['label'] == 'borderline' for o in topics if o['corpus'] == held)}",
-                      f"{c['alarm']}/{c['good']} ({c['alarm'] / max(c['good'], 1):.1%})",
-                      f"{c['hit']}/{c['flagged']}" + (f" ({c['hit'] / c['flagged']:.0%})" if c["flagged"] else ""),
-                      str(c["borderline"]), f"{c['hit']}/{c['junk']}"])
-    for what in ("fitted", "shipped"):
-        got = pooled[what]
-        c = counts([o for o, _ in got], [f for _, f in got])
-        lines.append(["all (pooled)", what, f"{c['good']}/{c['junk']}/{sum(o['label'] == 'borderline' for o in topics)}",
-                      f"{c['alarm']}/{c['good']} ({c['alarm'] / max(c['good'], 1):.1%})",
-                      f"{c['hit']}/{c['flagged']}" + (f" ({c['hit'] / c['flagged']:.0%})" if c["flagged"] else ""),
-                      str(c["borderline"]), f"{c['hit']}/{c['junk']}"])
+            rows.append((held, what, counts(test, flagged)))
+    print(f"Junk flags, each corpus held out (seeds {', '.join(map(str, SEEDS))}): good topics flagged / good topics, "
+          f"junk among the flagged (verdicts: {', '.join(VERDICTS)})")
+    head = ["held out", "rule", "topics (good/junk/borderline)", "good flagged", "flagged junk", "flagged borderline",
+            "junk caught"]
+
+    def line(held, what, c, borderline):
+        return [held, what, f"{c['good']}/{c['junk']}/{borderline}",
+                f"{c['alarm']}/{c['good']} ({c['alarm'] / max(c['good'], 1):.1%})",
+                f"{c['hit']}/{c['flagged']}" + (f" ({c['hit'] / c['flagged']:.0%})" if c["flagged"] else ""),
+                str(c["borderline"]), f"{c['hit']}/{c['junk']}"]
+
+    lines = [line(held, what, c, sum(o["label"] == "borderline" for o in topics if o["corpus"] == held))
+             for held, what, c in rows]
+    for what, got in pooled.items():
+        lines.append(line("all (pooled)", what, counts([o for o, _ in got], [f for _, f in got]),
+                          sum(o["label"] == "borderline" for o in topics)))
     table(head, lines, markdown)
-    print("\nThresholds fitted with each corpus held out:")
+    print("\nThresholds fitted with each corpus held out (every flag):")
     keys = list(GRID)
     table(["held out"] + keys, [[h] + ["off" if fitted[h][k] is None else f"{fitted[h][k]:g}" for k in keys]
                                 for h in fitted], markdown)
-    print("\nPer flag, pooled over the held-out corpora (fitted thresholds): junk / borderline / good it raised on")
+    print("\nPer flag, pooled over the held-out corpora (every flag, fitted): junk / borderline / good it raised on")
     per = {}
-    for o, f in pooled["fitted"]:
+    for o, f in pooled["every flag, fitted"]:
         for name in f:
             per.setdefault(name, {"junk": 0, "borderline": 0, "good": 0})[o["label"]] += 1
     table(["flag", "junk", "borderline", "good"], [[n, *map(str, v.values())] for n, v in per.items()], markdown)
-    print("\nEvery topic flagged on its held-out corpus (fitted thresholds), with the judgement by reading:")
-    for o, f in pooled["fitted"]:
-        if f:
-            print(f"  {o['corpus']:<14} s{o['seed']} {o['topic']['topic']:>3} {o['label']:<10} {','.join(f):<24} "
-                  + " ".join(o["words"][:10]))
-    print("\nJunk not flagged on its held-out corpus:")
-    for o, f in pooled["fitted"]:
+    for what in ("verdicts, fitted", "every flag, fitted"):
+        print(f"\nEvery topic flagged on its held-out corpus ({what}), with the judgement by reading:")
+        for o, f in pooled[what]:
+            if f:
+                print(f"  {o['corpus']:<14} s{o['seed']} {o['topic']['topic']:>3} {o['label']:<10} {','.join(f):<16} "
+                      + " ".join(o["words"][:10]))
+    print("\nJunk not flagged on its held-out corpus (verdicts, fitted):")
+    for o, f in pooled["verdicts, fitted"]:
         if not f and o["label"] == "junk":
             print(f"  {o['corpus']:<14} s{o['seed']} {o['topic']['topic']:>3} " + " ".join(o["words"][:10]))
 
@@ -414,16 +427,18 @@ def drift(markdown: bool) -> None:
 
 # --- history over the speeches ------------------------------------------------------------------------
 
-def history() -> None:
+def history(first: float) -> None:
     """Five nights over the speeches in order, as the guide's Makefile runs them (REFRESH 10: a full
-    training, then updates): night n holds the first n fifths of the paragraphs."""
+    training, then updates): the first night holds the first ``first`` of the paragraphs (1/5: the
+    first fifth), the four others the rest in equal parts."""
     from ldacli.over_time.history import read_history, text_lines
 
     options = dict(CORPORA["sotu"][0])
     c = ldacli.read_corpus(options.pop("path"), **options)
-    folder = os.path.join(FOLDER, "sotu-nights")
+    folder = os.path.join(FOLDER, f"sotu-nights-{first:g}")
     os.makedirs(folder, exist_ok=True)
-    cuts = [round(c.n_docs * n / 5) for n in range(6)]
+    start = round(c.n_docs * first)
+    cuts = [0, start] + [start + round((c.n_docs - start) * n / 4) for n in range(1, 5)]
     previous = None
     for n in range(1, 6):
         out = os.path.join(folder, f"night{n}.npz")
@@ -443,6 +458,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("what", choices=("models", "topics", "flags", "drift", "history"))
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--first", type=float, default=0.2, help="history: the share of the paragraphs of the first night")
     args = p.parse_args()
     if args.what == "models":
         models()
@@ -453,7 +469,7 @@ def main() -> None:
     elif args.what == "drift":
         drift(args.markdown)
     else:
-        history()
+        history(args.first)
 
 
 if __name__ == "__main__":
