@@ -3,13 +3,14 @@ corpora and scored on the seventh, each corpus held out in turn (issue 49).
 
 Usage::
 
+    python benchmarks/calibration.py prepare                       # the raw texts, from the files fetched (below)
     nice -n 10 python benchmarks/calibration.py models            # train every model (kept, reused), ~15 min
     python benchmarks/calibration.py topics > topics.txt           # every topic's top words, to judge by reading
     python benchmarks/calibration.py flags [--markdown]            # the junk flags, leave one corpus out
     python benchmarks/calibration.py drift [--markdown]            # the drift alarm on 1%, 10%, 100% nights
     python benchmarks/calibration.py history [--first 0.05]        # the retraining guide's nights on the speeches
 
-The seven corpora (:data:`CORPORA`; one thread, K=25, 150 sweeps, seeds 1 and 2, larger ones
+The seven corpora (:data:`CORPORA`; one thread, K=25 (Reuters 20), 150 sweeps, seeds 1 and 2, larger ones
 subsampled): KOS and 20 Newsgroups (UCI bags of words, ``$LDACLI_CORPORA``), the Reuters sample
 (LDA-C, same folder), the NumPy/SciPy docstrings (``sample_corpora``), and three raw texts that no
 threshold was ever set on, kept in ``$LDACLI_DATA/calib/raw`` (not in the repository): the US State
@@ -17,17 +18,20 @@ of the Union addresses 1790-2009, one paragraph a line with its year in ``sotu.y
 paragraphs: ``data/sotu.rda`` of GitHub's MansMeg/tidytopic, MALLET's example corpus, read with
 pyreadr), arXiv abstracts of April 2007, title and abstract a line (2,000: ``arxiv_data.csv`` of
 gechhai/Topic_Discovery), and answers from the statistics Q&A site Cross Validated, one a line
-(2,000: ``data-raw/stats.txt`` of MansMeg/tidytopic). Raw texts are read with the English stop words,
-``--min-df 5 --max-df 0.5``.
+(2,000: ``data-raw/stats.txt`` of MansMeg/tidytopic). ``prepare`` turns those three files, put in
+that folder as ``sotu.rda``, ``arxiv_data.csv`` and ``stats.txt``, into one document a line (the
+first needs pyreadr). Raw texts are read with the English stop words, ``--min-df 5 --max-df 0.5``.
 
-``flags``: every topic of every model was judged by reading its top words and its documents'
-measures (:data:`JUDGED`: junk and borderline by their first three words; the rest good). For each
-held-out corpus the flags' thresholds are fitted on the other six (both seeds): each flag's threshold
-is chosen from a grid, one flag at a time until nothing improves, to catch the most junk while
-flagging at most :data:`FIT_GOOD` of the good topics and keeping :data:`FIT_PRECISION` of the flagged
-junk (borderline topics count neither way); then the held-out corpus's two models are scored with
-those thresholds and with the shipped ones (``ldacli.scoring.diagnostics.THRESHOLDS``). The issue's
-bar: at most 1 good topic in 20 flagged, at least 3 junk in 4 flagged.
+``flags``: every topic of every model was judged by reading its top words
+(``calibration_judged.json``: junk and borderline by their first three words; the rest good). For
+each held-out corpus the flags' thresholds are fitted on the other six (both seeds), each flag on
+its own (:func:`fit`: the most junk caught at 90% precision, at most 1% of the good topics flagged,
+junk caught in three corpora or more; else off; then the least precise switched off while together
+they flag more than :data:`FIT_GOOD` of the good topics or keep less than :data:`FIT_PRECISION` of
+junk), once for every flag and once for the verdicts alone (``diagnostics.VERDICTS``); the held-out
+corpus's two models are scored with those, with the shipped verdicts and with the rule before
+(every flag a verdict, background at 1.1). The issue's bar: at most 1 good topic in 20 flagged, at
+least 3 junk in 4 flagged.
 
 ``drift``: each corpus in its own order (the speeches by year) is cut in half; a model of the first
 half (seed 1) is followed by one night that brings 1%, 10% or 100% of the first half's documents
@@ -36,7 +40,8 @@ refresh, ``--warm-start`` on the grown corpus, 100 sweeps each). Every topic is 
 parent by descent and its drift measured as ``diff`` does; a pair that shares at least 5 of its top
 10 words is the same topic, one sharing at most 2 a topic whose meaning changed. For each schedule
 and held-out corpus, the alarm's threshold is fitted on the other six (the smallest that false-alarms
-on at most 5% of their same-topic pairs) and scored on the held-out one.
+on at most 5% of their same-topic pairs) and scored on the held-out one; and history's identity
+threshold (the largest drift of a same topic on the other six) beside diff's 0.7.
 
 ``history``: the retraining guide's Makefile as five nights over the speeches in order (K=50, a full
 training the first night, ``--update`` after), read by ``ldacli.history``: which topics it follows
@@ -79,6 +84,32 @@ NIGHTS = (0.01, 0.1, 1.0)
 FIT_GOOD, FIT_PRECISION = 0.05, 0.75
 FIT_FLAG_GOOD, FIT_FLAG_PRECISION, FIT_FLAG_CORPORA = 0.01, 0.9, 3
 SAME, CHANGED = 5, 2  # of the top 10 words shared: at least SAME, the same topic; at most CHANGED, another
+
+
+def prepare() -> None:
+    """The raw texts, one document a line, from the files fetched into :data:`RAW` (see the module
+    docstring)."""
+    import csv
+    import re
+
+    def line(text) -> str:
+        return re.sub(r"\s+", " ", str(text)).strip() + "\n"
+
+    import pyreadr  # not a dependency of ldacli: only to read the R data file of the speeches
+
+    speeches = pyreadr.read_r(os.path.join(RAW, "sotu.rda"))["sotu"]
+    with open(os.path.join(RAW, "sotu.txt"), "w", encoding="utf-8") as text, \
+            open(os.path.join(RAW, "sotu.years"), "w", encoding="utf-8") as years:
+        for paragraph, year in zip(speeches["text"], speeches["year"]):
+            text.write(line(paragraph))
+            years.write(f"{int(year)}\n")
+    with open(os.path.join(RAW, "arxiv_data.csv"), encoding="utf-8", newline="") as f, \
+            open(os.path.join(RAW, "arxiv.txt"), "w", encoding="utf-8") as out:
+        for row in csv.DictReader(f):
+            out.write(line(row["title"] + " . " + row["abstract"]))
+    with open(os.path.join(RAW, "stats.txt"), encoding="utf-8") as f, \
+            open(os.path.join(RAW, "crossvalidated.txt"), "w", encoding="utf-8") as out:
+        out.writelines(line(answer) for answer in f)
 
 
 def corpus(name: str) -> Corpus:
@@ -133,16 +164,14 @@ def models() -> None:
 
 # --- the junk flags -----------------------------------------------------------------------------------
 
-# The judgement of every model above by reading (ldacli 0.3, this script's settings): per (corpus, seed),
-# the junk topics and the borderline ones by their first three words; every other topic was judged good.
-JUDGED: dict[tuple[str, int], tuple[list[str], list[str]]] = {}
-
-
 def judged_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "calibration_judged.json")
 
 
 def load_judged() -> dict:
+    """The judgement by reading of every model :func:`models` trains (ldacli 0.3, these settings): per
+    (corpus, seed), the junk topics and the borderline ones by their first three words; every other
+    topic was judged good."""
     with open(judged_path(), encoding="utf-8") as f:
         return {(c, int(s)): (v["junk"], v["borderline"]) for c, by_seed in json.load(f).items()
                 for s, v in by_seed.items()}
@@ -382,7 +411,8 @@ def drift(markdown: bool) -> None:
     for night in NIGHTS:
         for how in ("update", "warm"):
             for name in names:
-                d = np.array([p["distance"] for p in pairs if (p["corpus"], p["night"], p["how"]) == (name, night, how)])
+                d = np.array([p["distance"] for p in pairs
+                              if (p["corpus"], p["night"], p["how"]) == (name, night, how)])
                 changed = sum(p["overlap"] <= CHANGED for p in pairs
                               if (p["corpus"], p["night"], p["how"]) == (name, night, how))
                 lines.append([f"{night:.0%}", how, name, f"{np.median(d):.3f}", f"{np.quantile(d, 0.9):.3f}",
@@ -417,7 +447,33 @@ def drift(markdown: bool) -> None:
     table(["night", "retrain", "fitted threshold (range over held-out)", "held-out false alarms (same topic)",
            "held-out changed topics caught", "0.6: false alarms", "0.6: caught", "0.7: false alarms", "0.7: caught"],
           lines, markdown)
-    print("\nPairs over 0.7 (diff's threshold) that share >= 5 of their top 10 words, and pairs sharing <= 2 within it:")
+    print("\nHistory's identity rule (a pair further apart is a death and a birth, 'meaning changed'): the threshold "
+          "fitted on six corpora, every schedule (the largest drift of a same-topic pair there), scored on the "
+          "seventh, "
+          "beside diff's:")
+    lines, split, caught = [], [0, 0], [0, 0]
+    for held in names:
+        th = max(p["distance"] for p in pairs if p["corpus"] != held and p["overlap"] >= SAME)
+        test = [p for p in pairs if p["corpus"] == held]
+        same = [p for p in test if p["overlap"] >= SAME]
+        changed = [p for p in test if p["overlap"] <= CHANGED]
+        split[0] += sum(p["distance"] > th for p in same)
+        split[1] += len(same)
+        caught[0] += sum(p["distance"] > th for p in changed)
+        caught[1] += len(changed)
+        lines.append([held, f"{th:.3f}", f"{sum(p['distance'] > th for p in same)}/{len(same)}",
+                      f"{sum(p['distance'] > th for p in changed)}/{len(changed)}",
+                      f"{sum(p['distance'] > THRESHOLD.default for p in same)}/{len(same)}",
+                      f"{sum(p['distance'] > THRESHOLD.default for p in changed)}/{len(changed)}"])
+    lines.append(["all", "", f"{split[0]}/{split[1]}", f"{caught[0]}/{caught[1]}",
+                  f"{sum(p['distance'] > THRESHOLD.default for p in pairs if p['overlap'] >= SAME)}/"
+                  f"{sum(p['overlap'] >= SAME for p in pairs)}",
+                  f"{sum(p['distance'] > THRESHOLD.default for p in pairs if p['overlap'] <= CHANGED)}/"
+                  f"{sum(p['overlap'] <= CHANGED for p in pairs)}"])
+    table(["held out", "fitted", "same topics split", "changed topics split", f"{THRESHOLD.default:g}: same split",
+           f"{THRESHOLD.default:g}: changed split"], lines, markdown)
+    print("\nPairs over 0.7 (diff's threshold) that share >= 5 of their top 10 words, and pairs sharing <= 2 "
+          "within it:")
     for p in pairs:
         if (p["distance"] > THRESHOLD.default and p["overlap"] >= SAME) or \
                 (p["distance"] <= THRESHOLD.default and p["overlap"] <= CHANGED):
@@ -456,11 +512,13 @@ def history(first: float) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("models", "topics", "flags", "drift", "history"))
+    p.add_argument("what", choices=("prepare", "models", "topics", "flags", "drift", "history"))
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--first", type=float, default=0.2, help="history: the share of the paragraphs of the first night")
     args = p.parse_args()
-    if args.what == "models":
+    if args.what == "prepare":
+        prepare()
+    elif args.what == "models":
         models()
     elif args.what == "topics":
         topics_text()
