@@ -90,8 +90,9 @@ DIAGNOSTICS = Setting("diagnostics", Flag(), False,
                       "Also measure each topic (MALLET's diagnostics: tokens, document entropy, coherence, "
                       "exclusivity, distances from the uniform and the corpus distributions, rank-1 documents, "
                       "allocation, ...; NPMI; how it spreads over documents and topics) against the reference "
-                      "corpus, and flag the topics that are likely junk (background, boilerplate, incoherent, "
-                      "few-documents, near-duplicates, tiny), each flag with its reason.")
+                      "corpus, flag the topics that are likely junk (background) and name what else a topic "
+                      "measured that junk often does (many-companions, low-npmi, few-documents, near-duplicates, "
+                      "tiny: measurements, not verdicts), each with its reason.")
 
 # Top words scored per topic (coherence, exclusivity, word length, token-document difference).
 DIAGNOSTIC_WORDS = 10
