@@ -34,8 +34,9 @@ became is born, both "meaning changed", with the distance and each other's topic
 ``came_from``): a descent says where a topic came from, not that it still means the same.
 
 The models are read one at a time (their files' params and SHA-256 first, to order them, then
-each model whole), and only the previous model's topics are kept beside the current one's:
-memory does not grow with the number of models. Their order is the lineage's (each model after
+each model whole), and only the previous model's topics are kept beside the current one's, with
+each living topic's words where it was born (a row per topic over the words seen so far): memory
+does not grow with the number of models. Their order is the lineage's (each model after
 the model it was warm-started from or aligned to, when that is among them; otherwise by the
 files' modification times, then as given), or as given. A folder or a pattern takes the models of
 this user, of root and of the folder's owner: a model another user put in a folder others can
