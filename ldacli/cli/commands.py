@@ -239,9 +239,10 @@ def topics(ctx, model, **values):
     its --top-words most probable words in the reference corpus (--corpus, by default the
     training corpus), and the mean over topics is printed last (text), to stderr (tsv) or under
     "coherence" (json). With --diagnostics, each topic gets MALLET's diagnostics and ours against
-    the reference corpus and the flags that mark it as likely junk, each with its reason (text:
-    a line under the topic and the reasons last; tsv: columns; json: "diagnostics" and "flags"
-    per topic). Learned (asymmetric) priors are shown beside each topic.
+    the reference corpus: the flags that mark it as likely junk (verdicts backed on held-out
+    corpora) and what else it measured that junk often does (measurements, not verdicts), each with
+    its reason (text: a line under the topic and the reasons last; tsv: columns; json:
+    "diagnostics", "flags" and "measured" per topic). Learned (asymmetric) priors are shown beside each topic.
 
     Examples:
 
@@ -299,8 +300,8 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
         out = {"model": path, "topics": [
             {"topic": k, "name": names[k], "alpha": float(m.alpha[k]),
              **({"coherence": scores["per_topic"][k]} if scores else {}),
-             **({"diagnostics": {f: diagnosed[k][f] for f in FIELD_NAMES}, "flags": diagnosed[k]["flags"]}
-                if diagnosed else {}),
+             **({"diagnostics": {f: diagnosed[k][f] for f in FIELD_NAMES}, "flags": diagnosed[k]["flags"],
+                 "measured": diagnosed[k]["measured"]} if diagnosed else {}),
              "words": words(k, ws)}
             for k, ws in enumerate(tops)]}
         if scores:
@@ -315,13 +316,13 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
             return delimited_line(map(str, fields), "\t")
 
         yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else [])
-                  + (list(FIELD_NAMES) + ["flags"] if diagnosed else []))
+                  + (list(FIELD_NAMES) + ["flags", "measured"] if diagnosed else []))
         for k, words in enumerate(tops):
             extra = [f"{scores['per_topic'][k]:.6g}"] if scores else []
             extra += [names[k] or ""] if named else []
             if diagnosed:
                 extra += [text_cell(diagnosed[k][f], kind) for f, kind, _, _ in DIAGNOSTIC_FIELDS]
-                extra.append(" ".join(diagnosed[k]["flags"]))
+                extra += [" ".join(diagnosed[k]["flags"]), " ".join(diagnosed[k]["measured"])]
             for r, (w, p) in enumerate(words, 1):
                 yield row([k, r, w, f"{p:.6g}"] + extra)
         if scores:
@@ -339,6 +340,8 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
                 label += f" [{measure} {scores['per_topic'][k]:.4g}]"
             if diagnosed and diagnosed[k]["flags"]:
                 label += f" [junk? {', '.join(diagnosed[k]['flags'])}]"
+            if diagnosed and diagnosed[k]["measured"]:
+                label += f" [measured: {', '.join(diagnosed[k]['measured'])}]"
             yield printable(f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
             if diagnosed:
                 yield " " * (width + 8) + "  ".join(f"{f} {_short(diagnosed[k][f])}" for f in FIELD_NAMES)
@@ -348,7 +351,7 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
                             f"{scores['reference']})")
         if diagnostics:
             yield printable(_flag_summary(diagnostics))
-            raised = {f for t in diagnosed for f in t["flags"]}
+            raised = {f for t in diagnosed for f in t["flags"] + t["measured"]}
             for flag in diagnostics["flags"]:
                 if flag["name"] in raised:
                     yield printable(f"  {flag['name']}: {flag['meaning']}")
@@ -364,15 +367,20 @@ def _short(x) -> str:
 
 
 def _flag_summary(diagnostics: dict) -> str:
-    """``flagged 3 of 50 topics as likely junk: 7 (boilerplate), ...`` (diagnostics of a corpus)."""
+    """``flagged 3 of 50 topics as likely junk: 7 (background), ...; measured, not a verdict: 9
+    (near-duplicates), ...`` (diagnostics of a corpus)."""
     topics = diagnostics["topics"]
     flagged = [t for t in topics if t["flags"]]
+    measured = [t for t in topics if t["measured"]]
     corpus = diagnostics["corpus"]
     where = f" (against {corpus['source']}, {corpus['n_docs']:,} documents)" if corpus else ""
-    if not flagged:
-        return f"flagged none of {len(topics)} topics as likely junk{where}"
-    return (f"flagged {len(flagged)} of {len(topics)} topics as likely junk{where}: "
-            + ", ".join(f"{t['topic']} ({' '.join(t['flags'])})" for t in flagged))
+    out = (f"flagged {len(flagged)} of {len(topics)} topics as likely junk{where}: "
+           + ", ".join(f"{t['topic']} ({' '.join(t['flags'])})" for t in flagged)) if flagged else \
+        f"flagged none of {len(topics)} topics as likely junk{where}"
+    if measured:
+        out += ("; measured, not a verdict (junk often is, good topics sometimes are): "
+                + ", ".join(f"{t['topic']} ({' '.join(t['measured'])})" for t in measured))
+    return out
 
 
 # --- infer and perplexity -----------------------------------------------------------------------------
