@@ -37,6 +37,7 @@ import ldacli
 from ldacli.memory import return_freed_memory
 return_freed_memory()
 path, k, iterations, limit, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+extra = json.loads(sys.argv[6])
 
 def io():
     with open("/proc/self/io") as f:
@@ -54,7 +55,7 @@ def callback(it):
 t0 = time.perf_counter()
 corpus = ldacli.open_shard_folder(path) if limit == "disk" else path
 model = ldacli.train(corpus, n_topics=k, iterations=iterations, seed=1, threads=1, output=out, callback=callback,
-                     progress=False)
+                     progress=False, **extra)
 wall = time.perf_counter() - t0
 sweeps = [b - a for a, b in zip(stamps[:-1], stamps[1:])]
 later = range(2, len(ios))
@@ -67,10 +68,10 @@ print(json.dumps({"tokens": model.params["n_tokens"], "sweep_s": [round(s, 2) fo
 """
 
 
-def run(folder: str, k: int, iterations: int, limit: str) -> dict:
+def run(folder: str, k: int, iterations: int, limit: str, extra: dict) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run([sys.executable, "-c", CHILD, folder, str(k), str(iterations), limit,
-                              os.path.join(tmp, "m.npz")], capture_output=True, text=True, cwd=tmp)
+                              os.path.join(tmp, "m.npz"), json.dumps(extra)], capture_output=True, text=True, cwd=tmp)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-2000:])
     row = json.loads(out.stdout.strip().splitlines()[-1])
@@ -132,13 +133,16 @@ def main() -> int:
     ap.add_argument("-k", "--topics", type=int, default=1000)
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--only", choices=("memory", "disk"))
+    ap.add_argument("--snapshot-interval", type=int, help="ldacli's (with --iterations 12 and 1: five snapshots "
+                                                          "summed, whose sums 3 sweeps do not have)")
     ap.add_argument("--peers", default="", help="also these, comma-separated: mallet (MALLET_HOME: a build of "
                                                 "/work/shared/tools/build-mallet.sh), tomotopy")
     args = ap.parse_args()
     rows = {}
     for where, limit in (("memory", "none"), ("disk", "disk")):
         if args.only in (None, where):
-            rows[where] = run(args.folder, args.topics, args.iterations, limit)
+            rows[where] = run(args.folder, args.topics, args.iterations, limit,
+                              {} if args.snapshot_interval is None else {"snapshot_interval": args.snapshot_interval})
             print(json.dumps({"where": where, "k": args.topics, **rows[where]}), flush=True)
     for tool in filter(None, args.peers.split(",")):
         rows[tool] = peer(tool, args.folder, args.topics, args.iterations)
