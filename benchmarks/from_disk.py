@@ -15,7 +15,8 @@ thread, the default snapshots, the model written to a temporary file. Printed as
 run: the corpus's tokens, the seconds of each sweep, the mean of all but the first (which, from
 disk, also writes the blocks), ns a token-sweep, peak RSS (MB), the RSS at the start of the first
 sweep, and the bytes the process read and wrote (``/proc/self/io``'s rchar and wchar: through
-the page cache or not) during the sweeps after the first, per sweep; then, when both ran, the ratios.
+the page cache or not; and read_bytes, what came from the storage device) during the sweeps after
+the first, per sweep; then, when both ran, the ratios.
 ``--peers mallet,tomotopy`` adds MALLET 2.1's TopicTrainer and tomotopy on the same corpus (read
 whole), one thread, the same sweeps, their models written: whole processes, peak RSS from the
 kernel.
@@ -61,10 +62,12 @@ sweeps = [b - a for a, b in zip(stamps[:-1], stamps[1:])]
 later = range(2, len(ios))
 read = [ios[i]["rchar"] - ios[i - 1]["rchar"] for i in later]
 written = [ios[i]["wchar"] - ios[i - 1]["wchar"] for i in later]
+storage = [ios[i]["read_bytes"] - ios[i - 1]["read_bytes"] for i in later]
 print(json.dumps({"tokens": model.params["n_tokens"], "sweep_s": [round(s, 2) for s in sweeps],
                   "wall_s": round(wall, 1), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                   "read_mb_per_sweep": round(sum(read) / max(1, len(read)) / 2**20),
-                  "written_mb_per_sweep": round(sum(written) / max(1, len(written)) / 2**20)}))
+                  "written_mb_per_sweep": round(sum(written) / max(1, len(written)) / 2**20),
+                  "from_storage_mb_per_sweep": round(sum(storage) / max(1, len(storage)) / 2**20)}))
 """
 
 
