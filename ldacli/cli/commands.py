@@ -62,6 +62,7 @@ from ldacli.corpora.formats.read import (
 from ldacli.corpora.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.corpora.formats.split import split_corpus
 from ldacli.corpora.formats.stream import stream_corpus
+from ldacli.corpora.formats.tokenizer_file import tokenizer_file_path, tokenizer_record
 from ldacli.corpora.formats.write import WRITE_FORMATS, write_corpus
 from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
 from ldacli.errors import LdacliError, SettingError
@@ -1038,8 +1039,9 @@ def convert(ctx, source, **values):
     with user_errors(ctx), locked([output, vocab_out]):
         data = read(source, values)
         write_corpus(data, output, vocab_out, format=to)
+    tokenized = f", how the text was tokenized in {tokenizer_file_path(output)}" if tokenizer_record(data) else ""
     tell(values, f"{output}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens; "
-                  f"vocabulary in {vocab_out}")
+                  f"vocabulary in {vocab_out}{tokenized}")
 
 
 def _convert_to_shards(ctx, source, values) -> None:

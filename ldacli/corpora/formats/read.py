@@ -21,6 +21,7 @@ from ldacli.corpora.formats.matrix import read_matrix
 from ldacli.corpora.formats.parsing import plural
 from ldacli.corpora.formats.shards import KIND as SHARD_INDEX, is_shard_folder, open_shard_folder
 from ldacli.corpora.formats.text import read_text
+from ldacli.corpora.formats.tokenizer_file import read_tokenizer_file
 from ldacli.corpora.formats.uci import read_uci
 from ldacli.corpora.formats.vocab import find_vocab, read_vocab, vocab_candidates
 from ldacli.files.npz import file_kind
@@ -120,6 +121,7 @@ def read_corpus(
     if not text:
         refuse_tokenizing(tokenizing, fmt)
     notes: list[str] = []
+    converted = None  # the tokenizer file beside a bag-of-words file, and its removed words
     if format == "auto" and fmt in FORMAT_NAMES:
         notes.append(detected_note(fmt))
     if vocab is not None and fmt in TEXT_FORMATS + ("shards",):
@@ -132,6 +134,11 @@ def read_corpus(
             corpus = read_shard_folder(path, notes)
         else:
             corpus = read_bag_of_words(source, fmt, vocab, fixed, notes)
+            if fixed is None and not source.is_stdin:
+                converted = read_tokenizer_file(source.name, corpus.vocab)
+                if converted is not None:
+                    notes.append(f"tokenizer read from {converted[0]['path']} (found beside the corpus): a model "
+                                 f"trained on it reads text as {converted[0]['source']} was read")
         if fixed is not None and corpus.vocab != fixed:
             n_shards = corpus.n_shards
             corpus, _ = corpus.align(fixed, removed_words or frozenset())
@@ -144,6 +151,8 @@ def read_corpus(
     corpus.notes = notes + removed
     if fixed is None:
         corpus.removed_words = rules.removed_words(as_read, corpus.vocab, text=text)
+        if converted is not None:
+            corpus.removed_words = sorted(set(corpus.removed_words) | set(converted[1]))
     else:
         corpus.removed_tokens += n_read - corpus.n_tokens
 
@@ -157,6 +166,7 @@ def read_corpus(
         "input_format": format, "vocab": VOCAB.comparable(vocab),
         **(tok.settings() if text else {}),
         **rules.recorded(text=text, fixed=fixed is not None),
+        **({"tokenizer_file": converted[0]} if converted is not None else {}),
     }
     unused = None if fixed is not None else int(np.count_nonzero(corpus.word_frequencies() == 0))
     corpus.notes += closing_notes(corpus.n_empty_docs, unused)
