@@ -104,7 +104,7 @@ from ldacli.scoring.perplexity import SETTINGS as PERPLEXITY
 from ldacli.scoring.perplexity import perplexity as compute_perplexity
 from ldacli.scoring.perplexity import perplexity_stream
 from ldacli.settings import Choice, Integer, Setting, Text
-from ldacli.topic_names import name_topic
+from ldacli.topic_names import SEEDS_KEPT_WITHIN, lost_seeds_text, name_topic, seed_ranks
 
 # --- how convert writes a corpus --------------------------------------------------------------------
 
@@ -282,14 +282,17 @@ def topics(ctx, model, **values):
             if diagnosing:
                 diagnostics = diagnose(m, ref, top_words=n)
         tops = m.top_words(n)
-        emit(values, _topic_lines(model, m, tops, scores, fmt, measure, values, diagnostics))
+        seeds = {t["topic"]: t for t in seed_ranks(m)}
+        emit(values, _topic_lines(model, m, tops, scores, fmt, measure, values, diagnostics, seeds))
 
 
-def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
+def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None, seeds=None):
     asymmetric = not np.all(m.alpha == m.alpha[0])  # then each topic's alpha is worth showing
     names = m.topic_names
     named = any(n is not None for n in names)
     diagnosed = diagnostics["topics"] if diagnostics else None
+    seeds = seeds or {}
+    lost = {k: lost_seeds_text(t) for k, t in seeds.items() if t["lost"]}
     if fmt == "json":
         def words(k, words):
             if diagnosed is None:
@@ -302,6 +305,7 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
              **({"coherence": scores["per_topic"][k]} if scores else {}),
              **({"diagnostics": {f: diagnosed[k][f] for f in FIELD_NAMES}, "flags": diagnosed[k]["flags"]}
                 if diagnosed else {}),
+             **({"seeds": {key: seeds[k][key] for key in ("words", "ranks", "lost")}} if k in seeds else {}),
              "words": words(k, ws)}
             for k, ws in enumerate(tops)]}
         if scores:
@@ -316,13 +320,14 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
             return delimited_line(map(str, fields), "\t")
 
         yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else [])
-                  + (list(FIELD_NAMES) + ["flags"] if diagnosed else []))
+                  + (list(FIELD_NAMES) + ["flags"] if diagnosed else []) + (["seeds_lost"] if seeds else []))
         for k, words in enumerate(tops):
             extra = [f"{scores['per_topic'][k]:.6g}"] if scores else []
             extra += [names[k] or ""] if named else []
             if diagnosed:
                 extra += [text_cell(diagnosed[k][f], kind) for f, kind, _, _ in DIAGNOSTIC_FIELDS]
                 extra.append(" ".join(diagnosed[k]["flags"]))
+            extra += [lost.get(k, "")] if seeds else []
             for r, (w, p) in enumerate(words, 1):
                 yield row([k, r, w, f"{p:.6g}"] + extra)
         if scores:
@@ -330,6 +335,8 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
                           f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} reference documents)")
         if diagnostics:
             tell(values, _flag_summary(diagnostics))
+        if lost:
+            tell(values, _lost_summary(seeds, lost))
     else:
         width = len(str(len(tops) - 1))
         for k, words in enumerate(tops):
@@ -340,6 +347,8 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
                 label += f" [{measure} {scores['per_topic'][k]:.4g}]"
             if diagnosed and diagnosed[k]["flags"]:
                 label += f" [junk? {', '.join(diagnosed[k]['flags'])}]"
+            if k in lost:
+                label += f" [{lost[k]}]"
             yield printable(f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
             if diagnosed:
                 yield " " * (width + 8) + "  ".join(f"{f} {_short(diagnosed[k][f])}" for f in FIELD_NAMES)
@@ -353,6 +362,8 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
             for flag in diagnostics["flags"]:
                 if flag["name"] in raised:
                     yield printable(f"  {flag['name']}: {flag['meaning']}")
+        if lost:
+            yield printable(_lost_summary(seeds, lost))
 
 
 def _short(x) -> str:
@@ -362,6 +373,15 @@ def _short(x) -> str:
     if isinstance(x, int) or float(x).is_integer() or abs(x) >= 1000:
         return f"{x:,.0f}"
     return f"{x:.4g}"
+
+
+def _lost_summary(seeds: dict, lost: dict) -> str:
+    """``1 of 5 seeded topics lost their seeds: 0 space (...)``, with what makes a seed weak."""
+    return (f"{len(lost)} of {len(seeds)} seeded topics lost their seeds (none among the topic's {SEEDS_KEPT_WITHIN} "
+            f"words of most tokens), so their names are not what they are about: "
+            + ", ".join(f"{k} {seeds[k]['name']}" for k in lost)
+            + ". Weak seeds: rare words, words of another theme, too few, a weak --seed-strength "
+              "(docs/guide/seeded-topics.md)")
 
 
 def _flag_summary(diagnostics: dict) -> str:
