@@ -201,3 +201,18 @@ def test_converting_a_converted_corpus_keeps_how_its_text_was_read(tmp_path):
     # without a tokenizer file, a bag-of-words corpus is what it was
     (tmp_path / "docword.docs.tokenizer.json").unlink()
     assert "tokenizer_file" not in ldacli.read_corpus(str(tmp_path / "docword.docs.txt")).reading
+
+
+def test_a_shard_folder_converted_from_text_keeps_how_its_text_was_read(tmp_path):
+    text = tmp_path / "docs.txt"
+    text.write_text("\n".join(CONVERTED) + "\n")
+    folder = tmp_path / "shards"
+    r = run("convert", text, "--token-pattern", "[a-z]+", "--shards", 2, "-o", folder)
+    assert r.exit_code == 0 and f"how the text was tokenized in {folder / 'tokenizer.json'}" in r.stderr, r.output
+    assert ldacli.open_shard_folder(str(folder)).reading["tokenizer_file"]["token_pattern"] == "[a-z]+"
+    out = tmp_path / "m.npz"
+    r = run("train", folder, "-k", 2, "--iterations", 10, "--seed", 1, "-o", out)
+    assert r.exit_code == 0 and "tokenizer read from" in r.stderr, r.output
+    assert ldacli.load_model(str(out)).tokenizer.token_pattern == "[a-z]+"
+    data = json.loads(run("perplexity", out, text, "--format", "json", "--seed", 1).stdout)
+    assert data["unknown_tokens"] == 0 and data["removed_tokens"] > 0, data

@@ -1085,8 +1085,9 @@ def _convert_to_shards(ctx, source, values) -> None:
         for note in notes:
             tell(values, f"{source}: {note}")
         folder = open_shard_folder(output)
+    tokenized = f", how the text was tokenized in {folder.reading['tokenizer_file']['path']}" if folder.reading else ""
     tell(values, f"{output}: {folder.n_docs:,} documents, {folder.n_words:,} words, {folder.n_tokens:,} tokens in "
-                  f"{folder.n_shards} shard files")
+                  f"{folder.n_shards} shard files{tokenized}")
 
 
 def default_vocab_path(output: str, out_format: str) -> str:

@@ -677,7 +677,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
         advice = "use fewer topics (the word-topic counts and each document's topics stay in memory)"
     check_fits(memory, cls.estimate_bytes(fitted, values, threads, early), values["memory_limit"], advice)
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
-              "trace": cls.trace, **(as_written() if isinstance(corpus, ShardFolder) else corpus.reading),
+              "trace": cls.trace, **(as_written() | corpus.reading if isinstance(corpus, ShardFolder) else corpus.reading),
               **_provenance(corpus)}
     parent = run.parent
     names = [None] * values["n_topics"]

@@ -21,7 +21,7 @@ from ldacli.corpora.formats.matrix import read_matrix
 from ldacli.corpora.formats.parsing import plural
 from ldacli.corpora.formats.shards import KIND as SHARD_INDEX, is_shard_folder, open_shard_folder
 from ldacli.corpora.formats.text import read_text
-from ldacli.corpora.formats.tokenizer_file import read_tokenizer_file
+from ldacli.corpora.formats.tokenizer_file import read_tokenizer_file, tokenizer_file_path
 from ldacli.corpora.formats.uci import read_uci
 from ldacli.corpora.formats.vocab import find_vocab, read_vocab, vocab_candidates
 from ldacli.files.npz import file_kind
@@ -131,11 +131,11 @@ def read_corpus(
                            removed_words=removed_words or frozenset())
     else:
         if fmt == "shards":
-            corpus = read_shard_folder(path, notes)
+            corpus, converted = read_shard_folder(path, notes)
         else:
             corpus = read_bag_of_words(source, fmt, vocab, fixed, notes)
             if fixed is None and not source.is_stdin:
-                converted = read_tokenizer_file(source.name, corpus.vocab)
+                converted = read_tokenizer_file(tokenizer_file_path(source.name), corpus.vocab)
                 if converted is not None:
                     notes.append(f"tokenizer read from {converted[0]['path']} (found beside the corpus): a model "
                                  f"trained on it reads text as {converted[0]['source']} was read")
@@ -267,17 +267,21 @@ def open_source(path: str, format: str, stdin: IO | None, *, streaming: bool = F
 
 def as_written() -> dict:
     """The ``reading`` of a corpus read as written, with every setting at its default (a shard
-    folder read whole records it, and a run on its index, from disk or on a cluster, the same)."""
+    folder read whole records it, and a run on its index, from disk or on a cluster, the same,
+    with what its tokenizer file says)."""
     return {"input_format": INPUT_FORMAT.default, "vocab": VOCAB.comparable(None),
             **VocabRules().recorded(text=False, fixed=False)}
 
 
-def read_shard_folder(path: str, notes: list[str]) -> Corpus:
+def read_shard_folder(path: str, notes: list[str]) -> tuple[Corpus, tuple[dict, list[str]] | None]:
     """The whole corpus of a shard folder (:mod:`ldacli.corpora.formats.shards`), every file checked
-    against its index."""
+    against its index, and its tokenizer file's settings and removed words (None without one)."""
     folder = open_shard_folder(path)
     notes.append(f"read the {folder.n_shards} shard files of a shard folder")
-    return Corpus(folder.all_counts(), folder.vocab, folder.doc_ids.tolist(), format="shards", n_shards=folder.n_shards)
+    notes += folder.notes
+    converted = (folder.reading["tokenizer_file"], folder.removed_words) if folder.reading else None
+    return (Corpus(folder.all_counts(), folder.vocab, folder.doc_ids.tolist(), format="shards",
+                   n_shards=folder.n_shards), converted)
 
 
 def bag_of_words_vocab(source: Source, vocab: str | None, fixed: list[str] | None,

@@ -12,8 +12,10 @@ tokenizer's settings (:data:`~ldacli.corpora.tokenizer.TOKENIZING`: ``lowercase`
 ``max_vocab``), ``vocab_sha256`` (the SHA-256 of the vocabulary file's bytes as written) and
 ``removed_words`` (the words the rules removed and those of the stop lists, sorted).
 
-Reading a bag-of-words corpus that builds its own vocabulary (no fixed vocabulary, not stdin)
-finds the file by that name (:func:`read_tokenizer_file`): the corpus's ``reading`` then holds
+A shard folder written from text (``convert --shards``) holds it as ``tokenizer.json``
+(:data:`IN_SHARD_FOLDER`). Reading a bag-of-words corpus that builds its own vocabulary (no fixed
+vocabulary, not stdin), or a shard folder, finds the file by that name
+(:func:`read_tokenizer_file`): the corpus's ``reading`` then holds
 ``tokenizer_file`` (the file's settings and its ``path``), which a model trained on it records
 (``params.tokenizer_file``: ``infer`` and ``perplexity`` tokenize text with them), and its
 ``removed_words`` add the file's. The file may come from someone else: it is read only when it is
@@ -43,6 +45,8 @@ from ldacli.version import __version__
 KIND = "ldacli tokenizer"
 FORMAT_VERSION = 1
 SUFFIX = ".tokenizer.json"
+# Its name in a shard folder (``convert --shards`` of text), beside the folder's vocabulary.
+IN_SHARD_FOLDER = "tokenizer.json"
 # The largest tokenizer file read: about 6 million removed words of 10 letters.
 MAX_BYTES = 64 << 20
 # The formats of a corpus made by the tokenizer (as :data:`ldacli.model.TEXT_CORPUS_FORMATS`).
@@ -95,12 +99,12 @@ def tokenizer_file_bytes(record: dict) -> bytes:
     return (json.dumps(record, ensure_ascii=False, indent=0, sort_keys=True) + "\n").encode("utf-8")
 
 
-def read_tokenizer_file(corpus_path: str, vocab: list[str]) -> tuple[dict, list[str]] | None:
-    """The tokenizer file beside the bag-of-words file ``corpus_path`` (:func:`tokenizer_file_path`),
-    checked as input someone sent (see the module docstring) against ``vocab``, the
-    vocabulary the corpus was read with: ``(settings, removed_words)``, ``settings`` being
-    what a model records (:data:`RECORDED`, ``path`` absolute). None when there is none."""
-    path = tokenizer_file_path(corpus_path)
+def read_tokenizer_file(path: str, vocab: list[str]) -> tuple[dict, list[str]] | None:
+    """The tokenizer file at ``path`` (beside a bag-of-words file, :func:`tokenizer_file_path`, or
+    in a shard folder, :data:`IN_SHARD_FOLDER`), checked as input someone sent (see the module
+    docstring) against ``vocab``, the vocabulary the corpus was read with: ``(settings,
+    removed_words)``, ``settings`` being what a model records (:data:`RECORDED`, ``path``
+    absolute). None when there is none."""
     if not os.path.lexists(path):
         return None
     with open_regular(path) as f:

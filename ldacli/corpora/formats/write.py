@@ -56,15 +56,11 @@ def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str |
     counts.sort_indices()
     if counts.nnz and counts.data.min() < 0:
         raise LdacliError("counts: expected non-negative counts, found a negative one")
-    record = tokenizer_record(corpus)
-    recorded = None if record is None else tokenizer_file_bytes(record)
-    if recorded is not None and len(recorded) > MAX_BYTES:
-        raise LdacliError(f"tokenizer file: expected at most {MAX_BYTES:,} bytes (what reading one takes), found "
-                          f"{len(recorded):,} for {len(record['removed_words']):,} removed words")
+    recorded = _tokenizer_bytes(corpus)
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(atomic_write(path, what="corpus"))
         voc = stack.enter_context(atomic_write(vocab_path, what="vocabulary"))
-        if record is not None:
+        if recorded is not None:
             stack.enter_context(atomic_write(tokenizer_file_path(path), what="tokenizer file")).write(recorded)
         if format == "mtx":
             write_mtx(out, counts)
@@ -73,6 +69,16 @@ def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str |
         else:
             _write_lines(out, ldac_lines(counts) if format == "ldac" else uci_lines(counts))
         voc.write(vocab_text(corpus.vocab))
+
+
+def _tokenizer_bytes(corpus: Corpus) -> bytes | None:
+    """The bytes of ``corpus``'s tokenizer file, None when it was not made from text."""
+    record = tokenizer_record(corpus)
+    recorded = None if record is None else tokenizer_file_bytes(record)
+    if recorded is not None and len(recorded) > MAX_BYTES:
+        raise LdacliError(f"tokenizer file: expected at most {MAX_BYTES:,} bytes (what reading one takes), found "
+                          f"{len(recorded):,} for {len(record['removed_words']):,} removed words")
+    return recorded
 
 
 def _write_lines(out: IO[bytes], lines: Iterator[str]) -> None:
@@ -99,4 +105,5 @@ def write_shards(corpus: Corpus, folder: str | os.PathLike[str], n_shards: int) 
     counts = sp.csr_array(trimmed.counts, copy=True)
     counts.sort_indices()
     return write_shard_folder(os.fspath(folder), counts, trimmed.vocab, trimmed.doc_ids, n_shards,
-                              fingerprint=trimmed.fingerprint(), source=corpus.source, format=corpus.format)
+                              fingerprint=trimmed.fingerprint(), source=corpus.source, format=corpus.format,
+                              tokenizer=_tokenizer_bytes(trimmed))
