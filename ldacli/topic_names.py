@@ -120,13 +120,12 @@ def _weights(model: Model, topics: list[int]) -> dict[int, np.ndarray]:
     if model.counts is None:
         phi = model.phi
         return {k: np.asarray(phi[k]) for k in topics}
-    cells = model.word_topic_counts()
+    counts = model.counts
     out = {}
     for k in topics:
-        lo, hi = np.searchsorted(cells.topics, [k, k + 1])
-        row = np.zeros(len(model.vocab))
-        row[cells.words[lo:hi]] = cells.sums[lo:hi]
-        out[k] = row
+        row = np.zeros((1, len(model.vocab)))
+        counts.words.put(row, int(counts.order[k]) if counts.order is not None else k)  # the run's topic id
+        out[k] = row[0]
     return out
 
 

@@ -186,3 +186,18 @@ def test_a_seeded_topic_that_lost_its_seeds_says_so_wherever_it_is_shown(twin):
     assert [t["seeds"] and t["seeds"]["lost"] for t in ldacli.diagnostics(ldacli.load_model(str(out)))["topics"]] \
         == [False, False, True, None, None]
 
+
+
+def test_the_seeds_follow_their_topic_when_it_is_renumbered(small_ldac, tmp_path):
+    (tmp_path / "twin.txt").write_text(TWIN)
+    assert run("train", small_ldac, "-k", 5, "--iterations", 100, "--seed", 5, "-q", "-o", tmp_path / "ref.npz"
+               ).exit_code == 0
+    out = tmp_path / "aligned.npz"
+    result = run("train", small_ldac, "-k", 5, "--iterations", 100, "--seed", 1, "--seed-words", tmp_path / "twin.txt",
+                 "--align-to", tmp_path / "ref.npz", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    model = ldacli.load_model(str(out))
+    assert model.params["aligned_to"]["order"][:2] != [0, 1]  # the seeded topics moved
+    topics = json.loads(run("topics", out, "--format", "json").stdout)["topics"]
+    seeded = {t["name"]: t["seeds"]["lost"] for t in topics if "seeds" in t}
+    assert seeded == {"first": False, "second": False, "twin": True}

@@ -242,7 +242,9 @@ def topics(ctx, model, **values):
     "coherence" (json). With --diagnostics, each topic gets MALLET's diagnostics and ours against
     the reference corpus and the flags that mark it as likely junk, each with its reason (text:
     a line under the topic and the reasons last; tsv: columns; json: "diagnostics" and "flags"
-    per topic). Learned (asymmetric) priors are shown beside each topic.
+    per topic). Learned (asymmetric) priors are shown beside each topic, and a seeded topic none of
+    whose seed words is among its 10 words of most tokens says it lost its seeds (text: beside its
+    name; tsv: seeds_lost; json: "seeds", the seeds' ranks).
 
     Examples:
 
