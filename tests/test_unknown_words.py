@@ -216,3 +216,8 @@ def test_a_shard_folder_converted_from_text_keeps_how_its_text_was_read(tmp_path
     assert ldacli.load_model(str(out)).tokenizer.token_pattern == "[a-z]+"
     data = json.loads(run("perplexity", out, text, "--format", "json", "--seed", 1).stdout)
     assert data["unknown_tokens"] == 0 and data["removed_tokens"] > 0, data
+    # a run on the folder's index (from disk, on a cluster) records the same as a run on it read whole
+    whole = ldacli.load_model(str(out))
+    indexed = ldacli.train(ldacli.open_shard_folder(str(folder)), 2, iterations=10, seed=1)
+    assert indexed.params["tokenizer_file"] == whole.params["tokenizer_file"]
+    assert indexed.removed_words == whole.removed_words and "the" in whole.removed_words

@@ -676,9 +676,10 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
         memory += f" from disk ({corpus.path})"
         advice = "use fewer topics (the word-topic counts and each document's topics stay in memory)"
     check_fits(memory, cls.estimate_bytes(fitted, values, threads, early), values["memory_limit"], advice)
+    # a shard folder's index: as written, and what its tokenizer file says (ShardFolder.reading)
+    reading = as_written() | corpus.reading if isinstance(corpus, ShardFolder) else corpus.reading
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
-              "trace": cls.trace, **(as_written() | corpus.reading if isinstance(corpus, ShardFolder) else corpus.reading),
-              **_provenance(corpus)}
+              "trace": cls.trace, **reading, **_provenance(corpus)}
     parent = run.parent
     names = [None] * values["n_topics"]
     if parent is not None:
