@@ -131,7 +131,7 @@ def read_corpus(
                            removed_words=removed_words or frozenset())
     else:
         if fmt == "shards":
-            corpus, converted = read_shard_folder(path, notes)
+            corpus, converted = read_shard_folder(path, notes, own_vocab=fixed is None)
         else:
             corpus = read_bag_of_words(source, fmt, vocab, fixed, notes)
             if fixed is None and not source.is_stdin:
@@ -273,13 +273,17 @@ def as_written() -> dict:
             **VocabRules().recorded(text=False, fixed=False)}
 
 
-def read_shard_folder(path: str, notes: list[str]) -> tuple[Corpus, tuple[dict, list[str]] | None]:
+def read_shard_folder(path: str, notes: list[str], *,
+                      own_vocab: bool = True) -> tuple[Corpus, tuple[dict, list[str]] | None]:
     """The whole corpus of a shard folder (:mod:`ldacli.corpora.formats.shards`), every file checked
-    against its index, and its tokenizer file's settings and removed words (None without one)."""
+    against its index, and, read over its own vocabulary (``own_vocab``), its tokenizer file's
+    settings and removed words (None without one)."""
     folder = open_shard_folder(path)
     notes.append(f"read the {folder.n_shards} shard files of a shard folder")
-    notes += folder.notes
-    converted = (folder.reading["tokenizer_file"], folder.removed_words) if folder.reading else None
+    converted = None
+    if own_vocab and folder.reading:
+        notes.extend(folder.notes)
+        converted = (folder.reading["tokenizer_file"], folder.removed_words)
     return (Corpus(folder.all_counts(), folder.vocab, folder.doc_ids.tolist(), format="shards",
                    n_shards=folder.n_shards), converted)
 
