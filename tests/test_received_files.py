@@ -13,6 +13,7 @@ from click.testing import CliRunner
 import ldacli
 from ldacli.cli import main
 from ldacli.files.npz import write_npz
+from users import as_attacker, need_a_second_user, remove, shared_folder
 
 
 def run(*args):
@@ -412,3 +413,35 @@ def test_a_received_models_recorded_tokenizer_file_is_checked_as_its_own_tokeniz
     with pytest.raises(ldacli.InputError, match="expected the tokenizer settings a model records in params, found "
                                                 "token_pattern must not backtrack without bound"):
         ldacli.load_model(str(tmp_path / "m.npz"))
+
+
+def test_a_tokenizer_file_another_user_put_beside_a_corpus_is_refused_unless_the_corpus_is_theirs(tmp_path):
+    """In a folder others can write, anyone can put a tokenizer file beside a corpus converted
+    before there were any, or one whose file was removed: it would decide how a model reads text."""
+    need_a_second_user()
+    folder = shared_folder()
+    try:
+        text = os.path.join(folder, "docs.txt")
+        with open(text, "w") as f:
+            f.write("apple banana cherry\nbanana cherry date\ncherry date apple\n")
+        ours = os.path.join(folder, "docs.ldac")
+        assert run("convert", text, "-q", "-o", ours).exit_code == 0
+        side = os.path.join(folder, "docs.tokenizer.json")
+        record = open(side).read()
+        os.remove(side)
+        write = "import sys\nfor i in range(1, len(sys.argv), 2): open(sys.argv[i], 'w').write(sys.argv[i + 1])"
+        assert as_attacker(write, side, record).returncode == 0
+        r = run("train", ours, "-k", 2, "--iterations", 2, "-o", tmp_path / "m.npz")
+        assert r.exit_code == 1 and r.stderr.startswith(
+            f"Error: {side}: expected a tokenizer file of this user's or of the corpus's owner, found one of another "
+            f"user (uid {os.stat(side).st_uid})"), r.stderr
+        assert not (tmp_path / "m.npz").exists()
+        # a colleague's corpus, converted by them: their tokenizer file goes with it
+        theirs = os.path.join(folder, "theirs.ldac")
+        assert as_attacker(write, theirs, open(ours).read(), os.path.join(folder, "theirs.vocab"),
+                           open(os.path.join(folder, "docs.vocab")).read(),
+                           os.path.join(folder, "theirs.tokenizer.json"), record).returncode == 0
+        r = run("train", theirs, "-k", 2, "--iterations", 2, "-o", tmp_path / "m.npz")
+        assert r.exit_code == 0 and "tokenizer read from" in r.stderr, r.stderr
+    finally:
+        remove(folder)

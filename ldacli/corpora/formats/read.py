@@ -135,7 +135,7 @@ def read_corpus(
         else:
             corpus = read_bag_of_words(source, fmt, vocab, fixed, notes)
             if fixed is None and not source.is_stdin:
-                converted = read_tokenizer_file(tokenizer_file_path(source.name), corpus.vocab)
+                converted = read_tokenizer_file(tokenizer_file_path(source.name), corpus.vocab, source.name)
                 if converted is not None:
                     notes.append(f"tokenizer read from {converted[0]['path']} (found beside the corpus): a model "
                                  f"trained on it reads text as {converted[0]['source']} was read")

@@ -252,7 +252,7 @@ def open_shard_folder(path: str | os.PathLike[str]) -> ShardFolder:
     doc_ids = doc_ids.astype(f"<U{max(1, longest)}", copy=False)
     folder = ShardFolder(path, [str(w) for w in vocab], doc_ids, lengths, freq, bounds,
                          list(params["files"]), [str(h) for h in params["sha256"]], params["fingerprint"])
-    converted = read_tokenizer_file(os.path.join(path, IN_SHARD_FOLDER), folder.vocab)
+    converted = read_tokenizer_file(os.path.join(path, IN_SHARD_FOLDER), folder.vocab, name)
     if converted is not None:
         folder.reading, folder.removed_words = {"tokenizer_file": converted[0]}, converted[1]
         folder.notes.append(f"tokenizer read from {converted[0]['path']}: a model trained on it reads text as "

@@ -23,7 +23,8 @@ a regular file of at most :data:`MAX_BYTES`, every field is checked (the token p
 ``--token-pattern`` is, :class:`~ldacli.corpora.tokenizer.Regex`, so that one that could backtrack
 without bound never runs; words of at most
 :data:`~ldacli.corpora.formats.parsing.MAX_WORD_LENGTH` characters), stop lists are names only
-(never opened) and a file written for another vocabulary is refused: an
+(never opened), and a file written for another vocabulary, or put there by another user than the
+corpus's owner (:func:`read_tokenizer_file`), is refused: an
 :class:`~ldacli.errors.InputError` names the file and what was wrong.
 """
 
@@ -39,7 +40,7 @@ from ldacli.corpora.formats.vocab import vocab_text
 from ldacli.corpora.tokenizer import TOKENIZING, Tokenizer
 from ldacli.corpora.vocab_rules import MAX_DF, MAX_VOCAB, MIN_DF, REMOVE_TOP
 from ldacli.errors import InputError, SettingError
-from ldacli.files.fileio import open_regular
+from ldacli.files.fileio import open_regular, stranger
 from ldacli.version import __version__
 
 KIND = "ldacli tokenizer"
@@ -99,15 +100,22 @@ def tokenizer_file_bytes(record: dict) -> bytes:
     return (json.dumps(record, ensure_ascii=False, indent=0, sort_keys=True) + "\n").encode("utf-8")
 
 
-def read_tokenizer_file(path: str, vocab: list[str]) -> tuple[dict, list[str]] | None:
+def read_tokenizer_file(path: str, vocab: list[str], corpus: str) -> tuple[dict, list[str]] | None:
     """The tokenizer file at ``path`` (beside a bag-of-words file, :func:`tokenizer_file_path`, or
-    in a shard folder, :data:`IN_SHARD_FOLDER`), checked as input someone sent (see the module
-    docstring) against ``vocab``, the vocabulary the corpus was read with: ``(settings,
-    removed_words)``, ``settings`` being what a model records (:data:`RECORDED`, ``path``
-    absolute). None when there is none."""
+    in a shard folder, :data:`IN_SHARD_FOLDER`) of the corpus at ``corpus``, checked as input
+    someone sent (see the module docstring) against ``vocab``, the vocabulary the corpus was read
+    with: ``(settings, removed_words)``, ``settings`` being what a model records
+    (:data:`RECORDED`, ``path`` absolute). None when there is none. A file of another user than
+    this one, root, the folder's owner (:func:`~ldacli.files.fileio.stranger`) and the corpus's
+    owner is refused: in a folder others can write, anyone could put one beside a corpus."""
     if not os.path.lexists(path):
         return None
     with open_regular(path) as f:
+        uid = stranger(os.fstat(f.fileno()), os.path.dirname(path))
+        if uid is not None and uid != os.stat(corpus).st_uid:
+            raise InputError(path, None, f"expected a tokenizer file of this user's or of the corpus's owner, found "
+                                         f"one of another user (uid {uid}), who may have put it there: remove it, or "
+                                         f"convert the text again in a folder of your own")
         data = f.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise InputError(path, None, f"expected a tokenizer file of at most {MAX_BYTES:,} bytes, found a larger one")
