@@ -48,9 +48,11 @@ def file_name(path) -> str:
 def shown(name: str, value):
     """``value`` of the param ``name`` as info's text and the pages show it: the paths a file
     records (:data:`PATHS`, the ``path`` of a link such as ``aligned_to``, a seeded prior's
-    ``source``) by :func:`file_name`; ``info --format json`` keeps them whole."""
+    ``source``, a tokenizer file's paths) by :func:`file_name`; ``info --format json`` keeps them whole."""
     if name in PATHS:
         return [file_name(v) for v in value] if isinstance(value, (list, tuple)) else file_name(value)
+    if name == "tokenizer_file" and isinstance(value, dict):  # its own path, the text's, the stop lists'
+        return {k: file_name(v) if k in ("path", "source") else shown(k, v) for k, v in value.items()}
     if isinstance(value, dict) and isinstance(value.get("path"), str):
         return {**value, "path": file_name(value["path"])}
     if name == "source" and isinstance(value, str):  # a seeded prior's: a file, or kept from a warm start

@@ -194,9 +194,13 @@ class Model:
     def tokenizer(self) -> Tokenizer:
         """How the training corpus was tokenized, as ``params`` record it: its own settings when
         it was text (those a model of ldacli 0.2 lacks are :data:`~ldacli.corpora.tokenizer.LEGACY`'s),
-        and the default tokenizer for a model of a bag-of-words corpus."""
+        the one its tokenizer file records for a bag-of-words corpus made from text
+        (``params["tokenizer_file"]``, :mod:`ldacli.corpora.formats.tokenizer_file`), and the default
+        tokenizer for another bag-of-words corpus."""
         if self.params.get("corpus_format") in TEXT_CORPUS_FORMATS:
             return Tokenizer.of(self.params)
+        if isinstance(self.params.get("tokenizer_file"), dict):
+            return Tokenizer.of(self.params["tokenizer_file"])
         return Tokenizer()
 
     def reading(self) -> dict:
@@ -495,6 +499,7 @@ PARAMS_SHAPES = {
                       "strength": (float, None), "found": _COUNT, "given": _COUNT}),
     "id_stability": (None, {"kept": _COUNT, "topics": _COUNT, "median_distance": float, "max_distance": float}),
     "snapshot_sweeps": [_COUNT],
+    "tokenizer_file": dict,
     "aligned_to": (None, {"path": str, "sha256": str, "order": [_COUNT], "distances": [float]}),
 }
 
@@ -534,6 +539,8 @@ def _checked_tokenizer(path: str, params: dict) -> dict:
     run on the text that ``infer`` reads: it must be one the tokenizer accepts)."""
     try:
         Tokenizer.of(params)
+        if isinstance(params.get("tokenizer_file"), dict):
+            Tokenizer.of(params["tokenizer_file"])
     except SettingError as exc:
         raise InputError(path, None, f"expected the tokenizer settings a model records in params, found {exc}") \
             from None

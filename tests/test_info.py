@@ -93,3 +93,18 @@ def test_info_shows_the_names_of_the_files_a_model_records_never_their_folders(t
             assert name in text.stdout, (name, text.stdout)
     data = json.loads(run("info", child, "--format", "json").stdout)
     assert data["provenance"]["corpus_source"] == small_ldac and data["warm_start"]["path"] == str(parent)
+
+
+def test_info_shows_the_names_of_the_files_a_tokenizer_file_records_never_their_folders(tmp_path):
+    (tmp_path / "docs.txt").write_text("apple banana cherry\nbanana cherry date\ncherry date apple\n")
+    (tmp_path / "stop.txt").write_text("date\n")
+    assert run("convert", tmp_path / "docs.txt", "--stop-words", tmp_path / "stop.txt", "-q", "-o",
+               tmp_path / "docs.ldac").exit_code == 0
+    assert run("train", tmp_path / "docs.ldac", "-k", 2, "--iterations", 5, "-q", "-o", tmp_path / "m.npz"
+               ).exit_code == 0
+    text = run("info", tmp_path / "m.npz").stdout.split("\n", 1)[1]
+    for name in ("'path': 'docs.tokenizer.json'", "'source': 'docs.txt'", "'stop_words': ['stop.txt']"):
+        assert name in text, (name, text)
+    assert str(tmp_path) not in text
+    recorded = json.loads(run("info", tmp_path / "m.npz", "--format", "json").stdout)
+    assert str(tmp_path / "docs.tokenizer.json") in json.dumps(recorded)  # --format json keeps the paths recorded

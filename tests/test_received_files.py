@@ -3,6 +3,7 @@ corpus sent by another person is data. It names no path that ldacli writes, deco
 more than it says and no more than memory holds, and a doctored one is refused in one line."""
 
 import json
+import os
 import zipfile
 
 import numpy as np
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 import ldacli
 from ldacli.cli import main
 from ldacli.files.npz import write_npz
+from users import as_attacker, need_a_second_user, remove, shared_folder
 
 
 def run(*args):
@@ -346,3 +348,100 @@ def test_a_model_declaring_topics_of_terabytes_is_refused_before_they_are_made(t
     assert err.startswith(f"Error: {path}: the topics of a model of 500000 topics and 500000 words needs about "
                           f"1862.6 GiB of memory"), err
     assert peak < 300, peak  # MiB
+
+
+@pytest.fixture
+def converted(tmp_path):
+    """A text converted to LDA-C, with the tokenizer file convert writes beside it: (corpus, file)."""
+    text = tmp_path / "docs.txt"
+    text.write_text("apple banana cherry\nbanana cherry date\ncherry date apple\n")
+    r = run("convert", text, "-o", tmp_path / "docs.ldac")
+    assert r.exit_code == 0, r.output
+    return tmp_path / "docs.ldac", tmp_path / "docs.tokenizer.json"
+
+
+def _doctored(side, **changes):
+    record = json.loads(side.read_text())
+    record.update(changes)
+    side.write_text(json.dumps(record))
+
+
+@pytest.mark.parametrize("doctor, message", [
+    (lambda s: _doctored(s, token_pattern=BACKTRACKING),
+     f"expected the settings ldacli records, found token_pattern must not backtrack without bound, found "
+     f"'{BACKTRACKING}'"),
+    (lambda s: _doctored(s, min_token_length="3"), "expected the settings ldacli records, found min_token_length"),
+    (lambda s: _doctored(s, lowercase=None), "expected the settings ldacli records, found lowercase must be given"),
+    (lambda s: _doctored(s, removed_words=["x" * 201]), "expected removed_words as a list of words of 1 to 200"),
+    (lambda s: _doctored(s, stop_words="/etc/shadow"), "expected stop_words as a list of at most 100 names"),
+    (lambda s: _doctored(s, kind="ldacli model"), "expected an ldacli tokenizer file (kind 'ldacli tokenizer'), "
+                                                   "found \"ldacli model\""),
+    (lambda s: _doctored(s, vocab_sha256="0" * 64), "expected the tokenizer file of this corpus's vocabulary"),
+    (lambda s: s.write_text("[" * 200_000 + "]" * 200_000), "expected a JSON object (an ldacli tokenizer file), "
+                                                            "found values nested too deeply"),
+    (lambda s: s.write_bytes(b"\xff{}"), "expected a JSON object (an ldacli tokenizer file), found invalid text"),
+    (lambda s: (s.unlink(), os.mkfifo(s)), "expected a file, found a pipe"),
+])
+def test_a_doctored_tokenizer_file_is_refused_in_one_line(converted, tmp_path, doctor, message):
+    """A tokenizer file beside a corpus someone sent is input like the corpus: its token pattern
+    is checked before it can run, its words and lists are bounded, it never names a file that is
+    opened, and one written for another vocabulary is not taken for this one's."""
+    corpus, side = converted
+    doctor(side)
+    r = run("train", corpus, "-k", 2, "--iterations", 2, "-o", tmp_path / "m.npz")
+    assert r.exit_code == 1 and r.stderr.startswith(f"Error: {side}: {message}"), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.npz").exists()
+
+
+def test_a_tokenizer_file_larger_than_reading_one_takes_is_refused_unread(converted, tmp_path, monkeypatch):
+    from ldacli.corpora.formats import tokenizer_file
+    corpus, side = converted
+    monkeypatch.setattr(tokenizer_file, "MAX_BYTES", side.stat().st_size - 1)
+    r = run("train", corpus, "-k", 2, "--iterations", 2, "-o", tmp_path / "m.npz")
+    assert r.exit_code == 1 and r.stderr.startswith(
+        f"Error: {side}: expected a tokenizer file of at most {side.stat().st_size - 1:,} bytes, found a larger "
+        f"one"), r.stderr
+
+
+def test_a_received_models_recorded_tokenizer_file_is_checked_as_its_own_tokenizer(model_file, tmp_path):
+    with np.load(model_file / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    params = json.loads(str(arrays["params"]))
+    params["tokenizer_file"] = {"path": "/x/docs.tokenizer.json", "token_pattern": BACKTRACKING}
+    arrays["params"] = np.str_(json.dumps(params))
+    write_npz(str(tmp_path / "m.npz"), arrays)
+    with pytest.raises(ldacli.InputError, match="expected the tokenizer settings a model records in params, found "
+                                                "token_pattern must not backtrack without bound"):
+        ldacli.load_model(str(tmp_path / "m.npz"))
+
+
+def test_a_tokenizer_file_another_user_put_beside_a_corpus_is_refused_unless_the_corpus_is_theirs(tmp_path):
+    """In a folder others can write, anyone can put a tokenizer file beside a corpus converted
+    before there were any, or one whose file was removed: it would decide how a model reads text."""
+    need_a_second_user()
+    folder = shared_folder()
+    try:
+        text = os.path.join(folder, "docs.txt")
+        with open(text, "w") as f:
+            f.write("apple banana cherry\nbanana cherry date\ncherry date apple\n")
+        ours = os.path.join(folder, "docs.ldac")
+        assert run("convert", text, "-q", "-o", ours).exit_code == 0
+        side = os.path.join(folder, "docs.tokenizer.json")
+        record = open(side).read()
+        os.remove(side)
+        write = "import sys\nfor i in range(1, len(sys.argv), 2): open(sys.argv[i], 'w').write(sys.argv[i + 1])"
+        assert as_attacker(write, side, record).returncode == 0
+        r = run("train", ours, "-k", 2, "--iterations", 2, "-o", tmp_path / "m.npz")
+        assert r.exit_code == 1 and r.stderr.startswith(
+            f"Error: {side}: expected a tokenizer file of this user's or of the corpus's owner, found one of another "
+            f"user (uid {os.stat(side).st_uid})"), r.stderr
+        assert not (tmp_path / "m.npz").exists()
+        # a colleague's corpus, converted by them: their tokenizer file goes with it
+        theirs = os.path.join(folder, "theirs.ldac")
+        assert as_attacker(write, theirs, open(ours).read(), os.path.join(folder, "theirs.vocab"),
+                           open(os.path.join(folder, "docs.vocab")).read(),
+                           os.path.join(folder, "theirs.tokenizer.json"), record).returncode == 0
+        r = run("train", theirs, "-k", 2, "--iterations", 2, "-o", tmp_path / "m.npz")
+        assert r.exit_code == 0 and "tokenizer read from" in r.stderr, r.stderr
+    finally:
+        remove(folder)

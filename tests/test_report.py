@@ -406,3 +406,24 @@ def test_the_changes_table_lists_removed_and_added_topics(models, browser, tmp_p
             for r in browser.find_elements(By.CSS_SELECTOR, "#diff tbody tr")]
     assert [(r[0], r[1]) for r in rows] == [("0", "0"), ("1", "1"), ("3", "2"), ("2", "removed"), ("added", "3")]
     assert severe(browser) == []
+
+
+@pytest.mark.browser
+def test_a_seeded_topic_that_lost_its_seeds_says_so_beside_its_name(small_ldac, browser, tmp_path):
+    (tmp_path / "seeds.txt").write_text("first: w00000 w00001 w00002\nsecond: w00030 w00031 w00032\n"
+                                        "twin: w00003 w00004\n")  # twin: more words of first's theme
+    model, out = tmp_path / "m.npz", tmp_path / "r.html"
+    assert run("train", small_ldac, "-k", 5, "--iterations", 100, "--seed", 1, "--seed-words",
+               tmp_path / "seeds.txt", "-q", "-o", model).exit_code == 0
+    assert run("report", model, "-o", out, "-q").exit_code == 0
+    open_report(browser, out)
+    said = browser.find_element(By.ID, "seeds-lost").text
+    assert said.startswith("1 of 3 seeded topics lost their seeds: none of a topic's seed words is among its 10 "
+                           "words of most tokens") and "2 twin (seeds lost: w00003, w00004 rank" in said
+    names = {r.get_attribute("data-topic"): r.find_elements(By.TAG_NAME, "td")[1]
+             for r in browser.find_elements(By.CSS_SELECTOR, "#topic-table tbody tr")}
+    assert names["2"].text.replace("\n", " ") == "twin (seeds lost)" and names["0"].text == "first"
+    assert names["2"].find_element(By.CLASS_NAME, "seeds-lost").get_attribute("title").startswith(
+        "seeds lost: w00003, w00004 rank")
+    browser.save_screenshot(str(tmp_path / "seeds-lost.png"))
+    assert severe(browser) == []

@@ -140,3 +140,64 @@ def test_the_python_api_takes_a_mapping(small_ldac):
     assert json.loads(json.dumps(model.params))["seed_words"] == {"block4": ["w00040", "w00041"]}
     with pytest.raises(ldacli.SettingError, match="without ':'"):
         ldacli.train(corpus, 5, iterations=2, seed_words={"a:b": ["w00040"]})
+
+
+# A third topic seeded with two more words of the first's theme (planted block 0): the first topic
+# takes the theme, and the third, left with another block, keeps its name by the prior alone.
+TWIN = "first: w00000 w00001 w00002\nsecond: w00030 w00031 w00032\ntwin: w00003 w00004\n"
+
+
+@pytest.fixture
+def twin(small_ldac, tmp_path):
+    """A model whose seeded topic 2 lost its seeds (TWIN), and train's result."""
+    (tmp_path / "twin.txt").write_text(TWIN)
+    out = tmp_path / "twin.npz"
+    result = run("train", small_ldac, "-k", 5, "--iterations", 100, "--seed", 1, "--seed-words",
+                 tmp_path / "twin.txt", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    return out, result
+
+
+def test_a_seeded_topic_that_lost_its_seeds_says_so_wherever_it_is_shown(twin):
+    """Issue 49: a seeded topic kept a name its seeds had lost ('space', its seeds ranked 126 to
+    1,089 in it, was about health care) and no output said so."""
+    import re
+    out, trained = twin
+    lost = re.compile(r"seeds lost: w00003, w00004 rank (\d+)(-\d+)?")
+    said = [line for line in trained.stderr.splitlines() if "seeds lost" in line]
+    assert len(said) == 1 and said[0].startswith("seed words: topic 2 twin: seeds lost: w00003, w00004 rank "), said
+    assert "weak seeds are rare words, words of another theme, too few, or a weak --seed-strength" in said[0]
+    text = run("topics", out).stdout.splitlines()
+    assert lost.search(text[2]) and text[2].startswith("topic 2 twin [seeds lost: ")
+    assert all("seeds lost" not in line for line in text[:2] + text[3:5])  # the topics that kept theirs
+    assert text[-1].startswith("1 of 3 seeded topics lost their seeds (none among the topic's 10 words of most "
+                               "tokens), so their names are not what they are about: 2 twin.")
+    data = json.loads(run("topics", out, "--format", "json").stdout)["topics"]
+    assert data[2]["seeds"]["lost"] and min(data[2]["seeds"]["ranks"]) > 10
+    assert not data[0]["seeds"]["lost"] and min(data[0]["seeds"]["ranks"]) <= 10 and "seeds" not in data[3]
+    tsv = run("topics", out, "--format", "tsv")
+    rows = [line.split("\t") for line in tsv.stdout.splitlines()]
+    column = rows[0].index("seeds_lost")
+    assert {r[column] for r in rows[1:] if r[0] == "2"} == {lost.search(tsv.stdout)[0]}
+    assert {r[column] for r in rows[1:] if r[0] != "2"} == {""} and "1 of 3 seeded topics lost" in tsv.stderr
+    diagnosed = run("topics", out, "--diagnostics")
+    line = next(line for line in diagnosed.stdout.splitlines() if line.startswith("topic 2 twin"))
+    assert diagnosed.exit_code == 0 and "[seeds lost: w00003, w00004 rank" in line
+    assert [t["seeds"] and t["seeds"]["lost"] for t in ldacli.diagnostics(ldacli.load_model(str(out)))["topics"]] \
+        == [False, False, True, None, None]
+
+
+
+def test_the_seeds_follow_their_topic_when_it_is_renumbered(small_ldac, tmp_path):
+    (tmp_path / "twin.txt").write_text(TWIN)
+    assert run("train", small_ldac, "-k", 5, "--iterations", 100, "--seed", 5, "-q", "-o", tmp_path / "ref.npz"
+               ).exit_code == 0
+    out = tmp_path / "aligned.npz"
+    result = run("train", small_ldac, "-k", 5, "--iterations", 100, "--seed", 1, "--seed-words", tmp_path / "twin.txt",
+                 "--align-to", tmp_path / "ref.npz", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    model = ldacli.load_model(str(out))
+    assert model.params["aligned_to"]["order"][:2] != [0, 1]  # the seeded topics moved
+    topics = json.loads(run("topics", out, "--format", "json").stdout)["topics"]
+    seeded = {t["name"]: t["seeds"]["lost"] for t in topics if "seeds" in t}
+    assert seeded == {"first": False, "second": False, "twin": True}

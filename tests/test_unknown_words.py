@@ -147,3 +147,77 @@ def test_a_model_whose_recorded_tokenizer_is_not_valid_is_refused_when_loaded(tr
     with pytest.raises(ldacli.InputError, match="bad.npz: expected the tokenizer settings a model records in params, "
                                                 "found token_pattern must have at most one capturing group"):
         ldacli.load_model(str(tmp_path / "bad.npz"))
+
+
+# Text whose words convert's settings keep apart from the defaults: capitals (--no-lowercase), a word
+# joined by a hyphen to a number (the pattern keeps letters only), and English stop words.
+CONVERTED = [
+    "The Apple and the Banana grow in the orchard; apple-2 pie",
+    "A Banana is yellow and the Cherry is red, the Apple too",
+    "Cherry Apple Banana: the fruit of the orchard, ripe-3 red",
+    "Apple Banana Cherry red yellow fruit orchard ripe",
+]
+
+
+def test_a_model_of_converts_output_reads_text_as_convert_did(tmp_path):
+    """Issue 49: a model trained on convert's .ldac knew neither the token pattern nor the stop
+    list convert used, so that infer on the raw text called most of its tokens never seen."""
+    text = tmp_path / "docs.txt"
+    text.write_text("\n".join(CONVERTED) + "\n")
+    r = run("convert", text, "--no-lowercase", "--token-pattern", "[A-Za-z]+", "--min-df", 2, "-o",
+            tmp_path / "docs.ldac")
+    side = tmp_path / "docs.tokenizer.json"
+    assert r.exit_code == 0 and side.exists(), r.output
+    assert f"how the text was tokenized in {side}" in r.stderr
+    out = tmp_path / "m.npz"
+    r = run("train", tmp_path / "docs.ldac", "-k", 2, "--iterations", 10, "--seed", 1, "-o", out)
+    assert r.exit_code == 0, r.output
+    assert f"tokenizer read from {side} (found beside the corpus)" in r.stderr
+    model = ldacli.load_model(str(out))
+    assert model.tokenizer == ldacli.corpora.tokenizer.Tokenizer(lowercase=False, token_pattern="[A-Za-z]+")
+    assert model.params["tokenizer_file"]["source"] == str(text) and "The" in model.removed_words
+    direct = tmp_path / "direct.npz"  # the same text trained on directly: the same reading of new text
+    assert run("train", text, "--no-lowercase", "--token-pattern", "[A-Za-z]+", "--min-df", 2, "-k", 2,
+               "--iterations", 10, "--seed", 1, "-o", direct).exit_code == 0
+    for m in (out, direct):
+        data = json.loads(run("perplexity", m, text, "--format", "json", "--seed", 1).stdout)
+        assert data["unknown_tokens"] == 0 and data["removed_tokens"] > 0, data
+    r = run("infer", out, text, "-o", tmp_path / "theta.tsv", "--seed", 1)
+    assert r.exit_code == 0 and "left out: 0 tokens of words the model has never seen" in r.stderr, r.stderr
+    assert ldacli.load_model(str(direct)).removed_words == model.removed_words
+
+
+def test_converting_a_converted_corpus_keeps_how_its_text_was_read(tmp_path):
+    text = tmp_path / "docs.txt"
+    text.write_text("\n".join(CONVERTED) + "\n")
+    assert run("convert", text, "--token-pattern", "[a-z]+", "-o", tmp_path / "docs.ldac").exit_code == 0
+    r = run("convert", tmp_path / "docs.ldac", "--to", "uci", "--min-df", 2, "-o", tmp_path / "docword.docs.txt")
+    assert r.exit_code == 0, r.output
+    corpus = ldacli.read_corpus(str(tmp_path / "docword.docs.txt"))
+    recorded = corpus.reading["tokenizer_file"]
+    assert recorded["path"] == str(tmp_path / "docword.docs.tokenizer.json")
+    assert recorded["token_pattern"] == "[a-z]+" and recorded["source"] == str(text)
+    assert {"the", "pie"} <= set(corpus.removed_words)  # the first convert's stop words, the second's min_df
+    # without a tokenizer file, a bag-of-words corpus is what it was
+    (tmp_path / "docword.docs.tokenizer.json").unlink()
+    assert "tokenizer_file" not in ldacli.read_corpus(str(tmp_path / "docword.docs.txt")).reading
+
+
+def test_a_shard_folder_converted_from_text_keeps_how_its_text_was_read(tmp_path):
+    text = tmp_path / "docs.txt"
+    text.write_text("\n".join(CONVERTED) + "\n")
+    folder = tmp_path / "shards"
+    r = run("convert", text, "--token-pattern", "[a-z]+", "--shards", 2, "-o", folder)
+    assert r.exit_code == 0 and f"how the text was tokenized in {folder / 'tokenizer.json'}" in r.stderr, r.output
+    assert ldacli.open_shard_folder(str(folder)).reading["tokenizer_file"]["token_pattern"] == "[a-z]+"
+    out = tmp_path / "m.npz"
+    r = run("train", folder, "-k", 2, "--iterations", 10, "--seed", 1, "-o", out)
+    assert r.exit_code == 0 and "tokenizer read from" in r.stderr, r.output
+    assert ldacli.load_model(str(out)).tokenizer.token_pattern == "[a-z]+"
+    data = json.loads(run("perplexity", out, text, "--format", "json", "--seed", 1).stdout)
+    assert data["unknown_tokens"] == 0 and data["removed_tokens"] > 0, data
+    # a run on the folder's index (from disk, on a cluster) records the same as a run on it read whole
+    whole = ldacli.load_model(str(out))
+    indexed = ldacli.train(ldacli.open_shard_folder(str(folder)), 2, iterations=10, seed=1)
+    assert indexed.params["tokenizer_file"] == whole.params["tokenizer_file"]
+    assert indexed.removed_words == whole.removed_words and "the" in whole.removed_words

@@ -62,6 +62,7 @@ from ldacli.corpora.formats.read import (
 from ldacli.corpora.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.corpora.formats.split import split_corpus
 from ldacli.corpora.formats.stream import stream_corpus
+from ldacli.corpora.formats.tokenizer_file import tokenizer_file_path, tokenizer_record
 from ldacli.corpora.formats.write import WRITE_FORMATS, write_corpus
 from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
 from ldacli.errors import LdacliError, SettingError
@@ -103,7 +104,7 @@ from ldacli.scoring.perplexity import SETTINGS as PERPLEXITY
 from ldacli.scoring.perplexity import perplexity as compute_perplexity
 from ldacli.scoring.perplexity import perplexity_stream
 from ldacli.settings import Choice, Integer, Setting, Text
-from ldacli.topic_names import name_topic
+from ldacli.topic_names import SEEDS_KEPT_WITHIN, lost_seeds_text, name_topic, seed_ranks
 
 # --- how convert writes a corpus --------------------------------------------------------------------
 
@@ -242,7 +243,9 @@ def topics(ctx, model, **values):
     the reference corpus: the flags that mark it as likely junk (verdicts backed on held-out
     corpora) and what else it measured that junk often does (measurements, not verdicts), each with
     its reason (text: a line under the topic and the reasons last; tsv: columns; json:
-    "diagnostics", "flags" and "measured" per topic). Learned (asymmetric) priors are shown beside each topic.
+    "diagnostics", "flags" and "measured" per topic). Learned (asymmetric) priors are shown beside
+    each topic, and a seeded topic none of whose seed words is among its 10 words of most tokens
+    says it lost its seeds (text: beside its name; tsv: seeds_lost; json: "seeds", the seeds' ranks).
 
     Examples:
 
@@ -282,14 +285,17 @@ def topics(ctx, model, **values):
             if diagnosing:
                 diagnostics = diagnose(m, ref, top_words=n)
         tops = m.top_words(n)
-        emit(values, _topic_lines(model, m, tops, scores, fmt, measure, values, diagnostics))
+        seeds = {t["topic"]: t for t in seed_ranks(m)}
+        emit(values, _topic_lines(model, m, tops, scores, fmt, measure, values, diagnostics, seeds))
 
 
-def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
+def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None, seeds=None):
     asymmetric = not np.all(m.alpha == m.alpha[0])  # then each topic's alpha is worth showing
     names = m.topic_names
     named = any(n is not None for n in names)
     diagnosed = diagnostics["topics"] if diagnostics else None
+    seeds = seeds or {}
+    lost = {k: lost_seeds_text(t) for k, t in seeds.items() if t["lost"]}
     if fmt == "json":
         def words(k, words):
             if diagnosed is None:
@@ -302,6 +308,7 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
              **({"coherence": scores["per_topic"][k]} if scores else {}),
              **({"diagnostics": {f: diagnosed[k][f] for f in FIELD_NAMES}, "flags": diagnosed[k]["flags"],
                  "measured": diagnosed[k]["measured"]} if diagnosed else {}),
+             **({"seeds": {key: seeds[k][key] for key in ("words", "ranks", "lost")}} if k in seeds else {}),
              "words": words(k, ws)}
             for k, ws in enumerate(tops)]}
         if scores:
@@ -316,13 +323,14 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
             return delimited_line(map(str, fields), "\t")
 
         yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else [])
-                  + (list(FIELD_NAMES) + ["flags", "measured"] if diagnosed else []))
+                  + (list(FIELD_NAMES) + ["flags", "measured"] if diagnosed else []) + (["seeds_lost"] if seeds else []))
         for k, words in enumerate(tops):
             extra = [f"{scores['per_topic'][k]:.6g}"] if scores else []
             extra += [names[k] or ""] if named else []
             if diagnosed:
                 extra += [text_cell(diagnosed[k][f], kind) for f, kind, _, _ in DIAGNOSTIC_FIELDS]
                 extra += [" ".join(diagnosed[k]["flags"]), " ".join(diagnosed[k]["measured"])]
+            extra += [lost.get(k, "")] if seeds else []
             for r, (w, p) in enumerate(words, 1):
                 yield row([k, r, w, f"{p:.6g}"] + extra)
         if scores:
@@ -330,6 +338,8 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
                           f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} reference documents)")
         if diagnostics:
             tell(values, _flag_summary(diagnostics))
+        if lost:
+            tell(values, _lost_summary(seeds, lost))
     else:
         width = len(str(len(tops) - 1))
         for k, words in enumerate(tops):
@@ -342,6 +352,8 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
                 label += f" [junk? {', '.join(diagnosed[k]['flags'])}]"
             if diagnosed and diagnosed[k]["measured"]:
                 label += f" [measured: {', '.join(diagnosed[k]['measured'])}]"
+            if k in lost:
+                label += f" [{lost[k]}]"
             yield printable(f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
             if diagnosed:
                 yield " " * (width + 8) + "  ".join(f"{f} {_short(diagnosed[k][f])}" for f in FIELD_NAMES)
@@ -355,6 +367,8 @@ def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
             for flag in diagnostics["flags"]:
                 if flag["name"] in raised:
                     yield printable(f"  {flag['name']}: {flag['meaning']}")
+        if lost:
+            yield printable(_lost_summary(seeds, lost))
 
 
 def _short(x) -> str:
@@ -364,6 +378,15 @@ def _short(x) -> str:
     if isinstance(x, int) or float(x).is_integer() or abs(x) >= 1000:
         return f"{x:,.0f}"
     return f"{x:.4g}"
+
+
+def _lost_summary(seeds: dict, lost: dict) -> str:
+    """``1 of 5 seeded topics lost their seeds: 0 space (...)``, with what makes a seed weak."""
+    return (f"{len(lost)} of {len(seeds)} seeded topics lost their seeds (none among the topic's {SEEDS_KEPT_WITHIN} "
+            f"words of most tokens), so their names are not what they are about: "
+            + ", ".join(f"{k} {seeds[k]['name']}" for k in lost)
+            + ". Weak seeds: rare words, words of another theme, too few, a weak --seed-strength "
+              "(docs/guide/seeded-topics.md)")
 
 
 def _flag_summary(diagnostics: dict) -> str:
@@ -1046,8 +1069,9 @@ def convert(ctx, source, **values):
     with user_errors(ctx), locked([output, vocab_out]):
         data = read(source, values)
         write_corpus(data, output, vocab_out, format=to)
+    tokenized = f", how the text was tokenized in {tokenizer_file_path(output)}" if tokenizer_record(data) else ""
     tell(values, f"{output}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens; "
-                  f"vocabulary in {vocab_out}")
+                  f"vocabulary in {vocab_out}{tokenized}")
 
 
 def _convert_to_shards(ctx, source, values) -> None:
@@ -1071,8 +1095,9 @@ def _convert_to_shards(ctx, source, values) -> None:
         for note in notes:
             tell(values, f"{source}: {note}")
         folder = open_shard_folder(output)
+    tokenized = f", how the text was tokenized in {folder.reading['tokenizer_file']['path']}" if folder.reading else ""
     tell(values, f"{output}: {folder.n_docs:,} documents, {folder.n_words:,} words, {folder.n_tokens:,} tokens in "
-                  f"{folder.n_shards} shard files")
+                  f"{folder.n_shards} shard files{tokenized}")
 
 
 def default_vocab_path(output: str, out_format: str) -> str:

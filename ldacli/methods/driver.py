@@ -48,7 +48,7 @@ from ldacli.files.npz import mapped
 from ldacli.parallel import THREADS, check_threads
 from ldacli.random_streams import SEED
 from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Size, Text
-from ldacli.methods.seed_words import seeded_prior, seeded_topics
+from ldacli.methods.seed_words import seeded_prior, seeded_topics, warn_lost_seeds
 from ldacli.signatures import takes_settings
 from ldacli.corpora.formats.read import READING, as_written
 from ldacli.topic_names import with_names
@@ -572,6 +572,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
         else:
             model.phi, model.theta = mapped(output, ("phi", "theta")).values()
         model.doc_ids = _doc_ids(model.doc_ids)  # a list once written and the sampler's memory freed
+        warn_lost_seeds(model)
         return model
     if prepared.updated is not None:
         model = updating.merged(model, prepared.updated)
@@ -582,6 +583,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
         model = _aligned(model, prepared.reference, values["align_to"])
     if output is not None:
         model.save(output)
+    warn_lost_seeds(model)
     return model
 
 
@@ -674,9 +676,10 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
         memory += f" from disk ({corpus.path})"
         advice = "use fewer topics (the word-topic counts and each document's topics stay in memory)"
     check_fits(memory, cls.estimate_bytes(fitted, values, threads, early), values["memory_limit"], advice)
+    # a shard folder's index: as written, and what its tokenizer file says (ShardFolder.reading)
+    reading = as_written() | corpus.reading if isinstance(corpus, ShardFolder) else corpus.reading
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
-              "trace": cls.trace, **(as_written() if isinstance(corpus, ShardFolder) else corpus.reading),
-              **_provenance(corpus)}
+              "trace": cls.trace, **reading, **_provenance(corpus)}
     parent = run.parent
     names = [None] * values["n_topics"]
     if parent is not None:

@@ -10,7 +10,9 @@ Names follow :func:`ldacli.model.check_name` and are unique; a word may seed one
 The seeded topics become topics 0, 1, ... of the model, in the file's order, carrying their
 names; their topic-word prior favours their seed words (:func:`seed_ids` matches the words to the
 corpus's vocabulary; words it lacks are reported, not fatal). :func:`seeded_prior` makes a run's
-seeded topics and their prior, from a file or kept from a seeded warm start.
+seeded topics and their prior, from a file or kept from a seeded warm start; after the run,
+:func:`warn_lost_seeds` names the seeded topics that lost their seeds
+(:func:`ldacli.topic_names.seed_ranks`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ldacli.corpora.corpus import Corpus
 from ldacli.errors import InputError, SettingError
 from ldacli.files.fileio import Source, iter_lines
 from ldacli.settings import Text
-from ldacli.model import check_name
+from ldacli.model import Model, check_name
+from ldacli.topic_names import SEEDS_KEPT_WITHIN, lost_seeds_text, seed_ranks
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -178,3 +181,17 @@ def seeded_prior(values: dict, corpus: Corpus, method: str, kept: dict | None = 
     return {"source": source, "strength": values["seed_strength"], "found": found, "given": total, "topics": [
         {"topic": k, "name": name, "words": [w for w in words if w not in unknown.get(name, ())],
          "unknown": unknown.get(name, [])} for k, name, words in topics]}
+
+
+def warn_lost_seeds(model: Model) -> list[dict]:
+    """Log a warning for each seeded topic of a trained ``model`` that lost its seeds (none
+    among its :data:`~ldacli.topic_names.SEEDS_KEPT_WITHIN` words of most tokens): its name
+    then says what it is not about. Returns those topics (:func:`~ldacli.topic_names.seed_ranks`)."""
+    lost = [t for t in seed_ranks(model) if t["lost"]]
+    top = model.top_words(5) if lost else []
+    for t in lost:
+        log.warning("seed words: topic %d %s: %s (none among its %d words of most tokens): its name is not what "
+                    "it is about (%s); weak seeds are rare words, words of another theme, too few, or a weak "
+                    "--seed-strength (docs/guide/seeded-topics.md)", t["topic"], t["name"], lost_seeds_text(t),
+                    SEEDS_KEPT_WITHIN, " ".join(w for w, _ in top[t["topic"]]))
+    return lost

@@ -19,7 +19,8 @@ nothing is fetched when it is viewed. It shows:
   most representative documents (ids, and first words for text corpora);
 * every topic in a sortable table with its diagnostics (:mod:`ldacli.scoring.diagnostics`; those
   of the model alone without a corpus), the topics flagged as likely junk marked, their flags
-  named and explained;
+  named and explained, and the seeded topics that lost their seeds said so beside their names
+  (:func:`ldacli.topic_names.seed_ranks`);
 * with ``--diff OLD.npz``: the topics matched to the old model's and their drift.
 
 ``--png``/``--svg`` also write the topic map and the trace as images beside the report.
@@ -48,6 +49,7 @@ from ldacli.model import Model
 from ldacli.scoring.coherence import coherence
 from ldacli.scoring.diagnostics import FIELDS as DIAGNOSTIC_FIELDS
 from ldacli.scoring.diagnostics import diagnostics as diagnose
+from ldacli.topic_names import SEEDS_KEPT_WITHIN, lost_seeds_text
 from ldacli.version import __version__
 from ldacli.pages.webpage import attr, javascript_bundle, page, text, vl_convert
 
@@ -390,7 +392,9 @@ def _topic_table(data: dict) -> str:
     for t, d in zip(data["topics"], diagnostics["topics"]):
         k = t["topic"]
         mark = "<span class='flag' aria-hidden='true'>⚑</span> " if d["flags"] else ""
-        cells = [f"<td class='num'>{mark}{k}</td>", f"<td>{text(t['name'])}</td>",
+        lost = (f" <span class='flag seeds-lost' title='{attr(lost_seeds_text(d['seeds']))}'>(seeds lost)</span>"
+                if d["seeds"] and d["seeds"]["lost"] else "")
+        cells = [f"<td class='num'>{mark}{k}</td>", f"<td>{text(t['name'])}{lost}</td>",
                  f"<td class='num' data-value='{t['prevalence']!r}'>{100 * t['prevalence']:.1f}%</td>",
                  f"<td class='wide'>{text(t['label'])}</td>",
                  f"<td class='drift{' narrow' if d['flags'] else ''}'>{' '.join(d['flags'])}"
@@ -422,6 +426,14 @@ def _topic_table(data: dict) -> str:
                  f"{', '.join(str(d['topic']) for d in measured)}.</p>")
     if raised:
         junk += f"<ul>{legend}</ul>"
+    lost = [d for d in diagnostics["topics"] if d["seeds"] and d["seeds"]["lost"]]
+    seeded = sum(1 for d in diagnostics["topics"] if d["seeds"])
+    if lost:
+        junk += (f"<p id='seeds-lost'>{len(lost)} of {seeded} seeded topics lost their seeds: none of a topic's seed "
+                 f"words is among its {SEEDS_KEPT_WITHIN} words of most tokens, so its name is not what it is about: "
+                 + "; ".join(f"{d['topic']} {text(d['name'] or '')} ({text(lost_seeds_text(d['seeds']))})"
+                             for d in lost)
+                 + ". Weak seeds are rare words, words of another theme, too few, or a weak --seed-strength.</p>")
     return (f"{mean}{junk}<div class='table-wrap'><table class='sortable' id='topic-table'><thead><tr>{head}</tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table></div>")
 

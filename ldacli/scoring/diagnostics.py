@@ -85,6 +85,7 @@ from ldacli.model import Model
 from ldacli.settings import Flag, Setting
 from ldacli.files.tables import Table
 from ldacli.scoring.coherence import codocument_counts, scores, top_word_ids, word_exclusivity
+from ldacli.topic_names import seed_ranks
 
 DIAGNOSTICS = Setting("diagnostics", Flag(), False,
                       "Also measure each topic (MALLET's diagnostics: tokens, document entropy, coherence, "
@@ -356,8 +357,10 @@ def diagnostics(model: Model, corpus: Corpus | None = None, *, top_words: int = 
     Returns a JSON-able dict: ``top_words``; ``corpus`` (``source``, ``n_docs``, ``n_tokens``,
     or None); ``flags`` (each flag's ``name``, ``meaning`` and whether it is a ``verdict``);
     ``topics``, one dict per topic with ``topic``, ``name``, the :data:`FIELD_NAMES`, ``flags``
-    (the verdicts raised: likely junk), ``measured`` (the measurements raised) and ``words`` (per top
-    word: the :data:`WORD_FIELDS`; those needing the corpus None without it). Undefined values
+    (the verdicts raised: likely junk), ``measured`` (the measurements raised), ``words`` (per top
+    word: the :data:`WORD_FIELDS`; those needing the corpus None without it) and ``seeds`` (a
+    seeded topic's seed ``words``, their ``ranks`` and whether it ``lost`` them,
+    :func:`ldacli.topic_names.seed_ranks`; None for another topic). Undefined values
     (a topic with no tokens) are None."""
     top_words = checks.count("top_words", top_words, 2)
     model = as_model(model)
@@ -423,10 +426,12 @@ def diagnostics(model: Model, corpus: Corpus | None = None, *, top_words: int = 
             )
         about = {"source": corpus.source, "n_docs": aligned.n_docs, "n_tokens": int(n_tokens)}
     context = context_of({"corpus": about, "topics": topics})
+    seeds = {t["topic"]: t for t in seed_ranks(model)}
     for k, t in enumerate(topics):
         names = raised(t, context)
         t["flags"] = [f for f in names if f in VERDICTS]
         t["measured"] = [f for f in names if f not in VERDICTS]
+        t["seeds"] = {key: seeds[k][key] for key in ("words", "ranks", "lost")} if k in seeds else None
         cumulative = np.cumsum(prob[k])
         t["words"] = [{
             "rank": r + 1, "word": words[k][r],

@@ -21,6 +21,7 @@ from ldacli.corpora.formats.matrix import read_matrix
 from ldacli.corpora.formats.parsing import plural
 from ldacli.corpora.formats.shards import KIND as SHARD_INDEX, is_shard_folder, open_shard_folder
 from ldacli.corpora.formats.text import read_text
+from ldacli.corpora.formats.tokenizer_file import read_tokenizer_file, tokenizer_file_path
 from ldacli.corpora.formats.uci import read_uci
 from ldacli.corpora.formats.vocab import find_vocab, read_vocab, vocab_candidates
 from ldacli.files.npz import file_kind
@@ -120,6 +121,7 @@ def read_corpus(
     if not text:
         refuse_tokenizing(tokenizing, fmt)
     notes: list[str] = []
+    converted = None  # the tokenizer file beside a bag-of-words file, and its removed words
     if format == "auto" and fmt in FORMAT_NAMES:
         notes.append(detected_note(fmt))
     if vocab is not None and fmt in TEXT_FORMATS + ("shards",):
@@ -129,9 +131,14 @@ def read_corpus(
                            removed_words=removed_words or frozenset())
     else:
         if fmt == "shards":
-            corpus = read_shard_folder(path, notes)
+            corpus, converted = read_shard_folder(path, notes, own_vocab=fixed is None)
         else:
             corpus = read_bag_of_words(source, fmt, vocab, fixed, notes)
+            if fixed is None and not source.is_stdin:
+                converted = read_tokenizer_file(tokenizer_file_path(source.name), corpus.vocab, source.name)
+                if converted is not None:
+                    notes.append(f"tokenizer read from {converted[0]['path']} (found beside the corpus): a model "
+                                 f"trained on it reads text as {converted[0]['source']} was read")
         if fixed is not None and corpus.vocab != fixed:
             n_shards = corpus.n_shards
             corpus, _ = corpus.align(fixed, removed_words or frozenset())
@@ -144,6 +151,8 @@ def read_corpus(
     corpus.notes = notes + removed
     if fixed is None:
         corpus.removed_words = rules.removed_words(as_read, corpus.vocab, text=text)
+        if converted is not None:
+            corpus.removed_words = sorted(set(corpus.removed_words) | set(converted[1]))
     else:
         corpus.removed_tokens += n_read - corpus.n_tokens
 
@@ -157,6 +166,7 @@ def read_corpus(
         "input_format": format, "vocab": VOCAB.comparable(vocab),
         **(tok.settings() if text else {}),
         **rules.recorded(text=text, fixed=fixed is not None),
+        **({"tokenizer_file": converted[0]} if converted is not None else {}),
     }
     unused = None if fixed is not None else int(np.count_nonzero(corpus.word_frequencies() == 0))
     corpus.notes += closing_notes(corpus.n_empty_docs, unused)
@@ -257,17 +267,25 @@ def open_source(path: str, format: str, stdin: IO | None, *, streaming: bool = F
 
 def as_written() -> dict:
     """The ``reading`` of a corpus read as written, with every setting at its default (a shard
-    folder read whole records it, and a run on its index, from disk or on a cluster, the same)."""
+    folder read whole records it, and a run on its index, from disk or on a cluster, the same,
+    with what its tokenizer file says)."""
     return {"input_format": INPUT_FORMAT.default, "vocab": VOCAB.comparable(None),
             **VocabRules().recorded(text=False, fixed=False)}
 
 
-def read_shard_folder(path: str, notes: list[str]) -> Corpus:
+def read_shard_folder(path: str, notes: list[str], *,
+                      own_vocab: bool = True) -> tuple[Corpus, tuple[dict, list[str]] | None]:
     """The whole corpus of a shard folder (:mod:`ldacli.corpora.formats.shards`), every file checked
-    against its index."""
+    against its index, and, read over its own vocabulary (``own_vocab``), its tokenizer file's
+    settings and removed words (None without one)."""
     folder = open_shard_folder(path)
     notes.append(f"read the {folder.n_shards} shard files of a shard folder")
-    return Corpus(folder.all_counts(), folder.vocab, folder.doc_ids.tolist(), format="shards", n_shards=folder.n_shards)
+    converted = None
+    if own_vocab and folder.reading:
+        notes.extend(folder.notes)
+        converted = (folder.reading["tokenizer_file"], folder.removed_words)
+    return (Corpus(folder.all_counts(), folder.vocab, folder.doc_ids.tolist(), format="shards",
+                   n_shards=folder.n_shards), converted)
 
 
 def bag_of_words_vocab(source: Source, vocab: str | None, fixed: list[str] | None,

@@ -7,6 +7,7 @@
       vocab.txt          the vocabulary, one word per line (word id = line number - 1)
       shard-00000.npz    the documents bounds[0]:bounds[1] as a scipy sparse CSR matrix
       shard-00001.npz    (documents x words, int32 counts, scipy.sparse.save_npz), ...
+      tokenizer.json     only for a corpus made from text: how it was read (ldacli.corpora.formats.tokenizer_file)
 
 Each shard file, with ``vocab.txt`` beside it, is an ordinary corpus in the ``npz`` format that
 every command reads alone; every shard has the whole vocabulary's columns. Documents are cut by
@@ -38,6 +39,7 @@ import scipy.sparse as sp
 from ldacli import checks
 from ldacli.corpora.counts import doc_lengths, doc_pointers, word_totals
 from ldacli.errors import InputError, LdacliError
+from ldacli.corpora.formats.tokenizer_file import IN_SHARD_FOLDER, read_tokenizer_file
 from ldacli.files.fileio import atomic_folder, open_regular
 from ldacli.corpora.formats.matrix import read_scipy_npz, write_scipy_npz
 from ldacli.corpora.formats.vocab import vocab_text
@@ -60,21 +62,22 @@ def is_shard_folder(path: str | os.PathLike[str]) -> bool:
 
 
 def write_shard_folder(folder: str, counts: sp.csr_array, vocab: list[str], doc_ids: list[str], n_shards: int, *,
-                       fingerprint: str, source: str, format: str) -> int:
+                       fingerprint: str, source: str, format: str, tokenizer: bytes | None = None) -> int:
     """Write the corpus ``counts`` (D, V) with its ``vocab`` and ``doc_ids`` as a shard folder
     of ``n_shards`` files (fewer when there are fewer documents), atomically
     (:func:`~ldacli.files.fileio.atomic_folder`: a shard folder already there is replaced, anything
-    else is refused). Returns the number of shards written."""
+    else is refused), with the bytes of its ``tokenizer`` file when it was made from text.
+    Returns the number of shards written."""
     lengths = doc_lengths(counts)
     bounds = shard_bounds(doc_pointers(lengths), n_shards)
     parts = (counts[bounds[s]:bounds[s + 1]] for s in range(bounds.size - 1))
     return write_shard_files(folder, parts, bounds, lengths, word_totals(counts, len(vocab)), vocab, doc_ids,
-                             fingerprint=lambda: fingerprint, source=source, format=format)
+                             fingerprint=lambda: fingerprint, source=source, format=format, tokenizer=tokenizer)
 
 
 def write_shard_files(folder: str, shards: Iterable[sp.csr_array], bounds: np.ndarray, lengths: np.ndarray,
                       word_freq: np.ndarray, vocab: list[str], doc_ids: list[str], *, fingerprint: Callable[[], str],
-                      source: str, format: str) -> int:
+                      source: str, format: str, tokenizer: bytes | None = None) -> int:
     """Write a shard folder whose shard ``s`` is the ``s``-th matrix ``shards`` gives (the documents
     ``bounds[s]:bounds[s + 1]``, each made only when it is written, so a corpus can be written a shard
     at a time), atomically as :func:`write_shard_folder`. ``lengths`` (D,) and ``word_freq`` (V,) are
@@ -92,6 +95,9 @@ def write_shard_files(folder: str, shards: Iterable[sp.csr_array], bounds: np.nd
                 f.write(data)
         with open(os.path.join(tmp, VOCAB), "wb") as f:
             f.write(vocab_text(vocab))
+        if tokenizer is not None:
+            with open(os.path.join(tmp, IN_SHARD_FOLDER), "wb") as f:
+                f.write(tokenizer)
         params = {"n_docs": int(lengths.size), "n_words": len(vocab), "n_tokens": int(lengths.sum(dtype=np.int64)),
                   "fingerprint": fingerprint(), "source": source, "format": format, "files": files, "sha256": digests}
         write_npz(os.path.join(tmp, INDEX), {
@@ -125,7 +131,8 @@ class ShardFolder:
     corpus_fingerprint: str
     format: str = "shards"
     notes: list[str] = field(default_factory=list)
-    # read as written: no vocabulary rules (a Corpus's ``reading``), nothing they removed
+    # read as written: no vocabulary rules (a Corpus's ``reading``), nothing they removed; what
+    # its tokenizer file says when it was made from text
     reading: dict = field(default_factory=dict)
     removed_words: list[str] = field(default_factory=list)
 
@@ -243,5 +250,11 @@ def open_shard_folder(path: str | os.PathLike[str]) -> ShardFolder:
     # the index's width), 4 bytes a character
     longest = int(np.char.str_len(doc_ids).max()) if doc_ids.size else 0
     doc_ids = doc_ids.astype(f"<U{max(1, longest)}", copy=False)
-    return ShardFolder(path, [str(w) for w in vocab], doc_ids, lengths, freq, bounds,
-                       list(params["files"]), [str(h) for h in params["sha256"]], params["fingerprint"])
+    folder = ShardFolder(path, [str(w) for w in vocab], doc_ids, lengths, freq, bounds,
+                         list(params["files"]), [str(h) for h in params["sha256"]], params["fingerprint"])
+    converted = read_tokenizer_file(os.path.join(path, IN_SHARD_FOLDER), folder.vocab, name)
+    if converted is not None:
+        folder.reading, folder.removed_words = {"tokenizer_file": converted[0]}, converted[1]
+        folder.notes.append(f"tokenizer read from {converted[0]['path']}: a model trained on it reads text as "
+                            f"{converted[0]['source']} was read")
+    return folder

@@ -1,9 +1,11 @@
-"""Writing a corpus: as one file of a bag-of-words format plus its vocabulary file
-(:func:`write_corpus`), or as a shard folder for a cluster (:func:`write_shards`).
+"""Writing a corpus: as one file of a bag-of-words format plus its vocabulary file, and its
+tokenizer file when it was made from text (:func:`write_corpus`), or as a shard folder for a
+cluster (:func:`write_shards`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from typing import IO
@@ -17,6 +19,8 @@ from ldacli.files.fileio import atomic_write
 from ldacli.corpora.formats.ldac import ldac_lines
 from ldacli.corpora.formats.matrix import write_mtx, write_scipy_npz
 from ldacli.corpora.formats.shards import write_shard_folder
+from ldacli.corpora.formats.tokenizer_file import (MAX_BYTES, tokenizer_file_bytes, tokenizer_file_path,
+                                                   tokenizer_record)
 from ldacli.corpora.formats.uci import uci_lines
 from ldacli.corpora.formats.vocab import check_writable_vocab, vocab_text
 
@@ -34,10 +38,13 @@ def check_corpus(corpus) -> None:
 def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str | os.PathLike[str],
                  format: str = "ldac") -> None:
     """Write ``corpus`` as ``format`` (``"ldac"``, 0-based ids; ``"uci"``; ``"mtx"``, Matrix
-    Market; ``"npz"``, ``scipy.sparse.save_npz``) plus its vocabulary.
+    Market; ``"npz"``, ``scipy.sparse.save_npz``) plus its vocabulary, and, for a corpus made
+    from text (or read with a tokenizer file), how the text was read: the tokenizer file beside
+    ``path`` (:mod:`ldacli.corpora.formats.tokenizer_file`, ``docs.ldac`` -> ``docs.tokenizer.json``),
+    which reading it back finds, so that a model trained on it tokenizes text as this corpus was.
 
-    Both files are written atomically (see :func:`ldacli.files.fileio.atomic_write`): after an error
-    neither is left half-written. Document ids are not stored by these formats; reading the
+    The files are written atomically (see :func:`ldacli.files.fileio.atomic_write`): after an error
+    none is left half-written. Document ids are not stored by these formats; reading the
     files back gives ids ``"1"`` to ``"D"``.
     """
     checks.choice("format", format, WRITE_FORMATS)
@@ -49,7 +56,12 @@ def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str |
     counts.sort_indices()
     if counts.nnz and counts.data.min() < 0:
         raise LdacliError("counts: expected non-negative counts, found a negative one")
-    with atomic_write(path, what="corpus") as out, atomic_write(vocab_path, what="vocabulary") as voc:
+    recorded = _tokenizer_bytes(corpus)
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(atomic_write(path, what="corpus"))
+        voc = stack.enter_context(atomic_write(vocab_path, what="vocabulary"))
+        if recorded is not None:
+            stack.enter_context(atomic_write(tokenizer_file_path(path), what="tokenizer file")).write(recorded)
         if format == "mtx":
             write_mtx(out, counts)
         elif format == "npz":
@@ -57,6 +69,16 @@ def write_corpus(corpus: Corpus, path: str | os.PathLike[str], vocab_path: str |
         else:
             _write_lines(out, ldac_lines(counts) if format == "ldac" else uci_lines(counts))
         voc.write(vocab_text(corpus.vocab))
+
+
+def _tokenizer_bytes(corpus: Corpus) -> bytes | None:
+    """The bytes of ``corpus``'s tokenizer file, None when it was not made from text."""
+    record = tokenizer_record(corpus)
+    recorded = None if record is None else tokenizer_file_bytes(record)
+    if recorded is not None and len(recorded) > MAX_BYTES:
+        raise LdacliError(f"tokenizer file: expected at most {MAX_BYTES:,} bytes (what reading one takes), found "
+                          f"{len(recorded):,} for {len(record['removed_words']):,} removed words")
+    return recorded
 
 
 def _write_lines(out: IO[bytes], lines: Iterator[str]) -> None:
@@ -83,4 +105,5 @@ def write_shards(corpus: Corpus, folder: str | os.PathLike[str], n_shards: int) 
     counts = sp.csr_array(trimmed.counts, copy=True)
     counts.sort_indices()
     return write_shard_folder(os.fspath(folder), counts, trimmed.vocab, trimmed.doc_ids, n_shards,
-                              fingerprint=trimmed.fingerprint(), source=corpus.source, format=corpus.format)
+                              fingerprint=trimmed.fingerprint(), source=corpus.source, format=corpus.format,
+                              tokenizer=_tokenizer_bytes(trimmed))
