@@ -198,6 +198,22 @@ def test_infer_reads_stdin_as_it_comes_and_writes_sparse_tables(setup, tmp_path)
     assert r.exit_code == 2 and "--top-topics" in r.stderr and not (tmp_path / "t.npz").exists()
 
 
+def test_perplexity_of_a_path_is_streamed_as_the_command_streams_it(setup, small_blocks):
+    """ldacli.perplexity of a path by document completion reads it a block at a time, as the
+    command (which calls it) does: the numbers of the corpus in memory, and the reader's notes."""
+    folder, model = setup
+    path = str(folder / "docs.txt")
+    given = dict(seed=4, iterations=30, burn_in=10)
+    got = ldacli.perplexity(str(folder / "m.npz"), path, **given)
+    notes = got.pop("notes")
+    assert got == ldacli.perplexity(model, ldacli.read_corpus(path, **model.reading()), **given)
+    assert notes, "the reader says what it did"
+    r = run("perplexity", folder / "m.npz", path, "--seed", 4, "--iterations", 30, "--burn-in", 10, "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout) == {"model": str(folder / "m.npz"), "corpus": path, **got, "notes": notes}
+    assert all(f"{path}: {note}" in r.stderr for note in notes)
+
+
 def test_perplexity_streamed_equals_the_whole(setup, small_blocks):
     folder, model = setup
     corpus = ldacli.read_corpus(str(folder / "docs.ldac"), fixed_vocab=model.vocab)

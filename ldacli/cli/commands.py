@@ -22,7 +22,7 @@ import numpy as np
 from ldacli import export as export_module
 from ldacli import model_selection as choosing
 from ldacli import settings
-from ldacli.api_input import resumed_reading
+from ldacli.api_input import corpus_at, resumed_reading, stream_at
 from ldacli.cli.exits import EXIT_DRIFT, EXIT_UNDETERMINED, Command, user_errors
 from ldacli.cli.former_options import taking_former_spellings
 from ldacli.cli.options import (
@@ -57,11 +57,9 @@ from ldacli.corpora.formats.read import (
     READING,
     READING_FOR_MODEL,
     VOCAB,
-    read_corpus,
 )
 from ldacli.corpora.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.corpora.formats.split import split_corpus
-from ldacli.corpora.formats.stream import stream_corpus
 from ldacli.corpora.formats.write import WRITE_FORMATS, write_corpus
 from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
 from ldacli.errors import LdacliError, SettingError
@@ -82,7 +80,6 @@ from ldacli.methods.driver import SETTINGS as TRAIN
 from ldacli.methods.driver import check_given, method_settings, unchanged
 from ldacli.methods.driver import train as run_train
 from ldacli.methods.registry import METHODS
-from ldacli.memory import return_freed_memory
 from ldacli.model import TOP_WORDS, Model
 from ldacli.over_time import history as topic_history
 from ldacli.over_time import outputs as over_time
@@ -91,7 +88,6 @@ from ldacli.pages.report import SETTINGS as REPORT
 from ldacli.pages.report import write_report, write_select_k_page
 from ldacli.pages.webpage import REPORT_EXTRA
 from ldacli.scoring import inference
-from ldacli.scoring import perplexity as evaluate
 from ldacli.scoring.coherence import MEASURE, REFERENCE, training_reference
 from ldacli.scoring.coherence import coherence as topic_coherence
 from ldacli.scoring.diagnostics import DIAGNOSTICS, FIELD_NAMES, THRESHOLDS, WORD_FIELDS
@@ -101,7 +97,6 @@ from ldacli.scoring.inference import SETTINGS as INFER
 from ldacli.scoring.inference import SPARSE, write_inference
 from ldacli.scoring.perplexity import SETTINGS as PERPLEXITY
 from ldacli.scoring.perplexity import perplexity as compute_perplexity
-from ldacli.scoring.perplexity import perplexity_stream
 from ldacli.settings import Choice, Integer, Setting, Text
 from ldacli.topic_names import name_topic
 
@@ -120,16 +115,10 @@ WRITING = (
 
 
 def read(path: str, values: dict, *, model: Model | None = None):
-    """Read the corpus at ``path`` with the reading settings in ``values`` (for ``model``, when
-    one scores it: over its vocabulary, text tokenized by its tokenizer, the tokens of words
-    its rules removed counted apart); its notes go to stderr, each once."""
-    reading = reading_of(values)
-    fmt = reading.pop("input_format", "auto")
-    vocab = reading.pop("vocab", None)
-    for_model = {} if model is None else model.reading()
-    if vocab:  # the corpus's own vocabulary file (bag of words) or one fixing its tokens (text)
-        for_model.pop("fixed_vocab", None)
-    corpus = read_corpus(path, format=fmt, vocab=vocab, **for_model, **reading)
+    """The corpus at ``path`` as the library reads it (:func:`ldacli.api_input.corpus_at`, with
+    the reading settings given in ``values``, for ``model`` when one scores it); its notes go to
+    stderr, each once."""
+    corpus = corpus_at(path, given_of(values, READING), model=model)
     for note in corpus.notes:
         tell(values, f"{path}: {note}")
     return corpus
@@ -420,19 +409,12 @@ def infer(ctx, model, corpus, **values):
             check_stream(fmt, sys.stdout.buffer)
     with user_errors(ctx), tls_options(values["scheduler"], values), locked([output if output != "-" else None]):
         m = Model.load(model, documents=False)
-        stream = stream_read(corpus, values, m, fingerprint=fmt == "npz",
-                             temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
+        stream = stream_at(corpus, given_of(values, READING), m, fingerprint=fmt == "npz",
+                           temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
         write_inference(m, stream, output, fmt, out=sys.stdout.buffer if output == "-" else None,
                         progress=progress, **given_of(values, INFER, SPARSE))
         for note in stream.notes:
             tell(values, f"{corpus}: {note}")
-
-
-def stream_read(path: str, values: dict, model: Model, **options):
-    """:func:`read`, as a stream of blocks of documents for ``model`` (notes at the end)."""
-    reading = reading_of(values)
-    fmt = reading.pop("input_format", "auto")
-    return stream_corpus(path, format=fmt, **model.reading(), **reading, **options)
 
 
 @click.command(cls=Command)
@@ -470,18 +452,10 @@ def perplexity(ctx, model, corpus, **values):
     """
     progress = setup_logging(values)
     with user_errors(ctx), tls_options(values["scheduler"], values):
-        given = given_of(values, PERPLEXITY)
-        streaming = evaluate.check_settings(given)["estimator"] == "completion"
-        m = Model.load(model, documents=False)
-        if streaming:  # documents read, inferred and scored a block at a time
-            data = stream_read(corpus, values, m)
-            result = perplexity_stream(m, data, progress=progress, **{k: v for k, v in given.items() if k != "estimator"})
-            for note in data.notes:
-                tell(values, f"{corpus}: {note}")
-        else:
-            data = read(corpus, values, model=m)
-            result = compute_perplexity(m, data, progress=progress, **given)
-    result = {"model": model, "corpus": corpus, **result, "notes": list(data.notes)}
+        result = compute_perplexity(model, corpus, progress=progress, **given_of(values, PERPLEXITY, READING))
+    for note in result["notes"]:
+        tell(values, f"{corpus}: {note}")
+    result = {"model": model, "corpus": corpus, **result}
     if value(values, TEXT_OR_JSON) == "json":
         click.echo(json_text(result, indent=2))
         return
