@@ -19,7 +19,7 @@ import time
 import click
 import numpy as np
 
-from ldacli import export as export_module
+from ldacli import exporting
 from ldacli import model_selection as choosing
 from ldacli import settings
 from ldacli.api_input import corpus_at, resumed_reading, stream_at
@@ -66,12 +66,12 @@ from ldacli.errors import LdacliError, SettingError
 from ldacli.escaping import json_text, printable
 from ldacli.files.fileio import file_sha256
 from ldacli.files.locking import locked
+from ldacli.exporting import export as export_table
 from ldacli.files.tables import (
     TABLE_FORMATS,
     check_stream,
     delimited_line,
     text_cell,
-    write_lines,
     write_table,
 )
 from ldacli.info import describe as describe_file
@@ -775,7 +775,7 @@ def trends(ctx, model, **values):
 # --- export -------------------------------------------------------------------------------------------
 
 EXPORT_OUT = output_setting("Where to write the table", ("any name",), stdout=True, required=False)
-EXPORT_FORMAT = format_setting(export_module.FORMATS,
+EXPORT_FORMAT = format_setting(exporting.FORMATS,
                                "Output format: tsv, csv, jsonl or parquet (the table), mallet (MALLET's file for it), "
                                "json (pyldavis only).",
                                default_help="by -o's ending: .tsv .txt .csv .jsonl .ndjson .parquet .json; tsv for "
@@ -784,8 +784,8 @@ EXPORT_FORMAT = format_setting(export_module.FORMATS,
 
 @click.command(cls=Command)
 @click.argument("model")
-@click.argument("what", type=click.Choice(export_module.TABLES))
-@declared((EXPORT_OUT, EXPORT_FORMAT), export_module.SETTINGS, (INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
+@click.argument("what", type=click.Choice(exporting.TABLES))
+@declared((EXPORT_OUT, EXPORT_FORMAT), exporting.SETTINGS, (INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
 @click.pass_context
 def export(ctx, model, what, **values):
     """Write WHAT of MODEL as a table for other tools, to -o FILE or stdout.
@@ -833,31 +833,10 @@ def export(ctx, model, what, **values):
             if values[s.name] is not None:
                 raise click.BadParameter("applies with --corpus only", param_hint=s.option)
     with user_errors(ctx):
-        given = given_of(values, export_module.SETTINGS)
-        export_module.check_applies(what, given)
-        fmt = export_module.format_for(what, output, values["output_format"])
-        for s in export_module.SETTINGS:
-            s.check(values[s.name])
-        if output == "-":
-            check_stream(fmt, sys.stdout.buffer)
-    with user_errors(ctx), locked([output if output != "-" else None]):
-        m = export_module.read_source(model, what)
-        reference = read(corpus, values, model=m) if corpus is not None else None
-        n = values["top_words"]
-        with results_to(output, binary=True) as out:
-            if what == "pyldavis":
-                export_module.write_pyldavis(export_module.to_pyldavis(m, reference), out)
-            else:
-                scores = (export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys"
-                          else export_module.diagnostics(m, reference, n) if what == "diagnostics" else None)
-                if fmt == "mallet":
-                    write_lines(export_module.mallet_lines(
-                        m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n,
-                        scores=scores), out)
-                else:
-                    write_table(export_module.table(m, what, min_proportion=values["min_proportion"],
-                                                    top_topics=values["top_topics"], top_words=n, scores=scores),
-                                out, fmt)
+        written = export_table(model, what, output, format=values["output_format"],
+                               **given_of(values, exporting.SETTINGS, (INPUT_FORMAT, VOCAB)))
+    for note in written["notes"]:
+        tell(values, f"{corpus}: {note}")
 
 
 # --- select-k -----------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import numpy as np
 from ldacli.corpora.corpus import Corpus
 from ldacli.diff import diff_models, js_distances
 from ldacli.diff import prevalence as diff_prevalence
-from ldacli.export import topic_names
+from ldacli.exporting import topic_names
 from ldacli.scoring.inference import corpus_theta
 from ldacli.errors import InputError
 from ldacli.files.fileio import atomic_write, file_sha256, open_regular

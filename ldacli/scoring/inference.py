@@ -254,7 +254,7 @@ def write_inference(model: Model, stream, output: str, format: str, *, out=None,
     as they come to ``output`` (atomically) or to the binary stream ``out``: ``format`` npz
     (the :class:`~ldacli.model.Inference` file, its theta written through a temporary file
     beside it, never held whole), a table format of :mod:`ldacli.files.tables` (the doc-topics table
-    of :mod:`ldacli.export`: dense, or sparse with ``min_proportion``/``top_topics``) or mallet
+    of :mod:`ldacli.exporting`: dense, or sparse with ``min_proportion``/``top_topics``) or mallet
     (:func:`mallet_doc_topic_lines`, as ``export doc-topics --format mallet`` writes)."""
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))
     min_proportion, top_topics = check_table(format, min_proportion=min_proportion, top_topics=top_topics)
