@@ -21,7 +21,7 @@ from ldacli.scoring.perplexity import perplexity_stream
 from ldacli.corpora.formats import stream as stream_module
 from ldacli.corpora.formats.stream import stream_corpus
 from ldacli.corpora.formats.write import write_corpus, write_shards
-from ldacli.scoring.inference import infer_chunks
+from ldacli.scoring.inference import infer_chunks, write_inference
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # where the ldacli under test is (a checkout's src or an install), for the processes a test starts
@@ -150,6 +150,29 @@ def test_infer_writes_the_same_bytes_as_the_whole_inference(setup, tmp_path, sma
     assert rows[0] == ["doc_id"] + [f"topic_{k}" for k in range(3)]
     assert [r[0] for r in rows[1:]] == whole.doc_ids
     assert np.allclose(np.array([[float(x) for x in r[1:]] for r in rows[1:]]), whole.theta, atol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", ["npz", "csv", "mallet"])
+def test_write_inference_of_a_path_is_what_infer_writes(setup, tmp_path, small_blocks, fmt):
+    """The command's one call, from Python: a model's path and a corpus's path (its reading
+    settings as keywords) give the command's bytes and the reader's notes."""
+    folder, _ = setup
+    ending = "txt" if fmt == "mallet" else fmt
+    sparse = {} if fmt == "npz" else {"top_topics": 2}
+    r = run("infer", folder / "m.npz", folder / "docs.ldac", "--seed", 3, *(["--top-topics", 2] if sparse else []),
+            "--format", fmt, "--input-format", "ldac", "-o", tmp_path / f"cli.{ending}")
+    assert r.exit_code == 0, r.stderr
+    written = write_inference(str(folder / "m.npz"), str(folder / "docs.ldac"), str(tmp_path / f"api.{ending}"), fmt,
+                              seed=3, input_format="ldac", **sparse)
+    if fmt == "npz":
+        api, cli = (ldacli.Inference.load(str(tmp_path / f"{side}.npz")) for side in ("api", "cli"))
+        assert np.array_equal(api.theta, cli.theta) and api.doc_ids == cli.doc_ids and api.params == cli.params
+    else:
+        assert (tmp_path / f"api.{ending}").read_bytes() == (tmp_path / f"cli.{ending}").read_bytes()
+    assert written.n_docs == 90 and written.notes and all(f"docs.ldac: {n}" in r.stderr for n in written.notes)
+    with pytest.raises(ldacli.SettingError, match="min_df"):
+        write_inference(str(folder / "m.npz"), str(folder / "docs.ldac"), str(tmp_path / "x.tsv"), "tsv", min_df=0)
+    assert not (tmp_path / "x.tsv").exists()
 
 
 def test_infer_and_perplexity_leave_the_training_documents_unread(setup, tmp_path):

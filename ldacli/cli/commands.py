@@ -21,7 +21,7 @@ import click
 from ldacli import exporting
 from ldacli import model_selection as choosing
 from ldacli import settings
-from ldacli.api_input import corpus_at, resumed_reading, stream_at
+from ldacli.api_input import corpus_at, resumed_reading
 from ldacli.cli.exits import EXIT_DRIFT, EXIT_UNDETERMINED, Command, user_errors
 from ldacli.cli.former_options import taking_former_spellings
 from ldacli.cli.options import (
@@ -69,7 +69,6 @@ from ldacli.files.locking import locked
 from ldacli.exporting import export as export_table
 from ldacli.files.tables import (
     TABLE_FORMATS,
-    check_stream,
     write_table,
 )
 from ldacli.info import describe as describe_file
@@ -85,7 +84,6 @@ from ldacli.over_time import trends as topic_trends
 from ldacli.pages.report import SETTINGS as REPORT
 from ldacli.pages.report import write_report, write_select_k_page
 from ldacli.pages.webpage import REPORT_EXTRA
-from ldacli.scoring import inference
 from ldacli.scoring.coherence import MEASURE, REFERENCE, training_reference
 from ldacli.scoring.coherence import coherence as topic_coherence
 from ldacli.scoring.diagnostics import DIAGNOSTICS
@@ -308,19 +306,11 @@ def infer(ctx, model, corpus, **values):
         raise click.BadParameter(f"expected a file name ending in .{'txt' if fmt == 'mallet' else fmt} for --format "
                                  f"{fmt}, found {output!r}", param_hint="-o/--output")
     check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "CORPUS": corpus, "--vocab": values["vocab"]})
-    with user_errors(ctx):  # before anything is read
-        inference.check_settings(given_of(values, INFER))
-        inference.check_table(fmt, **given_of(values, SPARSE))
-        if output == "-":
-            check_stream(fmt, sys.stdout.buffer)
-    with user_errors(ctx), tls_options(values["scheduler"], values), locked([output if output != "-" else None]):
-        m = Model.load(model, documents=False)
-        stream = stream_at(corpus, given_of(values, READING), m, fingerprint=fmt == "npz",
-                           temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
-        write_inference(m, stream, output, fmt, out=sys.stdout.buffer if output == "-" else None,
-                        progress=progress, **given_of(values, INFER, SPARSE))
-        for note in stream.notes:
-            tell(values, f"{corpus}: {note}")
+    with user_errors(ctx), tls_options(values["scheduler"], values):
+        written = write_inference(model, corpus, output, fmt, out=sys.stdout.buffer if output == "-" else None,
+                                  progress=progress, **given_of(values, INFER, SPARSE, READING))
+    for note in written.notes:
+        tell(values, f"{corpus}: {note}")
 
 
 @click.command(cls=Command)
