@@ -62,7 +62,7 @@ from ldacli.corpora.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.corpora.formats.split import split_corpus
 from ldacli.corpora.formats.write import WRITE_FORMATS, write_corpus
 from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
-from ldacli.errors import LdacliError, SettingError
+from ldacli.errors import SettingError
 from ldacli.escaping import json_text
 from ldacli.files.fileio import file_sha256
 from ldacli.files.locking import locked
@@ -468,18 +468,11 @@ def report(ctx, model, **values):
         for s in (INPUT_FORMAT, VOCAB):
             if values[s.name] is not None:
                 raise click.BadParameter("applies with --corpus only", param_hint=s.option)
-    with user_errors(ctx), locked([output]):
-        m = Model.load(model)
-        if corpus is not None:
-            reference = read(corpus, values, model=m)
-        else:
-            try:
-                reference = training_reference(m, "--corpus")
-            except LdacliError as exc:
-                tell(values, f"{model}: no coherence or documents in the report: {exc}")
-                reference = None
-        t0 = time.perf_counter()
-        written = write_report(model, output, corpus=reference, **given_of(values, REPORT))
+    t0 = time.perf_counter()
+    with user_errors(ctx):
+        written = write_report(model, output, corpus=corpus, **given_of(values, REPORT, (INPUT_FORMAT, VOCAB)))
+    for note in written["notes"]:
+        tell(values, note)
     tell(values, f"{output}: report of {model}, {written['bytes'] / 1e6:.1f} MB, in {time.perf_counter() - t0:.1f} s"
                   + (f"; images {', '.join(written['images'])}" if written["images"] else ""))
 
