@@ -84,11 +84,11 @@ from ldacli.over_time import trends as topic_trends
 from ldacli.pages.report import SETTINGS as REPORT
 from ldacli.pages.report import write_report, write_select_k_page
 from ldacli.pages.webpage import REPORT_EXTRA
-from ldacli.scoring.coherence import MEASURE, REFERENCE, training_reference
-from ldacli.scoring.coherence import coherence as topic_coherence
+from ldacli.scoring.coherence import MEASURE, REFERENCE
 from ldacli.scoring.diagnostics import DIAGNOSTICS
-from ldacli.scoring.diagnostics import diagnostics as diagnose
 from ldacli.scoring.inference import SETTINGS as INFER
+from ldacli.scoring.topics import SETTINGS as TOPICS
+from ldacli.scoring.topics import topic_summary
 from ldacli.scoring.inference import SPARSE, write_inference
 from ldacli.scoring.perplexity import SETTINGS as PERPLEXITY
 from ldacli.scoring.perplexity import perplexity as compute_perplexity
@@ -245,22 +245,11 @@ def topics(ctx, model, **values):
         raise click.BadParameter(f"--{'coherence' if measure else 'diagnostics'} scores pairs of top words: expected "
                                  f"at least 2, found {n}", param_hint=TOP_WORDS.option)
     with user_errors(ctx):
-        m = Model.load(model, documents=diagnosing)  # the training documents' proportions, for diagnostics only
-        scores = diagnostics = None
-        if measure is not None or diagnosing:
-            if values["corpus"] is None:
-                ref = training_reference(m)
-                ref_name = m.params.get("corpus_source", "")
-            else:
-                ref = read(values["corpus"], values, model=m)
-                ref_name = values["corpus"]
-            if measure is not None:
-                scores = topic_coherence(m, ref, measure=measure, top_words=n)
-                scores["reference"] = ref_name
-            if diagnosing:
-                diagnostics = diagnose(m, ref, top_words=n)
-        tops = m.top_words(n)
-        emit(values, topic_lines(model, m, tops, scores, fmt, measure, values, diagnostics))
+        shown = topic_summary(model, **given_of(values, TOPICS, (INPUT_FORMAT, VOCAB)))
+        for note in shown["notes"]:
+            tell(values, f"{values['corpus']}: {note}")
+        emit(values, topic_lines(model, shown["model"], shown["top_words"], shown["coherence"], fmt, measure, values,
+                                 shown["diagnostics"]))
 
 
 # --- infer and perplexity -----------------------------------------------------------------------------
