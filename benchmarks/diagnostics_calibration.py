@@ -10,7 +10,9 @@ Usage::
 
 For each corpus it trains (one thread; models kept in ``--folder`` and reused) K=50 topics with
 1000 sweeps and seeds 1 and 2, computes the diagnostics against the training corpus and prints
-the flagged topics with their top words and the measures the flags read. Corpora: ``20ng-raw``
+the flagged topics with their top words and the measures the flags read (a measurement, not a
+verdict, in brackets: ``benchmarks/calibration.py`` holds the flags out; only verdicts count as
+flagged below). Corpora: ``20ng-raw``
 (``$LDACLI_DATA/20ng-raw/train.txt``, one post a line, headers and signatures kept; English stop
 list, ``--min-df 5 --max-df 0.3``), ``kos`` and ``20ng-uci`` (``$LDACLI_CORPORA``), ``ap``
 (``$LDACLI_DATA/ap/ap.dat``).
@@ -145,9 +147,10 @@ def main() -> None:
         print(f"{'topic':>5}  " + "  ".join(f"{s[:10]:>10}" for s in SHOWN) + "  flags: top words")
         tops = model.top_words(8)
         for t in result["topics"]:
-            if t["flags"] or args.all_topics:
+            if t["flags"] or t["measured"] or args.all_topics:
                 cells = "  ".join("         -" if t[s] is None else f"{t[s]:>10.4g}" for s in SHOWN)
-                print(f"{t['topic']:>5}  {cells}  {','.join(t['flags']) or '-'}: "
+                raised = t["flags"] + [f"({m})" for m in t["measured"]]  # measurements in brackets: not verdicts
+                print(f"{t['topic']:>5}  {cells}  {','.join(raised) or '-'}: "
                       + " ".join(w for w, _ in tops[t["topic"]]))
 
 

@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/large_corpus.py make --tokens 100M -o $LDACLI_DATA/large/zipf100M.npz
+    python benchmarks/large_corpus.py make --tokens 1000M --shards 32 -o $LDACLI_DATA/zipf1G-shards
     python benchmarks/large_corpus.py train $LDACLI_DATA/large/zipf100M.npz -k 1000 --iterations 100
     python benchmarks/large_corpus.py train C.npz -k 1000 --iterations 100 --checkpoint C.ckpt --stop-after 50
     python benchmarks/large_corpus.py train C.npz -k 1000 --iterations 100 --checkpoint C.ckpt --resume
@@ -183,6 +184,8 @@ def main(argv=None) -> int:
     mk.add_argument("--words", type=int, default=200_000, help="vocabulary size (default 200,000)")
     mk.add_argument("--seed", type=int, default=1)
     mk.add_argument("-o", "--output", required=True, help="the .npz to write (the vocabulary goes beside it)")
+    mk.add_argument("--shards", type=int, help="write a shard folder of this many shards at --output instead, as "
+                                               "ldacli convert --shards does (a corpus to train from disk)")
     tr = sub.add_parser("train", help="ldacli.train on a corpus, one thread, timing every sweep")
     tr.add_argument("corpus")
     tr.add_argument("-k", "--topics", type=int, default=1000)
@@ -205,7 +208,11 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         corpus = make(_count(args.tokens), args.words, args.seed)
         made = time.perf_counter() - t0
-        ldacli.write_corpus(corpus, args.output, vocab_path(args.output), format="npz")
+        if args.shards:  # what `ldacli convert --shards` writes, without the .npz in between
+            corpus, _ = corpus.without_unused_words()
+            ldacli.write_shards(corpus, args.output, args.shards)
+        else:
+            ldacli.write_corpus(corpus, args.output, vocab_path(args.output), format="npz")
         print(json.dumps({"output": args.output, "n_docs": corpus.n_docs, "n_tokens": corpus.n_tokens,
                           "words_used": int(np.count_nonzero(corpus.word_frequencies())), "nnz": corpus.counts.nnz,
                           "generate_s": round(made, 1), "peak_rss_mb": round(peak_rss_mb())}))

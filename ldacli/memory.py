@@ -111,14 +111,32 @@ def out_of_memory(what: str) -> LdacliError:
     return LdacliError(f"{what}: out of memory{room}; use fewer topics or a smaller corpus, or free memory")
 
 
-def check_fits(what: str, needed: float) -> None:
+def memory_room(limit: int | None = None) -> int | None:
+    """The memory a run may use: ``limit`` (``--memory-limit``) capped by the memory available
+    (:func:`available_bytes`); None when neither is known."""
+    available = available_bytes()
+    if limit is None:
+        return available
+    return limit if available is None else min(limit, available)
+
+
+SMALLER = "use fewer topics, or train on a shard folder (ldacli convert --shards), which trains from disk"
+
+
+def check_fits(what: str, needed: float, limit: int | None = None, advice: str = SMALLER) -> None:
     """Raise :class:`LdacliError` when ``needed`` bytes (an estimate of ``what``, e.g. "training
-    with K=200 topics on this corpus") exceed the memory available; the environment variable
-    ``LDACLI_NO_MEMORY_CHECK=1`` turns the check off (the estimate may be pessimistic)."""
+    with K=200 topics on this corpus") exceed the memory available, or ``limit`` (a run's
+    ``--memory-limit``) when it is lower; the environment variable ``LDACLI_NO_MEMORY_CHECK=1``
+    turns the check off (the estimate may be pessimistic). ``advice``: what to do instead."""
     if os.environ.get("LDACLI_NO_MEMORY_CHECK"):
         return
     available = available_bytes()
+    if limit is not None and (available is None or limit < available):
+        if needed > limit:
+            raise LdacliError(f"{what} needs about {_size(needed)} of memory, over the memory limit of "
+                              f"{_size(limit)}: give --memory-limit {_size(needed * 1.05).replace(' ', '')} or "
+                              f"more, or {advice}")
+        return
     if available is not None and needed > available:
         raise LdacliError(f"{what} needs about {_size(needed)} of memory, and {_size(available)} is available; "
-                          f"use fewer topics or a smaller corpus, or free memory (LDACLI_NO_MEMORY_CHECK=1 "
-                          f"skips this check)")
+                          f"{advice}, or free memory (LDACLI_NO_MEMORY_CHECK=1 skips this check)")

@@ -96,6 +96,32 @@ class Real:
         return "a finite number"
 
 
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+@dataclass(frozen=True)
+class Size:
+    """An amount of memory or disk: bytes, or a number with a unit K, M, G or T (powers of
+    1024; "KiB", "KB" and "K" alike): ``500M``, ``1.5G``, ``2GiB``."""
+
+    def check(self, name: str, value) -> int:
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > 0:
+            return int(value)
+        text = value.strip().lower() if isinstance(value, str) else ""
+        number = text.rstrip("kmgtib").strip()
+        unit = text[len(text.rstrip("kmgtib")):].removesuffix("ib").removesuffix("b")
+        try:
+            amount = float(number) * _UNITS[unit]
+        except (KeyError, ValueError):
+            amount = float("nan")
+        if not (math.isfinite(amount) and amount >= 1):
+            raise SettingError(name, f"{name} must be {self.describe()}, found {value!r}")
+        return int(amount)
+
+    def describe(self) -> str:
+        return "a size: bytes, or a number with K, M, G or T (500M, 1.5G)"
+
+
 @dataclass(frozen=True)
 class Choice:
     """One of ``options``."""

@@ -891,14 +891,15 @@ def test_convert_shards_replaces_only_a_shard_folder_and_refuses_other_options(t
     assert r.exit_code == 2 and "--to" in r.output
 
 
-def test_a_shard_folder_read_from_its_index_trains_only_on_a_cluster_and_only_as_cut(tmp_path, planted):
+def test_a_shard_folder_read_from_its_index_trains_from_disk_and_only_as_cut(tmp_path, planted):
     import ldacli
 
     ldacli.write_shards(planted.corpus, tmp_path / "f", 3)
     index = ldacli.open_shard_folder(str(tmp_path / "f"))
-    with pytest.raises(ldacli.SettingError, match="trains on a Dask cluster"):
-        ldacli.train(index, 5, iterations=2)
+    from_disk = ldacli.train(index, 15, iterations=2, seed=1)
+    whole = ldacli.train(str(tmp_path / "f"), 15, iterations=2, seed=1)
+    assert np.array_equal(from_disk.phi, whole.phi) and np.array_equal(from_disk.theta, whole.theta)
     with pytest.raises(ldacli.SettingError, match="shards must be the 3 files"):
         ldacli.train(index, 5, iterations=2, shards=4)
-    with pytest.raises(ldacli.SettingError, match="holdout needs the documents on the client"):
+    with pytest.raises(ldacli.SettingError, match="holdout needs the documents in memory"):
         ldacli.train(index, 5, iterations=2, holdout=0.1, patience=2)

@@ -165,10 +165,10 @@ FEW = {"top_docs_share": 0.9, "tokens": 5000.0, "effective_documents": 10.0}
 
 
 @pytest.mark.parametrize("flag, others, field, low, high", [
-    ("background", {}, "document_dist", 1.09, 1.11),
-    ("boilerplate", BOILERPLATE, "companion_topics", 8.0 * 1.24, 8.0 * 1.26),
-    ("boilerplate", BOILERPLATE, "rank_1_docs", 0.09, 0.11),
-    ("incoherent", {}, "npmi", 0.2 * 0.39, 0.2 * 0.41),
+    ("background", {}, "document_dist", 0.99, 1.01),
+    ("many-companions", BOILERPLATE, "companion_topics", 8.0 * 1.24, 8.0 * 1.26),
+    ("many-companions", BOILERPLATE, "rank_1_docs", 0.09, 0.11),
+    ("low-npmi", {}, "npmi", 0.2 * 0.39, 0.2 * 0.41),
     ("few-documents", FEW, "top_docs_share", 0.44, 0.46),
     ("few-documents", FEW, "effective_documents", 5000.0 / 74.0, 5000.0 / 76.0),
     ("near-duplicates", {}, "top_doc_similarity", 0.54, 0.56),
@@ -180,7 +180,7 @@ def test_each_flag_is_raised_exactly_beyond_its_documented_thresholds(flag, othe
     assert junk.test(values(**{**others, field: low}), MODEL) is below_is_junk
     assert junk.test(values(**{**others, field: high}), MODEL) is not below_is_junk
     assert junk.test(values(), MODEL) is False  # without the values (no corpus), never
-    if flag in ("boilerplate", "incoherent"):  # relative to the model's median: not with a handful of topics
+    if flag in ("many-companions", "low-npmi"):  # relative to the model's median: not with a handful of topics
         assert junk.test(values(**{**others, field: low if below_is_junk else high}), {**MODEL, "n_topics": 5}) is False
     # the meaning names the thresholds
     for key, threshold in td.THRESHOLDS.items():
@@ -230,13 +230,28 @@ def footer_topic(model):
     return int(np.argmax(model.phi[:, model.vocab.index("footera")]))
 
 
-def test_a_template_topic_is_flagged_and_the_themes_are_not(junk_model):
+def test_a_template_topic_is_measured_as_near_duplicates_and_the_themes_are_not(junk_model):
     model = ldacli.load_model(str(junk_model / "m.npz"))
     result = td.diagnostics(model, ldacli.read_corpus(str(junk_model / "notes.txt"), fixed_vocab=model.vocab))
     k = footer_topic(model)
-    assert "near-duplicates" in result["topics"][k]["flags"]
+    # near-duplicates is a measurement, not a verdict: held out, no threshold of it flagged junk reliably
+    assert result["topics"][k]["measured"] == ["near-duplicates"] and result["topics"][k]["flags"] == []
     assert result["topics"][k]["top_doc_similarity"] > 0.8
-    assert all(t["flags"] == [] for t in result["topics"] if t["topic"] != k)
+    assert all(t["flags"] == [] and t["measured"] == [] for t in result["topics"] if t["topic"] != k)
+
+
+def test_only_the_flags_backed_on_held_out_corpora_are_verdicts():
+    """Issue 49: a flag names what it measured rather than a verdict it cannot back. Fitted with each
+    of seven corpora held out (benchmarks/calibration.py), only background met the bar (at most 1 good
+    topic in 20 flagged, at least 3 in 4 flagged junk) and its threshold was 1.0 in six folds of seven."""
+    assert td.VERDICTS == ("background",) and td.THRESHOLDS["background"] == 1.0
+    topic = values(document_dist=0.5, top_doc_similarity=0.9, tokens=10.0, top_docs_share=0.9,
+                   effective_documents=0.1, npmi=0.0, companion_topics=20.0, rank_1_docs=0.0)
+    assert td.raised(topic, MODEL) == list(td.FLAG_NAMES)
+    shown = {f["name"]: f for f in td.diagnostics(*tiny())["flags"]}
+    assert [n for n, f in shown.items() if f["verdict"]] == ["background"]
+    for name in ("many-companions", "low-npmi", "few-documents", "near-duplicates", "tiny"):
+        assert shown[name]["verdict"] is False and "junk" not in name
 
 
 def test_topics_diagnostics_in_every_format(junk_model):
@@ -245,22 +260,24 @@ def test_topics_diagnostics_in_every_format(junk_model):
     text = run("topics", model, "--diagnostics")
     assert text.exit_code == 0, text.stderr
     line = next(line for line in text.stdout.splitlines() if line.startswith(f"topic {k} "))
-    assert "[junk? near-duplicates]: footer" in line and "top_doc_similarity" in text.stdout
-    assert f"flagged 1 of 5 topics as likely junk (against {junk_model / 'notes.txt'}, 230 documents): {k} " \
-           "(near-duplicates)" in text.stdout
-    assert "  near-duplicates: made of near copies" in text.stdout
+    assert "[measured: near-duplicates]: footer" in line and "junk?" not in text.stdout
+    assert "top_doc_similarity" in text.stdout
+    assert f"flagged none of 5 topics as likely junk (against {junk_model / 'notes.txt'}, 230 documents); " \
+           f"measured, not a verdict (junk often is, good topics sometimes are): {k} (near-duplicates)" in text.stdout
+    assert "  near-duplicates: its 20 documents of largest proportion share most of their words" in text.stdout
     data = json.loads(run("topics", model, "--diagnostics", "--format", "json").stdout)
-    assert [t["flags"] for t in data["topics"]] == [["near-duplicates"] if t["topic"] == k else []
-                                                    for t in data["topics"]]
+    assert [t["measured"] for t in data["topics"]] == [["near-duplicates"] if t["topic"] == k else []
+                                                       for t in data["topics"]]
+    assert all(t["flags"] == [] for t in data["topics"])
     assert set(data["topics"][0]["diagnostics"]) == set(td.FIELD_NAMES)
     assert {"count", "docs", "coherence", "exclusivity"} <= set(data["topics"][0]["words"][0])
     assert data["diagnostics"]["thresholds"] == td.THRESHOLDS and data["diagnostics"]["corpus"]["n_docs"] == 230
     tsv = run("topics", model, "--diagnostics", "--format", "tsv", "-n", 4)
     rows = [line.split("\t") for line in tsv.stdout.splitlines()]
-    assert rows[0][:4] == ["topic", "rank", "word", "probability"] and rows[0][-1] == "flags"
+    assert rows[0][:4] == ["topic", "rank", "word", "probability"] and rows[0][-2:] == ["flags", "measured"]
     assert len(rows) == 1 + 5 * 4 and all(len(r) == len(rows[0]) for r in rows)
-    assert [r[-1] for r in rows[1:] if r[0] == str(k)] == ["near-duplicates"] * 4
-    assert "flagged 1 of 5 topics" in tsv.stderr
+    assert [r[-2:] for r in rows[1:] if r[0] == str(k)] == [["", "near-duplicates"]] * 4
+    assert "flagged none of 5 topics" in tsv.stderr and f"{k} (near-duplicates)" in tsv.stderr
 
 
 def test_topics_diagnostics_mistakes_are_one_line(junk_model, tmp_path):
@@ -293,10 +310,10 @@ def test_export_diagnostics_as_a_table(junk_model, tmp_path, fmt):
     pd = pytest.importorskip("pandas", reason="the pandas extra is not installed")
     frame = {"tsv": lambda p: pd.read_csv(p, sep="\t"), "csv": pd.read_csv,
              "jsonl": lambda p: pd.read_json(p, lines=True), "parquet": pd.read_parquet}[fmt](out)
-    assert list(frame.columns) == ["topic", "name", *td.FIELD_NAMES, "flags", "words"]
+    assert list(frame.columns) == ["topic", "name", *td.FIELD_NAMES, "flags", "measured", "words"]
     assert len(frame) == 5
-    flags = frame["flags"].tolist()[k]
-    assert (list(flags) if fmt in ("jsonl", "parquet") else flags.split()) == ["near-duplicates"]
+    measured = frame["measured"].tolist()[k]
+    assert (list(measured) if fmt in ("jsonl", "parquet") else measured.split()) == ["near-duplicates"]
     expected = td.diagnostics(ldacli.load_model(str(model)),
                                     ldacli.read_corpus(str(junk_model / "notes.txt"),
                                                        fixed_vocab=ldacli.load_model(str(model)).vocab))
@@ -317,7 +334,7 @@ def test_export_diagnostics_as_mallets_xml(junk_model, tmp_path):
                     "eff_num_words", "token-doc-diff", "rank_1_docs", "allocation_ratio", "allocation_count",
                     "exclusivity"]
     assert list(topics[0].attrib)[1:1 + len(mallet_topic)] == ["id"][1:] + mallet_topic
-    assert topics[k].get("flags") == "near-duplicates"
+    assert topics[k].get("flags") == "" and topics[k].get("measured") == "near-duplicates"
     words = topics[0].findall("word")
     assert len(words) == 5 and list(words[0].attrib) == ["rank", "count", "prob", "cumulative", "docs", "word-length",
                                                           "coherence", "uniform_dist", "corpus_dist", "token-doc-diff",

@@ -48,14 +48,17 @@ def test_history_reads_a_planted_schedule_as_the_truth_made_it(schedule):
     r = h.result
     assert [m["pairing"] for m in r["models"]] == [None, "descent", "descent", "descent"]
     events = [(e["step"], e["event"], e["how"]) for e in r["events"]]
-    assert events == [(1, "born", "added"), (2, "died", "removed")]
-    born, died = r["events"]
+    # the drifting topic ends as another distribution (JS 0.97 from where it began): its meaning changed at step 3,
+    # though it descends from it (issue 49: not one topic from one subject to another)
+    assert events == [(1, "born", "added"), (2, "died", "removed"), (3, "died", "meaning changed"),
+                      (3, "born", "meaning changed")]
+    born, died, _, _ = r["events"]
     # the topic added is the planted topic born, and the one removed the planted topic that died
     assert planted_of(ldacli.load_model(paths[1]), truth, 1)[0][born["id"]] == 4
     assert planted_of(ldacli.load_model(paths[1]), truth, 1)[0][died["id"]] == 2
     # ids of the history: the first model's, then the next free number; a removal moves later ids down
     topics = r["topics"]
-    assert len(topics) == 5 and born["topic"] == 4 and topics[4]["ids"] == [None, 4, 3, 3]
+    assert len(topics) == 6 and born["topic"] == 4 and topics[4]["ids"] == [None, 4, 3, 3]
     assert topics[died["topic"]]["died"] == 2 and topics[died["topic"]]["how_died"] == "removed"
     assert topics[died["topic"]]["ids"][2:] == [None, None]
     later = [t for t in topics[:4] if t["topic"] > died["topic"]]
@@ -71,13 +74,17 @@ def test_history_reads_a_planted_schedule_as_the_truth_made_it(schedule):
         assert t["drifts"][t["born"]] is None
         if t is not drifting:
             assert all(d is None or 0 < d < 0.25 for d in t["drifts"])
-    assert drifting["drifts"][1] < 0.25 and min(drifting["drifts"][2:]) > 0.3
+    assert drifting["drifts"][1] < 0.25 and drifting["drifts"][2] > 0.3 and drifting["drifts"][3] is None
+    became = topics[drifting["became"]]
+    assert drifting["died"] == 3 and became["born"] == 3 and became["came_from"] == drifting["topic"] == 1
+    assert planted_of(ldacli.load_model(paths[3]), truth, 3)[0][became["ids"][3]] == 1
+    assert r["events"][2]["distance"] > 0.7 > r["events"][2]["drift"] > 0.3  # far from its words at birth
     # the tables
     assert len(h.topics) == sum(ldacli.load_model(p).n_topics for p in paths)
-    assert list(h.events["how"]) == ["added", "removed"]
+    assert list(h.events["how"]) == ["added", "removed", "meaning changed", "meaning changed"]
     assert list(h.models["pairing"]) == ["", "descent", "descent", "descent"]
     assert h.topics.dtypes["share"] == np.float64 and np.isnan(h.topics["drift"].iloc[0])
-    assert repr(h) == "<TopicHistory: 4 models, 5 topics, 1 born and 1 died after the first model>"
+    assert repr(h) == "<TopicHistory: 4 models, 6 topics, 2 born and 2 died after the first model>"
 
 
 def test_history_reads_models_one_at_a_time(schedule, monkeypatch):
@@ -217,7 +224,8 @@ def test_a_recorded_descent_that_does_not_fit_the_two_models_is_not_followed(sch
 def test_max_drift_exits_3_naming_the_topics_and_steps(schedule):
     _, paths, _ = schedule
     r = read_history(paths)
-    drifts = sorted(d for t in r["topics"] for d in t["drifts"] if d is not None)
+    drifts = sorted([d for t in r["topics"] for d in t["drifts"] if d is not None]
+                    + [e["drift"] for e in r["events"] if e["event"] == "died" and e["drift"] is not None])
     calm = run("history", *paths, "--max-drift", f"{drifts[-1] + 0.01:.3f}")
     assert calm.exit_code == 0 and calm.stderr == ""
     limit = (drifts[-1] + drifts[-2]) / 2
@@ -225,13 +233,15 @@ def test_max_drift_exits_3_naming_the_topics_and_steps(schedule):
     assert moved.exit_code == 3, moved.stderr
     worst = drifted(r, limit)
     assert len(worst) == 1
-    assert f"topic {worst[0]['topic']} at step {worst[0]['step']} ({worst[0]['drift']:.3f})" in moved.stderr
+    assert f"topic {worst[0]['topic']} at step {worst[0]['step']} ({worst[0]['drift']:.3f}, became topic " \
+           f"{worst[0]['became']})" in moved.stderr
     assert len(moved.stderr.splitlines()) == 1 and json.loads(moved.stdout)["models"]
-    # the planted drift is what moved further than 0.25, at the two steps it drifted; births and
-    # deaths by --add-topics and --remove-topics are never drift
+    # the planted drift is what moved further than 0.25, at the two steps it drifted (at the second its
+    # meaning changed: it became another topic); births and deaths by --add-topics and --remove-topics are
+    # never drift
     moved = drifted(r, 0.25)
     assert [m["step"] for m in moved] == [2, 3] and len({m["topic"] for m in moved}) == 1
-    assert all(m["became"] is None for m in moved)
+    assert [m["became"] for m in moved] == [None, r["topics"][moved[0]["topic"]]["became"]]
     assert run("history", *paths, "--max-drift", "0.25").exit_code == 3
     assert run("history", *paths, "--max-drift", "2").exit_code == 2
 
@@ -242,14 +252,22 @@ def test_every_format_of_history(schedule, tmp_path):
     text = run("history", *paths)
     assert text.exit_code == 0, text.stderr
     lines = text.stdout.splitlines()
-    assert lines[0] == "4 models, 5 topics over the history (ordered by lineage and modification time)"
+    assert lines[0] == "4 models, 6 topics over the history (ordered by lineage and modification time)"
     assert any(re.match(r"\s+step\s+1\s+\+ topic 4 \(id 4, added\): ", line) for line in lines)
     assert any(re.match(r"\s+step\s+2\s+- topic \d \(id \d, removed\): ", line) for line in lines)
     assert any(line.startswith("  topic 4:") and "born at step 1 (added)" in line for line in lines)
+    # a change of meaning on every summary line: the event and both topics' lines name each other
+    assert any(re.match(r"\s+step\s+3\s+- topic 1 \(id \d, meaning changed, JS 0\.\d+: became topic 5\): ", line)
+               for line in lines)
+    assert any(line.startswith("  topic 1:") and "died at step 3 (meaning changed: became topic 5)" in line
+               for line in lines)
+    assert any(line.startswith("  topic 5:") and "born at step 3 (meaning changed: was topic 1)" in line
+               for line in lines)
     tsv = run("history", *paths, "--format", "tsv")
     frame = pd.read_csv(__import__("io").StringIO(tsv.stdout), sep="\t")
     assert list(frame.columns) == ["step", "model", "topic", "id", "name", "share", "drift", "event", "top_words"]
-    assert len(frame) == 4 + 5 + 4 + 4 and frame["drift"].isna().sum() == 5
+    assert len(frame) == 4 + 5 + 4 + 4 and frame["drift"].isna().sum() == 6
+    assert frame[(frame["step"] == 3) & (frame["topic"] == 5)]["event"].tolist() == ["meaning changed"]
     for fmt in ("csv", "jsonl", "parquet", "json", "html"):
         if fmt == "parquet":
             pytest.importorskip("pyarrow")
@@ -263,9 +281,10 @@ def test_every_format_of_history(schedule, tmp_path):
         elif fmt == "jsonl":
             assert len(pd.read_json(out, lines=True)) == 17
         elif fmt == "csv":
-            assert pd.read_csv(out)["topic"].max() == 4
+            assert pd.read_csv(out)["topic"].max() == 5
         elif fmt == "json":
-            assert [e["how"] for e in json.loads(out.read_text())["events"]] == ["added", "removed"]
+            assert [e["how"] for e in json.loads(out.read_text())["events"]] == ["added", "removed", "meaning changed",
+                                                                                 "meaning changed"]
         else:
             assert "Content-Security-Policy" in out.read_text()
     wrong = run("history", *paths, "-o", tmp_path / "h.tsv", "--format", "csv")
@@ -279,7 +298,8 @@ def test_the_python_api_without_pandas_and_its_signature(schedule, without_modul
     h = ldacli.history(paths, as_frame=False, top_words=3)
     assert isinstance(h.topics, dict) and h.topics["share"].dtype == np.float64
     assert h.topics["top_words"][0] == h.result["topics"][0]["words"][0] and len(h.topics["top_words"][0]) == 3
-    assert h.events["how"].tolist() == ["added", "removed"] and h.models["parent"].tolist() == [-1, 0, 1, 2]
+    assert h.events["how"].tolist() == ["added", "removed", "meaning changed", "meaning changed"]
+    assert h.models["parent"].tolist() == [-1, 0, 1, 2]
     parameters = inspect.signature(ldacli.history).parameters
     assert {"order", "top_words", "threshold", "as_frame"} <= set(parameters)
     assert parameters["order"].default == "lineage"
@@ -339,7 +359,7 @@ def test_the_history_page_in_a_browser_at_desktop_and_phone_widths(schedule, tmp
             assert scroll_width <= driver.execute_script("return innerWidth")
             lines = "return document.querySelectorAll('#shares-chart .mark-line path').length"
             chosen = driver.execute_script("return window.ldacli.chosen.length")
-            assert chosen == 5 and driver.execute_script(lines) == 5  # every topic moved: all five shown
+            assert chosen == 6 and driver.execute_script(lines) == 6  # every topic moved: all six shown
             driver.execute_script("document.getElementById('shares-none').click()")
             time.sleep(0.3)
             assert driver.execute_script(lines) == 0
@@ -355,6 +375,15 @@ def test_the_history_page_in_a_browser_at_desktop_and_phone_widths(schedule, tmp
                                          ".map(r => r.cells[0].textContent + ' ' + r.cells[2].textContent)")
             assert rows == ["1 4", "2 3", "3 3"]
             assert "born at step 1 (added)" in driver.find_element("css selector", "#topic-life").text
+            # a change of meaning, on the page too: the topic that died and the one it became name each other
+            driver.execute_script("window.ldacli.showTopic(1)")
+            assert "died at step 3 (meaning changed: became topic 5)" in \
+                driver.find_element("css selector", "#topic-life").text
+            driver.execute_script("window.ldacli.showTopic(5)")
+            assert "born at step 3 (meaning changed: was topic 1)" in \
+                driver.find_element("css selector", "#topic-life").text
+            events = driver.find_element("css selector", "#events-table").text
+            assert events.count("meaning changed") == 2
             driver.save_screenshot(str(tmp_path / f"history-{'phone' if phone else 'desktop'}.png"))
             assert severe(driver) == []
         finally:

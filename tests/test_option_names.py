@@ -14,16 +14,17 @@ from click.testing import CliRunner
 
 import docs_pages
 import ldacli
-from ldacli import settings
+from ldacli import model_selection, settings
 from ldacli.cli import former_options
 from ldacli.cli import main
 from ldacli.corpora.formats.read import READING
 from ldacli.methods import driver
+from ldacli.scoring import inference, perplexity
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Every setting's Python name that the command line spells otherwise (warm_start, n_topics, ...).
 PYTHON_NAMES = sorted({s.name for s in driver.SETTINGS + driver.method_settings() + READING
-                       + ldacli.scoring.perplexity.SETTINGS + ldacli.scoring.inference.SETTINGS + ldacli.model_selection.SETTINGS
+                       + perplexity.SETTINGS + inference.SETTINGS + model_selection.SETTINGS
                        if "_" in s.name})
 
 

@@ -190,16 +190,22 @@ def test_the_docs_makefile_updates_nightly_retrains_every_refresh_and_rotates(tm
     syn = generate(150, 3, 30, doc_length=30, seed=5, planted=True)
     docs = [" ".join(f"word{w}" * 1 for w in np.repeat(np.arange(30), row)) for row in syn.corpus.counts.toarray()]
     env = {**os.environ, "LDACLI": f"{sys.executable} -m ldacli"}
-    kinds = []
+    kinds, alarms = [], []
     for night in range(1, 6):  # full, update, update, full (REFRESH=2), update
         (tmp_path / "notes.txt").write_text("\n".join(docs[:60 + 15 * night]) + "\n")
-        r = subprocess.run(["make", "-s", "nightly", "K=3", "SWEEPS=20", "UPDATE_SWEEPS=20", "REFRESH=2", "KEEP=2"],
+        # the drift alarm that fits each kind of night (issue 49): UPDATE_MAX_DRIFT after an update, MAX_DRIFT
+        # after a full training (0 fires on any move, 1 on none)
+        r = subprocess.run(["make", "-s", "nightly", "K=3", "SWEEPS=20", "UPDATE_SWEEPS=20", "REFRESH=2", "KEEP=2",
+                            "UPDATE_MAX_DRIFT=0", "MAX_DRIFT=1"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stdout + r.stderr
         m = ldacli.load_model(str(tmp_path / "model.npz"))
         kinds.append("update" if m.params.get("update") else "full")
+        alarms.append("topics drifted more than 0: see diff.txt" in r.stderr)
+        assert "drifted more than 1" not in r.stderr
         assert m.n_docs == 60 + 15 * night and m.doc_ids == [str(i) for i in range(1, m.n_docs + 1)]
     assert kinds == ["full", "update", "update", "full", "update"]
+    assert alarms == [False, True, True, False, True]
     r = subprocess.run(["make", "-s", "nightly"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "no new notes" in r.stderr
     models = sorted(p.name for p in (tmp_path / "models").iterdir())

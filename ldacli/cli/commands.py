@@ -74,7 +74,7 @@ from ldacli.files.tables import (
 from ldacli.info import describe as describe_file
 from ldacli.info import format_text as format_info
 from ldacli.methods.driver import SETTINGS as TRAIN
-from ldacli.methods.driver import check_given, method_settings, unchanged
+from ldacli.methods.driver import check_given, method_settings, trains_from_disk, unchanged
 from ldacli.methods.driver import train as run_train
 from ldacli.methods.registry import METHODS
 from ldacli.model import TOP_WORDS, Model
@@ -181,6 +181,11 @@ def train(ctx, corpus, **values):
                                                                        "--max-df/--max-vocab")
             data = open_shard_folder(corpus)
             tell(values, f"{corpus}: the workers read its {data.n_shards} shard files")
+        elif (is_shard_folder(corpus) and all(reading.get(s.name) in (None, s.default) for s in READING)
+              and trains_from_disk(open_shard_folder(corpus), given)):
+            data = open_shard_folder(corpus)
+            tell(values, f"{corpus}: trained from disk, its {data.n_shards} shards streamed through each sweep "
+                         f"(in memory the run would need more than the memory limit)")
         else:
             data = read(corpus, {**values, **reading})
         tell(values, f"{corpus}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
@@ -218,9 +223,10 @@ def topics(ctx, model, **values):
     its --top-words most probable words in the reference corpus (--corpus, by default the
     training corpus), and the mean over topics is printed last (text), to stderr (tsv) or under
     "coherence" (json). With --diagnostics, each topic gets MALLET's diagnostics and ours against
-    the reference corpus and the flags that mark it as likely junk, each with its reason (text:
-    a line under the topic and the reasons last; tsv: columns; json: "diagnostics" and "flags"
-    per topic). Learned (asymmetric) priors are shown beside each topic.
+    the reference corpus: the flags that mark it as likely junk (verdicts backed on held-out
+    corpora) and what else it measured that junk often does (measurements, not verdicts), each with
+    its reason (text: a line under the topic and the reasons last; tsv: columns; json:
+    "diagnostics", "flags" and "measured" per topic). Learned (asymmetric) priors are shown beside each topic.
 
     Examples:
 

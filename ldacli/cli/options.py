@@ -13,7 +13,7 @@ from ldacli.cli.exits import in_options
 from ldacli.corpora.formats.read import READING
 from ldacli.corpora.tokenizer import TOKENIZING
 from ldacli.errors import SettingError
-from ldacli.settings import Choice, Flag, Integer, Real, Setting, Text, Texts
+from ldacli.settings import Choice, Flag, Integer, Real, Setting, Size, Text, Texts
 
 # --- the command line's own settings ------------------------------------------------------------------
 
@@ -72,7 +72,7 @@ class SettingOption(click.Option):
         super().__init__(param_decls, **kwargs)
 
 
-CLICK_TYPES = {Integer: click.INT, Real: click.FLOAT, Text: click.STRING}
+CLICK_TYPES = {Integer: click.INT, Real: click.FLOAT, Text: click.STRING, Size: click.STRING}
 
 
 def constrained(setting: Setting, given=lambda ctx, param, value: value):

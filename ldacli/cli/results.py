@@ -35,8 +35,8 @@ def topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
         out = {"model": path, "topics": [
             {"topic": k, "name": names[k], "alpha": float(m.alpha[k]),
              **({"coherence": scores["per_topic"][k]} if scores else {}),
-             **({"diagnostics": {f: diagnosed[k][f] for f in FIELD_NAMES}, "flags": diagnosed[k]["flags"]}
-                if diagnosed else {}),
+             **({"diagnostics": {f: diagnosed[k][f] for f in FIELD_NAMES}, "flags": diagnosed[k]["flags"],
+                 "measured": diagnosed[k]["measured"]} if diagnosed else {}),
              "words": words(k, ws)}
             for k, ws in enumerate(tops)]}
         if scores:
@@ -51,13 +51,13 @@ def topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
             return delimited_line(map(str, fields), "\t")
 
         yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else [])
-                  + (list(FIELD_NAMES) + ["flags"] if diagnosed else []))
+                  + (list(FIELD_NAMES) + ["flags", "measured"] if diagnosed else []))
         for k, words in enumerate(tops):
             extra = [f"{scores['per_topic'][k]:.6g}"] if scores else []
             extra += [names[k] or ""] if named else []
             if diagnosed:
                 extra += [text_cell(diagnosed[k][f], kind) for f, kind, _, _ in DIAGNOSTIC_FIELDS]
-                extra.append(" ".join(diagnosed[k]["flags"]))
+                extra += [" ".join(diagnosed[k]["flags"]), " ".join(diagnosed[k]["measured"])]
             for r, (w, p) in enumerate(words, 1):
                 yield row([k, r, w, f"{p:.6g}"] + extra)
         if scores:
@@ -75,6 +75,8 @@ def topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
                 label += f" [{measure} {scores['per_topic'][k]:.4g}]"
             if diagnosed and diagnosed[k]["flags"]:
                 label += f" [junk? {', '.join(diagnosed[k]['flags'])}]"
+            if diagnosed and diagnosed[k]["measured"]:
+                label += f" [measured: {', '.join(diagnosed[k]['measured'])}]"
             yield printable(f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
             if diagnosed:
                 yield " " * (width + 8) + "  ".join(f"{f} {_short(diagnosed[k][f])}" for f in FIELD_NAMES)
@@ -84,7 +86,7 @@ def topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None):
                             f"{scores['reference']})")
         if diagnostics:
             yield printable(_flag_summary(diagnostics))
-            raised = {f for t in diagnosed for f in t["flags"]}
+            raised = {f for t in diagnosed for f in t["flags"] + t["measured"]}
             for flag in diagnostics["flags"]:
                 if flag["name"] in raised:
                     yield printable(f"  {flag['name']}: {flag['meaning']}")
@@ -100,15 +102,20 @@ def _short(x) -> str:
 
 
 def _flag_summary(diagnostics: dict) -> str:
-    """``flagged 3 of 50 topics as likely junk: 7 (boilerplate), ...`` (diagnostics of a corpus)."""
+    """``flagged 3 of 50 topics as likely junk: 7 (background), ...; measured, not a verdict: 9
+    (near-duplicates), ...`` (diagnostics of a corpus)."""
     topics = diagnostics["topics"]
     flagged = [t for t in topics if t["flags"]]
+    measured = [t for t in topics if t["measured"]]
     corpus = diagnostics["corpus"]
     where = f" (against {corpus['source']}, {corpus['n_docs']:,} documents)" if corpus else ""
-    if not flagged:
-        return f"flagged none of {len(topics)} topics as likely junk{where}"
-    return (f"flagged {len(flagged)} of {len(topics)} topics as likely junk{where}: "
-            + ", ".join(f"{t['topic']} ({' '.join(t['flags'])})" for t in flagged))
+    out = (f"flagged {len(flagged)} of {len(topics)} topics as likely junk{where}: "
+           + ", ".join(f"{t['topic']} ({' '.join(t['flags'])})" for t in flagged)) if flagged else \
+        f"flagged none of {len(topics)} topics as likely junk{where}"
+    if measured:
+        out += ("; measured, not a verdict (junk often is, good topics sometimes are): "
+                + ", ".join(f"{t['topic']} ({' '.join(t['measured'])})" for t in measured))
+    return out
 
 
 # --- perplexity -----------------------------------------------------------------------------------------

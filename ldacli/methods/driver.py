@@ -37,7 +37,7 @@ from ldacli.files.fileio import file_sha256
 from ldacli.diff import align
 from ldacli.scoring.fixed_topics import HeldOutEvaluator, holdout_split
 from ldacli.files.locking import locked
-from ldacli.memory import check_fits
+from ldacli.memory import SMALLER, check_fits, memory_room
 from ldacli.methods import update as updating
 from ldacli.methods import warm_start
 from ldacli.methods.base import Method
@@ -47,12 +47,12 @@ from ldacli.model import Checkpoint, Model
 from ldacli.files.npz import mapped
 from ldacli.parallel import THREADS, check_threads
 from ldacli.random_streams import SEED
-from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Text
+from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Size, Text
 from ldacli.methods.seed_words import seeded_prior, seeded_topics
 from ldacli.signatures import takes_settings
-from ldacli.corpora.formats.read import READING
+from ldacli.corpora.formats.read import READING, as_written
 from ldacli.topic_names import with_names
-from ldacli.corpora.formats.shards import ShardFolder
+from ldacli.corpora.formats.shards import ShardFolder, is_shard_folder, open_shard_folder
 from ldacli.methods.stopping import EarlyStopping
 
 log = logging.getLogger("ldacli")
@@ -124,6 +124,14 @@ SETTINGS = (
             "After training, renumber the topics onto this model's ids (Hungarian matching on Jensen-Shannon "
             "distance); the permutation is recorded.", CONTINUED),
     THREADS,
+    Setting("memory_limit", Size(), None,
+            "Memory this run may use. A shard folder (convert --shards) whose run in memory would need more "
+            "trains from disk: its tokens and their topics stay in block files and stream through each sweep, "
+            "the same bytes as in memory; any other corpus is refused in one line.", FREE,
+            default_help="the memory available: MemAvailable, under cgroup and ulimit -v limits"),
+    Setting("scratch", Text(path=True), None,
+            "Where a run from disk keeps its block files (a private folder made inside this one, removed when "
+            "the run ends; about 12 bytes a token).", FREE, default_help="the temporary folder ($TMPDIR)"),
     SCHEDULER,
     Setting("wait", Real(0), None,
             "When another run holds the lock on the model or the checkpoint, wait up to this many seconds for it "
@@ -263,9 +271,9 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True, updated: Model |
     if isinstance(corpus, ShardFolder):  # only its index is read: what needs the documents cannot run
         for name in ("warm_start", "holdout"):
             if given.get(name) is not None or (ckpt is not None and ckpt.params.get(name) is not None):
-                raise SettingError(name, f"{name} needs the documents on the client, and the shard folder "
-                                         f"{corpus.path} is read by the workers only: read it whole (without "
-                                         f"scheduler) or leave {name} out", ("scheduler",))
+                raise SettingError(name, f"{name} needs the documents in memory, and the shard folder {corpus.path} "
+                                         f"is read from its index (by a cluster's workers, or from disk): read it "
+                                         f"whole (read_corpus) or leave {name} out", ("scheduler",))
     parent = None
     if ckpt is not None:
         if values["iterations"] < ckpt.iteration:
@@ -538,6 +546,9 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     reading = reading_of(given)
     check_given({**given, "n_topics": n_topics})  # before anything is read
     updated = _updated_of(given)  # an update's night is read as its model reads documents
+    if (isinstance(corpus, (str, os.PathLike)) and is_shard_folder(corpus) and not reading
+            and trains_from_disk(open_shard_folder(corpus), {**given, "n_topics": n_topics})):
+        corpus = open_shard_folder(corpus)
     corpus = as_corpus(corpus, reading=reading, model=updated, resume=given.get("resume"),
                        shard_folders=updated is None)
     run = _settle(corpus, {**given, "n_topics": n_topics}, updated=updated)
@@ -572,6 +583,24 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     if output is not None:
         model.save(output)
     return model
+
+
+def trains_from_disk(folder: ShardFolder, given: dict) -> bool:
+    """Whether a run of the settings ``given`` on the shard folder ``folder``, without a
+    cluster, trains from disk: a collapsed Gibbs run whose estimate on the folder read whole
+    exceeds ``memory_limit`` (or the memory available). What needs the documents in memory
+    (a warm start, a holdout, an update) reads it whole."""
+    if any(given.get(name) is not None for name in ("scheduler", "warm_start", "holdout", "update")):
+        return False
+    if (given.get("method") or DEFAULT_METHOD) != "cgs" and given.get("resume") is None:
+        return False
+    run = _settle(folder, given, notes=False)
+    if run.cls.name != "cgs":
+        return False
+    values = run.values
+    needed = run.cls.estimate_bytes(folder, values, check_threads(values["threads"]), read_whole=True)
+    room = memory_room(values["memory_limit"])
+    return room is not None and needed > room
 
 
 def _updated_of(given: dict) -> Model | None:
@@ -640,9 +669,14 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
               f"{fitted.n_docs} documents and {fitted.n_tokens} tokens")
     # before anything K-sized (the topics' names) is made; again below once the parent is known
     early = writing and run.parent is None and reference is None
-    check_fits(memory, cls.estimate_bytes(fitted, values, threads, early))
+    advice = SMALLER
+    if isinstance(corpus, ShardFolder) and client is None:
+        memory += f" from disk ({corpus.path})"
+        advice = "use fewer topics (the word-topic counts and each document's topics stay in memory)"
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, early), values["memory_limit"], advice)
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
-              "trace": cls.trace, **corpus.reading, **_provenance(corpus)}
+              "trace": cls.trace, **(as_written() if isinstance(corpus, ShardFolder) else corpus.reading),
+              **_provenance(corpus)}
     parent = run.parent
     names = [None] * values["n_topics"]
     if parent is not None:
@@ -667,7 +701,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     if ckpt is None:
         params = with_names(params, names)
     streamed = writing and parent is None and reference is None and run.updated is None
-    check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed))
+    check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed), values["memory_limit"], advice)
     start = (warm_start.warm_start_state(run.parent, fitted, values, warm_start.descent_of(run.parent, values))
              if run.parent is not None else None)
     resume = values["resume"]

@@ -26,11 +26,17 @@ Each model is paired with the one before it, in the first way that applies:
 
 Without a recorded descent, a pair further apart than the threshold (``diff --threshold``,
 0.7) is no pair: the old topic dies and the new one is born ("no counterpart"), as are the
-topics left over when the numbers of topics differ.
+topics left over when the numbers of topics differ. However it was paired, a topic is one topic of
+the history only while its words stay within the threshold: of its words in the model before, and of
+its words in the model where it was born (a topic that moves a little each night, from one subject
+to another, is not followed through the change). Beyond either, the topic dies and the one it
+became is born, both "meaning changed", with the distance and each other's topic (``became``,
+``came_from``): a descent says where a topic came from, not that it still means the same.
 
 The models are read one at a time (their files' params and SHA-256 first, to order them, then
-each model whole), and only the previous model's topics are kept beside the current one's:
-memory does not grow with the number of models. Their order is the lineage's (each model after
+each model whole), and only the previous model's topics are kept beside the current one's, with
+each living topic's words where it was born (a row per topic over the words seen so far): memory
+does not grow with the number of models. Their order is the lineage's (each model after
 the model it was warm-started from or aligned to, when that is among them; otherwise by the
 files' modification times, then as given), or as given. A folder or a pattern takes the models of
 this user, of root and of the folder's owner: a model another user put in a folder others can
@@ -71,6 +77,7 @@ MODELS_KINDS = "a model file's path, a folder of model files, a glob pattern, or
 GLOB = re.compile(r"[*?[]")
 # How a topic came and went.
 FIRST, ADDED, REMOVED, UNPAIRED = "first model", "added", "removed", "no counterpart"
+CHANGED = "meaning changed"
 PAIRINGS = {"descent": "warm-started from the previous model: topics paired by their recorded descent",
             "aligned": "aligned to the previous model (--align-to): topic k continues topic k",
             "matching": "not warm-started from the previous model: topics paired by diff's matching"}
@@ -230,6 +237,8 @@ class _Topic:
     steps: int
     died: int | None = None
     how_died: str | None = None
+    came_from: int | None = None
+    became: int | None = None
     ids: list = dataclasses.field(default_factory=list)
     names: list = dataclasses.field(default_factory=list)
     shares: list = dataclasses.field(default_factory=list)
@@ -265,6 +274,39 @@ def _paired(prev: Model, prev_sha: str, model: Model, threshold: float):
     return pairing, [p for p, _ in kept], np.array([d for _, d in kept]), sorted(born), sorted(died)
 
 
+class _Births:
+    """Each living topic of the history's words in the model where it was born, over the words of
+    every model read so far (a row per topic, widened as new words come): what a topic is compared
+    with to tell whether it still means what it meant."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+        self.rows: dict[int, np.ndarray] = {}
+
+    def over_words(self, model: Model) -> np.ndarray:
+        """``model``'s topics (K, words so far), its new words added to the words so far."""
+        for w in model.vocab:
+            self.index.setdefault(w, len(self.index))
+        phi = np.zeros((model.n_topics, len(self.index)))
+        phi[:, [self.index[w] for w in model.vocab]] = model.phi
+        return phi
+
+    def distances(self, topics: list[int], phi: np.ndarray, ids: list[int]) -> np.ndarray:
+        """The distance of each topic of the history from its words at birth to ``phi[ids]``."""
+        if not topics:
+            return np.zeros(0)
+        born = np.zeros((len(topics), phi.shape[1]))
+        for i, t in enumerate(topics):
+            row = self.rows[t]
+            born[i, :row.size] = row
+        return js_distance_rows(born, phi[ids])
+
+    def keep(self, following: dict[int, int], phi: np.ndarray) -> None:
+        """The rows of the topics alive in the model just read (``following``: id -> topic), the
+        topics born there taking their words there."""
+        self.rows = {t: self.rows[t] if t in self.rows else phi[k].copy() for k, t in following.items()}
+
+
 def _distances(prev: Model, model: Model, pairs: list[tuple[int, int]]) -> np.ndarray:
     """The Jensen-Shannon distance of each pair (prev id, id), over both vocabularies."""
     if not pairs:
@@ -287,7 +329,10 @@ def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WOR
     the ids ``born`` and ``died``, the drift's median and max), ``topics`` (one entry per topic
     of the history: ``topic``, ``born``, ``how_born``, ``died``, ``how_died`` and, per model,
     ``ids``, ``names``, ``shares``, ``drifts``, ``words``; None where it does not exist),
-    ``events`` (births and deaths after the first model, by step), ``notes`` and the settings.
+    ``events`` (births and deaths after the first model, by step: ``how``, ``distance`` (why a
+    pair is none: the larger of its drift and its distance from its words at birth), ``drift`` (from
+    the model before), ``nearest``: the other id of that pair), ``notes`` and the settings. Topics
+    whose meaning changed name each other (``became``, ``came_from``).
     ``progress``: a function called with each model's path as it is read."""
     order, top_words, threshold = ORDER.check(order), TOP_WORDS.check(top_words), THRESHOLD.check(threshold)
     paths, notes = model_files(models)
@@ -301,6 +346,7 @@ def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WOR
     events: list[dict] = []
     current: dict[int, int] = {}  # id in the previous model -> topic of the history
     prev: Model | None = None
+    births = _Births()
     for step, f in enumerate(files):
         if progress is not None:
             progress(f.path)
@@ -313,6 +359,9 @@ def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WOR
                  "iterations_done": model.params.get("iterations_done"),
                  "parent": parent if parent != step else None, "pairing": None, "note": None,
                  "born": [], "died": [], "median_drift": None, "max_drift": None}
+        phi = births.over_words(model)
+        changed: dict[int, int] = {}  # id here -> the topic of the history it was, for a topic whose meaning changed
+        moved: dict[int, float] = {}  # id before -> its drift to this model, for a topic whose meaning changed
         if prev is None:
             following = {}
             born = [(k, FIRST, None, None) for k in range(model.n_topics)]
@@ -323,27 +372,39 @@ def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WOR
             entry["note"] = PAIRINGS[pairing]
             if pairing != "descent" and parent is not None and parent != step - 1:
                 entry["note"] += f" (its nearest recorded ancestor here is the model of step {parent})"
-            following = {}
-            for (a, b), d in zip(pairs, distances):
-                t = topics[current[a]]
-                t.drifts[step] = float(d)
-                following[b] = t.topic
             if len(distances):
                 entry["median_drift"], entry["max_drift"] = float(np.median(distances)), float(np.max(distances))
+            since_born = births.distances([current[a] for a, _ in pairs], phi, [b for _, b in pairs])
+            following = {}
+            for (a, b), d, far in zip(pairs, distances, since_born):
+                t = topics[current[a]]
+                if max(d, far) > threshold:  # the same topic by descent or matching, but not in meaning
+                    died.append((a, CHANGED, float(max(d, far)), b))
+                    born.append((b, CHANGED, float(max(d, far)), a))
+                    changed[b], moved[a] = t.topic, float(d)
+                    continue
+                t.drifts[step] = float(d)
+                following[b] = t.topic
+            born.sort()
+            died.sort()
             for a, how, d, b in died:
                 t = topics[current[a]]
                 t.died, t.how_died = step, how
                 events.append({"step": step, "event": "died", "topic": t.topic, "id": a, "how": how, "distance": d,
-                               "nearest": b, "words": t.words[step - 1]})
+                               "drift": moved.get(a, d), "nearest": b, "words": t.words[step - 1]})
             entry["died"] = [a for a, _, _, _ in died]
         for k, how, d, a in born:
             t = _Topic(len(topics), step, how, steps)
             topics.append(t)
             following[k] = t.topic
+            if k in changed:
+                t.came_from, topics[changed[k]].became = changed[k], t.topic
             if step:
                 events.append({"step": step, "event": "born", "topic": t.topic, "id": k, "how": how, "distance": d,
-                               "nearest": a, "words": [w for w, _ in tops[k]]})
+                               "drift": moved.get(a, d) if how == CHANGED else d, "nearest": a,
+                               "words": [w for w, _ in tops[k]]})
         entry["born"] = [k for k, _, _, _ in born] if step else []
+        births.keep(following, phi)
         for k, topic in following.items():
             t = topics[topic]
             t.ids[step], t.names[step], t.shares[step] = k, names[k], float(shares[k])
@@ -360,9 +421,10 @@ def read_history(models, *, order: str = ORDER.default, top_words: int = TOP_WOR
 
 def drifted(result: dict, max_drift: float | None) -> list[dict]:
     """Where a topic moved further than ``max_drift`` from one model to the next: the paired
-    topics (``step``, ``topic``, ``id_before``, ``id``, ``drift``), and pairs of the matching
-    further apart than the threshold, whose old topic died and new one was born (``became``:
-    the topic born; their distance as the drift); never a topic added or removed by a warm start."""
+    topics (``step``, ``topic``, ``id_before``, ``id``, ``drift``), and pairs whose old topic died
+    and new one was born (pairs of the matching further apart than the threshold, and topics whose
+    meaning changed: ``became``, the topic born; the distance of the pair from one model to the next
+    as the drift); never a topic added or removed by a warm start."""
     if max_drift is None:
         return []
     out = []
@@ -374,9 +436,9 @@ def drifted(result: dict, max_drift: float | None) -> list[dict]:
     events = result["events"]
     born = {(e["step"], e["id"]): e["topic"] for e in events if e["event"] == "born"}
     for e in events:
-        if e["event"] == "died" and e["distance"] is not None and e["distance"] > max_drift:
+        if e["event"] == "died" and e["drift"] is not None and e["drift"] > max_drift:
             out.append({"step": e["step"], "topic": e["topic"], "id_before": e["id"], "id": e["nearest"],
-                        "drift": e["distance"], "became": born[e["step"], e["nearest"]]})
+                        "drift": e["drift"], "became": born[e["step"], e["nearest"]]})
     return sorted(out, key=lambda x: (x["step"], x["topic"]))
 
 
@@ -549,6 +611,10 @@ def text_lines(result: dict, *, words: int = 8) -> Iterable[str]:
         for e in result["events"]:
             sign = "+" if e["event"] == "born" else "-"
             far = f", JS {e['distance']:.3f} from its best match" if e["distance"] is not None else ""
+            if e["how"] == CHANGED:
+                t = topics[e["topic"]]
+                far = (f", JS {e['distance']:.3f}: " + (f"became topic {t['became']}" if e["event"] == "died"
+                                                         else f"was topic {t['came_from']}"))
             yield (f"  step {e['step']:>3}  {sign} topic {e['topic']} (id {e['id']}, {e['how']}{far}): "
                    + " ".join(printable(w) for w in (e["words"] or [])[:words]))
     # one scale for every topic's sparkline (0 to the largest share of any), so that rows compare
@@ -564,9 +630,11 @@ def text_lines(result: dict, *, words: int = 8) -> Iterable[str]:
         name = t["names"][last]
         life = ""
         if t["born"]:
-            life += f" born at step {t['born']} ({t['how_born']})"
+            life += f" born at step {t['born']} ({t['how_born']}" + (
+                f": was topic {t['came_from']})" if t.get("came_from") is not None else ")")
         if t["died"] is not None:
-            life += f" died at step {t['died']} ({t['how_died']})"
+            life += f" died at step {t['died']} ({t['how_died']}" + (
+                f": became topic {t['became']})" if t.get("became") is not None else ")")
         yield (f"  topic {t['topic']:>{tw}}{(' ' + printable(name)) if name else ''}: {sparkline(t['shares'], 0.0, high)}  "
                f"{100 * present[0]:.1f}% -> {100 * present[-1]:.1f}%"
                + (f", max drift {worst[0]:.3f} (step {worst[1]})" if worst else "") + life + ": "

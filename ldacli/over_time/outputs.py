@@ -216,8 +216,10 @@ ldacli.showTopic = (k) => {
     body.appendChild(tr);
   });
   const life = document.getElementById("topic-life");
-  life.textContent = "Topic " + k + ": born at step " + t.born + " (" + t.how_born + ")" +
-    (t.died === null ? "" : ", died at step " + t.died + " (" + t.how_died + ")") + ".";
+  life.textContent = "Topic " + k + ": born at step " + t.born + " (" + t.how_born +
+    (t.came_from === null ? "" : ": was topic " + t.came_from) + ")" +
+    (t.died === null ? "" : ", died at step " + t.died + " (" + t.how_died +
+     (t.became === null ? "" : ": became topic " + t.became) + ")") + ".";
   ldacli.picked = k;
   return ldacli.drift ? ldacli.drift.signal("picked", k).runAsync() : null;
 };
@@ -281,7 +283,9 @@ def render_history(result: dict, bundle: str, *, title: str | None = None) -> st
         "<section id='events'><h2>Births and deaths</h2><p class='muted'>After the first model. added, removed: by "
         "<code>--add-topics</code> and <code>--remove-topics</code> (the lineage a warm start records); no "
         f"counterpart: without a recorded lineage, nothing within Jensen-Shannon distance {result['threshold']:g} "
-        "(the distance to the nearest shown).</p>"
+        "(the distance to the nearest shown); meaning changed: the topic continues by descent or matching, but its "
+        f"words moved further than {result['threshold']:g} from the model before or from where it was born (the "
+        "distance shown): it is another topic from there on.</p>"
         + (_table([("step", "num"), ("model", "text"), ("event", "text"), ("topic", "num"), ("id", "num"),
                    ("how", "text"), ("distance", "num"), ("top words", "text")], event_rows, "events-table")
            if events else "<p>None: every model has the topics of the one before.</p>") + "</section>")
@@ -289,10 +293,13 @@ def render_history(result: dict, bundle: str, *, title: str | None = None) -> st
     for t, i in zip(topics, last):
         present = [s for s in t["shares"] if s is not None]
         drifts = [d for d in t["drifts"] if d is not None]
+        came, became = t.get("came_from"), t.get("became")
         topic_rows.append([f"<td class='num'>{t['topic']}</td>", f"<td>{text(t['names'][i] or '')}</td>",
-                           f"<td class='num'>{t['born']}</td>",
+                           f"<td class='num' data-value='{t['born']}'>{t['born']}"
+                           + ("" if came is None else f" (meaning changed: was topic {came})") + "</td>",
                            f"<td class='num' data-value='{'nan' if t['died'] is None else t['died']}'>"
-                           f"{'-' if t['died'] is None else t['died']}</td>",
+                           f"{'-' if t['died'] is None else t['died']}"
+                           + ("" if became is None else f" (meaning changed: became topic {became})") + "</td>",
                            _pct(present[0]), _pct(present[-1]), _num(max(drifts) if drifts else None, ".3f"),
                            f"<td>{_words(t['words'][i])}</td>"])
     sections.append(
@@ -317,8 +324,9 @@ def render_history(result: dict, bundle: str, *, title: str | None = None) -> st
     data = {"charts": _history_specs(result, chosen), "topics": labels, "chosen": chosen,
             "modelNames": [os.path.basename(m["path"]) for m in models],
             "history": {"models": [{"step": m["step"]} for m in models],
-                        "topics": [{k: t[k] for k in ("born", "how_born", "died", "how_died", "ids", "names", "shares",
-                                                      "drifts", "words")} for t in topics]}}
+                        "topics": [{k: t.get(k) for k in ("born", "how_born", "died", "how_died", "came_from", "became",
+                                                          "ids", "names", "shares", "drifts", "words")}
+                                   for t in topics]}}
     return page(title, header, sections, data, PICKER_JS + HISTORY_JS, bundle)
 
 

@@ -381,7 +381,8 @@ def _topic_table(data: dict) -> str:
     shown = [d for d in TABLE_DIAGNOSTICS if view is not None or d[0] in ("exclusivity",)]
     heads = [("topic", "num", ""), ("name", "text", ""),
              ("prevalence", "num", "the mean of the topic's proportion over the documents (each counts once)"),
-             ("top words", "text", ""), ("likely junk", "text", "the flags this topic raises (see above)"),
+             ("top words", "text", ""), ("likely junk", "text", "the flags this topic raises, and what it measured "
+                                                                "that junk often does (see above)"),
              ("alpha", "num", "the topic's document-topic prior")]
     if view is not None:
         heads.append(("NPMI", "num", "NPMI coherence of the top 10 words (-1 to 1, higher is better)"))
@@ -396,7 +397,9 @@ def _topic_table(data: dict) -> str:
         cells = [f"<td class='num'>{mark}{k}</td>", f"<td>{text(t['name'])}</td>",
                  f"<td class='num' data-value='{t['prevalence']!r}'>{100 * t['prevalence']:.1f}%</td>",
                  f"<td class='wide'>{text(t['label'])}</td>",
-                 f"<td class='drift{' narrow' if d['flags'] else ''}'>{' '.join(d['flags'])}</td>",
+                 f"<td class='drift{' narrow' if d['flags'] else ''}'>{' '.join(d['flags'])}"
+                 + (f" <span class='muted'>measured: {' '.join(d['measured'])}</span>" if d["measured"] else "")
+                 + "</td>",
                  f"<td class='num' data-value='{t['alpha']!r}'>{t['alpha']:.4g}</td>"]
         if view is not None:
             c = view["coherence"][k]
@@ -410,13 +413,19 @@ def _topic_table(data: dict) -> str:
             "<p class='muted'>Prevalence: the mean proportion over the training documents. Without a corpus only the "
             "diagnostics of the model itself are shown, and no topic is flagged.</p>")
     flagged = [d for d in diagnostics["topics"] if d["flags"]]
-    raised = {f for d in flagged for f in d["flags"]}
-    legend = "".join(f"<li><b>{flag['name']}</b>: {text(flag['meaning'])}</li>" for flag in diagnostics["flags"]
-                     if flag["name"] in raised)
+    measured = [d for d in diagnostics["topics"] if d["measured"]]
+    raised = {f for d in diagnostics["topics"] for f in d["flags"] + d["measured"]}
+    legend = "".join(f"<li><b>{flag['name']}</b>{'' if flag['verdict'] else ' (measured, not a verdict)'}: "
+                     f"{text(flag['meaning'])}</li>" for flag in diagnostics["flags"] if flag["name"] in raised)
     junk = (f"<p id='flagged'><span class='flag' aria-hidden='true'>⚑</span> {len(flagged)} of "
             f"{len(diagnostics['topics'])} topics flagged as likely junk: "
-            f"{', '.join(str(d['topic']) for d in flagged)}.</p><ul>{legend}</ul>"
+            f"{', '.join(str(d['topic']) for d in flagged)}.</p>"
             if flagged else "<p id='flagged'>No topic flagged as likely junk.</p>" if view is not None else "")
+    if measured:
+        junk += (f"<p id='measured'>Measured, not a verdict (junk often measures so, and good topics sometimes do): "
+                 f"{', '.join(str(d['topic']) for d in measured)}.</p>")
+    if raised:
+        junk += f"<ul>{legend}</ul>"
     return (f"{mean}{junk}<div class='table-wrap'><table class='sortable' id='topic-table'><thead><tr>{head}</tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table></div>")
 

@@ -255,6 +255,13 @@ def open_source(path: str, format: str, stdin: IO | None, *, streaming: bool = F
     return source, fmt
 
 
+def as_written() -> dict:
+    """The ``reading`` of a corpus read as written, with every setting at its default (a shard
+    folder read whole records it, and a run on its index, from disk or on a cluster, the same)."""
+    return {"input_format": INPUT_FORMAT.default, "vocab": VOCAB.comparable(None),
+            **VocabRules().recorded(text=False, fixed=False)}
+
+
 def read_shard_folder(path: str, notes: list[str]) -> Corpus:
     """The whole corpus of a shard folder (:mod:`ldacli.corpora.formats.shards`), every file checked
     against its index."""

@@ -24,6 +24,7 @@ from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start
 from ldacli.methods.cgs.dask_client import DaskSampler, ShardsRebuilt, SyncPoint
 from ldacli.methods.cgs.dask_checkpoints import ARRAY, ShardFiles, read_topics
+from ldacli.methods.cgs.disk import DiskSampler
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.methods.cgs.sampler import SAMPLERS, FirstTopics, Sampler, choose_sampler
 from ldacli.methods.cgs.layouts import ENTRY_CHUNK
@@ -208,7 +209,9 @@ class CollapsedGibbs(Method):
     @classmethod
     def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
         cls.settle_given(values, given)
-        if values["sampler"] == "auto":
+        if values["sampler"] == "auto" and isinstance(corpus, ShardFolder) and values.get("scheduler") is None:
+            values["sampler"] = "sparse"  # from disk, the one sampler that keeps each document's topics
+        elif values["sampler"] == "auto":
             values["sampler"] = choose_sampler(values["n_topics"], corpus.n_tokens / max(1, corpus.n_docs))
         if isinstance(corpus, ShardFolder):  # its workers read one file per shard
             if values["shards"] is not None and values["shards"] != corpus.n_shards:
@@ -222,7 +225,11 @@ class CollapsedGibbs(Method):
         values["shards"] = shard_bounds(doc_pointers(corpus.doc_lengths), wanted).size - 1
 
     @classmethod
-    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False) -> float:
+    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False,
+                       read_whole: bool = False) -> float:
+        """As :meth:`Method.estimate_bytes`; a shard folder's run is a cluster's client (with a
+        scheduler) or trains from disk, unless ``read_whole``: the estimate of the same run on the
+        folder read whole."""
         K, V, D, N = int(settings["n_topics"]), corpus.n_words, corpus.n_docs, corpus.n_tokens
         cells = float(np.minimum(corpus.word_frequencies(), K).sum())  # at most, word-topic cells
         if settings["sampler"] == "dense":
@@ -253,9 +260,17 @@ class CollapsedGibbs(Method):
         runs = 4.0 * D * (shards + 1)
         vectors = 8.0 * K * (8 + shards)
         word_sums, doc_sums = min(16.0 * cells, 8.0 * K * V), doc_sum_bytes(N, D, K)
-        if isinstance(corpus, ShardFolder):  # a cluster's client: the workers hold the tokens, each document's
-            # slices and snapshot sums (and check their own memory); the client each document's length and id
+        if isinstance(corpus, ShardFolder) and settings.get("scheduler"):  # a cluster's client: the workers hold
+            # the tokens, each document's slices and snapshot sums (and check their own memory); the client each
+            # document's length and id
             tokens, runs, doc_sums = 0.0, 64.0 * D, 0.0
+        elif isinstance(corpus, ShardFolder) and not read_whole:  # from disk: the blocks in flight, and the start's
+            # one shard's tokens (as read, with their topics and slices), the document lists of all (held from
+            # then on)
+            blocks = 12.0 * N / shards ** 2 * (threads + 2)
+            shard_tokens = (16.0 + 12.0) * N / shards + 4.0 * D / shards * (shards + 1)
+            tokens = blocks + 8.0 * D + shard_tokens + document_list_bytes(corpus.doc_lengths, K)
+            runs, doc_sums = 0.0, doc_sums / shards  # the documents' sums on disk, a shard's at a time here
         snapshots = word_sums + doc_sums if settings.get("snapshots", 1) > 1 else 0.0
         doc_cells = min(float(N), float(K) * D)
         words_written = 48.0 * cells if settings.get("snapshots", 1) <= 1 else 24.0 * SPREAD_CELLS
@@ -269,10 +284,11 @@ class CollapsedGibbs(Method):
                  source: str | None = None, start: Start | None = None, client=None):
         K = int(settings["n_topics"])
         folder = corpus if isinstance(corpus, ShardFolder) else None
-        if folder is not None:  # its workers read the tokens
-            if client is None:
-                raise SettingError("scheduler", f"{folder.path}: a shard folder opened from its index trains on a "
-                                                f"Dask cluster (give scheduler), or read it whole with read_corpus")
+        if folder is not None:  # its workers read the tokens, or this process from disk
+            if client is None and settings["sampler"] != "sparse":
+                raise SettingError("sampler", f"{folder.path}: training from disk samples with the sparse sampler, "
+                                              f"found sampler {settings['sampler']!r}: give --sampler sparse, or "
+                                              f"read the shard folder whole (a memory limit it fits under)")
             words, doc_ptr, ranges = None, None, folder.shard_ranges()
         else:
             words, doc_ptr = corpus.as_tokens()  # kept by the sampler, and by the corpus instead of its counts
@@ -280,7 +296,7 @@ class CollapsedGibbs(Method):
             ranges = shard_ranges(bounds, doc_ptr[bounds])
         n_tokens, n_shards = int(ranges[-1].hi), len(ranges)
         self.rngs = random_streams.generators(settings["seed"], n_shards + 1)
-        z, files, doc_cells = None, None, None
+        z, files, doc_cells, disk_files = None, None, None, None
         if start is not None:
             z = np.array(start.z, dtype=np.int32)
             self.alpha, self.beta = np.array(start.alpha, dtype=np.float64), float(start.beta)
@@ -296,6 +312,8 @@ class CollapsedGibbs(Method):
                 if folder is None:  # read here
                     z, doc_cells = read_topics(files, ranges, K, corpus.fingerprint())
                     files = None
+                elif client is None:  # read shard by shard by the engine that trains from disk
+                    disk_files, files = files, None
             else:
                 z = self.checkpoint_arrays(checkpoint, source, {"z": (n_tokens,)})["z"]
                 if z.size and (z.min() < 0 or z.max() >= K):
@@ -309,11 +327,20 @@ class CollapsedGibbs(Method):
                                    K, corpus.n_words, np.diff(doc_ptr) if doc_ptr is not None else folder.doc_lengths, checkpoint,
                                    source, paced=None if settings.get("max_seconds") is None else
                                    (settings["snapshots"], settings["snapshot_interval"]),
-                                   doc_cells=doc_cells, workers_read_docs=files is not None)
+                                   doc_cells=doc_cells, workers_read_docs=files is not None or disk_files is not None)
         self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
         # an update's prior is the evidence it carries: too large for params, kept in the model's arrays
         self.prior_in_params = self.prior is not None and settings.get("update") is None
-        if client is None:  # the corpus is here (a shard folder needs a cluster): its bounds above
+        if client is None and folder is not None:  # from disk, shard by shard
+            self.sampler = DiskSampler(folder, K, self.alpha, self.beta, self.rngs[1:], threads=threads,
+                                       prior=self.prior, files=disk_files, z=z, scratch=settings.get("scratch"),
+                                       first=None if disk_files or z is not None else
+                                       FirstTopics(self.rngs[0], corpus.n_words, K),
+                                       keeps_doc_sums=bool(self.snapshots.sweeps))
+            if self.snapshots.sweeps:  # the sampler keeps the documents' sums on disk, from those restored here
+                self.sampler.start_doc_sums(self.snapshots.docs_to_send())
+                self.snapshots.keep_docs_on(self.sampler)
+        elif client is None:  # the corpus is here: its bounds above
             if z is None:
                 z = FirstTopics(self.rngs[0], corpus.n_words, K).draw(words)
             if threads > n_shards > 1:

@@ -1,0 +1,185 @@
+"""Training from disk: a shard folder whose run does not fit under the memory limit streams its
+tokens through each sweep, to the bytes the same run gives in memory."""
+
+import os
+import shlex
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import ldacli
+from ldacli.cli import main
+from ldacli.corpora.formats.shards import open_shard_folder
+from ldacli.corpora.synthetic import generate
+from ldacli.methods.driver import memory_needed
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A shard folder of 4 shards: 300 documents of about 80 tokens over 400 words."""
+    corpus = generate(300, 8, 400, doc_length=80, alpha=0.2, seed=11).corpus
+    where = tmp_path_factory.mktemp("disk")
+    ldacli.write_corpus(corpus, str(where / "c.ldac"), str(where / "c.vocab"), format="ldac")
+    assert cli("convert", where / "c.ldac", "--shards", 4, "-o", where / "shards", "-q").exit_code == 0
+    return str(where / "shards")
+
+
+def read_bytes(path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("settings", [
+    {"n_topics": 12, "iterations": 12},
+    # learned priors and averaged snapshots
+    {"n_topics": 30, "iterations": 20, "optimize_interval": 5, "snapshots": 4},
+    # the restricted start of K >= 1000
+    {"n_topics": 1000, "iterations": 3},
+])
+def test_a_run_from_disk_gives_the_bytes_of_the_run_in_memory(folder, tmp_path, threads, settings):
+    ldacli.train(folder, seed=5, threads=1, output=tmp_path / "memory.npz", **settings)
+    ldacli.train(open_shard_folder(folder), seed=5, threads=threads, output=tmp_path / "disk.npz", **settings)
+    assert read_bytes(tmp_path / "disk.npz") == read_bytes(tmp_path / "memory.npz")
+
+
+@pytest.mark.parametrize("first, then", [("disk", "disk"), ("disk", "memory"), ("memory", "disk")])
+def test_a_run_from_disk_resumes_from_disk_or_in_memory_to_the_same_bytes(folder, tmp_path, first, then):
+    kw = {"n_topics": 20, "seed": 2, "threads": 1, "snapshots": 3, "optimize_interval": 4}
+    ldacli.train(folder, iterations=16, output=tmp_path / "whole.npz", **kw)
+    source = {"disk": lambda: open_shard_folder(folder), "memory": lambda: folder}
+    ldacli.train(source[first](), iterations=7, checkpoint=tmp_path / "ckpt.npz", output=tmp_path / "part.npz", **kw)
+    ldacli.train(source[then](), iterations=16, resume=tmp_path / "ckpt.npz", output=tmp_path / "resumed.npz")
+    assert read_bytes(tmp_path / "resumed.npz") == read_bytes(tmp_path / "whole.npz")
+
+
+def limits(folder, **given):
+    """The estimates of a run on the folder from disk and read whole."""
+    return (memory_needed(open_shard_folder(folder), **given),
+            memory_needed(ldacli.read_corpus(folder), **given))
+
+
+def test_the_command_trains_from_disk_when_the_run_in_memory_exceeds_the_limit(folder, tmp_path):
+    disk, memory = limits(folder, n_topics=15)
+    assert disk < memory
+    base = ["train", folder, "-k", 15, "--iterations", 8, "--seed", 4]
+    done = cli(*base, "-o", tmp_path / "memory.npz")
+    assert done.exit_code == 0 and "trained from disk" not in done.output
+    done = cli(*base, "--memory-limit", int((disk + memory) / 2), "-o", tmp_path / "disk.npz")
+    assert done.exit_code == 0, done.output
+    assert "trained from disk" in done.output
+    assert read_bytes(tmp_path / "disk.npz") == read_bytes(tmp_path / "memory.npz")
+
+
+def test_a_limit_below_what_the_counts_need_is_refused_in_one_line_naming_one_that_works(folder, tmp_path):
+    disk, _ = limits(folder, n_topics=15)
+    done = cli("train", folder, "-k", 15, "--memory-limit", int(disk / 2), "-q", "-o", tmp_path / "m.npz")
+    assert done.exit_code == 1
+    message = done.output.strip()
+    assert "\n" not in message and "Traceback" not in message
+    assert "from disk" in message and "give --memory-limit" in message
+    least = message.split("give --memory-limit ")[1].split()[0]
+    assert not os.path.exists(tmp_path / "m.npz")
+    # the limit it names is enough
+    again = cli("train", folder, "-k", 15, "--iterations", 2, "--memory-limit", least, "-o", tmp_path / "m.npz")
+    assert again.exit_code == 0, again.output
+
+
+@pytest.mark.parametrize("value", ["lots", "-1G", "0", "1.5Q"])
+def test_a_memory_limit_that_is_not_a_size_is_a_usage_error(folder, tmp_path, value):
+    done = cli("train", folder, "--memory-limit", value, "-o", tmp_path / "m.npz")
+    assert done.exit_code == 2 and "memory_limit must be a size" in done.output.replace("-", "_")
+
+
+def test_another_sampler_than_sparse_is_refused_from_disk(folder, tmp_path):
+    with pytest.raises(ldacli.SettingError, match="sparse sampler"):
+        ldacli.train(open_shard_folder(folder), n_topics=5, sampler="dense", output=tmp_path / "m.npz")
+    assert not os.path.exists(tmp_path / "m.npz")
+
+
+def test_the_blocks_live_in_a_private_folder_inside_scratch_removed_at_the_end(folder, tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    seen = []
+
+    def look(iteration):
+        (inside,) = os.listdir(scratch)
+        mode = os.stat(scratch / inside).st_mode
+        seen.append((stat.S_IMODE(mode), sorted(os.listdir(scratch / inside))))
+
+    ldacli.train(open_shard_folder(folder), n_topics=10, iterations=2, scratch=scratch, callback=look,
+                 output=tmp_path / "m.npz")
+    assert seen and seen[0][0] == 0o700
+    assert seen[0][1] == [f"blocks-{s:05d}.bin" for s in range(4)]
+    assert os.listdir(scratch) == []
+
+
+def test_the_blocks_hold_each_token_once_with_its_topic(folder, tmp_path):
+    # 12 bytes a token (word, topic, and 8 bytes a document a slice): what the docs promise
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    sizes = []
+
+    def look(iteration):
+        (inside,) = os.listdir(scratch)
+        sizes.append(sum(os.path.getsize(scratch / inside / f) for f in os.listdir(scratch / inside)))
+
+    f = open_shard_folder(folder)
+    ldacli.train(f, n_topics=10, iterations=1, scratch=scratch, callback=look, output=tmp_path / "m.npz")
+    assert sizes[0] == 8 * f.n_tokens + 8 * f.n_docs * f.n_shards
+    assert np.isfinite(ldacli.Model.load(tmp_path / "m.npz").phi).all()
+
+
+@pytest.mark.slow
+@pytest.mark.signals
+def test_a_run_from_disk_stopped_by_sigterm_continues_with_the_command_it_printed(folder, tmp_path):
+    # A real process from disk, stopped by a real SIGTERM mid-run; the command it printed, run as
+    # a user would copy it, gives the bytes of the run never stopped (in memory), and no block
+    # files are left behind in the scratch folder.
+    disk, memory = limits(folder, n_topics=12)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    common = ["train", folder, "-k", 12, "--seed", 3, "--iterations", 600]
+    straight = subprocess.run([sys.executable, "-m", "ldacli", *map(str, common), "-o", "straight.npz", "-q"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert straight.returncode == 0, straight.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "ldacli", *map(str, common), "--memory-limit",
+                             str(int((disk + memory) / 2)), "--scratch", str(scratch), "--checkpoint", "c.npz",
+                             "--checkpoint-every", "7", "-o", "m.npz"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "c.npz").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "trained from disk" in stderr and "Traceback" not in stderr
+    assert os.listdir(scratch) == []
+    last = stderr.strip().splitlines()[-1]
+    command = shlex.split(last.split("; continue with: ")[1])
+    assert command[:2] == ["ldacli", "train"] and 7 <= ldacli.Checkpoint.load(str(tmp_path / "c.npz")).iteration < 600
+    resumed = subprocess.run([sys.executable, "-m", *command], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (tmp_path / "m.npz").read_bytes() == (tmp_path / "straight.npz").read_bytes()
+
+
+def test_a_scratch_folder_held_in_memory_is_warned_of(folder, tmp_path, caplog):
+    with open("/proc/mounts") as f:
+        if not any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in f):
+            pytest.skip("no tmpfs at /dev/shm here")
+    with caplog.at_level("WARNING", logger="ldacli"):
+        ldacli.train(open_shard_folder(folder), n_topics=12, iterations=1, scratch="/dev/shm",
+                     output=tmp_path / "m.npz")
+    assert any("held in memory (tmpfs)" in r.getMessage() and "--scratch" in r.getMessage() for r in caplog.records)
