@@ -68,7 +68,7 @@ def threads_sampler(corpus, K: int, threads: int, shards: int):
 
 def cluster_sampler(corpus, K: int, client, shards: int):
     """The same sampler on the workers of ``client`` (seed 1): the same first topics and streams."""
-    from ldacli.methods.cgs.dask_engine import DaskSampler, SyncPoint
+    from ldacli.methods.cgs.dask_client import DaskSampler, SyncPoint
 
     words, doc_ptr = corpus.tokens()
     words = np.ascontiguousarray(words, dtype=np.int32)

@@ -579,6 +579,36 @@ cdef inline void _move_in_word(packed_t* wp, int32_t* length, Py_ssize_t old, Py
         _word_inc_at(wp, j_new, unit)
 
 
+cdef inline Py_ssize_t _choose_topic(Buckets* b, const packed_t* wp, Py_ssize_t nw_len, packed_t mask,
+                                     Py_ssize_t old, double q, const int32_t* e_topics, const double* e_mass,
+                                     Py_ssize_t n_e, double qe, Py_ssize_t K, int block_bits, double u,
+                                     Py_ssize_t* j_old, Py_ssize_t* j_new) noexcept nogil:
+    """The topic that the draw ``u`` (uniform below the total mass) falls on, the buckets
+    searched in order: the word's (``q``, the token's own count taken out: the entry of
+    ``old`` loses its term here, and ``j_old`` and ``j_new`` are set to the entries of the old
+    and the new topic, for :func:`_move_in_word`; else both are -1), the word's extra prior
+    mass (``qe`` over its ``n_e`` cells ``e_topics``, ``e_mass``), the document's (r), then
+    the smoothing bucket (s)."""
+    cdef Py_ssize_t t
+    j_old[0] = -1
+    j_new[0] = -1
+    if u < q:
+        j_old[0] = _entry_of(wp, nw_len, mask - <packed_t> old, mask)
+        b.qterm[j_old[0]] -= b.coef[old]  # the term without the token
+        j_new[0] = _draw_entry(b.qterm, nw_len, u)
+        return <Py_ssize_t> (mask - (wp[j_new[0]] & mask))
+    u -= q
+    if n_e > 0:
+        if u < qe:
+            return _draw_extra_topic(b.coef, e_topics, e_mass, n_e, u)
+        u -= qe
+    if u < b.r:
+        t = _draw_document_topic(b, u)
+        if t >= 0:
+            return t
+    return _draw_smoothing_topic(b.sterm, K, block_bits, u - b.r)
+
+
 cdef inline void _ask_for_word_lists(const int32_t* words, const int64_t* wt_ptr, const int32_t* wt_len,
                                      const packed_t* wt, Py_ssize_t i, Py_ssize_t n_tokens) noexcept nogil:
     """The word lists are scattered over memory: ask for the next token's list (and for where
@@ -626,6 +656,8 @@ def sparse_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[:
     cdef Py_ssize_t d, i, k, w, t, old, nw_len, j_old, j_new, e_lo, n_e, at
     cdef double q, qe = 0.0, total, u
     cdef bint seeded = extra.shape[0] > 0
+    cdef const int32_t* e_topics = NULL
+    cdef const double* e_mass = NULL
     cdef Buckets b
     cdef Kept kept
     cdef packed_t* wp
@@ -667,28 +699,13 @@ def sparse_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[:
                         e_lo = extra_ptr[w]
                         n_e = extra_ptr[w + 1] - e_lo
                     if n_e > 0:
-                        qe = _extra_mass(b.coef, &extra_topics[e_lo], &extra[e_lo], n_e)
+                        e_topics = &extra_topics[e_lo]
+                        e_mass = &extra[e_lo]
+                        qe = _extra_mass(b.coef, e_topics, e_mass, n_e)
                         total += qe
                     u = bitgen.next_double(bitgen.state) * total
-                    j_old = -1
-                    j_new = -1
-                    if u < q:
-                        j_old = _entry_of(wp, nw_len, mask - <packed_t> old, mask)
-                        b.qterm[j_old] -= b.coef[old]  # the term without the token
-                        j_new = _draw_entry(b.qterm, nw_len, u)
-                        t = <Py_ssize_t> (mask - (wp[j_new] & mask))
-                    else:
-                        u -= q
-                        t = -1
-                        if n_e > 0:
-                            if u < qe:
-                                t = _draw_extra_topic(b.coef, &extra_topics[e_lo], &extra[e_lo], n_e, u)
-                            else:
-                                u -= qe
-                        if t < 0:
-                            t = _draw_document_topic(&b, u) if u < b.r else -1
-                        if t < 0:
-                            t = _draw_smoothing_topic(b.sterm, K, block_bits, u - b.r)
+                    t = _choose_topic(&b, wp, nw_len, mask, old, q, e_topics, e_mass, n_e, qe, K, block_bits, u,
+                                      &j_old, &j_new)
                     if t == old:
                         _put_back(&b, old, &kept)
                         continue

@@ -8,7 +8,7 @@ from .corpora.formats.write import write_corpus, write_shards
 from .diff import align, diff_models, match_topics
 from .errors import InputError, LdacliError, RunStopped, SettingError, TrainingInterrupted
 from .estimator import LatentDirichletAllocation
-from .export import to_pyldavis
+from .exporting import export, to_pyldavis
 from .info import describe
 from .methods.driver import train
 from .methods.registry import METHODS

@@ -9,6 +9,9 @@ text file's lines) or a count matrix (a SciPy sparse matrix or a 2-d array, docu
 its columns named by ``vocab``). :func:`as_model` takes a :class:`~ldacli.model.Model` or a
 model file's path. Anything else is a :class:`~ldacli.errors.SettingError` naming the argument
 and what it accepts, never an ``AttributeError`` from deep inside.
+
+A path becomes a corpus in one place, :func:`corpus_at` (or :func:`stream_at`, a block at a
+time for a model), which the command line calls too: the API and the commands read a file alike.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ import scipy.sparse as sp
 from ldacli import settings
 from ldacli.corpora.corpus import Corpus
 from ldacli.errors import SettingError
-from ldacli.corpora.formats.read import INPUT_FORMAT, READING, VOCAB, read_corpus, reading_fallback
+from ldacli.corpora.formats.read import (INPUT_FORMAT, READING, READING_FOR_MODEL, VOCAB, read_corpus,
+                                         reading_fallback)
 from ldacli.corpora.formats.shards import ShardFolder
+from ldacli.corpora.formats.stream import CorpusStream, stream_corpus
 from ldacli.corpora.formats.vocab import read_vocab
 from ldacli.model import Checkpoint, Model
 from ldacli.corpora.vocab_rules import RULES, VocabRules
@@ -47,6 +52,52 @@ def resumed_reading(reading: dict, resume: str) -> dict:
     return settings.resume(READING, reading, recorded, resume, fallback=reading_fallback(recorded))
 
 
+def _given(reading: dict | None, declared=READING) -> dict:
+    """The reading settings given (not None) among ``reading``, each checked, with None for the
+    others of ``declared``."""
+    reading = {k: v for k, v in (reading or {}).items() if v is not None}
+    return {s.name: s.check(reading.get(s.name)) for s in declared}
+
+
+def _read_with(values: dict) -> dict:
+    """The keyword arguments of the readers for the reading settings ``values``: ``format``,
+    ``vocab`` and the other settings given."""
+    return {"format": values["input_format"] or INPUT_FORMAT.default, "vocab": values["vocab"],
+            **{name: v for name, v in values.items() if name not in (INPUT_FORMAT.name, VOCAB.name) and v is not None}}
+
+
+def corpus_at(path: str | os.PathLike[str], reading: dict | None = None, *, model: Model | None = None,
+              resume: str | None = None) -> Corpus:
+    """The corpus at ``path`` as a run reads it: the one way from a path to a corpus, of the
+    command line and of the API functions (:func:`as_corpus`) alike.
+
+    ``reading``: the reading settings given (:data:`~ldacli.corpora.formats.read.READING`;
+    None or missing: not given, their defaults apply), checked here. ``model``: the model the
+    corpus is read for (over its vocabulary, text tokenized by its tokenizer, the tokens of the
+    words its rules removed counted apart: :meth:`~ldacli.model.Model.reading`); a ``vocab``
+    given then names the corpus's own vocabulary file (or fixes a text corpus's words) instead of
+    the model's. ``resume``: a checkpoint whose run read the corpus: its reading settings apply
+    unless given (those it fixes may not change). What the reader says for people is in the
+    corpus's ``notes``."""
+    reading = {k: v for k, v in (reading or {}).items() if v is not None}
+    if resume is not None:
+        reading = resumed_reading(reading, resume)
+    read_with = _read_with(_given(reading))
+    over = model.reading() if model is not None else {}
+    if read_with["vocab"]:
+        over.pop("fixed_vocab", None)
+    return read_corpus(path, **over, **read_with)
+
+
+def stream_at(path: str | os.PathLike[str], reading: dict | None, model: Model, **options) -> CorpusStream:
+    """The corpus at ``path`` read for ``model`` a block at a time (a
+    :class:`~ldacli.corpora.formats.stream.CorpusStream` over the model's vocabulary, as
+    :func:`corpus_at` reads it whole; ``options`` are
+    :func:`~ldacli.corpora.formats.stream.stream_corpus`'s ``fingerprint`` and ``temp_folder``):
+    what ``infer`` and ``perplexity`` read a path with when they stream."""
+    return stream_corpus(path, **model.reading(), **_read_with(_given(reading, READING_FOR_MODEL)), **options)
+
+
 def as_corpus(given, *, argument: str = "corpus", reading: dict | None = None,
               model: Model | None = None, resume: str | None = None,
               shard_folders: bool = False) -> Corpus | ShardFolder:
@@ -64,20 +115,8 @@ def as_corpus(given, *, argument: str = "corpus", reading: dict | None = None,
     (training on a Dask cluster reads its files on the workers).
     """
     reading = {k: v for k, v in (reading or {}).items() if v is not None}
-    if isinstance(given, (str, os.PathLike)):
-        path = os.fspath(given)
-        if not isinstance(path, str) or not path:
-            raise SettingError(argument, f"{argument} must be {CORPUS_KINDS}, found {given!r}")
-        if resume is not None:
-            reading = resumed_reading(reading, resume)
-        values = {s.name: s.check(reading.get(s.name)) for s in READING}
-        rules = {s.name: v for s, v in ((s, values[s.name]) for s in READING if s not in (INPUT_FORMAT, VOCAB))
-                 if v is not None}
-        vocab = values["vocab"]
-        over = model.reading() if model is not None else {}
-        if vocab:
-            over.pop("fixed_vocab", None)
-        return read_corpus(path, format=values["input_format"] or INPUT_FORMAT.default, vocab=vocab, **over, **rules)
+    if is_path(given):
+        return corpus_at(checked_path(given, argument), reading, model=model, resume=resume)
     if isinstance(given, (Corpus, ShardFolder)):
         if isinstance(given, ShardFolder) and not shard_folders:
             raise SettingError(argument, f"{argument} must be {CORPUS_KINDS}, found a ShardFolder, whose documents "
@@ -99,13 +138,27 @@ def as_corpus(given, *, argument: str = "corpus", reading: dict | None = None,
     raise SettingError(argument, f"{argument} must be {CORPUS_KINDS}, found {_kind(given)}")
 
 
-def as_model(given, *, argument: str = "model") -> Model:
+def is_path(given) -> bool:
+    """Whether ``given`` is a corpus's path (a string or a path-like object)."""
+    return isinstance(given, (str, os.PathLike))
+
+
+def checked_path(given, argument: str = "corpus") -> str:
+    """The path ``given`` as text, or :class:`SettingError` for an empty one or bytes."""
+    path = os.fspath(given)
+    if not isinstance(path, str) or not path:
+        raise SettingError(argument, f"{argument} must be {CORPUS_KINDS}, found {given!r}")
+    return path
+
+
+def as_model(given, *, argument: str = "model", documents: bool = True) -> Model:
     """The model ``given`` as the argument ``argument``: a :class:`~ldacli.model.Model`, or
-    the path of a model file (loaded and checked)."""
+    the path of a model file (loaded and checked; with ``documents=False`` without its training
+    documents' proportions, :meth:`~ldacli.model.Model.load`)."""
     if isinstance(given, Model):
         return given
     if isinstance(given, (str, os.PathLike)) and isinstance(os.fspath(given), str) and os.fspath(given):
-        return Model.load(os.fspath(given))
+        return Model.load(os.fspath(given), documents=documents)
     hint = " (a checkpoint is finished by train(..., resume=path))" if isinstance(given, Checkpoint) else \
         " (the arguments in the wrong order?)" if isinstance(given, Corpus) else ""
     raise SettingError(argument, f"{argument} must be {MODEL_KINDS}, found {_kind(given)}{hint}")

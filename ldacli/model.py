@@ -262,10 +262,8 @@ class Model:
 
     @staticmethod
     def read_params(path: str) -> dict:
-        """The ``params`` of the model at ``path``, without reading its arrays."""
-        path = checks.path("path", path, "the path of a model file")
-        return checked_params(path, read_file(path, "model", READABLE_VERSIONS,
-                                              members=("kind", "format_version", "params"))[1])
+        """The ``params`` of the model at ``path``, without reading its arrays (:func:`read_params`)."""
+        return read_params(path, "model")
 
     @classmethod
     def load(cls, path: str, documents: bool = True) -> "Model":
@@ -388,11 +386,8 @@ class Checkpoint:
     @staticmethod
     def read_params(path: str) -> dict:
         """The ``params`` of the checkpoint at ``path`` (a format-1 file's in today's names, as
-        :meth:`load` reads them), without reading its arrays."""
-        path = checks.path("path", path, "the path of a checkpoint file")
-        a, params = read_file(path, "checkpoint", READABLE_VERSIONS, members=("kind", "format_version", "params"))
-        return checked_params(path, _params_from_v1(params) if scalar(path, a, "format_version", "iu") == 1
-                              else params)
+        :meth:`load` reads them), without reading its arrays (:func:`read_params`)."""
+        return read_params(path, "checkpoint")
 
     @classmethod
     def load(cls, path: str) -> "Checkpoint":
@@ -521,6 +516,16 @@ def _fits(value, shape) -> bool:
                 and all(_fits(v, shape.get(k, shape.get(k + "!"))) for k, v in value.items()
                         if k in shape or k + "!" in shape))
     return isinstance(value, shape)
+
+
+def read_params(path: str, kind: str) -> dict:
+    """The ``params`` of the ``kind`` file (``"model"`` or ``"checkpoint"``) at ``path``, checked,
+    without reading its arrays; a format-1 checkpoint's in today's names."""
+    path = checks.path("path", path, f"the path of a {kind} file")
+    a, params = read_file(path, kind, READABLE_VERSIONS, members=("kind", "format_version", "params"))
+    if kind == "checkpoint" and scalar(path, a, "format_version", "iu") == 1:
+        params = _params_from_v1(params)
+    return checked_params(path, params)
 
 
 def checked_params(path: str, params: dict) -> dict:

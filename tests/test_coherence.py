@@ -116,6 +116,31 @@ def test_topics_coherence_through_the_cli(tmp_path, small_ldac):
     assert float(first[-1]) == pytest.approx(per_topic[0], rel=1e-5)
 
 
+def test_topic_summary_is_what_the_topics_command_shows(tmp_path, small_ldac):
+    """ldacli topics calls topic_summary once: the same words, scores and diagnostics, against the
+    training corpus or one given by its path (whose reader's notes both give)."""
+    from ldacli.scoring.topics import topic_summary
+
+    runner = CliRunner()
+    out = str(tmp_path / "m.npz")
+    assert runner.invoke(main, ["train", small_ldac, "-k", 4, "--iterations", 20, "--seed", 1, "-q", "-o", out]).exit_code == 0
+    for given in ({}, {"corpus": small_ldac}):
+        r = runner.invoke(main, ["topics", out, "--coherence", "npmi", "--diagnostics", "-n", 6, "--format", "json",
+                                 *(["--corpus", small_ldac] if given else [])])
+        assert r.exit_code == 0, r.stderr
+        shown = json.loads(r.stdout)
+        summary = topic_summary(out, coherence="npmi", diagnostics=True, top_words=6, **given)
+        assert [[w["word"] for w in t["words"]] for t in shown["topics"]] == \
+            [[w for w, _ in words] for words in summary["top_words"]]
+        assert [t["coherence"] for t in shown["topics"]] == summary["coherence"]["per_topic"]
+        assert shown["coherence"]["reference"] == summary["coherence"]["reference"]
+        assert [t["flags"] for t in shown["topics"]] == [t["flags"] for t in summary["diagnostics"]["topics"]]
+        assert bool(summary["notes"]) == bool(given) and all(n in r.stderr for n in summary["notes"])
+    assert topic_summary(out)["coherence"] is None and len(topic_summary(out, top_words=3)["top_words"][0]) == 3
+    with pytest.raises(ldacli.SettingError, match="corpus applies with coherence or diagnostics only"):
+        topic_summary(out, corpus=small_ldac)
+
+
 def test_topics_coherence_without_a_usable_reference_is_a_user_error(tmp_path, small_ldac):
     runner = CliRunner()
     out = tmp_path / "m.npz"

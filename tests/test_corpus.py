@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from ldacli.corpora.corpus import MAX_TOKENS, Corpus
 from ldacli.errors import InputError, LdacliError
-from ldacli.files.fileio import atomic_write
-from ldacli.corpora.formats.detect import FORMAT_NAMES, detect_format
+from ldacli.files.fileio import Source, atomic_write
+from ldacli.corpora.formats.detect import FORMAT_NAMES, detect
 from ldacli.corpora.formats.read import read_corpus
 from ldacli.corpora.formats.vocab import read_vocab, vocab_candidates
 from ldacli.corpora.formats.write import write_corpus
@@ -327,7 +327,6 @@ def test_text_directory_sorted_files(tmp_path):
     put(folder, "notes.md", "ignored too")
     put(folder, "e.txt", gzip.compress(b"tiger"))
     (folder / "sub.txt").mkdir()
-    assert detect_format(folder) == "textdir"
     corpus = read_corpus(str(folder))
     check_invariants(corpus)
     assert corpus.format == "textdir"
@@ -442,10 +441,15 @@ def test_stdin_text_uci_and_gzip(tmp_path):
     ("2 0:1 1:1\ntext after\n", "ldac"),
     ("", "text"),
 ])
-def test_detect_format(tmp_path, content, expected):
+def test_the_format_is_detected_by_content(tmp_path, content, expected):
     path = put(tmp_path, "c", content)
-    assert detect_format(path) == expected
-    assert detect_format(put(tmp_path, "c.gz", gzip.compress(content.encode()))) == expected
+    assert sniffed(path) == expected
+    assert sniffed(put(tmp_path, "c.gz", gzip.compress(content.encode()))) == expected
+
+
+def sniffed(path) -> str:
+    """The format ``read_corpus(path)`` reads a file in (``format="auto"``)."""
+    return detect(Source.open(str(path)))
 
 
 def test_missing_empty_and_unreadable_files(tmp_path):
@@ -653,7 +657,7 @@ def test_content_sniffing_never_turns_a_malformed_file_into_text(tmp_path, text,
     path = tmp_path / "c.dat"
     path.write_text(text)
     (tmp_path / "vocab.txt").write_text("a\nb\nc\nd\ne\n")
-    assert detect_format(str(path)) == fmt
+    assert sniffed(path) == fmt
     if fragment is None:
         corpus = read_corpus(str(path), vocab=str(tmp_path / "vocab.txt"))
         assert corpus.format == fmt and corpus.notes[0].startswith(f"read as {FORMAT_NAMES[fmt]} (detected")
@@ -679,7 +683,7 @@ def test_unused_words_are_noted_and_dropped_for_training(tmp_path, planted):
 def test_matrix_formats_round_trip_through_convert_and_are_detected(tmp_path, planted, fmt):
     out = tmp_path / f"c.{fmt}"
     write_corpus(planted.corpus, str(out), str(tmp_path / "c.vocab"), format=fmt)
-    assert detect_format(str(out)) == fmt
+    assert sniffed(out) == fmt
     again = read_corpus(str(out))
     assert again.format == fmt and again.fingerprint() == planted.corpus.fingerprint()
     assert again.notes[0].startswith(f"read as {FORMAT_NAMES[fmt]}")

@@ -60,7 +60,7 @@ def ldacli_log():
 @pytest.fixture
 def samplers(monkeypatch):
     """Every DaskSampler made during the test, in order (to read its rebuilds)."""
-    from ldacli.methods.cgs.dask_engine import DaskSampler
+    from ldacli.methods.cgs.dask_client import DaskSampler
 
     init, seen = DaskSampler.__init__, []
 
@@ -133,7 +133,7 @@ def _die_in_round_3(sweep, rounds):
     """Run in a worker (client.run): its ShardHost dies (the process exits) in the third round
     of its ``sweep``-th sweep (``rounds`` a sweep), while the other worker waits for the slice it
     sends."""
-    from ldacli.methods.cgs import dask_engine as d
+    from ldacli.methods.cgs import dask_worker as d
 
     round_, calls = d.ShardHost.round, []
 
@@ -278,7 +278,7 @@ def test_the_workers_checkpoint_beside_the_shard_folder_and_it_resumes_on_a_clus
 
 def test_the_workers_keep_the_documents_snapshot_sums_and_the_client_none(corpus, client, tmp_path, monkeypatch):
     import ldacli.methods.cgs.dask_checkpoints as sc
-    from ldacli.methods.cgs.dask_engine import DaskSampler
+    from ldacli.methods.cgs.dask_client import DaskSampler
 
     snapshots = dict(snapshots=3, snapshot_interval=1)  # sweeps 6, 7 and 8 averaged
     local = ldacli.train(corpus, 20, iterations=8, seed=5, shards=SHARDS, threads=2, **snapshots)
@@ -515,7 +515,8 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     import scipy.sparse as sp
 
     from ldacli.corpora.formats.shards import write_shard_folder
-    from ldacli.methods.cgs.dask_engine import INT32_MAX, ShardHost
+    from ldacli.methods.cgs.dask_client import INT32_MAX
+    from ldacli.methods.cgs.dask_worker import ShardHost
     from ldacli.methods.cgs.method import CollapsedGibbs
     from ldacli.partition import WIDE_SHARD_TOKENS as HEADROOM
 

@@ -211,3 +211,49 @@ def test_pyldavis_arguments(tmp_path):
     pyLDAvis = pytest.importorskip("pyLDAvis", reason="pyLDAvis is not installed (the test extra has it)")
     prepared = pyLDAvis.prepare(**written, mds="pcoa", sort_topics=False)
     assert len(prepared.topic_coordinates) == 3
+
+
+@pytest.fixture
+def trained(tmp_path, small_ldac):
+    """A model trained on a corpus file it records (its reference for coherence and diagnostics)."""
+    r = run("train", small_ldac, "-k", 5, "--iterations", 20, "--seed", 1, "-o", tmp_path / "m.npz")
+    assert r.exit_code == 0, r.stderr
+    return str(tmp_path / "m.npz"), small_ldac
+
+
+@pytest.mark.parametrize(("what", "args", "keywords"), [
+    ("topic-keys", ["-n", 4, "--coherence", "npmi"], {"top_words": 4, "coherence": "npmi"}),
+    ("doc-topics", ["--top-topics", 2, "--format", "mallet"], {"top_topics": 2, "format": "mallet"}),
+    ("diagnostics", [], {}),
+    ("pyldavis", [], {}),
+])
+def test_ldacli_export_writes_what_the_command_writes(trained, tmp_path, what, args, keywords):
+    """ldacli.export is the command's one call: the same file from a model object as the command
+    writes from its path, against the training corpus or one given (whose reader's notes both say)."""
+    path, corpus = trained
+    model = ldacli.load_model(path)
+    ending = {"pyldavis": "json", "diagnostics": "csv"}.get(what, "txt")
+    for given in ([], ["--corpus", corpus]):
+        if given and what == "doc-topics":
+            continue  # (its table takes no corpus)
+        r = run("export", path, what, *args, *given, "-o", tmp_path / f"cli.{ending}")
+        assert r.exit_code == 0, r.stderr
+        written = ldacli.export(model, what, str(tmp_path / f"api.{ending}"), **keywords,
+                                **({"corpus": corpus} if given else {}))
+        assert written["output"] == str(tmp_path / f"api.{ending}")
+        assert (tmp_path / f"api.{ending}").read_bytes() == (tmp_path / f"cli.{ending}").read_bytes()
+        assert bool(written["notes"]) == bool(given)
+        assert all(f"{corpus}: {note}" in r.stderr for note in written["notes"])
+
+
+def test_ldacli_export_refuses_what_the_table_does_not_take(trained, tmp_path):
+    path, _ = trained
+    model = ldacli.load_model(path)
+    before = set(tmp_path.iterdir())
+    with pytest.raises(ldacli.SettingError, match="top_topics applies to doc-topics only"):
+        ldacli.export(path, "topic-words", str(tmp_path / "w.tsv"), top_topics=2)
+    with pytest.raises(ldacli.SettingError, match="vocab applies with corpus only"):
+        ldacli.export(model, "topic-keys", str(tmp_path / "k.tsv"), vocab="v.txt")
+    with pytest.raises(ldacli.SettingError, match="output_format must be json for pyldavis"):
+        ldacli.export(model, "pyldavis", str(tmp_path / "p.tsv"), format="tsv")
+    assert set(tmp_path.iterdir()) == before

@@ -27,7 +27,7 @@ FLOORS = {
     "ldacli.model": 4,
     "ldacli.api_input": 5, "ldacli.topic_names": 5,
     "ldacli.diff": 6, "ldacli.scoring": 6,
-    "ldacli.methods": 7, "ldacli.export": 7,
+    "ldacli.methods": 7, "ldacli.exporting": 7,
     "ldacli.info": 8, "ldacli.model_selection": 8, "ldacli.estimator": 8,
     "ldacli.pages": 9,
     "ldacli.over_time": 10,

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import docs_pages
 import ldacli
-from ldacli import export
+from ldacli import exporting as export
 from ldacli.cli import main
 
 pd = pytest.importorskip("pandas")

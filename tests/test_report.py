@@ -308,6 +308,39 @@ def test_the_report_has_coherence_documents_and_the_diff(models, tmp_path):
     assert [t["name"] for t in data["topics"]] == [""] * 4   # unnamed topics: no name, not their ids
 
 
+def with_corpus(path) -> bool:
+    """Whether the report at ``path`` shows a corpus's coherence (a reference was read)."""
+    return "Mean NPMI coherence" in open(path, encoding="utf-8").read()
+
+
+def test_the_report_is_one_call_that_finds_its_reference_and_says_when_it_cannot(models, tmp_path):
+    """ldacli report calls write_report, which reads the corpus given for the model or finds the
+    training corpus, and says in a note when it cannot (the report is then written without)."""
+    from ldacli.pages.report import write_report
+
+    folder, paths = models
+    written = write_report(str(paths["cgs"]), str(tmp_path / "api.html"))
+    assert written["notes"] == [] and with_corpus(tmp_path / "api.html")
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    shutil.copy(paths["cgs"], moved / "m.npz")
+    os.rename(folder / "notes.txt", folder / "notes.moved")
+    try:
+        r = run("report", moved / "m.npz", "-o", tmp_path / "cli.html")
+        written = write_report(str(moved / "m.npz"), str(tmp_path / "api.html"))
+        given = write_report(str(moved / "m.npz"), str(tmp_path / "given.html"), corpus=str(folder / "notes.moved"),
+                             input_format="text")
+    finally:
+        os.rename(folder / "notes.moved", folder / "notes.txt")
+    assert r.exit_code == 0, r.stderr
+    assert len(written["notes"]) == 1 and "no coherence or documents in the report" in written["notes"][0]
+    assert written["notes"][0] in r.stderr and not with_corpus(tmp_path / "cli.html")
+    assert with_corpus(tmp_path / "given.html") and given["notes"] == []
+    with pytest.raises(ldacli.SettingError, match="vocab applies with corpus only"):
+        write_report(str(paths["cgs"]), str(tmp_path / "no.html"), vocab="v.txt")
+    assert not (tmp_path / "no.html").exists()
+
+
 def test_the_report_names_the_extra_when_it_is_missing(models, tmp_path, without_the_report_extra):
     r = run("report", models[1]["cgs"], "-o", tmp_path / "r.html")
     assert r.exit_code == 1 and "pip install 'ldacli[report]'" in r.stderr

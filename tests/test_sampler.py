@@ -46,7 +46,7 @@ def start(engine: str, corpus, kind: str, request) -> Sampler:
         z = FirstTopics(rngs[0], V, K).draw(words)
         threads = 1 if engine == "one thread" else 2
         return ThreadsSampler(kind, words, doc_ptr, z, V, K, alpha, BETA, bounds, rngs[1:], threads, prior=prior)
-    from ldacli.methods.cgs.dask_engine import DaskSampler, SyncPoint
+    from ldacli.methods.cgs.dask_client import DaskSampler, SyncPoint
 
     sync = SyncPoint(0, alpha, BETA, random_streams.states(rngs[1:]))
     return DaskSampler(kind, V, K, shard_ranges(bounds, doc_ptr[bounds]), np.bincount(words, minlength=V),

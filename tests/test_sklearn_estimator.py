@@ -125,7 +125,7 @@ def test_short_reprs_and_pandas(tmp_path):
     assert isinstance(frame, pd.DataFrame) and frame.index.name == "doc_id"
     assert list(frame.columns) == ["topic_0", "topic_1", "topic_2"] and np.array_equal(frame.values, result.theta)
     assert model.to_pandas().shape == (1200, 3)
-    from ldacli.export import topic_keys
+    from ldacli.exporting import topic_keys
     from ldacli.files.tables import to_pandas
 
     keys = to_pandas(topic_keys(model, top_words=3))

@@ -21,7 +21,7 @@ from ldacli.scoring.perplexity import perplexity_stream
 from ldacli.corpora.formats import stream as stream_module
 from ldacli.corpora.formats.stream import stream_corpus
 from ldacli.corpora.formats.write import write_corpus, write_shards
-from ldacli.scoring.inference import infer_chunks
+from ldacli.scoring.inference import infer_chunks, write_inference
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # where the ldacli under test is (a checkout's src or an install), for the processes a test starts
@@ -153,6 +153,29 @@ def test_infer_writes_the_same_bytes_as_the_whole_inference(setup, tmp_path, sma
     assert np.allclose(np.array([[float(x) for x in r[1:]] for r in rows[1:]]), whole.theta, atol=1e-6)
 
 
+@pytest.mark.parametrize("fmt", ["npz", "csv", "mallet"])
+def test_write_inference_of_a_path_is_what_infer_writes(setup, tmp_path, small_blocks, fmt):
+    """The command's one call, from Python: a model's path and a corpus's path (its reading
+    settings as keywords) give the command's bytes and the reader's notes."""
+    folder, _ = setup
+    ending = "txt" if fmt == "mallet" else fmt
+    sparse = {} if fmt == "npz" else {"top_topics": 2}
+    r = run("infer", folder / "m.npz", folder / "docs.ldac", "--seed", 3, *(["--top-topics", 2] if sparse else []),
+            "--format", fmt, "--input-format", "ldac", "-o", tmp_path / f"cli.{ending}")
+    assert r.exit_code == 0, r.stderr
+    written = write_inference(str(folder / "m.npz"), str(folder / "docs.ldac"), str(tmp_path / f"api.{ending}"), fmt,
+                              seed=3, input_format="ldac", **sparse)
+    if fmt == "npz":
+        api, cli = (ldacli.Inference.load(str(tmp_path / f"{side}.npz")) for side in ("api", "cli"))
+        assert np.array_equal(api.theta, cli.theta) and api.doc_ids == cli.doc_ids and api.params == cli.params
+    else:
+        assert (tmp_path / f"api.{ending}").read_bytes() == (tmp_path / f"cli.{ending}").read_bytes()
+    assert written.n_docs == 90 and written.notes and all(f"docs.ldac: {n}" in r.stderr for n in written.notes)
+    with pytest.raises(ldacli.SettingError, match="min_df"):
+        write_inference(str(folder / "m.npz"), str(folder / "docs.ldac"), str(tmp_path / "x.tsv"), "tsv", min_df=0)
+    assert not (tmp_path / "x.tsv").exists()
+
+
 def test_infer_and_perplexity_leave_the_training_documents_unread(setup, tmp_path):
     """A model of a large corpus carries D x K proportions that inferring other documents does
     not need: reading the topics alone costs the topics' memory, whatever D."""
@@ -197,6 +220,22 @@ def test_infer_reads_stdin_as_it_comes_and_writes_sparse_tables(setup, tmp_path)
     assert "left out: 1 token of words the model has never seen (unknown)" in r.stderr and "91" in by_doc
     r = run("infer", folder / "m.npz", folder / "docs.txt", "--top-topics", 2, "-o", tmp_path / "t.npz")
     assert r.exit_code == 2 and "--top-topics" in r.stderr and not (tmp_path / "t.npz").exists()
+
+
+def test_perplexity_of_a_path_is_streamed_as_the_command_streams_it(setup, small_blocks):
+    """ldacli.perplexity of a path by document completion reads it a block at a time, as the
+    command (which calls it) does: the numbers of the corpus in memory, and the reader's notes."""
+    folder, model = setup
+    path = str(folder / "docs.txt")
+    given = dict(seed=4, iterations=30, burn_in=10)
+    got = ldacli.perplexity(str(folder / "m.npz"), path, **given)
+    notes = got.pop("notes")
+    assert got == ldacli.perplexity(model, ldacli.read_corpus(path, **model.reading()), **given)
+    assert notes, "the reader says what it did"
+    r = run("perplexity", folder / "m.npz", path, "--seed", 4, "--iterations", 30, "--burn-in", 10, "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout) == {"model": str(folder / "m.npz"), "corpus": path, **got, "notes": notes}
+    assert all(f"{path}: {note}" in r.stderr for note in notes)
 
 
 def test_perplexity_streamed_equals_the_whole(setup, small_blocks):

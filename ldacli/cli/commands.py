@@ -17,12 +17,11 @@ import sys
 import time
 
 import click
-import numpy as np
 
-from ldacli import export as export_module
+from ldacli import exporting
 from ldacli import model_selection as choosing
 from ldacli import settings
-from ldacli.api_input import resumed_reading
+from ldacli.api_input import corpus_at, resumed_reading
 from ldacli.cli.exits import EXIT_DRIFT, EXIT_UNDETERMINED, Command, user_errors
 from ldacli.cli.former_options import taking_former_spellings
 from ldacli.cli.options import (
@@ -49,6 +48,7 @@ from ldacli.cli.options import (
     same_file,
     value,
 )
+from ldacli.cli.results import diff_lines, perplexity_lines, topic_lines
 from ldacli.cli.text import echo, emit, results_to, setup_logging, tell
 from ldacli.cluster.connection import TLS, tls_options
 from ldacli.corpora.corpus import Corpus
@@ -57,24 +57,19 @@ from ldacli.corpora.formats.read import (
     READING,
     READING_FOR_MODEL,
     VOCAB,
-    read_corpus,
 )
 from ldacli.corpora.formats.shards import is_shard_folder, open_shard_folder
-from ldacli.corpora.formats.split import split_corpus
-from ldacli.corpora.formats.stream import stream_corpus
 from ldacli.corpora.formats.tokenizer_file import tokenizer_file_path, tokenizer_record
+from ldacli.corpora.formats.split import split_corpus
 from ldacli.corpora.formats.write import WRITE_FORMATS, write_corpus
 from ldacli.diff import MAX_DRIFT, THRESHOLD, diff_models, drifted
-from ldacli.errors import LdacliError, SettingError
-from ldacli.escaping import json_text, printable
+from ldacli.errors import SettingError
+from ldacli.escaping import json_text
 from ldacli.files.fileio import file_sha256
 from ldacli.files.locking import locked
+from ldacli.exporting import export as export_table
 from ldacli.files.tables import (
     TABLE_FORMATS,
-    check_stream,
-    delimited_line,
-    text_cell,
-    write_lines,
     write_table,
 )
 from ldacli.info import describe as describe_file
@@ -83,7 +78,6 @@ from ldacli.methods.driver import SETTINGS as TRAIN
 from ldacli.methods.driver import check_given, method_settings, trains_from_disk, unchanged
 from ldacli.methods.driver import train as run_train
 from ldacli.methods.registry import METHODS
-from ldacli.memory import return_freed_memory
 from ldacli.model import TOP_WORDS, Model
 from ldacli.over_time import history as topic_history
 from ldacli.over_time import outputs as over_time
@@ -91,20 +85,16 @@ from ldacli.over_time import trends as topic_trends
 from ldacli.pages.report import SETTINGS as REPORT
 from ldacli.pages.report import write_report, write_select_k_page
 from ldacli.pages.webpage import REPORT_EXTRA
-from ldacli.scoring import inference
-from ldacli.scoring import perplexity as evaluate
-from ldacli.scoring.coherence import MEASURE, REFERENCE, training_reference
-from ldacli.scoring.coherence import coherence as topic_coherence
-from ldacli.scoring.diagnostics import DIAGNOSTICS, FIELD_NAMES, THRESHOLDS, WORD_FIELDS
-from ldacli.scoring.diagnostics import FIELDS as DIAGNOSTIC_FIELDS
-from ldacli.scoring.diagnostics import diagnostics as diagnose
+from ldacli.scoring.coherence import MEASURE, REFERENCE
+from ldacli.scoring.diagnostics import DIAGNOSTICS
 from ldacli.scoring.inference import SETTINGS as INFER
+from ldacli.scoring.topics import SETTINGS as TOPICS
+from ldacli.scoring.topics import topic_summary
 from ldacli.scoring.inference import SPARSE, write_inference
 from ldacli.scoring.perplexity import SETTINGS as PERPLEXITY
 from ldacli.scoring.perplexity import perplexity as compute_perplexity
-from ldacli.scoring.perplexity import perplexity_stream
 from ldacli.settings import Choice, Integer, Setting, Text
-from ldacli.topic_names import SEEDS_KEPT_WITHIN, lost_seeds_text, name_topic, seed_ranks
+from ldacli.topic_names import name_topic, seed_ranks
 
 # --- how convert writes a corpus --------------------------------------------------------------------
 
@@ -121,16 +111,10 @@ WRITING = (
 
 
 def read(path: str, values: dict, *, model: Model | None = None):
-    """Read the corpus at ``path`` with the reading settings in ``values`` (for ``model``, when
-    one scores it: over its vocabulary, text tokenized by its tokenizer, the tokens of words
-    its rules removed counted apart); its notes go to stderr, each once."""
-    reading = reading_of(values)
-    fmt = reading.pop("input_format", "auto")
-    vocab = reading.pop("vocab", None)
-    for_model = {} if model is None else model.reading()
-    if vocab:  # the corpus's own vocabulary file (bag of words) or one fixing its tokens (text)
-        for_model.pop("fixed_vocab", None)
-    corpus = read_corpus(path, format=fmt, vocab=vocab, **for_model, **reading)
+    """The corpus at ``path`` as the library reads it (:func:`ldacli.api_input.corpus_at`, with
+    the reading settings given in ``values``, for ``model`` when one scores it); its notes go to
+    stderr, each once."""
+    corpus = corpus_at(path, given_of(values, READING), model=model)
     for note in corpus.notes:
         tell(values, f"{path}: {note}")
     return corpus
@@ -270,140 +254,11 @@ def topics(ctx, model, **values):
         raise click.BadParameter(f"--{'coherence' if measure else 'diagnostics'} scores pairs of top words: expected "
                                  f"at least 2, found {n}", param_hint=TOP_WORDS.option)
     with user_errors(ctx):
-        m = Model.load(model, documents=diagnosing)  # the training documents' proportions, for diagnostics only
-        scores = diagnostics = None
-        if measure is not None or diagnosing:
-            if values["corpus"] is None:
-                ref = training_reference(m)
-                ref_name = m.params.get("corpus_source", "")
-            else:
-                ref = read(values["corpus"], values, model=m)
-                ref_name = values["corpus"]
-            if measure is not None:
-                scores = topic_coherence(m, ref, measure=measure, top_words=n)
-                scores["reference"] = ref_name
-            if diagnosing:
-                diagnostics = diagnose(m, ref, top_words=n)
-        tops = m.top_words(n)
-        seeds = {t["topic"]: t for t in seed_ranks(m)}
-        emit(values, _topic_lines(model, m, tops, scores, fmt, measure, values, diagnostics, seeds))
-
-
-def _topic_lines(path, m, tops, scores, fmt, measure, values, diagnostics=None, seeds=None):
-    asymmetric = not np.all(m.alpha == m.alpha[0])  # then each topic's alpha is worth showing
-    names = m.topic_names
-    named = any(n is not None for n in names)
-    diagnosed = diagnostics["topics"] if diagnostics else None
-    seeds = seeds or {}
-    lost = {k: lost_seeds_text(t) for k, t in seeds.items() if t["lost"]}
-    if fmt == "json":
-        def words(k, words):
-            if diagnosed is None:
-                return [{"word": w, "probability": p} for w, p in words]
-            return [{"word": w, "probability": p, **{f: d[f] for f in WORD_FIELDS if f not in ("rank", "word", "prob")}}
-                    for (w, p), d in zip(words, diagnosed[k]["words"])]
-
-        out = {"model": path, "topics": [
-            {"topic": k, "name": names[k], "alpha": float(m.alpha[k]),
-             **({"coherence": scores["per_topic"][k]} if scores else {}),
-             **({"diagnostics": {f: diagnosed[k][f] for f in FIELD_NAMES}, "flags": diagnosed[k]["flags"],
-                 "measured": diagnosed[k]["measured"]} if diagnosed else {}),
-             **({"seeds": {key: seeds[k][key] for key in ("words", "ranks", "lost")}} if k in seeds else {}),
-             "words": words(k, ws)}
-            for k, ws in enumerate(tops)]}
-        if scores:
-            out["coherence"] = {key: scores[key] for key in
-                                ("measure", "top_words", "epsilon", "mean", "reference", "reference_docs")}
-        if diagnostics:
-            out["diagnostics"] = {"corpus": diagnostics["corpus"], "top_words": diagnostics["top_words"],
-                                  "flags": diagnostics["flags"], "thresholds": THRESHOLDS}
-        yield json_text(out, indent=2)
-    elif fmt == "tsv":
-        def row(fields):
-            return delimited_line(map(str, fields), "\t")
-
-        yield row(["topic", "rank", "word", "probability"] + ([measure] if scores else []) + (["name"] if named else [])
-                  + (list(FIELD_NAMES) + ["flags", "measured"] if diagnosed else []) + (["seeds_lost"] if seeds else []))
-        for k, words in enumerate(tops):
-            extra = [f"{scores['per_topic'][k]:.6g}"] if scores else []
-            extra += [names[k] or ""] if named else []
-            if diagnosed:
-                extra += [text_cell(diagnosed[k][f], kind) for f, kind, _, _ in DIAGNOSTIC_FIELDS]
-                extra += [" ".join(diagnosed[k]["flags"]), " ".join(diagnosed[k]["measured"])]
-            extra += [lost.get(k, "")] if seeds else []
-            for r, (w, p) in enumerate(words, 1):
-                yield row([k, r, w, f"{p:.6g}"] + extra)
-        if scores:
-            tell(values, f"mean {measure} coherence {scores['mean']:.6g} (top {scores['top_words']} words, "
-                          f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} reference documents)")
-        if diagnostics:
-            tell(values, _flag_summary(diagnostics))
-        if lost:
-            tell(values, _lost_summary(seeds, lost))
-    else:
-        width = len(str(len(tops) - 1))
-        for k, words in enumerate(tops):
-            label = f"topic {k:>{width}}" + (f" {names[k]}" if names[k] else "")
-            if asymmetric:
-                label += f" (alpha {m.alpha[k]:.4g})"
-            if scores:
-                label += f" [{measure} {scores['per_topic'][k]:.4g}]"
-            if diagnosed and diagnosed[k]["flags"]:
-                label += f" [junk? {', '.join(diagnosed[k]['flags'])}]"
-            if diagnosed and diagnosed[k]["measured"]:
-                label += f" [measured: {', '.join(diagnosed[k]['measured'])}]"
-            if k in lost:
-                label += f" [{lost[k]}]"
-            yield printable(f"{label}: " + "  ".join(f"{w} ({p:.3f})" for w, p in words))
-            if diagnosed:
-                yield " " * (width + 8) + "  ".join(f"{f} {_short(diagnosed[k][f])}" for f in FIELD_NAMES)
-        if scores:
-            yield printable(f"mean {measure} coherence: {scores['mean']:.6g} (top {scores['top_words']} words, "
-                            f"epsilon {scores['epsilon']:g}, {scores['reference_docs']} documents of "
-                            f"{scores['reference']})")
-        if diagnostics:
-            yield printable(_flag_summary(diagnostics))
-            raised = {f for t in diagnosed for f in t["flags"] + t["measured"]}
-            for flag in diagnostics["flags"]:
-                if flag["name"] in raised:
-                    yield printable(f"  {flag['name']}: {flag['meaning']}")
-        if lost:
-            yield printable(_lost_summary(seeds, lost))
-
-
-def _short(x) -> str:
-    """A diagnostic as text: 4 significant digits, whole numbers without decimals, '-' for none."""
-    if x is None:
-        return "-"
-    if isinstance(x, int) or float(x).is_integer() or abs(x) >= 1000:
-        return f"{x:,.0f}"
-    return f"{x:.4g}"
-
-
-def _lost_summary(seeds: dict, lost: dict) -> str:
-    """``1 of 5 seeded topics lost their seeds: 0 space (...)``, with what makes a seed weak."""
-    return (f"{len(lost)} of {len(seeds)} seeded topics lost their seeds (none among the topic's {SEEDS_KEPT_WITHIN} "
-            f"words of most tokens), so their names are not what they are about: "
-            + ", ".join(f"{k} {seeds[k]['name']}" for k in lost)
-            + ". Weak seeds: rare words, words of another theme, too few, a weak --seed-strength "
-              "(docs/guide/seeded-topics.md)")
-
-
-def _flag_summary(diagnostics: dict) -> str:
-    """``flagged 3 of 50 topics as likely junk: 7 (background), ...; measured, not a verdict: 9
-    (near-duplicates), ...`` (diagnostics of a corpus)."""
-    topics = diagnostics["topics"]
-    flagged = [t for t in topics if t["flags"]]
-    measured = [t for t in topics if t["measured"]]
-    corpus = diagnostics["corpus"]
-    where = f" (against {corpus['source']}, {corpus['n_docs']:,} documents)" if corpus else ""
-    out = (f"flagged {len(flagged)} of {len(topics)} topics as likely junk{where}: "
-           + ", ".join(f"{t['topic']} ({' '.join(t['flags'])})" for t in flagged)) if flagged else \
-        f"flagged none of {len(topics)} topics as likely junk{where}"
-    if measured:
-        out += ("; measured, not a verdict (junk often is, good topics sometimes are): "
-                + ", ".join(f"{t['topic']} ({' '.join(t['measured'])})" for t in measured))
-    return out
+        shown = topic_summary(model, **given_of(values, TOPICS, (INPUT_FORMAT, VOCAB)))
+        for note in shown["notes"]:
+            tell(values, f"{values['corpus']}: {note}")
+        emit(values, topic_lines(model, shown["model"], shown["top_words"], shown["coherence"], fmt, measure, values,
+                                 shown["diagnostics"], {t["topic"]: t for t in seed_ranks(shown["model"])}))
 
 
 # --- infer and perplexity -----------------------------------------------------------------------------
@@ -449,26 +304,11 @@ def infer(ctx, model, corpus, **values):
         raise click.BadParameter(f"expected a file name ending in .{'txt' if fmt == 'mallet' else fmt} for --format "
                                  f"{fmt}, found {output!r}", param_hint="-o/--output")
     check_outputs({"-o/--output": (output, ())}, {"MODEL": model, "CORPUS": corpus, "--vocab": values["vocab"]})
-    with user_errors(ctx):  # before anything is read
-        inference.check_settings(given_of(values, INFER))
-        inference.check_table(fmt, **given_of(values, SPARSE))
-        if output == "-":
-            check_stream(fmt, sys.stdout.buffer)
-    with user_errors(ctx), tls_options(values["scheduler"], values), locked([output if output != "-" else None]):
-        m = Model.load(model, documents=False)
-        stream = stream_read(corpus, values, m, fingerprint=fmt == "npz",
-                             temp_folder=None if output == "-" else os.path.dirname(os.path.abspath(output)))
-        write_inference(m, stream, output, fmt, out=sys.stdout.buffer if output == "-" else None,
-                        progress=progress, **given_of(values, INFER, SPARSE))
-        for note in stream.notes:
-            tell(values, f"{corpus}: {note}")
-
-
-def stream_read(path: str, values: dict, model: Model, **options):
-    """:func:`read`, as a stream of blocks of documents for ``model`` (notes at the end)."""
-    reading = reading_of(values)
-    fmt = reading.pop("input_format", "auto")
-    return stream_corpus(path, format=fmt, **model.reading(), **reading, **options)
+    with user_errors(ctx), tls_options(values["scheduler"], values):
+        written = write_inference(model, corpus, output, fmt, out=sys.stdout.buffer if output == "-" else None,
+                                  progress=progress, **given_of(values, INFER, SPARSE, READING))
+    for note in written.notes:
+        tell(values, f"{corpus}: {note}")
 
 
 @click.command(cls=Command)
@@ -506,44 +346,15 @@ def perplexity(ctx, model, corpus, **values):
     """
     progress = setup_logging(values)
     with user_errors(ctx), tls_options(values["scheduler"], values):
-        given = given_of(values, PERPLEXITY)
-        streaming = evaluate.check_settings(given)["estimator"] == "completion"
-        m = Model.load(model, documents=False)
-        if streaming:  # documents read, inferred and scored a block at a time
-            data = stream_read(corpus, values, m)
-            result = perplexity_stream(m, data, progress=progress, **{k: v for k, v in given.items() if k != "estimator"})
-            for note in data.notes:
-                tell(values, f"{corpus}: {note}")
-        else:
-            data = read(corpus, values, model=m)
-            result = compute_perplexity(m, data, progress=progress, **given)
-    result = {"model": model, "corpus": corpus, **result, "notes": list(data.notes)}
+        result = compute_perplexity(model, corpus, progress=progress, **given_of(values, PERPLEXITY, READING))
+    for note in result["notes"]:
+        tell(values, f"{corpus}: {note}")
+    result = {"model": model, "corpus": corpus, **result}
     if value(values, TEXT_OR_JSON) == "json":
         click.echo(json_text(result, indent=2))
         return
-    estimator = result["estimator"]
-    if estimator == "document-completion":
-        how = "theta from half of each document, the other half scored"
-        se_how = f"batch means over {result['batches']} blocks of sweeps"
-    elif estimator == "left-to-right":
-        if result["resample"]:
-            how = f"{result['particles']} particles re-drawing earlier topics (quadratic), all tokens scored"
-            se_how = "across particles"
-        else:
-            how = f"{result['filters']} particle filters of {result['particles']} particles, all tokens scored"
-            se_how = "across filters"
-    else:
-        how = f"{result['samples']} samples of theta from the prior, all tokens scored"
-        se_how = "across samples"
-    echo(f"estimator:       {estimator} ({how})")
-    echo(f"documents:       {result['n_docs']}")
-    echo(f"tokens scored:   {result['n_tokens']}")
-    echo(f"unknown tokens:  {result['unknown_tokens']} (of words the model has never seen, left out)")
-    echo(f"removed tokens:  {result['removed_tokens']} (of words its vocabulary rules remove, left out)")
-    echo(f"log-likelihood:  {result['log_likelihood']:.6g} (natural log)")
-    echo(f"standard error:  {result['standard_error']:.3g} ({se_how})")
-    echo(f"perplexity:      {result['perplexity']:.6g}")
-    echo(f"seed:            {result['seed']}")
+    for line in perplexity_lines(result):
+        echo(line)
 
 
 # --- diff, info, report ---------------------------------------------------------------------------------
@@ -586,40 +397,7 @@ def diff(ctx, model_a, model_b, **values):
         result = diff_models(a, b, **given_of(values, (TOP_WORDS, THRESHOLD)), a_sha256=file_sha256(model_a))
     result = {"a": model_a, "b": model_b, **result}
     moved = drifted(result, max_drift)
-    lines: list[str] = []  # written to -o at the end
-
-    def line(text: str) -> None:
-        lines.append(printable(text))
-
-    if value(values, TEXT_OR_JSON) == "json":
-        lines.append(json_text({**result, "max_drift": max_drift, "drifted": [[t["a"], t["b"]] for t in moved]},
-                               indent=2))
-    else:
-        line(f"A: {model_a} ({a.n_topics} topics)    B: {model_b} ({b.n_topics} topics)")
-        if result["pairing"] == "descent":
-            how = "updated from A (a night's documents added)" if isinstance(b.params.get("update"), dict) \
-                else "warm-started from A"
-            line(f"B was {how}: each topic of B is paired with the topic of A it continues")
-        line(f"matched {sum(t['matched'] for t in result['topics'])}, renumbered {result['renumbered']}, "
-                   f"JS distance median {result['median_distance']:.3f}, max {result['max_distance']:.3f}")
-        n = result["top_words"]
-        for t in result["topics"]:
-            mark = "" if t["matched"] else "  (no counterpart)"
-            line(f"A {_named(t['a'], t['name_a']):>3} ~ B {_named(t['b'], t['name_b']):<3} JS "
-                       f"{t['distance']:.3f}, {t['overlap']}/{n} top words shared, prevalence "
-                       f"{100 * t['prevalence_a']:.1f}% -> {100 * t['prevalence_b']:.1f}%{mark}: "
-                       + " ".join(t["top_words_b"][:8]))
-            if t["gained"] or t["lost"]:
-                line(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
-        tops_a, tops_b = a.top_words(8), b.top_words(8)
-        for k in result["removed"]:
-            line(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
-        for k in result["added"]:
-            line(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
-        for side, m in (("a", a), ("b", b)):
-            if result[f"only_in_{side}"]:
-                line(f"only in {side.upper()}: topics "
-                           + ", ".join(m.topic_label(k) for k in result[f"only_in_{side}"]))
+    lines = diff_lines(result, a, b, value(values, TEXT_OR_JSON), max_drift, moved)
     with user_errors(ctx), locked([output if output != "-" else None]):
         emit(values, lines)
     if moved:
@@ -628,10 +406,6 @@ def diff(ctx, model_a, model_b, **values):
                       f"(worst: A {worst['a']} ~ "
                       f"B {worst['b']}, {worst['distance']:.3f})")
         sys.exit(EXIT_DRIFT)
-
-
-def _named(k: int, name: str | None) -> str:
-    return f"{k} ({name})" if name else str(k)
 
 
 @click.command(cls=Command)
@@ -692,18 +466,11 @@ def report(ctx, model, **values):
         for s in (INPUT_FORMAT, VOCAB):
             if values[s.name] is not None:
                 raise click.BadParameter("applies with --corpus only", param_hint=s.option)
-    with user_errors(ctx), locked([output]):
-        m = Model.load(model)
-        if corpus is not None:
-            reference = read(corpus, values, model=m)
-        else:
-            try:
-                reference = training_reference(m, "--corpus")
-            except LdacliError as exc:
-                tell(values, f"{model}: no coherence or documents in the report: {exc}")
-                reference = None
-        t0 = time.perf_counter()
-        written = write_report(model, output, corpus=reference, **given_of(values, REPORT))
+    t0 = time.perf_counter()
+    with user_errors(ctx):
+        written = write_report(model, output, corpus=corpus, **given_of(values, REPORT, (INPUT_FORMAT, VOCAB)))
+    for note in written["notes"]:
+        tell(values, note)
     tell(values, f"{output}: report of {model}, {written['bytes'] / 1e6:.1f} MB, in {time.perf_counter() - t0:.1f} s"
                   + (f"; images {', '.join(written['images'])}" if written["images"] else ""))
 
@@ -837,7 +604,7 @@ def trends(ctx, model, **values):
 # --- export -------------------------------------------------------------------------------------------
 
 EXPORT_OUT = output_setting("Where to write the table", ("any name",), stdout=True, required=False)
-EXPORT_FORMAT = format_setting(export_module.FORMATS,
+EXPORT_FORMAT = format_setting(exporting.FORMATS,
                                "Output format: tsv, csv, jsonl or parquet (the table), mallet (MALLET's file for it), "
                                "json (pyldavis only).",
                                default_help="by -o's ending: .tsv .txt .csv .jsonl .ndjson .parquet .json; tsv for "
@@ -846,8 +613,8 @@ EXPORT_FORMAT = format_setting(export_module.FORMATS,
 
 @click.command(cls=Command)
 @click.argument("model")
-@click.argument("what", type=click.Choice(export_module.TABLES))
-@declared((EXPORT_OUT, EXPORT_FORMAT), export_module.SETTINGS, (INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
+@click.argument("what", type=click.Choice(exporting.TABLES))
+@declared((EXPORT_OUT, EXPORT_FORMAT), exporting.SETTINGS, (INPUT_FORMAT, VOCAB, QUIET, VERBOSE))
 @click.pass_context
 def export(ctx, model, what, **values):
     """Write WHAT of MODEL as a table for other tools, to -o FILE or stdout.
@@ -895,31 +662,10 @@ def export(ctx, model, what, **values):
             if values[s.name] is not None:
                 raise click.BadParameter("applies with --corpus only", param_hint=s.option)
     with user_errors(ctx):
-        given = given_of(values, export_module.SETTINGS)
-        export_module.check_applies(what, given)
-        fmt = export_module.format_for(what, output, values["output_format"])
-        for s in export_module.SETTINGS:
-            s.check(values[s.name])
-        if output == "-":
-            check_stream(fmt, sys.stdout.buffer)
-    with user_errors(ctx), locked([output if output != "-" else None]):
-        m = export_module.read_source(model, what)
-        reference = read(corpus, values, model=m) if corpus is not None else None
-        n = values["top_words"]
-        with results_to(output, binary=True) as out:
-            if what == "pyldavis":
-                export_module.write_pyldavis(export_module.to_pyldavis(m, reference), out)
-            else:
-                scores = (export_module.keys_coherence(m, values["coherence"], reference, n) if what == "topic-keys"
-                          else export_module.diagnostics(m, reference, n) if what == "diagnostics" else None)
-                if fmt == "mallet":
-                    write_lines(export_module.mallet_lines(
-                        m, what, min_proportion=values["min_proportion"], top_topics=values["top_topics"], top_words=n,
-                        scores=scores), out)
-                else:
-                    write_table(export_module.table(m, what, min_proportion=values["min_proportion"],
-                                                    top_topics=values["top_topics"], top_words=n, scores=scores),
-                                out, fmt)
+        written = export_table(model, what, output, format=values["output_format"],
+                               **given_of(values, exporting.SETTINGS, (INPUT_FORMAT, VOCAB)))
+    for note in written["notes"]:
+        tell(values, f"{corpus}: {note}")
 
 
 # --- select-k -----------------------------------------------------------------------------------------

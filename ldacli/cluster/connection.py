@@ -1,7 +1,7 @@
 """Connecting to a Dask cluster, quietly: a scheduler's address, or a local cluster started here.
 
 The one connection of every command that runs on a cluster (training's Dask engine,
-:mod:`ldacli.methods.cgs.dask_engine`; ``perplexity``, ``infer`` and ``select-k``), below them
+:mod:`ldacli.methods.cgs.dask_client`; ``perplexity``, ``infer`` and ``select-k``), below them
 all: it imports nothing of training.
 
 ``--scheduler tcp://host:8786`` connects to a running scheduler, ``tls://host:8786`` to one that

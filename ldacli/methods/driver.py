@@ -536,7 +536,7 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     cannot be written (a full disk) is reported and training goes on.
 
     ``scheduler`` runs the collapsed Gibbs sampler's shards on a Dask cluster
-    (:mod:`ldacli.methods.cgs.dask_engine`): a scheduler's address, ``"local:N"`` for a local
+    (:mod:`ldacli.methods.cgs.dask_client`): a scheduler's address, ``"local:N"`` for a local
     cluster of N worker processes, or a ``distributed.Client``; the result is the same as with
     threads. A lost cluster writes the checkpoint of the last finished sweep and raises
     :class:`RunStopped`. ``corpus`` may then be a :class:`~ldacli.corpora.formats.shards.ShardFolder`

@@ -38,15 +38,19 @@ import numpy as np
 from ldacli.corpora.corpus import Corpus
 from ldacli.diff import diff_models, js_distances
 from ldacli.diff import prevalence as diff_prevalence
-from ldacli.export import topic_names
+from ldacli.exporting import topic_names
 from ldacli.scoring.inference import corpus_theta
-from ldacli.errors import InputError
+from ldacli import settings
+from ldacli.api_input import as_corpus, is_path
+from ldacli.corpora.formats.read import INPUT_FORMAT, VOCAB
+from ldacli.errors import InputError, LdacliError, SettingError
+from ldacli.files.locking import locked
 from ldacli.files.fileio import atomic_write, file_sha256, open_regular
 from ldacli.info import describe, file_name
 from ldacli.methods.registry import METHODS
 from ldacli.settings import Flag, Setting, Text
 from ldacli.model import Model
-from ldacli.scoring.coherence import coherence
+from ldacli.scoring.coherence import coherence, training_reference
 from ldacli.scoring.diagnostics import FIELDS as DIAGNOSTIC_FIELDS
 from ldacli.scoring.diagnostics import diagnostics as diagnose
 from ldacli.topic_names import SEEDS_KEPT_WITHIN, lost_seeds_text
@@ -555,15 +559,39 @@ def render(data: dict, bundle: str) -> str:
     return page(title, header, sections, {"charts": data["charts"], "topics": data["topics"]}, SCRIPT, bundle)
 
 
-def write_report(model_path: str, output: str, *, corpus: Corpus | None = None, diff: str | None = None,
-                 png: bool = False, svg: bool = False) -> dict:
-    """Write the report of the model at ``model_path`` to ``output`` (atomically): with
-    ``corpus``, coherence, prevalence and representative documents; with ``diff`` (an older
-    model's file), its topics matched to the model's; with ``png``/``svg`` the map and the trace
-    beside it (``NAME-map.png``, ``NAME-trace.svg``, ...). Returns what was written:
-    ``{"report": path, "images": [...], "bytes": size}``."""
+def write_report(model_path: str, output: str, *, corpus=None, diff: str | None = None, png: bool = False,
+                 svg: bool = False, **reading) -> dict:
+    """Write the report of the model at ``model_path`` to ``output`` (atomically, while holding
+    its lock): what ``ldacli report`` does. Coherence, prevalence and representative documents
+    are those of ``corpus`` (anything :func:`ldacli.api_input.as_corpus` takes; a path read for
+    the model with the reading settings ``input_format`` and ``vocab``), by default of the
+    training corpus when it can be found unchanged (else the report has none, and a note says
+    why); with ``diff`` (an older model's file), its topics matched to the model's; with
+    ``png``/``svg`` the map and the trace beside it (``NAME-map.png``, ``NAME-trace.svg``, ...).
+    Returns what was written: ``{"report": path, "images": [...], "bytes": size, "notes": [...]}``,
+    the notes for people (each naming its file)."""
+    settings.check_names((INPUT_FORMAT, VOCAB), reading)
+    with locked([output]):
+        model = Model.load(model_path)
+        if corpus is not None:
+            corpus_given = corpus
+            corpus = as_corpus(corpus, argument="corpus", reading=reading, model=model)
+            notes = [f"{corpus_given}: {note}" for note in corpus.notes] if is_path(corpus_given) else []
+        else:
+            for name, value in reading.items():
+                if value is not None:
+                    raise SettingError(name, f"{name} applies with corpus only (how it is read)", ("corpus",))
+            try:
+                corpus, notes = training_reference(model, "--corpus"), []
+            except LdacliError as exc:
+                corpus, notes = None, [f"{model_path}: no coherence or documents in the report: {exc}"]
+        return {**_write_report(model_path, model, output, corpus, diff, png, svg), "notes": notes}
+
+
+def _write_report(model_path: str, model: Model, output: str, corpus: Corpus | None, diff: str | None, png: bool,
+                  svg: bool) -> dict:
+    """:func:`write_report`'s page and images, of ``model`` read from ``model_path``."""
     vlc = vl_convert("ldacli report")
-    model = Model.load(model_path)
     old = Model.load(diff) if diff else None
     data = build(model_path, model, corpus=corpus, old=old, old_path=diff)
     page = render(data, javascript_bundle())

@@ -15,12 +15,12 @@ import os
 import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ldacli import checks, random_streams, settings
-from ldacli.api_input import as_corpus, as_model, reading_of
+from ldacli.api_input import as_corpus, as_model, checked_path, is_path, reading_of, stream_at
 from ldacli.corpora.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.corpora.counts import tokens_of
@@ -34,7 +34,8 @@ from ldacli.random_streams import SEED
 from ldacli.settings import Integer, Real, Setting
 from ldacli.signatures import takes_settings
 from ldacli.corpora.formats.read import READING_FOR_MODEL
-from ldacli.files.tables import BATCH_ROWS, Table, batched, write_lines, write_table
+from ldacli.files.locking import locked
+from ldacli.files.tables import BATCH_ROWS, Table, batched, check_stream, write_lines, write_table
 from ldacli.version import __version__
 
 # The settings of ``infer``.
@@ -243,21 +244,46 @@ class Written:
     dropped_tokens: int
     seed: int
     removed_tokens: int = 0
+    notes: list[str] = field(default_factory=list)  # what the reader said of the corpus, for people
 
 
-def write_inference(model: Model, stream, output: str, format: str, *, out=None, min_proportion: float | None = None,
+def write_inference(model, corpus, output: str, format: str, *, out=None, min_proportion: float | None = None,
                     top_topics: int | None = None, iterations: int | None = None, burn_in: int | None = None,
                     seed: int | None = None, threads: int | None = None, scheduler=None,
-                    progress: bool = False) -> Written:
-    """Infer the documents of ``stream`` (a :class:`~ldacli.corpora.formats.stream.CorpusStream` over
-    the model's vocabulary, made with ``fingerprint=True`` for npz) and write their proportions
-    as they come to ``output`` (atomically) or to the binary stream ``out``: ``format`` npz
+                    progress: bool = False, **reading) -> Written:
+    """Infer the documents of ``corpus`` under ``model`` and write their proportions as they come
+    to ``output`` (atomically, while holding its lock) or to the binary stream ``out``: what
+    ``ldacli infer`` does. ``model`` is a :class:`~ldacli.model.Model` or a model file's path
+    (its topics read, not its training documents); ``corpus`` the path of a corpus, read a block
+    at a time for the model with the reading settings ``reading``
+    (:func:`ldacli.api_input.stream_at`), or a :class:`~ldacli.corpora.formats.stream.CorpusStream`
+    over the model's vocabulary (made with ``fingerprint=True`` for npz). ``format`` npz
     (the :class:`~ldacli.model.Inference` file, its theta written through a temporary file
     beside it, never held whole), a table format of :mod:`ldacli.files.tables` (the doc-topics table
-    of :mod:`ldacli.export`: dense, or sparse with ``min_proportion``/``top_topics``) or mallet
-    (:func:`mallet_doc_topic_lines`, as ``export doc-topics --format mallet`` writes)."""
+    of :mod:`ldacli.exporting`: dense, or sparse with ``min_proportion``/``top_topics``) or mallet
+    (:func:`mallet_doc_topic_lines`, as ``export doc-topics --format mallet`` writes). The
+    settings are checked before anything is read."""
     v = check_settings(dict(iterations=iterations, burn_in=burn_in, seed=seed, threads=threads, scheduler=scheduler))
     min_proportion, top_topics = check_table(format, min_proportion=min_proportion, top_topics=top_topics)
+    settings.check_names(READING_FOR_MODEL, reading)
+    if out is not None:
+        check_stream(format, out)
+    if not is_path(corpus):
+        for name, value in reading.items():
+            if value is not None:
+                raise SettingError(name, f"{name} applies to a corpus read here (a path), found "
+                                         f"{type(corpus).__name__}")
+    with locked([output if out is None else None]):
+        model = as_model(model, documents=False)
+        stream = stream_at(checked_path(corpus), reading, model, fingerprint=format == "npz",
+                           temp_folder=None if out is not None else os.path.dirname(os.path.abspath(output))) \
+            if is_path(corpus) else corpus
+        return _written(model, stream, output, format, out, v, min_proportion, top_topics, progress)
+
+
+def _written(model: Model, stream, output: str, format: str, out, v: dict, min_proportion: float | None,
+             top_topics: int | None, progress: bool) -> Written:
+    """:func:`write_inference`'s writing, its settings checked and its stream open."""
     entropy = random_streams.resolve(v["seed"])
     with cluster(v["scheduler"]) as client:
         chunks = infer_chunks(model, stream.blocks(), iterations=v["iterations"], burn_in=v["burn_in"], seed=entropy,
@@ -280,7 +306,8 @@ def write_inference(model: Model, stream, output: str, format: str, *, out=None,
             else:
                 with atomic_write(output, what="output") as f:
                     write_table(table, f, format)
-    return Written(stream.n_docs, stream.n_tokens, stream.dropped_tokens, entropy, stream.removed_tokens)
+    return Written(stream.n_docs, stream.n_tokens, stream.dropped_tokens, entropy, stream.removed_tokens,
+                   list(stream.notes))
 
 
 def _write_npz(model: Model, stream, chunks, output: str, v: dict, entropy: int) -> None:

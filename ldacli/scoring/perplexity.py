@@ -24,7 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ldacli import checks, random_streams, settings
-from ldacli.api_input import as_corpus, as_model, reading_of
+from ldacli.api_input import as_corpus, as_model, checked_path, is_path, reading_of, stream_at
 from ldacli._fixed_topics import left_to_right, loglik_given_theta, particle_filter
 from ldacli.corpora.corpus import Corpus
 from ldacli.errors import LdacliError
@@ -101,14 +101,23 @@ def perplexity(model, corpus, *, progress: bool = False, **given) -> dict:
     Returns a dict with ``estimator`` (its full name), ``log_likelihood`` (natural log),
     ``standard_error`` (of the log-likelihood), ``n_tokens`` and ``n_docs`` scored,
     ``perplexity = exp(-log_likelihood / n_tokens)``, ``unknown_tokens``, ``removed_tokens``,
-    ``dropped_tokens``, ``seed`` and the settings used.
+    ``dropped_tokens``, ``seed`` and the settings used; for a corpus given by its path, also
+    ``notes``, what the reader said of it for people (``Corpus.notes``). By document completion,
+    a corpus given by its path is read, inferred and scored a block at a time
+    (:func:`perplexity_stream`: the same numbers, in memory that does not grow with the corpus).
     """
     reading = reading_of(given, READING_FOR_MODEL)
     settings.check_names(SETTINGS, given)
     v = check_settings(given)
-    model = as_model(model)
-    corpus = as_corpus(corpus, reading=reading, model=model)
+    model = as_model(model, documents=False)  # the topics alone: not the training documents' proportions
     method = v["estimator"]
+    path = is_path(corpus)
+    if method == "completion" and path:  # documents read, inferred and scored a block at a time
+        stream = stream_at(checked_path(corpus), reading, model)
+        result = perplexity_stream(model, stream, progress=progress,
+                                   **{name: value for name, value in given.items() if name != "estimator"})
+        return {**result, "notes": list(stream.notes)}
+    corpus = as_corpus(corpus, reading=reading, model=model)
     aligned, _ = corpus.align(model.vocab, frozenset(model.removed_words))
     dropped = aligned.dropped_tokens
     entropy = random_streams.resolve(v["seed"])
@@ -130,6 +139,7 @@ def perplexity(model, corpus, *, progress: bool = False, **given) -> dict:
         **outside_counts(dropped, aligned.removed_tokens),
         "seed": entropy,
         "ldacli_version": __version__,
+        **({"notes": list(corpus.notes)} if path else {}),
     }
 
 

@@ -1,18 +1,15 @@
-"""Which format a corpus is in, from its content: the format names, and the sniffing that
-``format="auto"`` relies on (a folder, a zip archive, a Matrix Market banner, or the first
-non-empty lines).
+"""Which format a corpus file is in, from its content: the format names, and the sniffing that
+``format="auto"`` relies on for a file (a zip archive, a Matrix Market banner, or the first
+non-empty lines; :func:`~ldacli.corpora.formats.read.read_corpus` tells folders apart itself).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-from typing import IO
 
 from ldacli.files.fileio import READ_ERRORS, Source, iter_lines
 from ldacli.corpora.formats.matrix import MTX_MAGIC, ZIP_MAGIC
-from ldacli.corpora.formats.shards import is_shard_folder
 
 FORMATS = ("auto", "uci", "ldac", "text", "mtx", "npz", "shards")
 FILE_FORMATS = ("uci", "ldac", "text", "mtx", "npz")  # detected by content; "shards" is a folder
@@ -71,19 +68,3 @@ def detect(source: Source) -> str:
             return "uci"
     return "text"
 
-
-def detect_format(path: str | os.PathLike[str], *, stdin: IO | None = None) -> str:
-    """The format of the corpus at ``path``: one of :data:`FILE_FORMATS`, ``'shards'`` or
-    ``'textdir'``.
-
-    A shard folder is ``'shards'``, any other folder ``'textdir'``; for a file (gunzipped first
-    if compressed) see :func:`detect`; anything that looks like no other format is text. ``"-"``
-    reads (and uses up) standard input, so call :func:`~ldacli.corpora.formats.read.read_corpus` instead
-    when the corpus comes from there.
-    """
-    path = os.fspath(path)
-    if path != "-" and is_shard_folder(path):
-        return "shards"
-    if path != "-" and os.path.isdir(path):
-        return "textdir"
-    return detect(Source.open(path, stdin))

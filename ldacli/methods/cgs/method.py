@@ -2,7 +2,7 @@
 
 The state is the topic of every token; counts are derived from it. One step is one sweep of
 the run's engine (a :class:`~ldacli.methods.cgs.sampler.Sampler`: on threads,
-:mod:`ldacli.methods.cgs.threads`, or on a Dask cluster, :mod:`ldacli.methods.cgs.dask_engine`;
+:mod:`ldacli.methods.cgs.threads`, or on a Dask cluster, :mod:`ldacli.methods.cgs.dask_client`;
 dense, sparse or alias kernels, blocks of document shards and word slices sampled in parallel)
 followed, every ``optimize_interval`` sweeps after ``optimize_burn_in``, by learning an
 asymmetric alpha and a symmetric beta from the counts (:mod:`ldacli.methods.priors`). The trace is the
@@ -22,7 +22,7 @@ from ldacli import random_streams
 from ldacli.corpora.corpus import Corpus
 from ldacli.errors import LdacliError, SettingError
 from ldacli.methods.base import Method, Start
-from ldacli.methods.cgs.dask_engine import DaskSampler, ShardsRebuilt, SyncPoint
+from ldacli.methods.cgs.dask_client import DaskSampler, ShardsRebuilt, SyncPoint
 from ldacli.methods.cgs.dask_checkpoints import ARRAY, ShardFiles, read_topics
 from ldacli.methods.cgs.disk import DiskSampler
 from ldacli.methods.cgs.threads import ThreadsSampler

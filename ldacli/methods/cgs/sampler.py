@@ -1,7 +1,7 @@
 """The collapsed Gibbs sampler's engines and what they share: :class:`Sampler`, the one seam
 between the method and an engine (the threads engine,
 :class:`~ldacli.methods.cgs.threads.ThreadsSampler`, and the Dask engine,
-:class:`~ldacli.methods.cgs.dask_engine.DaskSampler`, both implement it, with the same numbers);
+:class:`~ldacli.methods.cgs.dask_client.DaskSampler`, both implement it, with the same numbers);
 the sampler kinds and the rule that picks one; the first topics (drawn alike on threads and on a
 cluster's workers); and the priors they sample under.
 """
@@ -128,7 +128,7 @@ class Sampler(Protocol):
 
     def sweep(self) -> None:
         """One sweep of every token (P rounds of P blocks). The Dask engine raises
-        :class:`~ldacli.methods.cgs.dask_engine.ShardsRebuilt` when a lost worker sent the
+        :class:`~ldacli.methods.cgs.dask_client.ShardsRebuilt` when a lost worker sent the
         state back to its last sync point."""
 
     def set_priors(self, alpha, beta: float) -> None:

@@ -20,18 +20,28 @@ One function per table, each a :class:`~ldacli.files.tables.Table` of row batche
   ``#doc name topic proportion ...`` layout: :func:`ldacli.scoring.inference.mallet_doc_topic_lines`,
   which ``infer --format mallet`` writes too), ``--output-topic-keys`` and
   ``--topic-word-weights-file``.
+
+:func:`export` (``ldacli.export``) is what the command does: one of them written to a file or
+stdout, in the format asked for or that the file's name ends in.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO
 
 import numpy as np
 
-from ldacli import checks
-from ldacli.api_input import as_corpus, as_model
+from ldacli import checks, settings
+from ldacli.api_input import as_corpus, as_model, reading_of
+from ldacli.corpora.formats.read import INPUT_FORMAT, VOCAB
+from ldacli.files.fileio import atomic_write
+from ldacli.files.locking import locked
+from ldacli.signatures import takes_settings
 from ldacli.corpora.corpus import Corpus
 from ldacli.diff import prevalence
 from ldacli.errors import InputError, SettingError
@@ -39,7 +49,7 @@ from ldacli.scoring.inference import (MIN_PROPORTION, SPARSE, TOP_TOPICS, corpus
                                      doc_topic_rows, mallet_doc_topic_lines, mallet_field)
 from ldacli.model import TOP_WORDS, Inference, Model
 from ldacli.files.npz import kind_at
-from ldacli.files.tables import TABLE_FORMATS, Table, batched, text_writer
+from ldacli.files.tables import TABLE_FORMATS, Table, batched, check_stream, text_writer, write_lines, write_table
 from ldacli.scoring.coherence import MEASURE, REFERENCE, coherence, top_word_ids, training_reference
 from ldacli.scoring import diagnostics as topic_diagnostics
 
@@ -97,6 +107,21 @@ def read_source(path: str, what: str) -> Model | Inference:
                                          f"{', '.join(t for t in TABLES if t != 'doc-topics')} need a model)")
         return Inference.load(path)
     return Model.load(path, documents=what != "topic-words")  # (topic-keys: their prevalence, a block at a time)
+
+
+def source_of(model, what: str) -> Model | Inference:
+    """What ``what`` is exported from: ``model`` itself (a :class:`~ldacli.model.Model`, or for
+    doc-topics an :class:`~ldacli.model.Inference`), or the file at its path (:func:`read_source`)."""
+    if isinstance(model, Inference) and what != "doc-topics":
+        raise SettingError("model", f"model must be a Model for {what}, found an Inference, which holds documents' "
+                                    f"proportions only")
+    if isinstance(model, (Model, Inference)):
+        return model
+    path = os.fspath(model) if isinstance(model, (str, os.PathLike)) else None
+    if not isinstance(path, str) or not path:
+        raise SettingError("model", f"model must be a Model, an Inference or the path of a model or inference file, "
+                                    f"found {model!r}")
+    return read_source(path, what)
 
 
 def topic_names(model: Model) -> list[str]:
@@ -273,3 +298,63 @@ def mallet_lines(model: Model, what: str, *, min_proportion: float | None = None
     if what == "topic-keys":
         return mallet_topic_key_lines(model, top_words)
     return mallet_topic_word_lines(model, top_words)
+
+
+# --- what ldacli export does ----------------------------------------------------------------------------
+
+@contextmanager
+def _written(output: str):
+    """The binary stream ``output`` names: stdout for ``-``, else the file, written atomically."""
+    if output == "-":
+        yield sys.stdout.buffer
+        return
+    with atomic_write(output, "wb", what="output") as f:
+        yield f
+
+
+@takes_settings(SETTINGS, (INPUT_FORMAT, VOCAB))
+def export(model, what: str, output: str = "-", *, format: str | None = None, **given) -> dict:
+    """Write the table ``what`` of ``model`` to ``output``, as ``ldacli export`` does.
+
+    ``model`` is a :class:`~ldacli.model.Model`, an :class:`~ldacli.model.Inference` (for
+    doc-topics: new documents' proportions) or the path of either file; ``what`` one of
+    :data:`TABLES` (see the module docstring); ``output`` a file's path, written atomically
+    while holding its lock, or ``-`` for stdout. ``format`` is tsv, csv, jsonl, parquet or
+    mallet (MALLET's file for the table), json for pyldavis (and only there); by default as
+    ``output``'s name ends (:data:`ENDINGS`; tsv for stdout). The settings below that ``what``
+    does not take are refused (:data:`APPLIES`); ``corpus`` (anything
+    :func:`ldacli.api_input.as_corpus` takes; a path with ``input_format`` and ``vocab``, read
+    for the model) is the reference of coherence, diagnostics and pyLDAvis's counts, by default
+    the training corpus. Returns ``output``, ``what``, ``format`` and ``notes``, what the reader
+    said of ``corpus`` for people.
+    """
+    reading = reading_of(given, (INPUT_FORMAT, VOCAB))
+    settings.check_names(SETTINGS, given)
+    check_applies(what, given)
+    fmt = format_for(what, output, format)
+    for s in SETTINGS:
+        s.check(given.get(s.name))
+    corpus = given.get("corpus")
+    if corpus is None:
+        for name, value in reading.items():
+            if value is not None:
+                raise SettingError(name, f"{name} applies with corpus only (how it is read)", ("corpus",))
+    if output == "-":
+        check_stream(fmt, sys.stdout.buffer)
+    with locked([output if output != "-" else None]):
+        m = source_of(model, what)
+        reference = as_corpus(corpus, reading=reading, model=m) if corpus is not None else None
+        n = given.get("top_words")
+        with _written(output) as out:
+            if what == "pyldavis":
+                write_pyldavis(to_pyldavis(m, reference), out)
+            else:
+                scores = (keys_coherence(m, given.get("coherence"), reference, n) if what == "topic-keys"
+                          else diagnostics(m, reference, n) if what == "diagnostics" else None)
+                options = dict(min_proportion=given.get("min_proportion"), top_topics=given.get("top_topics"),
+                               top_words=n, scores=scores)
+                if fmt == "mallet":
+                    write_lines(mallet_lines(m, what, **options), out)
+                else:
+                    write_table(table(m, what, **options), out, fmt)
+    return {"output": output, "what": what, "format": fmt, "notes": list(reference.notes) if reference else []}
