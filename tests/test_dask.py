@@ -534,7 +534,8 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     assert [r.hi - r.lo for r in ranges] == [sum(exact[r.d_lo:r.d_hi]) for r in ranges]
     assert ranges[-1].hi == folder.n_tokens and all(r.hi - r.lo <= HEADROOM for r in ranges)
     # the client's memory check counts what the client holds, not the workers' 5.4 G tokens
-    settings = {"n_topics": 100, "sampler": "sparse", "shards": len(ranges), "snapshots": 5}
+    settings = {"n_topics": 100, "sampler": "sparse", "shards": len(ranges), "snapshots": 5,
+                "scheduler": "tcp://scheduler:8786"}
     assert CollapsedGibbs.estimate_bytes(folder, settings, 1, True) < 64 << 20
     # a worker's totals: (n_k - base) as int32 plus (sum_w beta_kw + base) is n_k + sum_w beta_kw
     K, beta = 3, 0.01

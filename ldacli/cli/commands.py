@@ -57,6 +57,7 @@ from ldacli.corpora.formats.read import (
     READING,
     READING_FOR_MODEL,
     VOCAB,
+    as_written,
 )
 from ldacli.corpora.formats.shards import is_shard_folder, open_shard_folder
 from ldacli.corpora.formats.tokenizer_file import tokenizer_file_path, tokenizer_record
@@ -175,15 +176,17 @@ def train(ctx, corpus, **values):
         reading = given_of(values, READING)
         if resume:  # the corpus is read as the checkpoint's run read it
             reading = resumed_reading(reading, resume)
+        written = as_written()  # a shard folder read as written, as a checkpoint of a run on one records it
+        as_written_here = all(reading.get(s.name) in (None, s.default, written.get(s.name))
+                              for s in READING if s is not INPUT_FORMAT)
         if values["scheduler"] and is_shard_folder(corpus):  # the workers read the files, the client the index
-            if any(reading.get(s.name) not in (None, s.default) for s in READING if s is not INPUT_FORMAT):
+            if not as_written_here:
                 raise click.BadParameter("a shard folder on a cluster is trained as written: choose the vocabulary "
                                          "when converting", param_hint="--vocab/--stop-words/--remove-top/--min-df/"
                                                                        "--max-df/--max-vocab")
             data = open_shard_folder(corpus)
             tell(values, f"{corpus}: the workers read its {data.n_shards} shard files")
-        elif (is_shard_folder(corpus) and all(reading.get(s.name) in (None, s.default) for s in READING)
-              and trains_from_disk(open_shard_folder(corpus), given)):
+        elif is_shard_folder(corpus) and as_written_here and trains_from_disk(open_shard_folder(corpus), given):
             data = open_shard_folder(corpus)
             tell(values, f"{corpus}: trained from disk, its {data.n_shards} shards streamed through each sweep "
                          f"(in memory the run would need more than the memory limit)")
