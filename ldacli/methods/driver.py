@@ -657,7 +657,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     elif run.updated is not None:  # an update continues its model's topics, ids and names
         identity = list(range(run.updated.n_topics))
         params.update(warm_start.lineage(run.updated, values["update"], corpus, identity))
-        params.update(updating.record(run.updated, values["update"], corpus, values["half_life"]))
+        params.update(updating.record(run.updated, values, corpus))
         names = list(run.updated.topic_names)
     if run.seeded is not None and ckpt is None:
         params["seeded"] = run.seeded
