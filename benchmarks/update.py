@@ -21,7 +21,8 @@ Every run is a whole ``ldacli`` process: wall time and peak RSS (``wait4``'s ``r
   retrain of old + night (``--warm-start``, 100 sweeps, the README's cron line) and the update
   (``--update-sweeps``) in each of its ``--variants``: time, peak RSS, both held-out perplexities,
   the update's cost as a share of the retrain's, and its share of the retrain's gain on the new
-  theme. ``--variants`` is JSON, a name for each variant and what it adds to the update's command
+  theme (with ``--reference``, also of the part of that gain the night brings: the retrain of the
+  old corpus alone, warm-started the same, improves on the old model too). ``--variants`` is JSON, a name for each variant and what it adds to the update's command
   line (``{"free 3": {"args": ["--free-topics", "3"]}}``) or, with ``"rejuvenate": S``, Canini et
   al.'s rejuvenation emulated: a random share S of the old documents sampled again with the night
   (given as new documents), the old evidence weighed ``1 - S`` (``--half-life``) for their part.
@@ -159,6 +160,14 @@ def nights(args) -> None:
                                     "--seed", "2", "--threads", "1", "-o", out)
                 r = {"seconds": t, "peak_mb": m, **scored(out, held)}
                 gain_r = base["new-theme"] - r["new-theme"]
+                night_gain = None
+                if args.reference:  # the retrain's gain that the night brings: against old alone, retrained the same
+                    same = os.path.join(tmp, "retrain-old.npz")
+                    run_measured("train", old_path, "--warm-start", model, "--iterations", str(args.retrain_sweeps),
+                                 "--seed", "2", "--threads", "1", "-o", same)
+                    alone = scored(same, held)
+                    night_gain = alone["new-theme"] - r["new-theme"]
+                    print(json.dumps({"tokens": old.n_tokens, "night": share, "retrain_of_old_alone": alone}), flush=True)
                 for name, spec in variants.items():
                     path = night_path
                     extra = list(spec.get("args", []))
@@ -179,6 +188,8 @@ def nights(args) -> None:
                         "memory_share": round(u["peak_mb"] / r["peak_mb"], 3),
                         "old_like_vs_retrain": round(u["old-like"] / r["old-like"] - 1, 4),
                         "new_theme_gain_share": round((base["new-theme"] - u["new-theme"]) / gain_r, 3) if gain_r > 0 else None,
+                        **({"share_of_the_nights_gain": round((base["new-theme"] - u["new-theme"]) / night_gain, 3)}
+                           if night_gain and night_gain > 0 else {}),
                     }), flush=True)
 
 
@@ -279,6 +290,9 @@ def main(argv=None) -> None:
     p.add_argument("--old-sweeps", type=int, default=200)
     p.add_argument("--retrain-sweeps", type=int, default=100)
     p.add_argument("--update-sweeps", type=int, default=100)
+    p.add_argument("--reference", action="store_true",
+                   help="nights: also retrain the old corpus alone, warm-started the same, to tell the retrain's gain "
+                        "that the night brings from that of its further sweeps")
     p.add_argument("--refresh", type=int, default=0, help="chain: a warm-started retrain every N nights (0: never)")
     p.add_argument("--every", type=int, default=5, help="chain: score every N nights")
     p.add_argument("--half-life", type=float, default=3.0)

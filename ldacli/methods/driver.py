@@ -670,6 +670,8 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed))
     start = (warm_start.warm_start_state(run.parent, fitted, values, warm_start.descent_of(run.parent, values))
              if run.parent is not None else None)
+    if run.updated is not None and ckpt is None:  # the night's first topics, drawn under its prior
+        start = updating.first_state(fitted, values)
     resume = values["resume"]
     state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
                 **({"client": client} if client is not None else {}))

@@ -11,7 +11,21 @@ from the night's counts under it, and its evidence (``d E`` plus the night's cou
 next update starts from. On-line LDA (AlSumait, Barbara & Domeniconi, ICDM 2008) carries the
 previous counts as the next prior in the same way; holding old assignments fixed is the
 incremental Gibbs sampler of Canini, Shi & Griffiths (AISTATS 2009) without its rejuvenation.
-docs/guide/retraining.md gives the measurements that chose it and the refresh schedule.
+
+Held so, the old evidence leaves a theme that is new in the night no topic of its own: every
+topic holds thousands of old tokens that the night's few cannot move. So an update frees topics
+for the night (``free_topics``, 1 by default): the pair of topics whose merging loses the least
+evidence (:func:`cheapest_merges`: two halves of one theme, or a topic of little evidence, such
+as one that faded under a half-life) is chosen, and the smaller one's evidence is left out of the
+night's prior, so that the run may give the topic a new theme. At the end (:func:`merged`,
+:func:`taken`) the freed topic is kept as a new topic when the night's tokens on it gain more
+(nats, against the old topic that explains them best) than merging the pair loses of the old
+evidence, a birth and a merge judged together as in Hughes & Sudderth's memoized online
+variational inference (NIPS 2013): its evidence joins the other topic of the pair, and the old
+documents count it there; otherwise it gets its own evidence back. Canini et al.'s rejuvenation
+(resampling a sample of old tokens with the night), more sweeps, and freeing the topics of least
+evidence were measured against it: docs/guide/retraining.md gives the measurements that chose it
+and the refresh schedule.
 
 The new model continues the parent as a warm start does (topic ids and names, descent, lineage),
 records ``params["update"]``, keeps the parent's priors (not learned: they would be learned from
@@ -33,7 +47,10 @@ from ldacli.corpora.formats.read import READING, READING_FOR_MODEL
 from ldacli.errors import LdacliError, SettingError
 from ldacli.files.fileio import file_sha256
 from ldacli.topic_word_prior import TopicWordPrior
+from ldacli.methods.base import Start
+from ldacli.methods.warm_start import FOLD_IN_STREAM, FOLD_IN_SWEEPS
 from ldacli.model import Model
+from ldacli.scoring.fixed_topics import fold_in
 from ldacli.settings import FIXED, Integer, Real, Setting, Text
 from ldacli.topic_names import with_names
 
@@ -196,6 +213,33 @@ def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None
         values = np.bincount(where, weights=values, minlength=merged_cells.size)
         words, topics = merged_cells % V, merged_cells // V
     return TopicWordPrior.of_cells(V, K, words, topics, values * weight, source="update")
+
+
+def first_state(night: Corpus, values: dict) -> Start:
+    """The night's first topics, as a warm start draws them (:func:`~ldacli.methods.warm_start.warm_start_state`):
+    :data:`~ldacli.methods.warm_start.FOLD_IN_SWEEPS` Gibbs sweeps under the topics as the run's
+    prior has them, ``(beta + d E_kw) / (V beta + d E_k)``, a freed topic (no evidence) weighing
+    the night's words by their frequency: a background that takes the tokens the old topics
+    explain badly, where a new theme begins. Over the night's words alone (a (K, words of the
+    night) array). Deterministic given the run's seed."""
+    prior, K, beta = values["topic_word_prior"], values["n_topics"], float(values["beta"])
+    frequency = night.word_frequencies()
+    present = np.flatnonzero(frequency)
+    column = np.full(night.n_words, -1, np.int64)
+    column[present] = np.arange(present.size)
+    phi = np.full((K, present.size), beta)
+    on = column[prior.words] >= 0
+    np.add.at(phi, (prior.topics[on], column[prior.words[on]]), prior.extra[on])
+    phi /= prior.topic_sums(beta)[:, None]
+    freed = [j for j, _ in values["freed"]]
+    if freed:
+        background = frequency[present] + 1.0
+        phi[freed] = background / background.sum()
+    alpha = np.asarray(values["alpha"], dtype=np.float64)
+    words, doc_ptr = night.tokens()
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(values["seed"], spawn_key=(FOLD_IN_STREAM,))))
+    z = fold_in(phi, alpha, column[words].astype(np.int32), doc_ptr, sweeps=FOLD_IN_SWEEPS, rng=rng)
+    return Start(z, alpha, beta)
 
 
 def merge_loss(words, topics, values, into: int, freed: int) -> float:
