@@ -31,9 +31,11 @@ Every run is a whole ``ldacli`` process: wall time and peak RSS (``wait4``'s ``r
   at the end.
 - ``fading``: a theme of the old corpus that no night brings again, updated night after night with
   and without ``--half-life``, after each night: the share of the evidence of the old model's topic
-  nearest the fading theme, and the fading theme's share of the whole evidence (each cell's
-  evidence weighed by the chance that its word came from the fading theme, the old themes alike
-  likely). With fewer topics than true themes (``-k`` below ``--true-topics``) that topic holds
+  nearest the fading theme, the share of the evidence on the fading theme's own words (those of
+  which the fading theme has more than half the mass of the old themes), and how alike that topic
+  still is to the fading theme (the Bhattacharyya coefficient of its phi and the theme). Zipfian
+  themes share their frequent words, which the nights keep bringing to every topic, the fading
+  one's too; with fewer topics than true themes (``-k`` below ``--true-topics``) that topic holds
   themes that still come as well.
 """
 
@@ -245,19 +247,22 @@ def fading(args) -> None:
         index = {w: i for i, w in enumerate(world_vocab(args.words))}
         cols = np.array([index[w] for w in first.vocab])
         k = int(np.argmax(first.phi @ (fade[cols] / fade[cols].sum())))
-        # each word's chance of coming from the fading theme (the old corpus's themes alike likely)
+        # the fading theme's own words: most of their mass in the old themes is the fading theme's
         olds = world.topics[: world.K][:, cols]
-        from_fading = olds[0] / olds.sum(axis=0)
+        own = olds[0] / olds.sum(axis=0) > 0.5
+        fading_theme = fade[cols] / fade[cols].sum()
 
-        def shares(path: str) -> tuple[float, float]:
-            words, topics, values = updating.evidence(api.load_model(path))
+        def shares(path: str) -> tuple[float, float, float]:
+            m = api.load_model(path)
+            words, topics, values = updating.evidence(m)
             per_topic = np.bincount(topics, weights=values, minlength=first.n_topics)
-            return round(float(per_topic[k] / per_topic.sum()), 5), round(float(values @ from_fading[words] / values.sum()), 5)
+            return (round(float(per_topic[k] / per_topic.sum()), 5), round(float(values[own[words]].sum() / values.sum()), 5),
+                    round(float(np.sqrt(m.phi[k]) @ np.sqrt(fading_theme)), 4))
 
         before = shares(m0)
         for half_life in (None, args.half_life):
             model = m0
-            by_topic, theme = [before[0]], [before[1]]
+            by_topic, theme, alike = [before[0]], [before[1]], [before[2]]
             for n in range(1, args.nights + 1):
                 night = world.without_fading(tokens * args.night_share, 2000 + n, f"n{n}-")
                 nxt = os.path.join(tmp, f"f{half_life}-{n}.npz")
@@ -265,11 +270,13 @@ def fading(args) -> None:
                              str(args.update_sweeps), "--seed", str(n + 1), "--threads", "1", "-o", nxt,
                              *(["--half-life", str(half_life)] if half_life else []))
                 model = nxt
-                a, b = shares(model)
+                a, b, c = shares(model)
                 by_topic.append(a)
                 theme.append(b)
+                alike.append(c)
             print(json.dumps({"half_life": half_life, "fading_topic": k, "its_share_of_the_evidence_by_night": by_topic,
-                              "the_fading_themes_share_of_the_evidence_by_night": theme}), flush=True)
+                              "evidence_on_the_fading_themes_own_words_by_night": theme,
+                              "the_topic_like_the_fading_theme_by_night": alike}), flush=True)
 
 
 def world_vocab(V: int) -> list[str]:
