@@ -257,7 +257,7 @@ def merge_loss(words, topics, values, into: int, freed: int) -> float:
     return max(0.0, loglik(a) + loglik(b) - loglik(both))
 
 
-def taken(model: Model, parent: Model, pairs, weight: float) -> list[dict]:
+def taken(model: Model, parent: Model, pairs, weight: float, cells=None) -> list[dict]:
     """Which freed topics the night's run took for a theme of its own. For each pair ``(freed,
     into)``: the night's tokens on the freed topic, how much better (nats) the freed topic
     explains them than the old topic that explains them best (``gain``: the log ratio of their
@@ -269,7 +269,7 @@ def taken(model: Model, parent: Model, pairs, weight: float) -> list[dict]:
     K, V, beta = parent.n_topics, len(parent.vocab), float(parent.beta)
     night = model.counts.word_topic_counts()
     values = night.sums / night.states
-    words, topics, old = evidence(parent)
+    words, topics, old = evidence(parent) if cells is None else cells
     old = old * weight
     E = sp.csc_matrix((old, (topics, words)), shape=(K, V))
     totals = np.asarray(E.sum(axis=1)).ravel() + V * beta
@@ -374,9 +374,10 @@ def merged(model: Model, parent: Model) -> Model:
     pairs = [(f["topic"], f["into"]) for f in update.get("freed", [])]
     counts, fold = model.counts, None
     if pairs:
-        update["freed"] = taken(model, parent, pairs, update["decay"])
+        cells = evidence(parent)
+        update["freed"] = taken(model, parent, pairs, update["decay"], cells)
         kept = [(f["topic"], f["into"]) for f in update["freed"] if f["kept"]]
-        counts = dataclasses.replace(counts, prior=prior(parent, update["decay"], kept))
+        counts = dataclasses.replace(counts, prior=prior(parent, update["decay"], kept, cells=cells))
         if kept:
             fold = folding(kept, parent.n_topics)
             new = {j for j, _ in kept}
@@ -385,8 +386,8 @@ def merged(model: Model, parent: Model) -> Model:
             names = [None if k in new else n for k, n in enumerate(model.topic_names)]
             model.params = p = with_names(p, names)
             for j, i in kept:
-                log.warning("topic %d freed for the night (its evidence merged into topic %d, the nearest): it took a "
-                            "new theme", j, i)
+                log.warning("topic %d, freed for the night, took a new theme (its old evidence is merged into topic %d)",
+                            j, i)
     model.counts = dataclasses.replace(counts.after(parent.counts, fold), carried=True)
     model.doc_ids = list(parent.doc_ids) + list(model.doc_ids)
     p["n_docs"] = len(model.doc_ids)
