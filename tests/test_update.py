@@ -185,7 +185,7 @@ def themes(tmp_path_factory):
 
 def test_a_new_theme_in_the_night_gets_a_topic_of_its_own(themes, tmp_path):
     out = tmp_path / "next.npz"
-    r = run("train", themes["night"], "--update", themes["model"], "--iterations", 100, "--seed", 2, "-q", "-o", out)
+    r = run("train", themes["night"], "--update", themes["model"], "--iterations", 100, "--seed", 2, "-o", out)
     assert r.exit_code == 0, r.output
     new, old = ldacli.load_model(str(out)), ldacli.load_model(themes["model"])
     block = themes["planted"][4] > 0  # the new theme's words
@@ -196,6 +196,10 @@ def test_a_new_theme_in_the_night_gets_a_topic_of_its_own(themes, tmp_path):
     freed = new.params["update"]["freed"]
     assert [f["topic"] for f in freed if f["kept"]] == [topic]
     assert new.params["warm_start"]["descent"][topic] is None and new.params["warm_start"]["added"] == [topic]
+    into = next(f["into"] for f in freed if f["kept"])
+    assert f"topic {topic} freed for a new theme of the night (its old evidence merged into topic {into})" in r.stderr
+    shown = run("info", out)
+    assert shown.exit_code == 0 and f"topic {topic} freed for a new theme of the night" in shown.stdout
     # the old themes are still there, each a topic of the update
     for k in range(4):
         assert new.phi[:, themes["planted"][k] > 0].sum(axis=1).max() > 0.8

@@ -386,8 +386,7 @@ def merged(model: Model, parent: Model) -> Model:
             names = [None if k in new else n for k, n in enumerate(model.topic_names)]
             model.params = p = with_names(p, names)
             for j, i in kept:
-                log.warning("topic %d, freed for the night, took a new theme (its old evidence is merged into topic %d)",
-                            j, i)
+                log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
     model.counts = dataclasses.replace(counts.after(parent.counts, fold), carried=True)
     model.doc_ids = list(parent.doc_ids) + list(model.doc_ids)
     p["n_docs"] = len(model.doc_ids)
