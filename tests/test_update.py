@@ -200,6 +200,10 @@ def test_a_new_theme_in_the_night_gets_a_topic_of_its_own(themes, tmp_path):
     assert f"topic {topic} freed for a new theme of the night (its old evidence merged into topic {into})" in r.stderr
     shown = run("info", out)
     assert shown.exit_code == 0 and f"topic {topic} freed for a new theme of the night" in shown.stdout
+    compared = run("diff", themes["model"], out)
+    assert compared.exit_code == 0
+    assert f"A   {topic} removed (merged, its id freed for the night)" in compared.stdout
+    assert f"B   {topic} added (a new theme of the night)" in compared.stdout
     # the old themes are still there, each a topic of the update
     for k in range(4):
         assert new.phi[:, themes["planted"][k] > 0].sum(axis=1).max() > 0.8
