@@ -185,8 +185,14 @@ def themes(tmp_path_factory):
 
 def test_a_new_theme_in_the_night_gets_a_topic_of_its_own(themes, tmp_path):
     out = tmp_path / "next.npz"
-    r = run("train", themes["night"], "--update", themes["model"], "--iterations", 100, "--seed", 2, "-o", out)
+    r = run("train", themes["night"], "--update", themes["model"], "--iterations", 100, "--seed", 2, "--threads", 1,
+            "-o", out)
     assert r.exit_code == 0, r.output
+    # the same bytes on two threads, a topic freed and kept
+    two = tmp_path / "two.npz"
+    assert run("train", themes["night"], "--update", themes["model"], "--iterations", 100, "--seed", 2, "--threads", 2,
+               "-q", "-o", two).exit_code == 0
+    assert two.read_bytes() == out.read_bytes()
     new, old = ldacli.load_model(str(out)), ldacli.load_model(themes["model"])
     block = themes["planted"][4] > 0  # the new theme's words
     assert old.phi[:, block].sum(axis=1).max() < 0.5  # no topic of the old model has them
