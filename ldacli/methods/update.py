@@ -372,12 +372,13 @@ def merged(model: Model, parent: Model) -> Model:
     p = model.params
     update = p["update"]
     pairs = [(f["topic"], f["into"]) for f in update.get("freed", [])]
-    counts, fold = model.counts, None
+    fold = None
     if pairs:
         cells = evidence(parent)
         update["freed"] = taken(model, parent, pairs, update["decay"], cells)
         kept = [(f["topic"], f["into"]) for f in update["freed"] if f["kept"]]
-        counts = dataclasses.replace(counts, prior=prior(parent, update["decay"], kept, cells=cells))
+        model.counts = dataclasses.replace(model.counts, prior=prior(parent, update["decay"], kept, cells=cells))
+        del cells  # (before the older documents' counts are joined: the peak of an update)
         if kept:
             fold = folding(kept, parent.n_topics)
             new = {j for j, _ in kept}
@@ -387,7 +388,7 @@ def merged(model: Model, parent: Model) -> Model:
             model.params = p = with_names(p, names)
             for j, i in kept:
                 log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
-    model.counts = dataclasses.replace(counts.after(parent.counts, fold), carried=True)
+    model.counts = dataclasses.replace(model.counts.after(parent.counts, fold), carried=True)
     model.doc_ids = list(parent.doc_ids) + list(model.doc_ids)
     p["n_docs"] = len(model.doc_ids)
     p["n_tokens"] = int(parent.params.get("n_tokens", 0)) + int(p.get("n_tokens", 0))
