@@ -15,7 +15,9 @@ never had, in ``--new-share`` of its documents (each such document mixes the new
 topics). Two held-out sets are scored by ``ldacli perplexity`` (document completion, seed 1):
 documents like the old ones, and documents of the new theme.
 
-Every run is a whole ``ldacli`` process: wall time and peak RSS (``wait4``'s ``ru_maxrss``).
+Every run is a whole ``ldacli`` process: wall time and peak RSS (``wait4``'s ``ru_maxrss``, from a
+small process that starts it: the first version measured from this script, and Linux counted the
+script's own memory, the corpora it holds, in every run's peak).
 
 - ``nights``: the model of the old corpus (200 sweeps), then for each night size the warm-started
   retrain of old + night (``--warm-start``, 100 sweeps, the README's cron line) and the update
@@ -110,16 +112,30 @@ class World:
         return stacked(*parts)
 
 
+# Starts ldacli from a small process and reports its peak RSS: Linux counts in a child's ru_maxrss
+# the high-water mark of the memory it was forked from, which for a child of this script (holding
+# the corpora) is this script's, not ldacli's.
+LAUNCHER = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-m", "ldacli", *sys.argv[1:]])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write(f"\\npeak-rss-kb {usage.ru_maxrss}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_measured(*args: str, env: dict | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one ``ldacli`` process, measured with ``wait4``."""
+    """Wall seconds and peak RSS (MB) of one ``ldacli`` process, measured with ``wait4`` by a
+    small process that starts it (:data:`LAUNCHER`)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "ldacli", *args, "-q"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, cwd=AWAY, env={**os.environ, **(env or {})})
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run([sys.executable, "-c", LAUNCHER, *args, "-q"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, cwd=AWAY, env={**os.environ, **(env or {})})
     seconds = time.perf_counter() - t0
-    if status != 0:
-        raise SystemExit(f"ldacli {' '.join(args)}: exit status {status}: {proc.stderr.read().decode()[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    err = proc.stderr.decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"ldacli {' '.join(args)}: exit status {proc.returncode}: {err[-2000:]}")
+    return seconds, int(err.rsplit("peak-rss-kb ", 1)[1].split()[0]) / 1024
 
 
 def perplexity(model: str, held: str) -> float:
