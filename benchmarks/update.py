@@ -3,9 +3,9 @@ corpus they replace: cost and quality (issue 46).
 
 Usage::
 
-    python benchmarks/update.py nights --tokens 2e6,2e7 --nights 0.01,0.05,0.1 -k 100
+    python benchmarks/update.py nights --tokens 2e6,2e7 --nights 0.01,0.05,0.1 -k 100 [--variants JSON]
     python benchmarks/update.py chain --tokens 2e6 --nights 30 -k 100 [--refresh 10]
-    python benchmarks/update.py fading --tokens 2e6 -k 20 --half-life 3
+    python benchmarks/update.py fading --tokens 2e6 -k 20 --true-topics 20 --half-life 3
 
 The corpora are drawn from LDA's generative process (:func:`ldacli.corpora.synthetic.generate`)
 over a Zipfian vocabulary (:func:`~ldacli.corpora.synthetic.zipf_topics`, ``--words`` words) with
@@ -15,17 +15,30 @@ never had, in ``--new-share`` of its documents (each such document mixes the new
 topics). Two held-out sets are scored by ``ldacli perplexity`` (document completion, seed 1):
 documents like the old ones, and documents of the new theme.
 
-Every run is a whole ``ldacli`` process: wall time and peak RSS (``wait4``'s ``ru_maxrss``).
+Every run is a whole ``ldacli`` process: wall time and peak RSS (``wait4``'s ``ru_maxrss``, from a
+small process that starts it: the first version measured from this script, and Linux counted the
+script's own memory, the corpora it holds, in every run's peak).
 
-- ``nights``: the model of the old corpus (200 sweeps), then for each night size the update
-  (``--update-sweeps``) and the warm-started retrain of old + night (``--warm-start``, 100 sweeps,
-  the README's cron line): time, peak RSS, both held-out perplexities, the update's cost as a
-  share of the retrain's, and its share of the retrain's gain on the new theme.
+- ``nights``: the model of the old corpus (200 sweeps), then for each night size the warm-started
+  retrain of old + night (``--warm-start``, 100 sweeps, the README's cron line) and the update
+  (``--update-sweeps``) in each of its ``--variants``: time, peak RSS, both held-out perplexities,
+  the update's cost as a share of the retrain's, and its share of the retrain's gain on the new
+  theme (with ``--reference``, also of the part of that gain the night brings: the retrain of the
+  old corpus alone, warm-started the same, improves on the old model too). ``--variants`` is JSON, a name for each variant and what it adds to the update's command
+  line (``{"free 3": {"args": ["--free-topics", "3"]}}``) or, with ``"rejuvenate": S``, Canini et
+  al.'s rejuvenation emulated: a random share S of the old documents sampled again with the night
+  (given as new documents), the old evidence weighed ``1 - S`` (``--half-life``) for their part.
 - ``chain``: ``--nights`` nights in a row, each updating the last model (with ``--refresh N``,
   a warm-started retrain every N nights instead), against a warm-started retrain of everything
   at the end.
 - ``fading``: a theme of the old corpus that no night brings again, updated night after night with
-  and without ``--half-life``: the fading theme's topic's share of the evidence after each night.
+  and without ``--half-life``, after each night: the share of the evidence of the old model's topic
+  nearest the fading theme, the share of the evidence on the fading theme's own words (those of
+  which the fading theme has more than half the mass of the old themes), and how alike that topic
+  still is to the fading theme (the Bhattacharyya coefficient of its phi and the theme). Zipfian
+  themes share their frequent words, which the nights keep bringing to every topic, the fading
+  one's too; with fewer topics than true themes (``-k`` below ``--true-topics``) that topic holds
+  themes that still come as well.
 """
 
 from __future__ import annotations
@@ -99,16 +112,30 @@ class World:
         return stacked(*parts)
 
 
-def run_measured(*args: str) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one ``ldacli`` process, measured with ``wait4``."""
+# Starts ldacli from a small process and reports its peak RSS: Linux counts in a child's ru_maxrss
+# the high-water mark of the memory it was forked from, which for a child of this script (holding
+# the corpora) is this script's, not ldacli's.
+LAUNCHER = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-m", "ldacli", *sys.argv[1:]])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write(f"\\npeak-rss-kb {usage.ru_maxrss}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_measured(*args: str, env: dict | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one ``ldacli`` process, measured with ``wait4`` by a
+    small process that starts it (:data:`LAUNCHER`)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "ldacli", *args, "-q"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, cwd=AWAY)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run([sys.executable, "-c", LAUNCHER, *args, "-q"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, cwd=AWAY, env={**os.environ, **(env or {})})
     seconds = time.perf_counter() - t0
-    if status != 0:
-        raise SystemExit(f"ldacli {' '.join(args)}: exit status {status}: {proc.stderr.read().decode()[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    err = proc.stderr.decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"ldacli {' '.join(args)}: exit status {proc.returncode}: {err[-2000:]}")
+    return seconds, int(err.rsplit("peak-rss-kb ", 1)[1].split()[0]) / 1024
 
 
 def perplexity(model: str, held: str) -> float:
@@ -128,6 +155,7 @@ def scored(model: str, held: dict[str, str]) -> dict[str, float]:
 
 
 def nights(args) -> None:
+    variants = json.loads(args.variants)
     for tokens in args.tokens:
         world = World(args.true_topics, args.words)
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
@@ -145,22 +173,42 @@ def nights(args) -> None:
                 night = world.night(tokens * share, args.new_share, 100 + int(share * 1000), "x")
                 night_path = write(night, tmp, "night")
                 grown_path = write(stacked(old, night), tmp, "grown")
-                rows = {}
-                for name, cmd in (
-                        ("retrain", ["train", grown_path, "--warm-start", model, "--iterations", str(args.retrain_sweeps)]),
-                        ("update", ["train", night_path, "--update", model, "--iterations", str(args.update_sweeps)])):
-                    out = os.path.join(tmp, f"{name}.npz")
-                    t, m = run_measured(*cmd, "--seed", "2", "--threads", "1", "-o", out)
-                    rows[name] = {"seconds": t, "peak_mb": m, **scored(out, held)}
-                r, u = rows["retrain"], rows["update"]
+                out = os.path.join(tmp, "retrain.npz")
+                t, m = run_measured("train", grown_path, "--warm-start", model, "--iterations", str(args.retrain_sweeps),
+                                    "--seed", "2", "--threads", "1", "-o", out)
+                r = {"seconds": t, "peak_mb": m, **scored(out, held)}
                 gain_r = base["new-theme"] - r["new-theme"]
-                print(json.dumps({
-                    "tokens": old.n_tokens, "night": share, "night_tokens": night.n_tokens,
-                    "retrain": {k: round(v, 2) for k, v in r.items()}, "update": {k: round(v, 2) for k, v in u.items()},
-                    "time_share": round(u["seconds"] / r["seconds"], 3), "memory_share": round(u["peak_mb"] / r["peak_mb"], 3),
-                    "old_like_vs_retrain": round(u["old-like"] / r["old-like"] - 1, 4),
-                    "new_theme_gain_share": round((base["new-theme"] - u["new-theme"]) / gain_r, 3) if gain_r > 0 else None,
-                }), flush=True)
+                night_gain = None
+                if args.reference:  # the retrain's gain that the night brings: against old alone, retrained the same
+                    same = os.path.join(tmp, "retrain-old.npz")
+                    run_measured("train", old_path, "--warm-start", model, "--iterations", str(args.retrain_sweeps),
+                                 "--seed", "2", "--threads", "1", "-o", same)
+                    alone = scored(same, held)
+                    night_gain = alone["new-theme"] - r["new-theme"]
+                    print(json.dumps({"tokens": old.n_tokens, "night": share, "retrain_of_old_alone": alone}), flush=True)
+                for name, spec in variants.items():
+                    path = night_path
+                    extra = list(spec.get("args", []))
+                    if spec.get("rejuvenate"):
+                        s_ = spec["rejuvenate"]
+                        pick = np.sort(np.random.default_rng(5).choice(old.n_docs, int(round(s_ * old.n_docs)), replace=False))
+                        sample = Corpus(old.counts[pick], list(old.vocab), [f"r{i}" for i in pick])
+                        path = write(stacked(night, sample), tmp, "night-rejuv")
+                        extra += ["--half-life", repr(float(-1.0 / np.log2(1 - s_)))]
+                    out = os.path.join(tmp, f"update-{name}.npz")
+                    t, m = run_measured("train", path, "--update", model, "--iterations", str(args.update_sweeps), *extra,
+                                        "--seed", "2", "--threads", "1", "-o", out, env=spec.get("env"))
+                    u = {"seconds": t, "peak_mb": m, **scored(out, held)}
+                    print(json.dumps({
+                        "tokens": old.n_tokens, "night": share, "night_tokens": night.n_tokens, "variant": name,
+                        "retrain": {k: round(v, 2) for k, v in r.items()}, "update": {k: round(v, 2) for k, v in u.items()},
+                        "time_share": round(u["seconds"] / r["seconds"], 3),
+                        "memory_share": round(u["peak_mb"] / r["peak_mb"], 3),
+                        "old_like_vs_retrain": round(u["old-like"] / r["old-like"] - 1, 4),
+                        "new_theme_gain_share": round((base["new-theme"] - u["new-theme"]) / gain_r, 3) if gain_r > 0 else None,
+                        **({"share_of_the_nights_gain": round((base["new-theme"] - u["new-theme"]) / night_gain, 3)}
+                           if night_gain and night_gain > 0 else {}),
+                    }), flush=True)
 
 
 def chain(args) -> None:
@@ -215,9 +263,22 @@ def fading(args) -> None:
         index = {w: i for i, w in enumerate(world_vocab(args.words))}
         cols = np.array([index[w] for w in first.vocab])
         k = int(np.argmax(first.phi @ (fade[cols] / fade[cols].sum())))
+        # the fading theme's own words: most of their mass in the old themes is the fading theme's
+        olds = world.topics[: world.K][:, cols]
+        own = olds[0] / olds.sum(axis=0) > 0.5
+        fading_theme = fade[cols] / fade[cols].sum()
+
+        def shares(path: str) -> tuple[float, float, float]:
+            m = api.load_model(path)
+            words, topics, values = updating.evidence(m)
+            per_topic = np.bincount(topics, weights=values, minlength=first.n_topics)
+            return (round(float(per_topic[k] / per_topic.sum()), 5), round(float(values[own[words]].sum() / values.sum()), 5),
+                    round(float(np.sqrt(m.phi[k]) @ np.sqrt(fading_theme)), 4))
+
+        before = shares(m0)
         for half_life in (None, args.half_life):
             model = m0
-            shares = []
+            by_topic, theme, alike = [before[0]], [before[1]], [before[2]]
             for n in range(1, args.nights + 1):
                 night = world.without_fading(tokens * args.night_share, 2000 + n, f"n{n}-")
                 nxt = os.path.join(tmp, f"f{half_life}-{n}.npz")
@@ -225,11 +286,13 @@ def fading(args) -> None:
                              str(args.update_sweeps), "--seed", str(n + 1), "--threads", "1", "-o", nxt,
                              *(["--half-life", str(half_life)] if half_life else []))
                 model = nxt
-                _, topics, values = updating.evidence(api.load_model(model))
-                per_topic = np.bincount(topics, weights=values, minlength=first.n_topics)
-                shares.append(round(float(per_topic[k] / per_topic.sum()), 5))
-            print(json.dumps({"half_life": half_life, "fading_topic": k, "its_share_of_the_evidence_by_night": shares}),
-                  flush=True)
+                a, b, c = shares(model)
+                by_topic.append(a)
+                theme.append(b)
+                alike.append(c)
+            print(json.dumps({"half_life": half_life, "fading_topic": k, "its_share_of_the_evidence_by_night": by_topic,
+                              "evidence_on_the_fading_themes_own_words_by_night": theme,
+                              "the_topic_like_the_fading_theme_by_night": alike}), flush=True)
 
 
 def world_vocab(V: int) -> list[str]:
@@ -250,9 +313,13 @@ def main(argv=None) -> None:
     p.add_argument("--old-sweeps", type=int, default=200)
     p.add_argument("--retrain-sweeps", type=int, default=100)
     p.add_argument("--update-sweeps", type=int, default=100)
+    p.add_argument("--reference", action="store_true",
+                   help="nights: also retrain the old corpus alone, warm-started the same, to tell the retrain's gain "
+                        "that the night brings from that of its further sweeps")
     p.add_argument("--refresh", type=int, default=0, help="chain: a warm-started retrain every N nights (0: never)")
     p.add_argument("--every", type=int, default=5, help="chain: score every N nights")
     p.add_argument("--half-life", type=float, default=3.0)
+    p.add_argument("--variants", default='{"update": {}}', help="nights: JSON, the update's variants (see above)")
     p.add_argument("--tmp", default=None, help="where the corpora and models go (default: $TMPDIR)")
     args = p.parse_args(argv)
     if args.part == "nights":

@@ -220,6 +220,11 @@ def format_text(info: dict) -> list[str]:
                      f"{up.get('decay'):g}" + (f" (half-life {up.get('half_life'):g} updates)" if up.get("half_life")
                                                else "")
                      + f"; {up.get('since_full')} update{'s' * (up.get('since_full') != 1)} since a full training")
+        kept = [f for f in up.get("freed") or [] if isinstance(f, dict) and f.get("kept") is True
+                and all(isinstance(f.get(k), int) and not isinstance(f.get(k), bool) for k in ("topic", "into"))]
+        if kept:
+            lines.append(f"{'':<18}" + "; ".join(f"topic {f['topic']} freed for a new theme of the night (its old "
+                                                  f"evidence merged into topic {f['into']})" for f in kept))
     if info.get("lineage") and not up:
         ws, ids = info.get("warm_start") or {}, info.get("id_stability")
         lines.append(f"warm start:       from {file_name(ws.get('path'))} ({ws.get('new_words')} new words, "

@@ -44,6 +44,10 @@ def narrowest(largest: int) -> np.dtype:
     raise ValueError(f"{largest} does not fit in 64 bits")
 
 
+# Cells of an update's older documents (TopicCounts.after) renumbered or folded at a time.
+AFTER_CELLS = 1 << 20
+
+
 def sorted_cells(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The cells ``codes`` (each once) and their ``values`` in increasing order of code."""
     if codes.size > 1 and not bool(np.all(codes[1:] > codes[:-1])):
@@ -448,23 +452,38 @@ class TopicCounts:
         order = np.asarray(order, dtype=np.int64)
         return replace(self, order=order if self.order is None else self.order[order])
 
-    def after(self, older: "TopicCounts") -> "TopicCounts":
+    def after(self, older: "TopicCounts", fold: np.ndarray | None = None) -> "TopicCounts":
         """An update's counts (:mod:`ldacli.methods.update`): these, a run's on the night alone (its
         topics and its documents), with ``older``'s documents first (the parent's, their topics
         in the parent's model ids, which the night's run continues); each run of documents keeps
-        the number of snapshots its sums add up (:attr:`segments`, when they differ)."""
+        the number of snapshots its sums add up (:attr:`segments`, when they differ). ``fold``
+        (K,) int64: the older documents' topic k counted as topic ``fold[k]`` (an update's freed
+        topics, merged into their nearest); None: each its own."""
         K, old, new = self.n_topics, older.docs.materialized(), self.docs.materialized()
         D_old = old.n_rows
         inverse = None if older.order is None else np.argsort(older.order)
+        if fold is not None:
+            inverse = (np.arange(K) if inverse is None else inverse)
+            inverse = np.asarray(fold, dtype=np.int64)[inverse]
 
         def parts():
-            if old.n_cells:
-                rows, columns = old.rows_of_cells(0, old.n_cells), old.columns.astype(np.int64)
+            ptr = old.ptr.astype(np.int64)
+            lo = 0
+            while lo < D_old:  # the older documents, a block of rows at a time (about AFTER_CELLS cells)
+                hi = min(D_old, max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + AFTER_CELLS, "right")) - 1))
+                a, b = int(ptr[lo]), int(ptr[hi])
+                lo = hi
+                if a == b:
+                    continue
+                rows, columns = old.rows_of_cells(a, b), np.asarray(old.columns[a:b]).astype(np.int64)
                 codes = rows * K + (columns if inverse is None else inverse[columns])
-                values = np.asarray(old.values)
+                values = np.asarray(old.values[a:b])
                 if inverse is not None:  # (each row's topics renumbered: in order again)
                     by = np.argsort(codes, kind="stable")
                     codes, values = codes[by], values[by]
+                if fold is not None:  # (two topics of a row folded into one: one cell)
+                    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+                    codes, values = codes[starts], np.add.reduceat(values.astype(np.int64), starts)
                 yield codes, values
             if new.n_cells:
                 yield (new.rows_of_cells(0, new.n_cells) + D_old) * K + new.columns.astype(np.int64), np.asarray(new.values)

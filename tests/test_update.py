@@ -13,7 +13,7 @@ import ldacli
 from ldacli.cli import main
 from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.write import write_corpus
-from ldacli.corpora.synthetic import generate
+from ldacli.corpora.synthetic import generate, planted_topics
 from ldacli.methods import update as updating
 
 
@@ -161,3 +161,92 @@ def test_a_night_that_repeats_a_document_or_a_model_that_cannot_be_updated_is_re
     r = run("train", files["night"], "--update", damaged, "-o", out)
     assert r.exit_code == 1 and str(damaged) in r.stderr and "Traceback" not in r.output
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def themes(tmp_path_factory):
+    """A model (K=5) of old documents of 4 planted themes over 50 words, and a night of which
+    half the documents are of a fifth theme, new (its words rare in the old themes)."""
+    planted = planted_topics(5, 50)
+    old_topics = 0.97 * planted[:4] + 0.03 / 50
+    folder = tmp_path_factory.mktemp("themes")
+    old = generate(400, 4, 50, doc_length=50, alpha=0.2, seed=7, topics=old_topics).corpus
+    new = generate(40, 3, 50, doc_length=50, alpha=0.5, seed=8, topics=np.vstack([planted[4], old_topics[:2]])).corpus
+    same = generate(40, 4, 50, doc_length=50, alpha=0.2, seed=9, topics=old_topics).corpus
+    paths = {"model": str(folder / "old.npz")}
+    for name, corpus, prefix in (("old", old, "d"), ("night", sp.vstack([new.counts, same.counts]).tocsr(), "n")):
+        counts = corpus.counts if isinstance(corpus, Corpus) else corpus
+        paths[name] = str(folder / f"{name}.ldac")
+        write_corpus(Corpus(counts, list(old.vocab), [f"{prefix}{i}" for i in range(counts.shape[0])], name, "ldac"),
+                     paths[name], str(folder / f"{name}.vocab"), format="ldac")
+    ldacli.train(paths["old"], 5, iterations=150, seed=1).save(paths["model"])
+    return {"planted": planted, **paths}
+
+
+def test_a_new_theme_in_the_night_gets_a_topic_of_its_own(themes, tmp_path):
+    out = tmp_path / "next.npz"
+    r = run("train", themes["night"], "--update", themes["model"], "--iterations", 100, "--seed", 2, "--threads", 1,
+            "-o", out)
+    assert r.exit_code == 0, r.output
+    # the same bytes on two threads, a topic freed and kept
+    two = tmp_path / "two.npz"
+    assert run("train", themes["night"], "--update", themes["model"], "--iterations", 100, "--seed", 2, "--threads", 2,
+               "-q", "-o", two).exit_code == 0
+    assert two.read_bytes() == out.read_bytes()
+    new, old = ldacli.load_model(str(out)), ldacli.load_model(themes["model"])
+    block = themes["planted"][4] > 0  # the new theme's words
+    assert old.phi[:, block].sum(axis=1).max() < 0.5  # no topic of the old model has them
+    assert new.phi[:, block].sum(axis=1).max() > 0.8  # one of the update's is theirs
+    topic = int(np.argmax(new.phi[:, block].sum(axis=1)))
+    # the topic freed for it is a new topic: its lineage says so (diff pairs it with nothing)
+    freed = new.params["update"]["freed"]
+    assert [f["topic"] for f in freed if f["kept"]] == [topic]
+    assert new.params["warm_start"]["descent"][topic] is None and new.params["warm_start"]["added"] == [topic]
+    into = next(f["into"] for f in freed if f["kept"])
+    assert f"topic {topic} freed for a new theme of the night (its old evidence merged into topic {into})" in r.stderr
+    shown = run("info", out)
+    assert shown.exit_code == 0 and f"topic {topic} freed for a new theme of the night" in shown.stdout
+    compared = run("diff", themes["model"], out)
+    assert compared.exit_code == 0
+    assert f"A   {topic} removed (merged, its id freed for the night)" in compared.stdout
+    assert f"B   {topic} added (a new theme of the night)" in compared.stdout
+    # the old themes are still there, each a topic of the update
+    for k in range(4):
+        assert new.phi[:, themes["planted"][k] > 0].sum(axis=1).max() > 0.8
+    # none freed (--free-topics 0): the old topics keep every id and the new theme has none of its own
+    none = ldacli.train(themes["night"], iterations=100, seed=2, update=themes["model"], free_topics=0)
+    assert none.phi[:, block].sum(axis=1).max() < 0.6 and none.params["update"]["freed"] == []
+
+
+def test_with_a_half_life_a_theme_that_stops_coming_fades(world, files, tmp_path):
+    # topic 0's theme (the planted words of topic 0 of the old model) comes no more: three
+    # nights without it, updated one after the other with and without a half-life of 1 update
+    old = ldacli.load_model(files["old_model"])
+    fading = int(np.argmax(old.phi[:, :10].sum(axis=1)))  # the topic of planted block 0
+    syn = generate(90, 3, 40, doc_length=50, alpha=0.2, seed=43, topics=planted_topics(4, 40)[1:])
+    shares = {}
+    for half_life in (None, 1):
+        model = files["old_model"]
+        for n in range(3):
+            night = Corpus(syn.corpus.counts[30 * n:30 * (n + 1)], list(syn.corpus.vocab),
+                           [f"f{n}-{i}" for i in range(30)], "night", "ldac")
+            path = str(tmp_path / f"{half_life}-{n}.npz")
+            ldacli.train(night, iterations=30, seed=n, update=model, half_life=half_life).save(path)
+            model = path
+        _, topics, values = updating.evidence(ldacli.load_model(model))
+        shares[half_life] = np.bincount(topics, weights=values, minlength=4)[fading] / values.sum()
+    before = np.bincount(updating.evidence(old)[1], weights=updating.evidence(old)[2], minlength=4)[fading]
+    before /= updating.evidence(old)[2].sum()
+    # without a half-life the old evidence keeps its weight: the theme keeps most of its share;
+    # halved at each update, the old evidence is an eighth of what it was after three, and the
+    # theme's share falls below half of what it was
+    assert shares[None] > 0.75 * before
+    assert shares[1] < 0.5 * before
+
+
+def test_free_topics_without_an_update_or_more_than_half_the_topics_are_refused(files, tmp_path):
+    r = run("train", files["night"], "--free-topics", 1, "-o", tmp_path / "x.npz")
+    assert r.exit_code == 2 and "--free-topics frees topics of the model of --update: give --update too" in r.stderr
+    r = run("train", files["night"], "--update", files["old_model"], "--free-topics", 3, "-o", tmp_path / "x.npz")
+    assert r.exit_code == 2 and "--free-topics must be at most 2 (half the 4 topics" in r.stderr
+    assert not (tmp_path / "x.npz").exists()

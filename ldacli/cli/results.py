@@ -202,10 +202,13 @@ def diff_lines(result: dict, a, b, fmt: str, max_drift: float | None, moved: lis
             if t["gained"] or t["lost"]:
                 line(f"        + {' '.join(t['gained']) or '-'}    - {' '.join(t['lost']) or '-'}")
         tops_a, tops_b = a.top_words(8), b.top_words(8)
+        updated = isinstance(b.params.get("update"), dict)  # (an update's freed topics: removed and added)
+        why_removed = "merged, its id freed for the night" if updated else "--remove-topics"
+        why_added = "a new theme of the night" if updated else "--add-topics"
         for k in result["removed"]:
-            line(f"A {a.topic_label(k):>3} removed (--remove-topics): " + " ".join(w for w, _ in tops_a[k]))
+            line(f"A {a.topic_label(k):>3} removed ({why_removed}): " + " ".join(w for w, _ in tops_a[k]))
         for k in result["added"]:
-            line(f"B {b.topic_label(k):>3} added (--add-topics): " + " ".join(w for w, _ in tops_b[k]))
+            line(f"B {b.topic_label(k):>3} added ({why_added}): " + " ".join(w for w, _ in tops_b[k]))
         for side, m in (("a", a), ("b", b)):
             if result[f"only_in_{side}"]:
                 line(f"only in {side.upper()}: topics "

@@ -694,7 +694,7 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     elif run.updated is not None:  # an update continues its model's topics, ids and names
         identity = list(range(run.updated.n_topics))
         params.update(warm_start.lineage(run.updated, values["update"], corpus, identity))
-        params.update(updating.record(run.updated, values["update"], corpus, values["half_life"]))
+        params.update(updating.record(run.updated, values, corpus))
         names = list(run.updated.topic_names)
     if run.seeded is not None and ckpt is None:
         params["seeded"] = run.seeded
@@ -707,6 +707,8 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
     check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed), values["memory_limit"], advice)
     start = (warm_start.warm_start_state(run.parent, fitted, values, warm_start.descent_of(run.parent, values))
              if run.parent is not None else None)
+    if run.updated is not None and ckpt is None:  # the night's first topics, drawn under its prior
+        start = updating.first_state(fitted, values)
     resume = values["resume"]
     state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
                 **({"client": client} if client is not None else {}))

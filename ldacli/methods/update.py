@@ -11,7 +11,21 @@ from the night's counts under it, and its evidence (``d E`` plus the night's cou
 next update starts from. On-line LDA (AlSumait, Barbara & Domeniconi, ICDM 2008) carries the
 previous counts as the next prior in the same way; holding old assignments fixed is the
 incremental Gibbs sampler of Canini, Shi & Griffiths (AISTATS 2009) without its rejuvenation.
-docs/guide/retraining.md gives the measurements that chose it and the refresh schedule.
+
+Held so, the old evidence leaves a theme that is new in the night no topic of its own: every
+topic holds thousands of old tokens that the night's few cannot move. So an update frees topics
+for the night (``free_topics``, 1 by default): the pair of topics whose merging loses the least
+evidence (:func:`cheapest_merges`: two halves of one theme, or a topic of little evidence, such
+as one that faded under a half-life) is chosen, and the smaller one's evidence is left out of the
+night's prior, so that the run may give the topic a new theme. At the end (:func:`merged`,
+:func:`taken`) the freed topic is kept as a new topic when the night's tokens on it gain more
+(nats, against the old topic that explains them best) than merging the pair loses of the old
+evidence, a birth and a merge judged together as in Hughes & Sudderth's memoized online
+variational inference (NIPS 2013): its evidence joins the other topic of the pair, and the old
+documents count it there; otherwise it gets its own evidence back. Canini et al.'s rejuvenation
+(resampling a sample of old tokens with the night), more sweeps, and freeing the topics of least
+evidence were measured against it: docs/guide/retraining.md gives the measurements that chose it
+and the refresh schedule.
 
 The new model continues the parent as a warm start does (topic ids and names, descent, lineage),
 records ``params["update"]``, keeps the parent's priors (not learned: they would be learned from
@@ -26,14 +40,19 @@ import logging
 import os
 
 import numpy as np
+import scipy.sparse as sp
 
 from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.read import READING, READING_FOR_MODEL
 from ldacli.errors import LdacliError, SettingError
 from ldacli.files.fileio import file_sha256
 from ldacli.topic_word_prior import TopicWordPrior
+from ldacli.methods.base import Start
+from ldacli.methods.warm_start import FOLD_IN_STREAM, FOLD_IN_SWEEPS
 from ldacli.model import Model
-from ldacli.settings import FIXED, Real, Setting, Text
+from ldacli.scoring.fixed_topics import fold_in
+from ldacli.settings import FIXED, Integer, Real, Setting, Text
+from ldacli.topic_names import with_names
 
 SETTINGS = (
     Setting("update", Text(path=True), None,
@@ -44,7 +63,13 @@ SETTINGS = (
     Setting("half_life", Real(0, min_open=True), None,
             "With --update: old evidence halves every this many updates (each update weighs it 2^(-1/H)), so that "
             "themes that stop coming fade.", FIXED, default_help="none: old evidence keeps its weight"),
+    Setting("free_topics", Integer(0), lambda values: FREE_TOPICS if values.get("update") is not None else None,
+            "With --update: free N topics for the night's new themes, each merged into another where that loses the "
+            "least evidence (a theme split in two, or one faded); one the night does not take for a theme of its own "
+            "gets its evidence back (0: none freed).", FIXED, default_help="1 with --update"),
 )
+# Topics an update frees for the night by default (measured: docs/guide/retraining.md).
+FREE_TOPICS = 1
 
 # Settings an update takes from its model, or which begin, align or seed a run otherwise: why each
 # does not apply beside it.
@@ -72,6 +97,9 @@ def check_given(given: dict) -> None:
     if given.get("update") is None:
         if given.get("half_life") is not None:
             raise SettingError("half_life", "half_life weighs the old evidence of update: give update too", ("update",))
+        if given.get("free_topics") is not None:
+            raise SettingError("free_topics", "free_topics frees topics of the model of update: give update too",
+                               ("update",))
         return
     for name, why in REFUSED.items():
         if given.get(name) is not None:
@@ -130,11 +158,136 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return words[keep], topics[keep], values[keep]
 
 
-def prior(parent: Model, weight: float) -> TopicWordPrior:
-    """The prior of an update of ``parent``: its evidence weighed ``weight`` (:func:`decay`)."""
-    words, topics, values = evidence(parent)
+def distributions(words, topics, values, K: int, V: int):
+    """The topics' evidence as a sparse (K, V) matrix of word distributions (rows summing to 1;
+    a topic without evidence is a row of zeros)."""
+    totals = np.bincount(topics, weights=values, minlength=K)
+    return sp.csr_matrix((values / totals[topics], (topics, words)), shape=(K, V))
+
+
+def cheapest_merges(words, topics, values, K: int, V: int, n: int) -> list[tuple[int, int]]:
+    """The ``n`` pairs of topics whose merging loses the least evidence (no topic in two pairs;
+    ties: the lowest ids), each as ``(freed, into)``: the topic of less evidence, then the one
+    it is merged into. What a merge of topics i and j loses is measured as the harmonic mean of
+    their evidence, ``T_i T_j / (T_i + T_j)``, times the squared Hellinger distance of their word
+    distributions, ``1 - sum_w sqrt(p_iw p_jw)``: small for two topics alike (a theme split in
+    two) and for a topic of little evidence (a theme that faded, or one that never formed)."""
+    totals = np.bincount(topics, weights=values, minlength=K)
+    roots = distributions(words, topics, values, K, V).sqrt()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight = np.nan_to_num(np.outer(totals, totals) / np.add.outer(totals, totals))
+    cost = weight * (1.0 - (roots @ roots.T).toarray())
+    cost[np.tril_indices(K)] = np.inf  # each pair once, no topic with itself
+    pairs = []
+    for _ in range(n):
+        a, b = (int(x) for x in np.unravel_index(int(np.argmin(cost)), cost.shape))
+        if not np.isfinite(cost[a, b]):
+            break
+        freed, into = (b, a) if totals[b] < totals[a] or (totals[b] == totals[a] and b > a) else (a, b)
+        pairs.append((freed, into))
+        cost[[a, b], :] = np.inf
+        cost[:, [a, b]] = np.inf
+    return pairs
+
+
+def folding(pairs, K: int) -> np.ndarray:
+    """(K,) int64: each topic's id once ``pairs`` (``(freed, into)``) are merged."""
+    fold = np.arange(K, dtype=np.int64)
+    for freed, into in pairs:
+        fold[freed] = into
+    return fold
+
+
+def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None) -> TopicWordPrior:
+    """The prior of an update of ``parent``: its evidence (``cells``, when computed already)
+    weighed ``weight`` (:func:`decay`); the topics ``freed`` without theirs (their prior is beta
+    alone: the night's run is free to give them a theme); each pair ``(freed, into)`` of
+    ``merged_pairs`` merged, the first topic's evidence moved to the second."""
+    words, topics, values = evidence(parent) if cells is None else cells
     V, K = len(parent.vocab), parent.n_topics
+    if freed:
+        keep = ~np.isin(topics, np.asarray(freed, dtype=np.int64))
+        words, topics, values = words[keep], topics[keep], values[keep]
+    if merged_pairs:
+        merged_cells, where = np.unique(folding(merged_pairs, K)[topics] * V + words, return_inverse=True)
+        values = np.bincount(where, weights=values, minlength=merged_cells.size)
+        words, topics = merged_cells % V, merged_cells // V
     return TopicWordPrior.of_cells(V, K, words, topics, values * weight, source="update")
+
+
+def first_state(night: Corpus, values: dict) -> Start:
+    """The night's first topics, as a warm start draws them (:func:`~ldacli.methods.warm_start.warm_start_state`):
+    :data:`~ldacli.methods.warm_start.FOLD_IN_SWEEPS` Gibbs sweeps under the topics as the run's
+    prior has them, ``(beta + d E_kw) / (V beta + d E_k)``, a freed topic (no evidence) weighing
+    the night's words by their frequency: a background that takes the tokens the old topics
+    explain badly, where a new theme begins. Over the night's words alone (a (K, words of the
+    night) array). Deterministic given the run's seed."""
+    prior, K, beta = values["topic_word_prior"], values["n_topics"], float(values["beta"])
+    frequency = night.word_frequencies()
+    present = np.flatnonzero(frequency)
+    column = np.full(night.n_words, -1, np.int64)
+    column[present] = np.arange(present.size)
+    phi = np.full((K, present.size), beta)
+    on = column[prior.words] >= 0
+    np.add.at(phi, (prior.topics[on], column[prior.words[on]]), prior.extra[on])
+    phi /= prior.topic_sums(beta)[:, None]
+    freed = [j for j, _ in values["freed"]]
+    if freed:
+        background = frequency[present] + 1.0
+        phi[freed] = background / background.sum()
+    alpha = np.asarray(values["alpha"], dtype=np.float64)
+    words, doc_ptr = night.tokens()
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(values["seed"], spawn_key=(FOLD_IN_STREAM,))))
+    z = fold_in(phi, alpha, column[words].astype(np.int32), doc_ptr, sweeps=FOLD_IN_SWEEPS, rng=rng)
+    return Start(z, alpha, beta)
+
+
+def merge_loss(words, topics, values, into: int, freed: int) -> float:
+    """What merging topic ``freed`` into ``into`` loses (nats): the log-likelihood of their
+    evidence under a word distribution each, less that under one for both (the evidence-weighted
+    Jensen-Shannon divergence of the two; 0 for topics alike)."""
+    def loglik(counts):
+        counts = counts[counts > 0]
+        return float(counts @ np.log(counts / counts.sum())) if counts.size else 0.0
+    a = np.bincount(words[topics == into], weights=values[topics == into])
+    b = np.bincount(words[topics == freed], weights=values[topics == freed])
+    both = np.zeros(max(a.size, b.size))
+    both[:a.size] += a
+    both[:b.size] += b
+    return max(0.0, loglik(a) + loglik(b) - loglik(both))
+
+
+def taken(model: Model, parent: Model, pairs, weight: float, cells=None) -> list[dict]:
+    """Which freed topics the night's run took for a theme of its own. For each pair ``(freed,
+    into)``: the night's tokens on the freed topic, how much better (nats) the freed topic
+    explains them than the old topic that explains them best (``gain``: the log ratio of their
+    probabilities, the freed topic's phi ``(n_w + beta) / (n + V beta)`` from the night's
+    counts, an old topic's from its evidence, ``(E_kw + beta) / (E_k + V beta)``), and what
+    merging the pair loses of the old evidence (``loss``, :func:`merge_loss`, the evidence weighed
+    ``weight``); ``kept`` when the gain is the larger (a birth and a merge accepted together, as
+    Hughes & Sudderth's moves are; a night that learns an old theme again gains little)."""
+    K, V, beta = parent.n_topics, len(parent.vocab), float(parent.beta)
+    night = model.counts.word_topic_counts()
+    values = night.sums / night.states
+    words, topics, old = evidence(parent) if cells is None else cells
+    old = old * weight
+    E = sp.csc_matrix((old, (topics, words)), shape=(K, V))
+    totals = np.asarray(E.sum(axis=1)).ravel() + V * beta
+    out = []
+    for freed, into in pairs:
+        on = night.topics == freed
+        n_w, support = values[on], night.words[on]
+        tokens = float(n_w.sum())
+        gain, best = 0.0, freed
+        if tokens > 0:
+            own = np.log((n_w + beta) / (tokens + V * beta))
+            per_topic = np.log((E[:, support].toarray() + beta) / totals[:, None]) @ n_w  # (K,)
+            best = int(np.argmax(per_topic))
+            gain = float(own @ n_w - per_topic[best])
+        loss = merge_loss(words, topics, old, into, freed)
+        out.append({"topic": freed, "into": into, "night_tokens": round(tokens, 1), "best_old": best,
+                    "gain": round(gain, 1), "loss": round(loss, 1), "kept": bool(gain > loss)})
+    return out
 
 
 def positional(ids: list[str]) -> int | None:
@@ -185,26 +338,58 @@ def settle(values: dict, given: dict, parent: Model, night: Corpus) -> None:
     if again is not None:
         raise LdacliError(f"{night.source}: document {again!r} is already in the model {values['update']} (an update "
                           f"adds new documents; retrain with warm_start to change old ones)")
-    values["topic_word_prior"] = prior(parent, decay(values["half_life"]))
+    free = values["free_topics"]
+    if free > K // 2:
+        raise SettingError("free_topics", f"free_topics must be at most {K // 2} (half the {K} topics of the model of "
+                                          f"update: a pair of topics frees one), found {free}", ("update",))
+    cells = evidence(parent)
+    values["freed"] = cheapest_merges(*cells, K, len(parent.vocab), free)
+    values["topic_word_prior"] = prior(parent, decay(values["half_life"]), freed=[j for j, _ in values["freed"]],
+                                       cells=cells)
 
 
-def record(parent: Model, path: str, night: Corpus, half_life: float | None) -> dict:
+def record(parent: Model, values: dict, night: Corpus) -> dict:
     """What an updated model records of its update (``params["update"]``): the model updated,
-    the night's size, the weight of the old evidence, and how many updates since a full run."""
+    the night's size, the weight of the old evidence, how many updates since a full run, and
+    the topics freed for the night (``freed``: ``topic`` merged ``into`` another; which the
+    night kept is said at the end, :func:`merged`)."""
     before = parent.params.get("update") or {}
+    path, half_life = values["update"], values["half_life"]
     return {"update": {"path": os.path.abspath(path), "sha256": file_sha256(path), "night_docs": night.n_docs,
                        "night_tokens": night.n_tokens, "half_life": half_life, "decay": decay(half_life),
                        "since_full": int(before.get("since_full", 0)) + 1,
-                       "parent_docs": len(parent.doc_ids)}}
+                       "parent_docs": len(parent.doc_ids),
+                       "freed": [{"topic": int(j), "into": int(i)} for j, i in values["freed"]]}}
 
 
 def merged(model: Model, parent: Model) -> Model:
     """The model of an update: ``model`` (trained on the night) describing the parent's documents
     too, first, with the proportions the parent gave them, and keeping the evidence it carried
-    (its prior) for the next update."""
-    model.counts = dataclasses.replace(model.counts.after(parent.counts), carried=True)
-    model.doc_ids = list(parent.doc_ids) + list(model.doc_ids)
+    (its prior) for the next update. A freed topic that the night took (:func:`taken`) is a new
+    topic (its lineage and name say so; the parent's documents count it in the topic it was
+    merged into); one it did not take gets its own evidence back, and the topic it was merged
+    into its own."""
     p = model.params
+    update = p["update"]
+    pairs = [(f["topic"], f["into"]) for f in update.get("freed", [])]
+    fold = None
+    if pairs:
+        cells = evidence(parent)
+        update["freed"] = taken(model, parent, pairs, update["decay"], cells)
+        kept = [(f["topic"], f["into"]) for f in update["freed"] if f["kept"]]
+        model.counts = dataclasses.replace(model.counts, prior=prior(parent, update["decay"], kept, cells=cells))
+        del cells  # (before the older documents' counts are joined: the peak of an update)
+        if kept:
+            fold = folding(kept, parent.n_topics)
+            new = {j for j, _ in kept}
+            descent = [None if k in new else k for k in range(parent.n_topics)]
+            p["warm_start"] = {**p["warm_start"], "descent": descent, "added": sorted(new), "removed": sorted(new)}
+            names = [None if k in new else n for k, n in enumerate(model.topic_names)]
+            model.params = p = with_names(p, names)
+            for j, i in kept:
+                log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
+    model.counts = dataclasses.replace(model.counts.after(parent.counts, fold), carried=True)
+    model.doc_ids = list(parent.doc_ids) + list(model.doc_ids)
     p["n_docs"] = len(model.doc_ids)
     p["n_tokens"] = int(parent.params.get("n_tokens", 0)) + int(p.get("n_tokens", 0))
     return model
