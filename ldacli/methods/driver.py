@@ -131,7 +131,7 @@ SETTINGS = (
             default_help="the memory available: MemAvailable, under cgroup and ulimit -v limits"),
     Setting("scratch", Text(path=True), None,
             "Where a run from disk keeps its block files (a private folder made inside this one, removed when "
-            "the run ends; about 12 bytes a token).", FREE, default_help="the temporary folder ($TMPDIR)"),
+            "the run ends; about 10 bytes a token).", FREE, default_help="the temporary folder ($TMPDIR)"),
     SCHEDULER,
     Setting("wait", Real(0), None,
             "When another run holds the lock on the model or the checkpoint, wait up to this many seconds for it "
