@@ -183,3 +183,13 @@ def test_a_scratch_folder_held_in_memory_is_warned_of(folder, tmp_path, caplog):
         ldacli.train(open_shard_folder(folder), n_topics=12, iterations=1, scratch="/dev/shm",
                      output=tmp_path / "m.npz")
     assert any("held in memory (tmpfs)" in r.getMessage() and "--scratch" in r.getMessage() for r in caplog.records)
+
+
+def test_a_checkpoint_of_a_run_from_disk_keeps_its_shard_files_beside_it(folder, tmp_path):
+    # not beside the shard folder, which may be read-only or shared with other users
+    ldacli.train(open_shard_folder(folder), n_topics=12, iterations=3, checkpoint=tmp_path / "ck.npz",
+                 output=tmp_path / "m.npz")
+    (inside,) = os.listdir(tmp_path / "ck.checkpoints")
+    assert sorted(f.split("-sweep-")[0] for f in os.listdir(tmp_path / "ck.checkpoints" / inside)) == \
+        [f"shard-{s:05d}" for s in range(4)]
+    assert not os.path.exists(folder + ".checkpoints")

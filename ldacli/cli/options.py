@@ -114,6 +114,8 @@ def option(setting: Setting):
                 else CLICK_TYPES.get(type(setting.type), click.STRING)}
         if isinstance(setting.type, Text) and setting.type.path:
             kind["metavar"] = "PATH"
+        elif isinstance(setting.type, Size):
+            kind["metavar"] = "SIZE"
         if isinstance(setting.type, Texts):  # given several times: a tuple, or None when not given
             kind.update(multiple=True, callback=constrained(setting, lambda ctx, param, given: given or None))
     kind.setdefault("callback", constrained(setting))

@@ -22,8 +22,9 @@ log likelihood, the model's document-topic counts, a checkpoint) puts them toget
 blocks, a shard at a time; the documents' snapshot sums, when the run averages snapshots, are
 kept in a file per shard beside the blocks.
 
-Checkpoints are the shard files a cluster's workers write (:mod:`~ldacli.methods.cgs.dask_checkpoints`,
-beside the shard folder), so that a run from disk resumes from disk, on a cluster, or in memory.
+Checkpoints are the shard files a cluster's workers write (:mod:`~ldacli.methods.cgs.dask_checkpoints`),
+in a folder beside the checkpoint, so that a run from disk resumes from disk, on a cluster, or in
+memory.
 """
 
 from __future__ import annotations
@@ -334,8 +335,9 @@ class DiskSampler(UnderPriors):
 
     def checkpoint(self, path: str, iteration: int) -> tuple[list[dict], dict[str, np.ndarray]]:
         """The shards' part of a checkpoint: each shard's topics and stream written to its file
-        beside the shard folder (as a cluster's workers write them), named by the checkpoint."""
-        folder = checkpoint_folder(self.folder.path, path)
+        in a folder beside the checkpoint (``CKPT.checkpoints/``; the shard folder may be read-only
+        or shared), as a cluster's workers write them, named by the checkpoint."""
+        folder = checkpoint_folder(os.path.splitext(path)[0], path)  # beside the checkpoint: CKPT.checkpoints/
         if folder not in self._locked:
             try:
                 os.makedirs(folder, exist_ok=True)
