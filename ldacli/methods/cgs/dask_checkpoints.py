@@ -33,6 +33,7 @@ all (:func:`read_topics`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -41,8 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldacli.errors import InputError
+from ldacli.errors import InputError, OutputError
 from ldacli.files.fileio import file_sha256
+from ldacli.files.locking import locked
 from ldacli.methods.cgs.snapshots import DOC_CELLS, DOC_SUMS, doc_cells_of
 from ldacli.files.npz import array, json_object, read_file, write_npz
 
@@ -61,6 +63,33 @@ def checkpoint_folder(shard_folder: str, checkpoint: str) -> str:
     name = name[:-4] if name.endswith(".npz") else name
     digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return os.path.join(os.path.abspath(shard_folder) + ".checkpoints", f"{name}-{digest}")
+
+
+class CheckpointFolders:
+    """The folders a run writes its shards' checkpoint files to, each made and locked (the run's
+    lock, :func:`~ldacli.files.locking.locked`) the first time it is claimed and held until
+    :meth:`close`: a cluster's client and the engine that trains from disk both use one."""
+
+    def __init__(self):
+        self._locks = contextlib.ExitStack()
+        self._held: set[str] = set()
+
+    def claim(self, folder: str, checkpoint: str) -> str:
+        """``folder``, made and locked for the checkpoint ``checkpoint`` (an
+        :class:`~ldacli.errors.OutputError` naming it when it cannot be made)."""
+        if folder not in self._held:
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as exc:
+                raise OutputError(checkpoint, "checkpoint", f"cannot make {folder} for the shards' checkpoints: "
+                                                            f"{exc.strerror or exc}") from None
+            self._locks.enter_context(locked([folder]))
+            self._held.add(folder)
+        return folder
+
+    def close(self) -> None:
+        self._locks.close()
+        self._held.clear()
 
 
 def shard_file(s: int, sweep: int, run: str) -> str:

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
 import os
 import time
@@ -55,8 +54,8 @@ from ldacli.cluster.connection import ClusterLost
 from ldacli.corpora.counts import merge_histograms
 from ldacli.corpora.formats.shards import ShardFolder
 from ldacli.errors import LdacliError, OutputError
-from ldacli.files.locking import locked
-from ldacli.methods.cgs.dask_checkpoints import ARRAY, ShardFiles, checkpoint_folder, prune, shard_file
+from ldacli.methods.cgs.dask_checkpoints import (ARRAY, CheckpointFolders, ShardFiles, checkpoint_folder, prune,
+                                                shard_file)
 from ldacli.methods.cgs.dask_worker import ShardHost, ShardSpec
 from ldacli.methods.cgs.layouts import Replica, replica_class
 from ldacli.methods.cgs.sampler import SAMPLERS, UnderPriors
@@ -189,8 +188,7 @@ class DaskSampler(UnderPriors):
         self.rebuilds: list[dict] = []
         self._counts: Replica | None = None
         self._pending: SyncPoint | None = None
-        self._locks = contextlib.ExitStack()
-        self._locked: set[str] = set()
+        self._folders = CheckpointFolders()
         self._run = os.urandom(4).hex()
         with self._timeouts():
             self._place()
@@ -480,15 +478,7 @@ class DaskSampler(UnderPriors):
     def _write_shard_files(self, path: str, iteration: int) -> ShardFiles:
         """Every worker writes its shards' files of sweep ``iteration`` (under the run's lock on
         the folder they go to, taken here once)."""
-        folder = checkpoint_folder(self.folder.path, path)
-        if folder not in self._locked:
-            try:
-                os.makedirs(folder, exist_ok=True)
-            except OSError as exc:
-                raise OutputError(path, "checkpoint", f"cannot make {folder} for the shards' checkpoints: "
-                                                      f"{exc.strerror or exc}") from None
-            self._locks.enter_context(locked([folder]))
-            self._locked.add(folder)
+        folder = self._folders.claim(checkpoint_folder(self.folder.path, path), path)
         names = {s: shard_file(s, iteration, self._run) for s in range(len(self.shards))}
         params = {"sweep": iteration, "n_topics": self.K, "run": self._run, "corpus_fingerprint": self.fingerprint}
         digests = self._by_shard("write_checkpoint", folder, names, params)
@@ -506,7 +496,7 @@ class DaskSampler(UnderPriors):
     def close(self) -> None:
         self.place = _Placement()
         self._counts = None
-        self._locks.close()
+        self._folders.close()
 
 
 async def _gather(calls: list, addresses: list[str]) -> list:

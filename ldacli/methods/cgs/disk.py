@@ -43,11 +43,10 @@ import numpy as np
 
 from ldacli.corpora.counts import doc_pointers, tokens_of
 from ldacli.errors import LdacliError, OutputError
-from ldacli.files.locking import locked
-from ldacli.methods.cgs.dask_checkpoints import (ARRAY, ShardFiles, checkpoint_folder, prune, read_shard_checkpoint,
-                                                shard_file, write_shard_checkpoint)
-from ldacli.methods.cgs.layouts import Replica, WordLists
-from ldacli.methods.cgs.sampler import FirstTopics, UnderPriors
+from ldacli.methods.cgs.dask_checkpoints import (ARRAY, CheckpointFolders, ShardFiles, checkpoint_folder, prune,
+                                                read_shard_checkpoint, shard_file, write_shard_checkpoint)
+from ldacli.methods.cgs.layouts import WordLists
+from ldacli.methods.cgs.sampler import FirstTopics, OneCopyOfCounts
 from ldacli.methods.cgs.snapshots import CellSums, doc_cell_arrays
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_blocks, doc_topic_cells,
                                       document_lists, merge_doc_histograms, shard_doc_histograms, shard_log_prior,
@@ -191,7 +190,7 @@ class BlockFiles:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-class DiskSampler(UnderPriors):
+class DiskSampler(OneCopyOfCounts):
     """The engine that trains from disk (a :class:`~ldacli.methods.cgs.sampler.Sampler`): the
     sparse sampler over a :class:`~ldacli.corpora.formats.shards.ShardFolder`, its shards those
     of the folder, with the same numbers as :class:`~ldacli.methods.cgs.threads.ThreadsSampler`
@@ -227,8 +226,7 @@ class DiskSampler(UnderPriors):
         self.blocks = BlockFiles(scratch, self.P, self.P)
         self.fingerprint = folder.fingerprint()
         self._run = secrets.token_hex(4)
-        self._locks = contextlib.ExitStack()
-        self._locked: set[str] = set()
+        self._folders = CheckpointFolders()
         self._pending: ShardFiles | None = None
         self.keeps_doc_sums = keeps_doc_sums  # the run averages snapshots: the documents' sums are kept here
         try:
@@ -259,10 +257,6 @@ class DiskSampler(UnderPriors):
         self._pool = ThreadPoolExecutor(threads)
         self._reader = ThreadPoolExecutor(1)
         self.threads = threads
-
-    @property
-    def counts(self) -> Replica:
-        return self.shared
 
     def _sample(self, s: int, j: int, block, start: np.ndarray) -> np.ndarray:
         """Sample block (shard ``s``, slice ``j``), read by ``block`` (a future), from the
@@ -295,21 +289,12 @@ class DiskSampler(UnderPriors):
             deltas.extend(f.result() for f in in_flight)
             self.shared.nk += np.sum(deltas, axis=0, dtype=np.int32)
 
-    # What the method reads of the state: from the counts, the document lists, or each shard's
-    # topics put together from its blocks, in shard order.
+    # What the method reads of the state besides the counts: from the document lists, or each
+    # shard's topics put together from its blocks, in shard order.
 
     def _topics(self):
         for s in range(self.P):
             yield s, self.ptrs[s], self.blocks.topics(s, self.ptrs[s])
-
-    def topic_totals(self) -> np.ndarray:
-        return self.shared.nk.astype(np.int64)
-
-    def word_histogram(self) -> tuple:
-        return self.shared.count_histogram()
-
-    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
-        return self.shared.counts_at(words, topics).astype(np.int64)
 
     def doc_log_priors(self, alpha: np.ndarray) -> list[float]:
         return [shard_log_prior(ptr, z, alpha) for _, ptr, z in self._topics()]
@@ -337,15 +322,8 @@ class DiskSampler(UnderPriors):
         """The shards' part of a checkpoint: each shard's topics and stream written to its file
         in a folder beside the checkpoint (``CKPT.checkpoints/``; the shard folder may be read-only
         or shared), as a cluster's workers write them, named by the checkpoint."""
-        folder = checkpoint_folder(os.path.splitext(path)[0], path)  # beside the checkpoint: CKPT.checkpoints/
-        if folder not in self._locked:
-            try:
-                os.makedirs(folder, exist_ok=True)
-            except OSError as exc:
-                raise OutputError(path, "checkpoint", f"cannot make {folder} for the shards' checkpoints: "
-                                                      f"{exc.strerror or exc}") from None
-            self._locks.enter_context(locked([folder]))
-            self._locked.add(folder)
+        # beside the checkpoint: CKPT.checkpoints/
+        folder = self._folders.claim(checkpoint_folder(os.path.splitext(path)[0], path), path)
         states = self.rng_states()
         names, digests = [], []
         for s, ptr, z in self._topics():
@@ -438,7 +416,7 @@ class DiskSampler(UnderPriors):
         for pool in (self._pool, self._reader):
             pool.shutdown()
         self.blocks.close()
-        self._locks.close()
+        self._folders.close()
 
 
 class PairFiles:

@@ -104,6 +104,31 @@ class UnderPriors:
         self.priors = Priors.of(self.alpha, self.beta, topic_sums(self.prior, self.beta, self.V, self.K), self.extra)
 
 
+class OneCopyOfCounts(UnderPriors):
+    """What an engine that holds the one copy of the topic-word counts on this machine,
+    ``shared`` (a :class:`~ldacli.methods.cgs.layouts.Replica`), answers from it: the threads
+    engine and the engine that trains from disk."""
+
+    shared: Replica
+
+    @property
+    def counts(self) -> Replica:
+        """The topic-word counts after the last sweep."""
+        return self.shared
+
+    def topic_totals(self) -> np.ndarray:
+        """(K,) int64: the tokens of each topic."""
+        return self.shared.nk.astype(np.int64)
+
+    def word_histogram(self) -> tuple:
+        """The histogram of the non-zero word-topic counts (one column)."""
+        return self.shared.count_histogram()
+
+    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
+        """(E,) int64: the word-topic counts of the cells (``words[i]``, ``topics[i]``)."""
+        return self.shared.counts_at(words, topics).astype(np.int64)
+
+
 @runtime_checkable
 class Sampler(Protocol):
     """What the method (:class:`~ldacli.methods.cgs.method.CollapsedGibbs`) calls on an engine,

@@ -25,8 +25,8 @@ import numpy as np
 
 from ldacli.corpora.counts import value_counts
 from ldacli.errors import LdacliError
-from ldacli.methods.cgs.layouts import Replica, replica_class
-from ldacli.methods.cgs.sampler import SAMPLERS, UnderPriors
+from ldacli.methods.cgs.layouts import replica_class
+from ldacli.methods.cgs.sampler import SAMPLERS, OneCopyOfCounts
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, doc_topic_blocks, doc_topic_cells, merge_doc_histograms,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, sorted_within_documents,
                                       word_topic_pair_parts)
@@ -34,7 +34,7 @@ from ldacli.partition import shard_ranges, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
 
-class ThreadsSampler(UnderPriors):
+class ThreadsSampler(OneCopyOfCounts):
     """The threads engine: collapsed Gibbs sampling of ``z`` for a corpus's token arrays, in
     blocks and threads (a :class:`~ldacli.methods.cgs.sampler.Sampler`).
 
@@ -71,11 +71,6 @@ class ThreadsSampler(UnderPriors):
             self._free.put(self.shared.sharing())
         self._pool = ThreadPoolExecutor(threads) if threads > 1 else None
 
-    @property
-    def counts(self) -> Replica:
-        """The topic-word counts after the last sweep."""
-        return self.shared
-
     def _run_block(self, s: int, j: int, start: np.ndarray) -> np.ndarray:
         """Sample block (shard ``s``, slice ``j``) from the round's topic totals ``start``;
         returns the change of the totals."""
@@ -100,18 +95,6 @@ class ThreadsSampler(UnderPriors):
 
     # What the method reads of the state (the Dask engine answers the same questions, with the
     # same numbers, from its workers): histograms and sums that its parts add up to exactly.
-
-    def topic_totals(self) -> np.ndarray:
-        """(K,) int64: the tokens of each topic."""
-        return self.shared.nk.astype(np.int64)
-
-    def word_histogram(self) -> tuple:
-        """The histogram of the non-zero word-topic counts (one column)."""
-        return self.shared.count_histogram()
-
-    def counts_at(self, words: np.ndarray, topics: np.ndarray) -> np.ndarray:
-        """(E,) int64: the word-topic counts of the cells (``words[i]``, ``topics[i]``)."""
-        return self.shared.counts_at(words, topics).astype(np.int64)
 
     def doc_log_priors(self, alpha: np.ndarray) -> list[float]:
         """:func:`shard_log_prior` of every shard, in shard order."""
