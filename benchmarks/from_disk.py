@@ -30,7 +30,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -114,6 +113,7 @@ def peer(tool: str, folder: str, k: int, iterations: int) -> dict:
     peak RSS (MALLET's import to its instance file before, not counted)."""
     import ldacli
     from bench_train import MALLET_HOME, mallet_import
+    from peak_memory import TOMOTOPY
 
     with tempfile.TemporaryDirectory() as tmp:
         if tool == "mallet":
@@ -130,18 +130,6 @@ def peer(tool: str, folder: str, k: int, iterations: int) -> dict:
     return {"tool": tool, "wall_s": round(seconds, 1), "peak_rss_mb": round(peak)}
 
 
-TOMOTOPY = f"""
-import sys
-sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
-import ldacli
-from bench_train import tomotopy_model
-path, K, iterations, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-corpus = ldacli.read_corpus(path)
-model = tomotopy_model(corpus, K, 0.1, 0.01)
-del corpus
-model.train(iterations, workers=1)
-model.save(out)
-"""
 
 
 def main() -> int:

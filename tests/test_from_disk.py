@@ -107,36 +107,37 @@ def test_another_sampler_than_sparse_is_refused_from_disk(folder, tmp_path):
     assert not os.path.exists(tmp_path / "m.npz")
 
 
-def test_the_blocks_live_in_a_private_folder_inside_scratch_removed_at_the_end(folder, tmp_path):
+def scratch_of_a_run(folder, tmp_path, **settings) -> tuple[int, dict[str, int], list[str]]:
+    """A run from disk with its scratch folder in ``tmp_path``: the mode of the folder it made
+    there and its files' sizes, seen after the first sweep, and what the scratch folder holds
+    after the run."""
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     seen = []
 
     def look(iteration):
-        (inside,) = os.listdir(scratch)
-        mode = os.stat(scratch / inside).st_mode
-        seen.append((stat.S_IMODE(mode), sorted(os.listdir(scratch / inside))))
+        if not seen:
+            (inside,) = os.listdir(scratch)
+            seen.append((stat.S_IMODE(os.stat(scratch / inside).st_mode),
+                         {f: os.path.getsize(scratch / inside / f) for f in os.listdir(scratch / inside)}))
 
-    ldacli.train(open_shard_folder(folder), n_topics=10, iterations=2, scratch=scratch, callback=look,
-                 output=tmp_path / "m.npz")
-    assert seen and seen[0][0] == 0o700
-    assert seen[0][1] == [f"blocks-{s:05d}.bin" for s in range(4)]
-    assert os.listdir(scratch) == []
+    ldacli.train(open_shard_folder(folder), n_topics=10, scratch=scratch, callback=look, output=tmp_path / "m.npz",
+                 **settings)
+    return *seen[0], os.listdir(scratch)
+
+
+def test_the_blocks_live_in_a_private_folder_inside_scratch_removed_at_the_end(folder, tmp_path):
+    mode, files, left = scratch_of_a_run(folder, tmp_path, iterations=2)
+    assert mode == 0o700
+    assert sorted(files) == [f"blocks-{s:05d}.bin" for s in range(4)]
+    assert left == []
 
 
 def test_the_blocks_hold_each_token_once_with_its_topic(folder, tmp_path):
-    # 12 bytes a token (word, topic, and 8 bytes a document a slice): what the docs promise
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    sizes = []
-
-    def look(iteration):
-        (inside,) = os.listdir(scratch)
-        sizes.append(sum(os.path.getsize(scratch / inside / f) for f in os.listdir(scratch / inside)))
-
+    # 8 bytes a token (word, topic) and 8 bytes a document and slice: what the docs promise
+    _, files, _ = scratch_of_a_run(folder, tmp_path, iterations=1)
     f = open_shard_folder(folder)
-    ldacli.train(f, n_topics=10, iterations=1, scratch=scratch, callback=look, output=tmp_path / "m.npz")
-    assert sizes[0] == 8 * f.n_tokens + 8 * f.n_docs * f.n_shards
+    assert sum(files.values()) == 8 * f.n_tokens + 8 * f.n_docs * f.n_shards
     assert np.isfinite(ldacli.Model.load(tmp_path / "m.npz").phi).all()
 
 

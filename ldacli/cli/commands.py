@@ -186,8 +186,9 @@ def train(ctx, corpus, **values):
                                                                        "--max-df/--max-vocab")
             data = open_shard_folder(corpus)
             tell(values, f"{corpus}: the workers read its {data.n_shards} shard files")
-        elif is_shard_folder(corpus) and as_written_here and trains_from_disk(open_shard_folder(corpus), given):
-            data = open_shard_folder(corpus)
+        elif is_shard_folder(corpus) and as_written_here and trains_from_disk(index := open_shard_folder(corpus),
+                                                                              given):
+            data = index
             tell(values, f"{corpus}: trained from disk, its {data.n_shards} shards streamed through each sweep "
                          f"(in memory the run would need more than the memory limit)")
         else:

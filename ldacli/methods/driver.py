@@ -546,9 +546,10 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     reading = reading_of(given)
     check_given({**given, "n_topics": n_topics})  # before anything is read
     updated = _updated_of(given)  # an update's night is read as its model reads documents
-    if (isinstance(corpus, (str, os.PathLike)) and is_shard_folder(corpus) and not reading
-            and trains_from_disk(open_shard_folder(corpus), {**given, "n_topics": n_topics})):
-        corpus = open_shard_folder(corpus)
+    if isinstance(corpus, (str, os.PathLike)) and is_shard_folder(corpus) and not reading:
+        index = open_shard_folder(corpus)
+        if trains_from_disk(index, {**given, "n_topics": n_topics}):
+            corpus = index
     corpus = as_corpus(corpus, reading=reading, model=updated, resume=given.get("resume"),
                        shard_folders=updated is None)
     run = _settle(corpus, {**given, "n_topics": n_topics}, updated=updated)
