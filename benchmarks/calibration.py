@@ -400,6 +400,16 @@ def alarm_threshold(pairs: list[dict], allowed: float = 0.05) -> float:
     return float(same[same.size - 1 - k]) if k < same.size else 0.0
 
 
+def scored(pairs: list[dict], threshold: float) -> tuple[int, int, int, int]:
+    """Of ``pairs``: the same-topic pairs further apart than ``threshold`` (false alarms, or
+    topics split), the same-topic pairs, the changed pairs further apart (caught), the changed
+    pairs."""
+    same = [p for p in pairs if p["overlap"] >= SAME]
+    changed = [p for p in pairs if p["overlap"] <= CHANGED]
+    return (sum(p["distance"] > threshold for p in same), len(same),
+            sum(p["distance"] > threshold for p in changed), len(changed))
+
+
 def drift(markdown: bool) -> None:
     from ldacli.diff import THRESHOLD
 
@@ -428,21 +438,17 @@ def drift(markdown: bool) -> None:
         for held in names:
             th = alarm_threshold([p for p in schedule if p["corpus"] != held])
             fitted.append(th)
-            test = [p for p in schedule if p["corpus"] == held]
-            same = [p for p in test if p["overlap"] >= SAME]
-            changed = [p for p in test if p["overlap"] <= CHANGED]
-            alarms[0] += sum(p["distance"] > th for p in same)
-            alarms[1] += len(same)
-            catches[0] += sum(p["distance"] > th for p in changed)
-            catches[1] += len(changed)
+            over_same, n_same, over_changed, n_changed = scored([p for p in schedule if p["corpus"] == held], th)
+            alarms[0] += over_same
+            alarms[1] += n_same
+            catches[0] += over_changed
+            catches[1] += n_changed
         row = [f"{night:.0%}", how, f"{min(fitted):.3f}-{max(fitted):.3f}",
                f"{alarms[0]}/{alarms[1]} ({alarms[0] / max(alarms[1], 1):.1%})",
                f"{catches[0]}/{catches[1]}" + (f" ({catches[0] / catches[1]:.0%})" if catches[1] else "")]
         for th in (0.6, THRESHOLD.default):
-            same = [p for p in schedule if p["overlap"] >= SAME]
-            changed = [p for p in schedule if p["overlap"] <= CHANGED]
-            row += [f"{sum(p['distance'] > th for p in same)}/{len(same)}",
-                    f"{sum(p['distance'] > th for p in changed)}/{len(changed)}"]
+            over_same, n_same, over_changed, n_changed = scored(schedule, th)
+            row += [f"{over_same}/{n_same}", f"{over_changed}/{n_changed}"]
         lines.append(row)
     table(["night", "retrain", "fitted threshold (range over held-out)", "held-out false alarms (same topic)",
            "held-out changed topics caught", "0.6: false alarms", "0.6: caught", "0.7: false alarms", "0.7: caught"],
@@ -455,21 +461,17 @@ def drift(markdown: bool) -> None:
     for held in names:
         th = max(p["distance"] for p in pairs if p["corpus"] != held and p["overlap"] >= SAME)
         test = [p for p in pairs if p["corpus"] == held]
-        same = [p for p in test if p["overlap"] >= SAME]
-        changed = [p for p in test if p["overlap"] <= CHANGED]
-        split[0] += sum(p["distance"] > th for p in same)
-        split[1] += len(same)
-        caught[0] += sum(p["distance"] > th for p in changed)
-        caught[1] += len(changed)
-        lines.append([held, f"{th:.3f}", f"{sum(p['distance'] > th for p in same)}/{len(same)}",
-                      f"{sum(p['distance'] > th for p in changed)}/{len(changed)}",
-                      f"{sum(p['distance'] > THRESHOLD.default for p in same)}/{len(same)}",
-                      f"{sum(p['distance'] > THRESHOLD.default for p in changed)}/{len(changed)}"])
-    lines.append(["all", "", f"{split[0]}/{split[1]}", f"{caught[0]}/{caught[1]}",
-                  f"{sum(p['distance'] > THRESHOLD.default for p in pairs if p['overlap'] >= SAME)}/"
-                  f"{sum(p['overlap'] >= SAME for p in pairs)}",
-                  f"{sum(p['distance'] > THRESHOLD.default for p in pairs if p['overlap'] <= CHANGED)}/"
-                  f"{sum(p['overlap'] <= CHANGED for p in pairs)}"])
+        over_same, n_same, over_changed, n_changed = scored(test, th)
+        split[0] += over_same
+        split[1] += n_same
+        caught[0] += over_changed
+        caught[1] += n_changed
+        at_diff = scored(test, THRESHOLD.default)
+        lines.append([held, f"{th:.3f}", f"{over_same}/{n_same}", f"{over_changed}/{n_changed}",
+                      f"{at_diff[0]}/{at_diff[1]}", f"{at_diff[2]}/{at_diff[3]}"])
+    at_diff = scored(pairs, THRESHOLD.default)
+    lines.append(["all", "", f"{split[0]}/{split[1]}", f"{caught[0]}/{caught[1]}", f"{at_diff[0]}/{at_diff[1]}",
+                  f"{at_diff[2]}/{at_diff[3]}"])
     table(["held out", "fitted", "same topics split", "changed topics split", f"{THRESHOLD.default:g}: same split",
            f"{THRESHOLD.default:g}: changed split"], lines, markdown)
     print("\nPairs over 0.7 (diff's threshold) that share >= 5 of their top 10 words, and pairs sharing <= 2 "
