@@ -38,10 +38,15 @@ import numpy as np
 from bench_dask import build
 from bench_train import load
 from ldacli.methods.cgs.threads import ThreadsSampler
-corpus_name, kind, K, shards, burn_in = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+corpus_name, kind, start = sys.argv[1], sys.argv[2], sys.argv[3]
+K, shards, burn_in = map(int, sys.argv[4:])
 corpus = load(corpus_name)
 words, doc_ptr, z, bounds, rngs = build(corpus, K, seed=1, shards=shards or None)
-sampler = ThreadsSampler(kind, words, doc_ptr, z, corpus.n_words, K, np.full(K, 0.1), 0.01, bounds, rngs)
+alpha, beta = np.full(K, 0.1), 0.01
+if start:  # the state of a run of ldacli train: its topics and priors
+    with np.load(start) as checkpoint:
+        z, alpha, beta = checkpoint["z"].astype(np.int32), checkpoint["alpha"], float(checkpoint["beta"])
+sampler = ThreadsSampler(kind, words, doc_ptr, z, corpus.n_words, K, alpha, beta, bounds, rngs)
 for _ in range(burn_in):
     sampler.sweep()
 print("ready", len(bounds) - 1, flush=True)
@@ -53,11 +58,12 @@ sampler.close()
 """
 
 
-def start(root: str, corpus: str, kind: str, K: int, shards: int | None, burn_in: int) -> subprocess.Popen:
+def start(root: str, corpus: str, kind: str, K: int, shards: int | None, burn_in: int,
+          checkpoint: str | None = None) -> subprocess.Popen:
     """The process of the build at ``root``, its chain burnt in."""
     src = package_parent(root)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-c", CHILD.format(here=HERE), corpus, kind, str(K), str(shards or 0),
+    return subprocess.Popen([sys.executable, "-c", CHILD.format(here=HERE), corpus, kind, checkpoint or "", str(K), str(shards or 0),
                              str(burn_in)], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
@@ -77,13 +83,16 @@ def main(argv=None) -> int:
     p.add_argument("--shards", type=int, action="append", help="default: as ldacli train (repeatable)")
     p.add_argument("--burn-in", type=int, default=30)
     p.add_argument("--sweeps", type=int, default=12, help="timed sweeps of each build")
+    p.add_argument("--start", metavar="CHECKPOINT",
+                   help="start from the topics and priors of this checkpoint of `ldacli train` on the corpus (with "
+                        "the same -k and shards; its restricted start and its word lists' lengths), not at random")
     args = p.parse_args(argv)
     builds = dict(b.split("=", 1) for b in args.build)
     first = next(iter(builds))
     print(f"{'corpus':<8} {'K':>5} {'shards':>6}  {'build':<10} {'s/sweep':>8} {'ratio':>6}")
     for K in args.topics or [100, 1000]:
         for shards in args.shards or [None]:
-            processes = {name: start(root, args.corpus, args.sampler, K, shards, args.burn_in)
+            processes = {name: start(root, args.corpus, args.sampler, K, shards, args.burn_in, args.start)
                          for name, root in builds.items()}
             try:
                 used = {answer(proc, builds[name])[1] for name, proc in processes.items()}

@@ -610,14 +610,23 @@ cdef inline Py_ssize_t _choose_topic(Buckets* b, const packed_t* wp, Py_ssize_t 
 
 
 cdef inline void _ask_for_word_lists(const int32_t* words, const int64_t* wt_ptr, const int32_t* wt_len,
-                                     const packed_t* wt, Py_ssize_t i, Py_ssize_t n_tokens) noexcept nogil:
-    """The word lists are scattered over memory: ask for the next token's list (and for where
-    the one after it lives) while token i is sampled."""
-    if i + 2 < n_tokens:
-        prefetch(&wt_ptr[words[i + 2]])
-        prefetch(&wt_len[words[i + 2]])
-    if i + 1 < n_tokens:
-        prefetch(&wt[wt_ptr[words[i + 1]]])
+                                     const packed_t* wt, Py_ssize_t i, Py_ssize_t hi, Py_ssize_t next_lo,
+                                     Py_ssize_t next_hi) noexcept nogil:
+    """The word lists are scattered over memory: ask for the list of the token sampled after
+    token i (and for where the one after that lives) while token i is sampled. Token i is in
+    a document's run of the slice that ends at ``hi``; the next document's run is
+    ``next_lo:next_hi`` (empty at the end), where the tokens to sample go on."""
+    cdef Py_ssize_t one = i + 1, two = i + 2
+    cdef Py_ssize_t one_end = hi, two_end = hi  # where each may run to
+    if two >= hi:
+        two, two_end = next_lo + two - hi, next_hi
+        if one >= hi:
+            one, one_end = next_lo, next_hi
+    if two < two_end:
+        prefetch(&wt_ptr[words[two]])
+        prefetch(&wt_len[words[two]])
+    if one < one_end:
+        prefetch(&wt[wt_ptr[words[one]]])
 
 
 def sparse_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::1] z,
@@ -651,9 +660,7 @@ def sparse_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[:
     """
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
-    cdef Py_ssize_t last = runs.shape[1] - 1
-    cdef Py_ssize_t n_tokens = runs[D - 1, last] if D > 0 else 0
-    cdef Py_ssize_t d, i, k, w, t, old, nw_len, j_old, j_new, e_lo, n_e, at
+    cdef Py_ssize_t d, i, k, w, t, old, nw_len, j_old, j_new, e_lo, n_e, at, lo, hi, next_lo, next_hi
     cdef double q, qe = 0.0, total, u
     cdef bint seeded = extra.shape[0] > 0
     cdef const int32_t* e_topics = NULL
@@ -679,16 +686,25 @@ def sparse_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[:
                 b.sterm[k] = alpha[k] * beta * b.inv[k]
                 b.s += b.sterm[k]
             for d in range(D):
-                if runs[d, part] == runs[d, part + 1]:
+                lo, hi = runs[d, part], runs[d, part + 1]
+                if lo == hi:
                     continue
+                # the next document's run of the slice (its tokens, its topics), asked for now:
+                # a document's runs of the other slices lie between, so it is rarely in the cache
+                next_lo = next_hi = hi
+                if d + 1 < D:
+                    next_lo, next_hi = runs[d + 1, part], runs[d + 1, part + 1]
+                    if next_lo < next_hi:
+                        prefetch(&words[next_lo])
+                        prefetch(&z[next_lo])
                 at = list_ptr[d]
                 _enter_document(&b, &lists[at], list_len[d], bits)
-                for i in range(runs[d, part], runs[d, part + 1]):
+                for i in range(lo, hi):
                     w = words[i]
                     old = z[i]
                     wp = &wt[wt_ptr[w]]
                     nw_len = wt_len[w]
-                    _ask_for_word_lists(&words[0], &wt_ptr[0], &wt_len[0], &wt[0], i, n_tokens)
+                    _ask_for_word_lists(&words[0], &wt_ptr[0], &wt_len[0], &wt[0], i, hi, next_lo, next_hi)
                     _take_out(&b, old, &kept)
                     # the word bucket with the token's own count taken out (never below 0: the
                     # sum holds that entry's term), and the word's extra prior mass
