@@ -4,13 +4,14 @@ Usage::
 
     python benchmarks/same_bytes.py --base f78e28a [--corpus ../shared/corpora/docword.kos.txt.gz]
 
-The earlier commit is checked out into a temporary worktree and its kernels built in place;
-then every command of :data:`COMMANDS` (train with every method and sampler, shards and threads,
-learned priors, warm starts, alignment, early stopping, a resume, seed words and an update;
-infer; perplexity with each estimator) runs once with that build and once with this tree's, in separate processes, each
+The earlier commit is checked out into a temporary worktree and its wheel built; then every
+command of :data:`COMMANDS` (train with every method and sampler, shards and threads, learned
+priors, warm starts, alignment, early stopping, a resume, seed words and an update; infer;
+perplexity with each estimator) runs once with that build and once with this tree's (its
+kernels built in place: ``python setup.py build_ext --inplace``), in separate processes, each
 spelled as its own version spells it (a base before the options were renamed gets the old
-spelling). Every array of every output file must be equal, and the
-numbers printed by ``perplexity``; ``params`` may only gain keys (new settings recorded), which
+spelling). Every array of every output file must be equal, and the numbers printed by
+``perplexity``; ``params`` may only gain keys (new settings recorded), which
 are listed. Exit status 1 when anything differs.
 """
 
