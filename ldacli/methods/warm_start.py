@@ -115,11 +115,6 @@ def topic_descent(n_parent: int, add: int | None, remove: list[int] | None, sour
     return descent
 
 
-def descent_of(parent: Model, values: Mapping) -> list[int | None]:
-    """:func:`topic_descent` of a run's settings ``values`` from its parent."""
-    return topic_descent(parent.n_topics, values["add_topics"], values["remove_topics"], values["warm_start"])
-
-
 def warm_start_state(parent: Model, corpus: Corpus, settings: Mapping,
                      descent: list[int | None] | None = None) -> Start:
     """The first state of a run warm-started from ``parent`` on ``corpus`` (whose vocabulary
