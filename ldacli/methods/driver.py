@@ -1,15 +1,19 @@
 """The training driver: everything around the steps, the same for every method.
 
-:func:`train` settles the run's settings from their declarations (:data:`SETTINGS`, common to
-every method, and each method's own ``SETTINGS``; :mod:`ldacli.settings`): checked, with their
-defaults, or read from the checkpoint a run resumes. It records provenance, resumes from a
-checkpoint (the method read from it, the trace restored), runs the method's steps with a
-progress bar and a log, takes the trace every ``loglik_every`` steps, stops early on held-out
-perplexity, on a time limit or when the method converges, writes checkpoints on a schedule and
-when SIGINT/SIGTERM arrives, assembles the model and aligns it to another model's topic ids
-when asked. A method (:class:`~ldacli.methods.base.Method`) supplies only its settings, its
-state and one step. Warm starts, lineage and id stability are :mod:`ldacli.methods.warm_start`'s;
-seeded topics and their prior :mod:`ldacli.methods.seed_words`'s.
+:func:`train` runs in named phases. :func:`settle` makes the run's :class:`Plan` once: its
+settings from their declarations (:data:`SETTINGS`, common to every method, and each method's own
+``SETTINGS``; :mod:`ldacli.settings`), checked, with their defaults, or read from the checkpoint a
+run resumes, then settled by what they lead to (a warm start's parent, an update's model, the
+corpus, the seed words), and frozen. :func:`prepare` records provenance, checks the memory and
+makes the method's state (resumed from a checkpoint, the trace restored); :func:`loop` runs the
+method's steps with a progress bar and a log, takes the trace every ``loglik_every`` steps, stops
+early on held-out perplexity, on a time limit or when the method converges, and writes
+checkpoints on a schedule and when SIGINT/SIGTERM arrives (:class:`Run`'s methods);
+:func:`finish` assembles the model and :func:`deliver` aligns it to another model's topic ids
+when asked and writes it. A method (:class:`~ldacli.methods.base.Method`) supplies only its
+settings, its state and one step. Warm starts, lineage and id stability are
+:mod:`ldacli.methods.warm_start`'s; seeded topics and their prior
+:mod:`ldacli.methods.seed_words`'s; updates :mod:`ldacli.methods.update`'s.
 """
 
 from __future__ import annotations
