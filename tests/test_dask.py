@@ -346,10 +346,9 @@ def test_a_time_limited_run_on_a_shard_folder_starts_the_workers_sums_again_as_t
 
     def state(data, **where):
         given = {"n_topics": 20, "seed": 4, "iterations": 1000, "snapshots": 3, "snapshot_interval": 2}
-        values = settings.resolve(settings_of(CollapsedGibbs), given)
-        values["seed"] = random_streams.resolve(values["seed"])
-        CollapsedGibbs.resolve(values, given, data)
-        values["max_seconds"] = 60.0
+        values = settings.resolve(settings_of(CollapsedGibbs), {**given, "max_seconds": 60.0})
+        values = {**values, "seed": random_streams.resolve(values["seed"])}
+        values = {**values, **CollapsedGibbs.resolve(values, given, data)}
         return CollapsedGibbs(data, values, checkpoint=None, **where)
 
     ldacli.write_shards(corpus, tmp_path / "f", SHARDS)

@@ -287,3 +287,73 @@ def test_a_checkpoint_and_its_model_of_another_method_are_refused(corpus, tmp_pa
         ldacli.train(corpus, method="cgs", iterations=4, resume=ckpt)
     with pytest.raises(LdacliError, match="burn_in=1"):
         ldacli.train(corpus, iterations=4, resume=ckpt, burn_in=2)
+
+
+# --- a run settled once ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def parent(corpus, tmp_path_factory):
+    """A short collapsed Gibbs model of ``corpus`` in a file: the parent of a warm start and of an update."""
+    path = str(tmp_path_factory.mktemp("parent") / "parent.npz")
+    ldacli.train(corpus, 4, iterations=5, seed=3, output=path)
+    return path
+
+
+@pytest.mark.parametrize("run", ["cgs", "vem", "gibbs", "seeded", "warm start", "update", "resumed"])
+def test_a_runs_plan_holds_its_declared_settings_read_only_and_what_follows_from_them_as_fields(
+        run, corpus, parent, tmp_path):
+    given = {"n_topics": 4, "iterations": 6, "seed": 1}
+    given.update({"cgs": {}, "vem": {"method": "vem"}, "gibbs": {"method": "gibbs"},
+                  "seeded": {"seed_words": {"first": ["w00000", "w00001"]}},
+                  "warm start": {"n_topics": None, "warm_start": parent, "add_topics": 1},
+                  "update": {"n_topics": None, "update": parent},
+                  "resumed": {"checkpoint": str(tmp_path / "c.npz")}}[run])
+    if run == "resumed":
+        ldacli.train(corpus, **{**given, "iterations": 3, "seed_words": {"first": ["w00000"]}})
+        given = {"resume": given["checkpoint"], "iterations": 6}
+    plan = driver.settle(corpus, given, notes=False)
+    declared = [s.name for s in driver.settings_of(plan.cls)]
+    assert list(plan.values) == declared  # every setting of its method, and nothing else
+    with pytest.raises(TypeError):
+        plan.values["n_topics"] = 7
+    with pytest.raises(AttributeError):  # (frozen)
+        plan.values = {}
+    seeded = run in ("seeded", "resumed")
+    if run == "seeded":  # the declared default, and the prior the seeds give
+        assert plan.values["seed_strength"] == 0.25 and plan.topic_word_prior.n_cells == 2
+    assert plan.seeded is not None if seeded else plan.seeded is None
+    if run == "warm start":  # the parent's 4 topics and one more
+        assert plan.values["n_topics"] == 5 and plan.descent == [0, 1, 2, 3, None]
+        assert plan.parent.n_topics == 4 and plan.topic_word_prior is None
+    if run == "update":  # the parent's evidence is the prior; the topic it frees for the night
+        assert plan.updated.n_topics == 4 and len(plan.freed) == 1 and plan.topic_word_prior.n_cells > 0
+        assert plan.values["optimize_interval"] == 0 and plan.values["alpha"] == list(plan.updated.alpha)
+    if run == "resumed":  # the checkpoint's prior is read by the method from the checkpoint
+        assert plan.checkpoint.iteration == 3 and plan.values["seed_strength"] == 0.25
+    with pytest.raises(ValueError, match=r"found \['freed'\] undeclared"):
+        driver.Plan(plan.cls, {**plan.values, "freed": plan.freed}, plan.corpus)
+    model = driver.train_planned(plan)
+    assert model.params["iterations_done"] == 6 and list(plan.values) == declared
+
+
+def test_a_run_on_a_shard_folder_reads_its_checkpoint_once_and_tells_its_notes_once(corpus, tmp_path, monkeypatch,
+                                                                                  caplog):
+    ldacli.write_shards(corpus, tmp_path / "f", 2)
+    folder = str(tmp_path / "f")
+    kw = {"n_topics": 6, "seed": 2, "threads": 1, "seed_words": {"first": ["w00000", "w00001"]}}
+    whole = ldacli.train(folder, iterations=8, **kw)
+    ldacli.train(folder, iterations=4, checkpoint=str(tmp_path / "c.npz"), **kw)
+    disk, memory = (driver.memory_needed(c, **kw) for c in (ldacli.open_shard_folder(folder), ldacli.read_corpus(folder)))
+    loads = []
+    load = ldacli.Checkpoint.load.__func__
+    monkeypatch.setattr(ldacli.Checkpoint, "load", classmethod(lambda cls, path: loads.append(path) or load(cls, path)))
+    for limit in (None, int((disk + memory) / 2)):  # read whole; from disk
+        loads.clear()
+        caplog.clear()
+        with caplog.at_level("INFO", logger="ldacli"):
+            resumed = ldacli.train(folder, resume=str(tmp_path / "c.npz"), iterations=8, memory_limit=limit)
+        assert loads == [str(tmp_path / "c.npz")]
+        same_model(resumed, whole)
+        with caplog.at_level("INFO", logger="ldacli"):
+            ldacli.train(folder, iterations=2, memory_limit=limit, **kw)
+        assert [r.getMessage() for r in caplog.records].count("seed words: all 2 found in the vocabulary") == 1

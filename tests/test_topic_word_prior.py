@@ -18,14 +18,13 @@ from ldacli.topic_word_prior import TopicWordPrior, seed_prior
 
 def cgs(corpus, prior, *, threads=1, checkpoint=None, source=None, client=None, **given):
     """A collapsed Gibbs state as the training driver builds it: the settings ``given`` resolved
-    from their declarations, and the prior as ``settings["topic_word_prior"]`` (with which the
+    from their declarations, and the prior as the plan's ``topic_word_prior`` (with which the
     driver never learns the priors: a resumed run's recorded optimize_interval is 0)."""
     given = {"optimize_interval": 0, **given}
     values = settings.resolve(settings_of(CollapsedGibbs), {"n_topics": 10, "seed": 1, **given})
-    values["seed"] = random_streams.resolve(values["seed"])
-    CollapsedGibbs.resolve(values, given, corpus)
-    values["topic_word_prior"] = prior
-    return CollapsedGibbs(corpus, values, threads=threads, checkpoint=checkpoint, source=source,
+    values = {**values, "seed": random_streams.resolve(values["seed"])}
+    values = {**values, **CollapsedGibbs.resolve(values, given, corpus)}
+    return CollapsedGibbs(corpus, values, threads=threads, checkpoint=checkpoint, source=source, prior=prior,
                           **({"client": client} if client is not None else {}))
 
 

@@ -76,7 +76,7 @@ from ldacli.files.tables import (
 from ldacli.info import describe as describe_file
 from ldacli.info import format_text as format_info
 from ldacli.methods.driver import SETTINGS as TRAIN
-from ldacli.methods.driver import check_given, method_settings, trains_from_disk, unchanged
+from ldacli.methods.driver import check_given, method_settings, train_planned, trains_from_disk, unchanged
 from ldacli.methods.driver import train as run_train
 from ldacli.methods.registry import METHODS
 from ldacli.model import TOP_WORDS, Model
@@ -179,6 +179,7 @@ def train(ctx, corpus, **values):
         written = as_written()  # a shard folder read as written, as a checkpoint of a run on one records it
         as_written_here = all(reading.get(s.name) in (None, s.default, written.get(s.name))
                               for s in READING if s is not INPUT_FORMAT)
+        plan = None
         if values["scheduler"] and is_shard_folder(corpus):  # the workers read the files, the client the index
             if not as_written_here:
                 raise click.BadParameter("a shard folder on a cluster is trained as written: choose the vocabulary "
@@ -186,9 +187,9 @@ def train(ctx, corpus, **values):
                                                                        "--max-df/--max-vocab")
             data = open_shard_folder(corpus)
             tell(values, f"{corpus}: the workers read its {data.n_shards} shard files")
-        elif is_shard_folder(corpus) and as_written_here and trains_from_disk(index := open_shard_folder(corpus),
-                                                                              given):
-            data = index
+        elif is_shard_folder(corpus) and as_written_here and (plan := trains_from_disk(open_shard_folder(corpus),
+                                                                                     given)):
+            data = plan.corpus
             tell(values, f"{corpus}: trained from disk, its {data.n_shards} shards streamed through each sweep "
                          f"(in memory the run would need more than the memory limit)")
         else:
@@ -203,7 +204,10 @@ def train(ctx, corpus, **values):
             # this corpus is held: the sampler then keeps the tokens of this very corpus, which
             # holds them instead of its counts (Corpus.as_tokens), and the process holds them once
             data, _ = data.without_unused_words()
-        model = run_train(data, progress=progress, output=output, **given)
+        if plan is not None:  # settled once, from disk
+            model = train_planned(plan, progress=progress, output=output)
+        else:
+            model = run_train(data, progress=progress, output=output, **given)
         seconds = time.perf_counter() - t0
     p = model.params
     unit = METHODS[p["method"]].unit

@@ -8,6 +8,7 @@ listed in :data:`ldacli.methods.registry.METHODS`; nothing else changes to add o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -50,10 +51,10 @@ class Method:
     :func:`~ldacli.settings.owned_by`; the command line's options follow from them).
 
     The constructor builds the state for ``corpus`` from ``settings`` (the run's settings, all
-    resolved: ``n_topics``, ``alpha``, ``beta``, ``seed``, ``iterations`` and the method's own),
-    starting fresh, from a :class:`Start` (a warm start), or from a
-    :class:`~ldacli.model.Checkpoint`. Attributes ``alpha`` (K,) and ``beta`` are the current
-    priors.
+    resolved and read-only, :attr:`Plan.values <ldacli.methods.driver.Plan.values>`: ``n_topics``,
+    ``alpha``, ``beta``, ``seed``, ``iterations`` and the method's own), starting fresh, from a
+    :class:`Start` (a warm start), or from a :class:`~ldacli.model.Checkpoint`. Attributes
+    ``alpha`` (K,) and ``beta`` are the current priors.
     """
 
     name: ClassVar[str]
@@ -78,31 +79,36 @@ class Method:
         return {"alpha": "set", "beta": "set"}
 
     @classmethod
-    def settle_given(cls, values: dict, given: dict) -> None:
-        """Settle, in ``values``, what follows from the settings ``given`` alone (a warm start's
-        parent already read, if any), refusing a combination that cannot apply. :func:`~ldacli.methods.driver.check_given`
-        runs it, on a copy, before anything is read; :meth:`resolve` settles the rest."""
+    def settle_given(cls, values: Mapping, given: dict) -> dict:
+        """What follows from the settings ``given`` alone (a warm start's parent already read,
+        if any), as the values of the settings it settles, refusing a combination that cannot
+        apply. :func:`~ldacli.methods.driver.check_given` runs it before anything is read;
+        :meth:`resolve` settles the rest. Nothing by default."""
+        return {}
 
     @classmethod
-    def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
-        """Settle, in ``values`` (every setting of a fresh run, checked, defaults filled in),
-        what depends on the corpus (``sampler auto``, the shards); ``given`` holds the values
-        the caller gave. Refuse a combination that cannot apply."""
+    def resolve(cls, values: Mapping, given: dict, corpus: Corpus) -> dict:
+        """What depends on the corpus (``sampler auto``, the shards), as the values of the
+        settings it settles, from ``values`` (every setting of a fresh run, checked, defaults
+        filled in) and ``given`` (the values the caller gave). Refuse a combination that cannot
+        apply. The driver's :func:`~ldacli.methods.driver.settle` takes them into the run's
+        :class:`~ldacli.methods.driver.Plan`; nothing writes to ``values``."""
+        return {}
 
     @classmethod
-    def check(cls, values: dict) -> None:
+    def check(cls, values: Mapping) -> None:
         """Refuse settings that contradict each other, fresh or resumed (raises
         :class:`~ldacli.errors.SettingError`)."""
 
     @classmethod
-    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False) -> float:
+    def estimate_bytes(cls, corpus: Corpus, settings: Mapping, threads: int, streamed: bool = False) -> float:
         """About how much memory the state and the model take for ``corpus`` (the driver refuses
         a run that cannot fit before anything is allocated); ``streamed``: the model is written
         to a file as it is assembled and never needed whole in the run (a method with
         :meth:`model_counts` then need not hold them whole)."""
         raise NotImplementedError
 
-    def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
+    def __init__(self, corpus: Corpus, settings: Mapping, *, threads: int, checkpoint: Checkpoint | None,
                  source: str | None = None, start: Start | None = None):
         raise NotImplementedError
 

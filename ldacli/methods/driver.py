@@ -1,15 +1,19 @@
 """The training driver: everything around the steps, the same for every method.
 
-:func:`train` settles the run's settings from their declarations (:data:`SETTINGS`, common to
-every method, and each method's own ``SETTINGS``; :mod:`ldacli.settings`): checked, with their
-defaults, or read from the checkpoint a run resumes. It records provenance, resumes from a
-checkpoint (the method read from it, the trace restored), runs the method's steps with a
-progress bar and a log, takes the trace every ``loglik_every`` steps, stops early on held-out
-perplexity, on a time limit or when the method converges, writes checkpoints on a schedule and
-when SIGINT/SIGTERM arrives, assembles the model and aligns it to another model's topic ids
-when asked. A method (:class:`~ldacli.methods.base.Method`) supplies only its settings, its
-state and one step. Warm starts, lineage and id stability are :mod:`ldacli.methods.warm_start`'s;
-seeded topics and their prior :mod:`ldacli.methods.seed_words`'s.
+:func:`train` runs in named phases. :func:`settle` makes the run's :class:`Plan` once: its
+settings from their declarations (:data:`SETTINGS`, common to every method, and each method's own
+``SETTINGS``; :mod:`ldacli.settings`), checked, with their defaults, or read from the checkpoint a
+run resumes, then settled by what they lead to (a warm start's parent, an update's model, the
+corpus, the seed words), and frozen. :func:`prepare` records provenance, checks the memory and
+makes the method's state (resumed from a checkpoint, the trace restored); :func:`loop` runs the
+method's steps with a progress bar and a log, takes the trace every ``loglik_every`` steps, stops
+early on held-out perplexity, on a time limit or when the method converges, and writes
+checkpoints on a schedule and when SIGINT/SIGTERM arrives (:class:`Run`'s methods);
+:func:`finish` assembles the model and :func:`deliver` aligns it to another model's topic ids
+when asked and writes it. A method (:class:`~ldacli.methods.base.Method`) supplies only its
+settings, its state and one step. Warm starts, lineage and id stability are
+:mod:`ldacli.methods.warm_start`'s; seeded topics and their prior
+:mod:`ldacli.methods.seed_words`'s; updates :mod:`ldacli.methods.update`'s.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -52,6 +58,7 @@ from ldacli.methods.seed_words import seeded_prior, seeded_topics, warn_lost_see
 from ldacli.signatures import takes_settings
 from ldacli.corpora.formats.read import READING, as_written
 from ldacli.topic_names import with_names
+from ldacli.topic_word_prior import TopicWordPrior
 from ldacli.corpora.formats.shards import ShardFolder, is_shard_folder, open_shard_folder
 from ldacli.methods.stopping import EarlyStopping
 
@@ -212,12 +219,11 @@ def _resolved_in(cls: type[Method], values: dict, corpus: Corpus, source: str) -
     nones = [name for name, value in values.items() if value is None]
     if not nones:
         return
-    fresh = dict(values)
     try:
-        cls.resolve(fresh, {}, corpus)
+        settled = cls.resolve(values, {}, corpus)
     except LdacliError:
         return  # what the method refuses, it refuses again where it is used
-    missing = [name for name in nones if fresh.get(name) is not None]
+    missing = [name for name in nones if settled.get(name) is not None]
     if missing:
         raise InputError(source, None, f"expected the settings a checkpoint records in 'params', found {missing[0]} "
                                        f"None (a run records the value it chose)")
@@ -241,27 +247,63 @@ def checked_record(params: dict, source: str, kind: str) -> dict:
     return params
 
 
-@dataclass
-class _Settled:
-    """A run's method and settings, the checkpoint it resumes, its warm start's parent, and the
-    corpus as it trains on it."""
+@dataclass(frozen=True)
+class Plan:
+    """A run settled once (:func:`settle`): its method, its settings and what follows from them,
+    read-only from here on.
+
+    ``values`` holds every setting of a run of the method (:func:`settings_of`) and nothing else,
+    resolved (given, declared defaults, a checkpoint's, a warm start's or an update's parent's,
+    chosen for the corpus), as a read-only mapping. What the settings lead to is a field of its
+    own: ``corpus`` (as the run trains on it), ``checkpoint`` (the one it resumes), ``parent`` (a
+    warm start's model) and ``descent`` (which of its topics each topic continues), ``updated``
+    (the model an update continues) and ``freed`` (the topics it frees for the night, ``(freed,
+    into)`` pairs), ``seeded`` (the seeded topics as the model records them) and
+    ``topic_word_prior`` (the prior seeds or an update's evidence give, which the method samples
+    under; None: the symmetric beta). ``held_notes``: what settling would have logged, for a plan
+    made to decide something (:func:`trains_from_disk`), logged when the plan is run.
+    """
 
     cls: type[Method]
-    values: dict
-    checkpoint: Checkpoint | None
-    parent: Model | None
+    values: Mapping[str, Any]
     corpus: Corpus
+    checkpoint: Checkpoint | None = None
+    parent: Model | None = None
+    descent: list[int | None] | None = None
+    updated: Model | None = None
+    freed: tuple[tuple[int, int], ...] = ()
     seeded: dict | None = None
-    updated: Model | None = None  # the model an update continues
+    topic_word_prior: TopicWordPrior | None = None
+    held_notes: tuple[logging.LogRecord, ...] = ()
+
+    def __post_init__(self):
+        declared = [s.name for s in settings_of(self.cls)]
+        if set(self.values) != set(declared):
+            raise ValueError(f"a plan holds the settings of method {self.cls.name}: found "
+                             f"{sorted(set(self.values) - set(declared))} undeclared and "
+                             f"{sorted(set(declared) - set(self.values))} missing")
+        object.__setattr__(self, "values", MappingProxyType({name: self.values[name] for name in declared}))
+
+    @property
+    def options(self) -> dict:
+        """What the method's constructor and :meth:`~ldacli.methods.base.Method.estimate_bytes`
+        take besides the settings: the topic-word prior, when there is one."""
+        return {"prior": self.topic_word_prior} if self.topic_word_prior is not None else {}
+
+    def estimate_bytes(self, corpus: Corpus, threads: int, streamed: bool = False, **more) -> float:
+        """The method's estimate of the run's memory on ``corpus`` (the corpus or its fitted part)."""
+        return self.cls.estimate_bytes(corpus, self.values, threads, streamed, **more, **self.options)
 
 
-def _settle(corpus: Corpus, given: dict, *, notes: bool = True, updated: Model | None = None) -> _Settled:
-    """The settings of a run on ``corpus`` from those ``given`` (None: not given): a fresh run's
-    checked, with their defaults; a resumed run's from its checkpoint (what it fixes may not
-    change, what it continues may). ``updated``: the model an update continues, when it is read
-    already (:func:`updated_model`)."""
+def settle(corpus: Corpus, given: dict, *, notes: bool = True, updated: Model | None = None,
+           checkpoint: Checkpoint | None = None) -> Plan:
+    """The plan of a run on ``corpus`` from the settings ``given`` (None: not given): a fresh
+    run's checked, with their defaults; a resumed run's from its checkpoint (what it fixes may not
+    change, what it continues may). ``updated``: the model an update continues, and
+    ``checkpoint``: the one it resumes, when read already (:func:`updated_model`). Every setting
+    is settled here, once: nothing writes to the plan's values after it."""
     resume = settings.by_name(SETTINGS)["resume"].check(given.get("resume"))
-    ckpt = Checkpoint.load(resume) if resume else None
+    ckpt = checkpoint if checkpoint is not None else Checkpoint.load(resume) if resume else None
     if ckpt is not None:
         cls, values = _resumed(given, ckpt.params, resume)
     else:
@@ -274,38 +316,56 @@ def _settle(corpus: Corpus, given: dict, *, notes: bool = True, updated: Model |
                 raise SettingError(name, f"{name} needs the documents in memory, and the shard folder {corpus.path} "
                                          f"is read from its index (by a cluster's workers, or from disk): read it "
                                          f"whole (read_corpus) or leave {name} out", ("scheduler",))
-    parent = None
     if ckpt is not None:
-        if values["iterations"] < ckpt.iteration:
-            raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
-                                             f"{values['iterations']} asked for")
-        if values["update"] is not None:  # the night as the update's first run read it
-            updated = updated or updated_model(ckpt.params, resume)
-            trained = updating.night_over(corpus, updated, notes)
-        else:
-            trained = _corpus_to_train(corpus, None, None, ckpt, resume, notes)
-        _resolved_in(cls, values, trained, resume)
-        if ckpt.params.get("corpus_fingerprint") != trained.fingerprint():
-            raise LdacliError(f"{resume}: expected a checkpoint of this corpus ({trained.source}), found one of "
-                              f"another corpus ({ckpt.params.get('corpus_source')}, fingerprint differs)")
+        return _settle_resumed(cls, values, corpus, ckpt, resume, updated, notes)
+    return _settle_fresh(cls, values, corpus, given, updated, notes)
+
+
+def _settle_resumed(cls: type[Method], values: dict, corpus: Corpus, ckpt: Checkpoint, resume: str,
+                    updated: Model | None, notes: bool) -> Plan:
+    """The plan of a run resumed from ``ckpt`` (read from ``resume``), its settings ``values``."""
+    if values["iterations"] < ckpt.iteration:
+        raise SettingError("iterations", f"{resume}: the checkpoint is at {cls.unit} {ckpt.iteration}, past the "
+                                         f"{values['iterations']} asked for")
+    if values["update"] is not None:  # the night as the update's first run read it
+        updated = updated or updated_model(ckpt.params, resume)
+        trained = updating.night_over(corpus, updated, notes)
     else:
-        if values["warm_start"] is not None:
-            parent = warm_start.from_parent(values, given)
-        values["seed"] = random_streams.resolve(values["seed"])
-        if values["update"] is not None:  # the night over the model's words, every one of them
-            updated = updated or updating.parent_of(values["update"])
-            trained = updating.night_over(corpus, updated, notes)
-            updating.settle(values, given, updated, trained)
-        else:
-            trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
-        cls.resolve(values, given, trained)
+        trained = _corpus_to_train(corpus, None, None, ckpt, resume, notes)
+    _resolved_in(cls, values, trained, resume)
+    if ckpt.params.get("corpus_fingerprint") != trained.fingerprint():
+        raise LdacliError(f"{resume}: expected a checkpoint of this corpus ({trained.source}), found one of "
+                          f"another corpus ({ckpt.params.get('corpus_source')}, fingerprint differs)")
     _check_together(cls, values)
-    if ckpt is not None:
-        seeded = ckpt.params.get("seeded")
+    return Plan(cls, values, trained, checkpoint=ckpt, updated=updated, seeded=ckpt.params.get("seeded"))
+
+
+def _settle_fresh(cls: type[Method], values: dict, corpus: Corpus, given: dict, updated: Model | None,
+                  notes: bool) -> Plan:
+    """The plan of a fresh run, its settings ``values`` as declared: each step below returns the
+    values of the settings it settles (a warm start's from its parent, the seed drawn, an
+    update's from its model, the method's for the corpus, the seeds' strength)."""
+    parent = descent = None
+    if values["warm_start"] is not None:
+        parent, descent, taken = warm_start.from_parent(values, given)
+        values = {**values, **taken}
+    values = {**values, "seed": random_streams.resolve(values["seed"])}
+    freed, prior = (), None
+    if values["update"] is not None:  # the night over the model's words, every one of them
+        updated = updated or updating.parent_of(values["update"])
+        trained = updating.night_over(corpus, updated, notes)
+        taken, freed, prior = updating.settle(values, given, updated, trained)
+        values = {**values, **taken}
     else:
-        seeded = seeded_prior(values, trained, cls.name, kept=parent.params.get("seeded") if parent else None,
-                              descent=warm_start.descent_of(parent, values) if parent else None, notes=notes)
-    return _Settled(cls, values, ckpt, parent, trained, seeded, updated)
+        trained = _corpus_to_train(corpus, parent, values["warm_start"], None, None, notes)
+    values = {**values, **cls.resolve(values, given, trained)}
+    _check_together(cls, values)
+    seeded, seeds = seeded_prior(values, trained, cls.name, kept=parent.params.get("seeded") if parent else None,
+                                 descent=descent, notes=notes)
+    if seeds is not None:  # (a warm start that keeps its seeds keeps their strength)
+        values = {**values, "seed_strength": seeded["strength"]}
+    return Plan(cls, values, trained, parent=parent, descent=descent, updated=updated, freed=freed, seeded=seeded,
+                topic_word_prior=prior if prior is not None else seeds)
 
 
 def updated_model(params: dict, source: str) -> Model:
@@ -344,8 +404,8 @@ def _resumed(given: dict, params: dict, resume: str) -> tuple[type[Method], dict
 def memory_needed(corpus: Corpus, n_topics: int | None = None, **given) -> float:
     """About how many bytes a run of :func:`train` on ``corpus`` with these settings takes (the
     estimate its memory check compares with the memory available)."""
-    run = _settle(corpus, {**given, "n_topics": n_topics}, notes=False)
-    return float(run.cls.estimate_bytes(run.corpus, run.values, check_threads(run.values["threads"])))
+    plan = settle(corpus, {**given, "n_topics": n_topics}, notes=False)
+    return float(plan.estimate_bytes(plan.corpus, check_threads(plan.values["threads"])))
 
 
 def check_given(given: dict) -> None:
@@ -372,7 +432,7 @@ def check_given(given: dict) -> None:
         if values["warm_start"] is not None:
             parent = Model.read_params(values["warm_start"])
             if parent.get("n_topics") is not None:  # (checked to be a count where recorded)
-                warm_start.settle_from_parent(values, given, parent["n_topics"], parent)
+                values = {**values, **warm_start.settle_from_parent(values, given, parent["n_topics"], parent)[1]}
     _check_together(cls, values)
     if values["checkpoint_every"] and values["checkpoint"] is None:  # (a resumed run checkpoints to its file)
         raise SettingError("checkpoint_every", "checkpoint_every says how often to write checkpoint: give checkpoint "
@@ -447,14 +507,14 @@ def _same_run(p: dict, corpus: Corpus, given: dict) -> bool:
         if not isinstance(p.get("seed"), int):
             return False
         given = {**given, "seed": p["seed"]}
-    run = _settle(corpus, given, notes=False)
-    values = run.values
-    if p.get("method") != run.cls.name or p.get("corpus_fingerprint") != run.corpus.fingerprint():
+    plan = settle(corpus, given, notes=False)
+    values = plan.values
+    if p.get("method") != plan.cls.name or p.get("corpus_fingerprint") != plan.corpus.fingerprint():
         return False
     for name, recorded in (("warm_start", "warm_start"), ("align_to", "aligned_to")):
         if values[name] is not None and (p.get(recorded) or {}).get("sha256") != file_sha256(values[name]):
             return False
-    return not settings.differences(settings_of(run.cls), values, _as_recorded(p))
+    return not settings.differences(settings_of(plan.cls), values, _as_recorded(p))
 
 
 def _checked_trace(cls: type[Method], state: Method) -> float:
@@ -544,30 +604,57 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     the client only the index (no warm start or holdout then).
     """
     reading = reading_of(given)
-    check_given({**given, "n_topics": n_topics})  # before anything is read
+    given = {**given, "n_topics": n_topics}
+    check_given(given)  # before anything is read
     updated = _updated_of(given)  # an update's night is read as its model reads documents
-    if isinstance(corpus, (str, os.PathLike)) and is_shard_folder(corpus) and not reading:
-        index = open_shard_folder(corpus)
-        if trains_from_disk(index, {**given, "n_topics": n_topics}):
-            corpus = index
+    plan = _planned(corpus, given, reading, updated)
+    del corpus  # the plan holds the corpus it trains on (without unused words: another one), and not this one
+    return train_planned(plan, progress=progress, callback=callback, output=output, stop=stop)
+
+
+def _planned(corpus, given: dict, reading: dict, updated: Model | None) -> Plan:
+    """:func:`train`'s plan: a shard folder's path is settled on its index, and trains from disk
+    if it needs to (:func:`trains_from_disk`), or else is read whole (and settled on its
+    documents, from the checkpoint read already)."""
+    checkpoint = None
+    if isinstance(corpus, (str, os.PathLike)) and is_shard_folder(corpus) and not reading and updated is None:
+        on_index = _settled_on_index(open_shard_folder(corpus), given)
+        if on_index is not None and _needs_disk(on_index):
+            return on_index
+        checkpoint = on_index.checkpoint if on_index is not None else None
     corpus = as_corpus(corpus, reading=reading, model=updated, resume=given.get("resume"),
                        shard_folders=updated is None)
-    run = _settle(corpus, {**given, "n_topics": n_topics}, updated=updated)
-    del corpus  # the run holds the corpus it trains on (without unused words: another one), and not this one
-    values = run.values
+    return settle(corpus, given, updated=updated, checkpoint=checkpoint)
+
+
+def train_planned(plan: Plan, *, progress: bool = False, callback: Callable[[int], None] | None = None,
+                  output: str | None = None, stop: dict | None = None) -> Model:
+    """:func:`train` of a run settled already (:func:`settle`, :func:`trains_from_disk`): its
+    phases after the plan, :func:`prepare`, :func:`loop`, :func:`finish` and :func:`deliver`,
+    with the checkpoint locked and the cluster, if any, up."""
+    for record in plan.held_notes:
+        log.handle(record)
+    values = plan.values
     with locked([values["checkpoint"]], wait=values["wait"]) as removed:
         for path in removed:
             log.warning("%s: removed, a temporary file left by a run that was killed", path)
         with cluster(values["scheduler"]) as client:
-            prepared = _prepare(run, client, writing=output is not None)
-            streamed = prepared.streamed
+            run = prepare(plan, client, writing=output is not None)
             try:
-                model = _loop(prepared, progress=progress, callback=callback, streamed=streamed, stop=stop)
-                if streamed:
+                it, stopped = loop(run, progress=progress, callback=callback, stop=stop)
+                model = finish(run, it, stopped)
+                if run.streamed:
                     model.save(output)
             finally:
-                prepared.state.close()
-    if streamed:  # what was written, mapped from the file once the sampler's memory is freed
+                run.state.close()
+    return deliver(model, run, output)
+
+
+def deliver(model: Model, run: Run, output: str | None) -> Model:
+    """The model of a finished run once the method's state is closed: a streamed one mapped from
+    the file it was written to; another one merged with an update's model, its warm start's ids
+    checked, aligned, and written to ``output``."""
+    if run.streamed:  # what was written, mapped from the file once the sampler's memory is freed
         if model.counts is not None:
             model.counts = model.counts.mapped(output)
         else:
@@ -575,35 +662,64 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
         model.doc_ids = _doc_ids(model.doc_ids)  # a list once written and the sampler's memory freed
         warn_lost_seeds(model)
         return model
-    if prepared.updated is not None:
-        model = updating.merged(model, prepared.updated)
-    if prepared.parent is not None:
-        model.params["id_stability"] = warm_start.id_stability(prepared.parent, model,
+    if run.plan.updated is not None:
+        model = updating.merged(model, run.plan.updated)
+    if run.parent is not None:
+        model.params["id_stability"] = warm_start.id_stability(run.parent, model,
                                                                model.params["warm_start"].get("descent"))
-    if prepared.reference is not None:
-        model = _aligned(model, prepared.reference, values["align_to"])
+    if run.reference is not None:
+        model = _aligned(model, run.reference, run.values["align_to"])
     if output is not None:
         model.save(output)
     warn_lost_seeds(model)
     return model
 
 
-def trains_from_disk(folder: ShardFolder, given: dict) -> bool:
-    """Whether a run of the settings ``given`` on the shard folder ``folder``, without a
-    cluster, trains from disk: a collapsed Gibbs run whose estimate on the folder read whole
-    exceeds ``memory_limit`` (or the memory available). What needs the documents in memory
-    (a warm start, a holdout, an update) reads it whole."""
+def trains_from_disk(folder: ShardFolder, given: dict) -> Plan | None:
+    """The plan of a run of the settings ``given`` on the shard folder ``folder``, without a
+    cluster, when it trains from disk: a collapsed Gibbs run whose estimate on the folder read
+    whole exceeds ``memory_limit`` (or the memory available); None when the run reads the folder
+    whole (what needs the documents in memory, a warm start, a holdout, an update, always does).
+    :func:`train_planned` runs the plan, settled once."""
+    plan = _settled_on_index(folder, given)
+    return plan if plan is not None and _needs_disk(plan) else None
+
+
+def _settled_on_index(folder: ShardFolder, given: dict) -> Plan | None:
+    """The plan of a collapsed Gibbs run of the settings ``given`` on a shard folder's index,
+    its notes held (:attr:`Plan.held_notes`); None for a run that can only read it whole."""
     if any(given.get(name) is not None for name in ("scheduler", "warm_start", "holdout", "update")):
-        return False
+        return None
     if (given.get("method") or DEFAULT_METHOD) != "cgs" and given.get("resume") is None:
-        return False
-    run = _settle(folder, given, notes=False)
-    if run.cls.name != "cgs":
-        return False
-    values = run.values
-    needed = run.cls.estimate_bytes(folder, values, check_threads(values["threads"]), read_whole=True)
-    room = memory_room(values["memory_limit"])
+        return None
+    with _notes_held() as notes:
+        plan = settle(folder, given)
+    return replace(plan, held_notes=tuple(notes)) if plan.cls.name == "cgs" else None
+
+
+def _needs_disk(plan: Plan) -> bool:
+    """Whether the run of ``plan``, on a shard folder's index, would need more than its memory
+    limit (or the memory available) with the folder read whole."""
+    needed = plan.estimate_bytes(plan.corpus, check_threads(plan.values["threads"]), read_whole=True)
+    room = memory_room(plan.values["memory_limit"])
     return room is not None and needed > room
+
+
+@contextmanager
+def _notes_held():
+    """The records logged meanwhile, held in the list yielded instead of logged (settling a run
+    to decide on it: they are logged if the plan runs)."""
+    held: list[logging.LogRecord] = []
+
+    def hold(record: logging.LogRecord) -> bool:
+        held.append(record)
+        return False
+
+    log.addFilter(hold)
+    try:
+        yield held
+    finally:
+        log.removeFilter(hold)
 
 
 def _updated_of(given: dict) -> Model | None:
@@ -629,13 +745,15 @@ def _aligned(model: Model, reference: Model, path: str) -> Model:
 
 
 @dataclass
-class _Run:
-    """A run ready to step: its method and state, settings, params, corpus, trace so far and
-    stopping rules."""
+class Run:
+    """A run ready to step (:func:`prepare`): its plan, the method's state, the params the model
+    will record, the corpus it is fitted to, the step it starts at, the trace so far, its
+    stopping rules, the models its ids are checked against (a warm start's parent) and aligned
+    to, whether the model is written as it is assembled, and the step of the last checkpoint
+    written to its checkpoint file (None: none yet)."""
 
-    cls: type[Method]
+    plan: Plan
     state: Method
-    values: dict
     params: dict
     fitted: Corpus
     start: int
@@ -645,21 +763,100 @@ class _Run:
     stopper: EarlyStopping | None
     parent: Model | None
     reference: Model | None
-    updated: Model | None  # the model an update continues
-    streamed: bool  # the model is written as it is assembled
-    removed_words: list[str]  # what the vocabulary rules removed from the corpus (the model keeps it)
+    streamed: bool
+    written_at: int | None = None
+
+    @property
+    def cls(self) -> type[Method]:
+        return self.plan.cls
+
+    @property
+    def values(self) -> Mapping[str, Any]:
+        return self.plan.values
 
     def checkpoint_params(self) -> dict:
         """What a checkpoint records: the model's params, and how the run writes checkpoints."""
         return {**settings.recorded(settings_of(self.cls), self.values), **self.params}
 
+    def save_checkpoint(self, it: int) -> bool:
+        """Write the checkpoint of step ``it``; a failure (a full disk, say) is reported and
+        training goes on: a checkpoint is insurance, the model is the product. Returns whether it
+        was written."""
+        path, state = self.values["checkpoint"], self.state
+        if not path:
+            return False
+        try:
+            rng_states, arrays = state.checkpoint_state(path, it)
+            Checkpoint(self.checkpoint_params(), it, rng_states, np.array(self.trace_it, dtype=np.int64),
+                       np.array(self.trace_ll, dtype=np.float64), state.alpha, state.beta, arrays,
+                       {"early_stopping": self.stopper.state() if self.stopper is not None else None},
+                       vocab=list(self.fitted.vocab)).save(path)
+        except OutputError as exc:
+            log.warning("%s (at %s %d; training goes on, the previous checkpoint is intact)", exc, self.cls.unit, it)
+            return False
+        state.checkpoint_written(path, it)
+        self.written_at = it
+        return True
 
-def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
+    def stopped_at(self, it: int, why: str) -> tuple[str, str | None]:
+        """Write the checkpoint of step ``it`` for a run that stops there: what to tell, and the
+        checkpoint that continues it."""
+        path, unit, iterations = self.values["checkpoint"], self.cls.unit, self.values["iterations"]
+        said = f"{why} after {unit} {it} of {iterations}"
+        if self.save_checkpoint(it):
+            return f"{said}; checkpoint written to {path}", path
+        if path and self.written_at is not None:
+            return (f"{said}; the checkpoint could not be written, {path} holds {unit} {self.written_at} (progress "
+                    f"since then is lost)"), path
+        if path:
+            return f"{said}; the checkpoint could not be written, progress since the last one in {path} is lost", None
+        return f"{said}; no checkpoint was asked for, progress is lost", None
+
+    def stops_early(self) -> bool:
+        """Whether early stopping or the method's own criterion says the run is done."""
+        return (self.stopper is not None and self.stopper.should_stop) or self.state.converged(self.trace_ll)
+
+    def expect_end(self, it: int, spent: float) -> None:
+        """Tell the state the step a time-limited run is expected to end at: the steps left at
+        this run's pace so far (``spent`` seconds for the steps since :attr:`start`)."""
+        iterations = self.values["iterations"]
+        pace = min(float(iterations), (self.values["max_seconds"] - spent) / spent * (it - self.start))  # 1e308 s: finite
+        self.state.expect_last(min(iterations, it + max(1, math.ceil(pace))))
+
+    def trace_point(self, it: int, rate: float) -> None:
+        """After step ``it`` (at ``rate`` tokens a second): every ``loglik_every`` steps, the trace's
+        value, logged, and held-out perplexity for early stopping."""
+        if it % self.values["loglik_every"]:
+            return
+        unit, state = self.cls.unit, self.state
+        self.trace_it.append(it)
+        self.trace_ll.append(_checked_trace(self.cls, state))
+        note = state.note()
+        log.info("%s %d: %s %.6f, %.3g tokens/s%s", unit, it, self.cls.trace_label, self.trace_ll[-1], rate,
+                 f", {note}" if note else "")
+        if self.stopper is not None:
+            held_out = self.evaluator.perplexity(state.phi(), state.alpha)
+            log.info("%s %d: held-out perplexity %.6g", unit, it, held_out)
+            if self.stopper.observe(it, held_out):
+                log.info("%s", self.stopper.reason)
+
+    def between_steps(self, it: int, stop: dict) -> None:
+        """After step ``it``: the checkpoint when one is due; stop (raising
+        :class:`~ldacli.errors.TrainingInterrupted`) when a signal asked to."""
+        every = self.values["checkpoint_every"]
+        if every and it % every == 0 and it < self.values["iterations"]:
+            self.save_checkpoint(it)
+        if stop["signal"] is not None:
+            message, written = self.stopped_at(it, f"stopped by {stop['signal'].name}")
+            raise TrainingInterrupted(message, int(stop["signal"]), written)
+
+
+def prepare(plan: Plan, client=None, writing: bool = False) -> Run:
     """Everything before the first step: the held-out slice, the params the model will record,
     the memory check (``writing``: the model goes to a file, so it is written as it is
-    assembled, never whole, unless a warm start's id stability or an alignment needs it whole),
-    the state."""
-    cls, values, ckpt, corpus = run.cls, run.values, run.checkpoint, run.corpus
+    assembled, never whole, unless a warm start's id stability, an update or an alignment needs
+    it whole), the state."""
+    cls, values, ckpt, corpus = plan.cls, plan.values, plan.checkpoint, plan.corpus
     threads = check_threads(values["threads"])
     reference = Model.load(values["align_to"]) if values["align_to"] is not None else None
     fitted, evaluator, stopper = corpus, None, None
@@ -670,173 +867,141 @@ def _prepare(run: _Settled, client=None, writing: bool = False) -> _Run:
         stopper = EarlyStopping.from_state(stored, values["patience"]) if stored else EarlyStopping(values["patience"])
     memory = (f"training {cls.name} with {values['n_topics']} topics on {fitted.n_words} words, "
               f"{fitted.n_docs} documents and {fitted.n_tokens} tokens")
-    # before anything K-sized (the topics' names) is made; again below once the parent is known
-    early = writing and run.parent is None and reference is None
     advice = SMALLER
     if isinstance(corpus, ShardFolder) and client is None:
         memory += f" from disk ({corpus.path})"
         advice = "use fewer topics (the word-topic counts and each document's topics stay in memory)"
-    check_fits(memory, cls.estimate_bytes(fitted, values, threads, early), values["memory_limit"], advice)
+    # before anything K-sized (the topics' names) is made; again below once the parent is known
+    early = writing and plan.parent is None and reference is None
+    check_fits(memory, plan.estimate_bytes(fitted, threads, early), values["memory_limit"], advice)
+    params, parent = _model_params(plan)
+    streamed = writing and parent is None and reference is None and plan.updated is None
+    check_fits(memory, plan.estimate_bytes(fitted, threads, streamed), values["memory_limit"], advice)
+    start = None
+    if plan.parent is not None:
+        start = warm_start.warm_start_state(plan.parent, fitted, values, plan.descent)
+    elif plan.updated is not None and ckpt is None:  # the night's first topics, drawn under its prior
+        start = updating.first_state(fitted, values, plan.topic_word_prior, plan.freed)
+    resume, checkpoint = values["resume"], values["checkpoint"]
+    state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
+                **({"client": client} if client is not None else {}), **plan.options)
+    trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
+    trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
+    at = ckpt.iteration if ckpt is not None else 0
+    resumes_it = resume is not None and checkpoint and os.path.abspath(resume) == os.path.abspath(checkpoint)
+    return Run(plan, state, params, fitted, at, trace_it, trace_ll, evaluator, stopper, parent, reference, streamed,
+               written_at=at if resumes_it else None)
+
+
+def _model_params(plan: Plan) -> tuple[dict, Model | None]:
+    """The params the model of ``plan`` will record (the settings that change its result, the
+    trace's kind, how the corpus was read, its provenance; the lineage and the topics' names of
+    a warm start, a resumed one or an update; the seeded topics), and the model its topic ids
+    are checked against at the end (a warm start's parent, when its file is unchanged)."""
+    cls, values, ckpt, corpus = plan.cls, plan.values, plan.checkpoint, plan.corpus
     # a shard folder's index: as written, and what its tokenizer file says (ShardFolder.reading)
     reading = as_written() | corpus.reading if isinstance(corpus, ShardFolder) else corpus.reading
     params = {"method": cls.name, **settings.recorded(settings_of(cls), values, results_only=True),
               "trace": cls.trace, **reading, **_provenance(corpus)}
-    parent = run.parent
+    parent = plan.parent
     names = [None] * values["n_topics"]
     if parent is not None:
-        descent = warm_start.descent_of(parent, values)
-        params.update(warm_start.lineage(parent, values["warm_start"], corpus, descent))
-        names = [None if d is None else parent.topic_names[d] for d in descent]
+        params.update(warm_start.lineage(parent, values["warm_start"], corpus, plan.descent))
+        names = [None if d is None else parent.topic_names[d] for d in plan.descent]
     elif ckpt is not None:  # a resumed warm start keeps its lineage and names, and checks its ids if it can
         params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names", "seeded", "update")
                        if k in ckpt.params})
-        if not params.get("update"):  # (an update's model is run.updated)
+        if not params.get("update"):  # (an update's model is plan.updated)
             parent = warm_start.parent_if_unchanged(params.get("warm_start"))
-    elif run.updated is not None:  # an update continues its model's topics, ids and names
-        identity = list(range(run.updated.n_topics))
-        params.update(warm_start.lineage(run.updated, values["update"], corpus, identity))
-        params.update(updating.record(run.updated, values, corpus))
-        names = list(run.updated.topic_names)
-    if run.seeded is not None and ckpt is None:
-        params["seeded"] = run.seeded
-        for t in run.seeded["topics"]:  # a seeded topic's name wins over a kept one of the same name
+    elif plan.updated is not None:  # an update continues its model's topics, ids and names
+        identity = list(range(plan.updated.n_topics))
+        params.update(warm_start.lineage(plan.updated, values["update"], corpus, identity))
+        params.update(updating.record(plan.updated, values, corpus, plan.freed))
+        names = list(plan.updated.topic_names)
+    if plan.seeded is not None and ckpt is None:
+        params["seeded"] = plan.seeded
+        for t in plan.seeded["topics"]:  # a seeded topic's name wins over a kept one of the same name
             names = [None if n == t["name"] else n for n in names]
             names[t["topic"]] = t["name"]
     if ckpt is None:
         params = with_names(params, names)
-    streamed = writing and parent is None and reference is None and run.updated is None
-    check_fits(memory, cls.estimate_bytes(fitted, values, threads, streamed), values["memory_limit"], advice)
-    start = (warm_start.warm_start_state(run.parent, fitted, values, warm_start.descent_of(run.parent, values))
-             if run.parent is not None else None)
-    if run.updated is not None and ckpt is None:  # the night's first topics, drawn under its prior
-        start = updating.first_state(fitted, values)
-    resume = values["resume"]
-    state = cls(fitted, values, threads=threads, checkpoint=ckpt, source=resume, start=start,
-                **({"client": client} if client is not None else {}))
-    trace_it = [int(i) for i in ckpt.loglik_iterations] if ckpt is not None else []
-    trace_ll = [float(x) for x in ckpt.loglik_per_token] if ckpt is not None else []
-    return _Run(cls, state, values, params, fitted, ckpt.iteration if ckpt is not None else 0, trace_it, trace_ll,
-                evaluator, stopper, parent, reference, run.updated, streamed, corpus.removed_words)
+    return params, parent
 
 
-def _loop(run: _Run, *, progress: bool, callback, streamed: bool = False, stop: dict | None = None) -> Model:
-    """The steps, the trace, early stopping, time limit, checkpoints and signals; the model
-    (``streamed``: its counts, when the method has them, made as the file takes them, to save
-    before the state is closed)."""
-    cls, state, stopper, params, values = run.cls, run.state, run.stopper, run.params, run.values
-    trace_it, trace_ll = run.trace_it, run.trace_ll
-    every, unit, iterations = values["loglik_every"], cls.unit, values["iterations"]
-    checkpoint, checkpoint_every, max_seconds = values["checkpoint"], values["checkpoint_every"], values["max_seconds"]
-
-    written = {"at": run.start if run.values["resume"] is not None and checkpoint
-               and os.path.abspath(run.values["resume"]) == os.path.abspath(checkpoint) else None}
-
-    def save_checkpoint(it: int) -> bool:
-        """Write the checkpoint; a failure (a full disk, say) is reported and training goes on:
-        a checkpoint is insurance, the model is the product. Returns whether it was written."""
-        if not checkpoint:
-            return False
-        try:
-            rng_states, arrays = state.checkpoint_state(checkpoint, it)
-            Checkpoint(run.checkpoint_params(), it, rng_states, np.array(trace_it, dtype=np.int64),
-                       np.array(trace_ll, dtype=np.float64), state.alpha, state.beta, arrays,
-                       {"early_stopping": stopper.state() if stopper is not None else None},
-                       vocab=list(run.fitted.vocab)).save(checkpoint)
-        except OutputError as exc:
-            log.warning("%s (at %s %d; training goes on, the previous checkpoint is intact)", exc, unit, it)
-            return False
-        state.checkpoint_written(checkpoint, it)
-        written["at"] = it
-        return True
-
-    def stopped_at(it: int, why: str) -> tuple[str, str | None]:
-        """Write the checkpoint of step ``it`` for a run that stops there: what to tell, and the
-        checkpoint that continues it."""
-        if save_checkpoint(it):
-            return f"{why} after {unit} {it} of {iterations}; checkpoint written to {checkpoint}", checkpoint
-        if checkpoint and written["at"] is not None:
-            return (f"{why} after {unit} {it} of {iterations}; the checkpoint could not be written, {checkpoint} "
-                    f"holds {unit} {written['at']} (progress since then is lost)"), checkpoint
-        if checkpoint:
-            return (f"{why} after {unit} {it} of {iterations}; the checkpoint could not be written, progress since "
-                    f"the last one in {checkpoint} is lost"), None
-        return f"{why} after {unit} {it} of {iterations}; no checkpoint was asked for, progress is lost", None
-
+def loop(run: Run, *, progress: bool = False, callback: Callable[[int], None] | None = None,
+         stop: dict | None = None) -> tuple[int, str]:
+    """The steps, with the trace, early stopping, the time limit, checkpoints and signals
+    between them (:class:`Run`'s methods): the last step done and why the run stopped (one of
+    :data:`STOPPED`)."""
+    state, unit = run.state, run.cls.unit
+    iterations, max_seconds = run.values["iterations"], run.values["max_seconds"]
     bar = tqdm(total=iterations, initial=run.start, disable=not progress, file=sys.stderr,
                unit=unit, dynamic_ncols=True, leave=False)
-    it, stopped = run.start, "iterations"
+    it, timed_out = run.start, False
     began = time.perf_counter()
     with bar, stop_requests(stop) as stop:
-        while (it < iterations and not (stopper is not None and stopper.should_stop)
-               and not state.converged(trace_ll)):
+        while it < iterations and not run.stops_early():
             t0 = time.perf_counter()
             if max_seconds is not None and it > run.start:  # the sweeps left, at this run's pace so far
-                spent = t0 - began
-                pace = min(float(iterations), (max_seconds - spent) / spent * (it - run.start))  # 1e308 s: finite
-                state.expect_last(min(iterations, it + max(1, math.ceil(pace))))
+                run.expect_end(it, t0 - began)
             try:
                 state.step(it + 1)
             except ClusterLost as exc:
-                message, written = stopped_at(it, f"{exc}; stopped")
+                message, written = run.stopped_at(it, f"{exc}; stopped")
                 raise RunStopped(message, written) from None
             it += 1
             rate = run.fitted.n_tokens / max(time.perf_counter() - t0, 1e-9)
-            if it % every == 0:
-                trace_it.append(it)
-                trace_ll.append(_checked_trace(cls, state))
-                note = state.note()
-                log.info("%s %d: %s %.6f, %.3g tokens/s%s", unit, it, cls.trace_label, trace_ll[-1], rate,
-                         f", {note}" if note else "")
-                if stopper is not None:
-                    held_out = run.evaluator.perplexity(state.phi(), state.alpha)
-                    log.info("%s %d: held-out perplexity %.6g", unit, it, held_out)
-                    if stopper.observe(it, held_out):
-                        log.info("%s", stopper.reason)
-            bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s" + (f", {cls.trace_label} {trace_ll[-1]:.4f}" if trace_ll else ""))
+            run.trace_point(it, rate)
+            trace = f", {run.cls.trace_label} {run.trace_ll[-1]:.4f}" if run.trace_ll else ""
+            bar.set_postfix_str(f"{rate / 1e6:.2f}M tok/s{trace}")
             bar.update(1)
             if callback is not None:
                 callback(it)
-            if checkpoint_every and it % checkpoint_every == 0 and it < iterations:
-                save_checkpoint(it)
-            if stop["signal"] is not None:
-                message, written = stopped_at(it, f"stopped by {stop['signal'].name}")
-                raise TrainingInterrupted(message, int(stop["signal"]), written)
+            run.between_steps(it, stop)
             if max_seconds is not None and time.perf_counter() - began >= max_seconds:
-                stopped = "time limit"
+                timed_out = True
                 log.info("time limit of %g s reached after %s %d", max_seconds, unit, it)
                 break
-    if stopper is not None and stopper.should_stop:
-        stopped = "early stopping"
-    elif state.converged(trace_ll):
-        stopped = "converged"
-    save_checkpoint(it)
+    if run.stopper is not None and run.stopper.should_stop:
+        return it, "early stopping"
+    if state.converged(run.trace_ll):
+        return it, "converged"
+    return it, "time limit" if timed_out else "iterations"
+
+
+def finish(run: Run, it: int, stopped: str) -> Model:
+    """The model of a run that stopped after step ``it`` (``stopped``: why), with the last
+    checkpoint written (a streamed run's counts, when the method has them, made as the file
+    takes them, to save before the state is closed)."""
+    state, trace_it, trace_ll = run.state, run.trace_it, run.trace_ll
+    run.save_checkpoint(it)
     # The model's trace ends at the last step; checkpoints keep only the regular points so
     # that a resumed run's trace equals an uninterrupted one's.
     if not trace_it or trace_it[-1] != it:
         trace_it.append(it)
-        trace_ll.append(_checked_trace(cls, state))
+        trace_ll.append(_checked_trace(run.cls, state))
     phi = theta = counts = None
     found = state.model_counts(it)
     if found is None:
         phi, theta, extra = state.result(it)
     else:  # phi and theta are computed from them when read
         counts, extra = found
-        if not streamed:
+        if not run.streamed:
             counts = counts.materialized()
-    params.update(extra, iterations_done=it, stopped=stopped)
-    if stopper is not None:
-        params.update(stopper.summary())
+    params = {**run.params, **extra, "iterations_done": it, "stopped": stopped}
+    if run.stopper is not None:
+        params.update(run.stopper.summary())
     return Model(
         phi=phi,
         theta=theta,
         alpha=np.array(state.alpha, dtype=np.float64),
         beta=float(state.beta),
         vocab=list(run.fitted.vocab),
-        doc_ids=run.fitted.doc_ids if streamed else _doc_ids(run.fitted.doc_ids),
+        doc_ids=run.fitted.doc_ids if run.streamed else _doc_ids(run.fitted.doc_ids),
         loglik_iterations=np.array(trace_it, dtype=np.int64),
         loglik_per_token=np.array(trace_ll, dtype=np.float64),
         params=params,
-        removed_words=list(run.removed_words),
+        removed_words=list(run.plan.corpus.removed_words),
         counts=counts,
     )
 

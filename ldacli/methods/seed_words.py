@@ -131,15 +131,18 @@ def seed_ids(topics: list[SeededTopic], vocab: list[str]) -> tuple[list[list[int
     return ids, unknown
 
 
-def seeded_prior(values: dict, corpus: Corpus, method: str, kept: dict | None = None,
-                 descent: list[int | None] | None = None, notes: bool = True) -> dict | None:
+def seeded_prior(values: Mapping, corpus: Corpus, method: str, kept: dict | None = None,
+                 descent: list[int | None] | None = None, notes: bool = True
+                 ) -> tuple[dict | None, TopicWordPrior | None]:
     """The seeded topics of a fresh run of ``method`` on ``corpus`` (its settings ``values``),
     from ``values["seed_words"]`` or kept from a seeded warm start (``kept``, the parent's
     ``params["seeded"]``, mapped through the topics' ``descent``), as the model records them
-    (``params["seeded"]``); sets ``values["topic_word_prior"]``, the prior the method samples
-    under (:class:`~ldacli.topic_word_prior.TopicWordPrior`: beta plus ``seed_strength`` times
-    each seed word's count in its topic), and ``values["seed_strength"]``. None: no seeds."""
-    K, spec = values["n_topics"], values.get("seed_words")
+    (``params["seeded"]``, whose ``strength`` is the run's ``seed_strength``: the one given or
+    declared, or the warm start's when it keeps its seeds), and the prior the method samples
+    under (:class:`~ldacli.topic_word_prior.TopicWordPrior`: beta plus that strength times each
+    seed word's count in its topic). (None, None): no seeds; a method without a seeded prior
+    keeps a seeded warm start's names only (no prior)."""
+    K, spec, strength = values["n_topics"], values.get("seed_words"), values.get("seed_strength")
     if spec is not None:
         topics = [(k, t.name, list(t.words)) for k, t in enumerate(seeded_topics(spec))]
         source = os.path.abspath(spec) if isinstance(spec, str) else "seed_words given in Python"
@@ -150,23 +153,21 @@ def seeded_prior(values: dict, corpus: Corpus, method: str, kept: dict | None = 
         topics = [(descent.index(t["topic"]), t["name"], list(t["words"])) for t in old["topics"]
                   if t["topic"] in descent]
         source = f"kept from the warm start {values['warm_start']}"
-        if values.get("seed_strength") is None:
-            values["seed_strength"] = old["strength"]
         if "seed_words" not in values:  # a method without a seeded prior keeps the names only
             log.warning("%s: method %s has no seeded prior: the warm start's seeded topics keep their names only",
                         values["warm_start"], method)
             return {"source": source, "strength": None, "topics": [
-                {"topic": k, "name": name, "words": words, "unknown": []} for k, name, words in topics]}
+                {"topic": k, "name": name, "words": words, "unknown": []} for k, name, words in topics]}, None
+        if strength is None:  # the warm start's, or the declared default where it kept names only
+            strength = old["strength"] if old.get("strength") is not None else DEFAULT_SEED_STRENGTH
     else:
-        return None
+        return None, None
     ids, unknown = seed_ids([SeededTopic(name, tuple(words)) for _, name, words in topics], corpus.vocab)
-    if values.get("seed_strength") is None:
-        values["seed_strength"] = DEFAULT_SEED_STRENGTH
     frequency = corpus.word_frequencies()
     cells = [(w, k) for (k, _, _), i in zip(topics, ids) for w in i]
-    values["topic_word_prior"] = TopicWordPrior.of_cells(
+    prior = TopicWordPrior.of_cells(
         corpus.n_words, K, [w for w, _ in cells], [k for _, k in cells],
-        [values["seed_strength"] * max(1, int(frequency[w])) for w, _ in cells], source="seed_words")
+        [strength * max(1, int(frequency[w])) for w, _ in cells], source="seed_words")
     total = sum(len(w) for _, _, w in topics)
     found = sum(len(i) for i in ids)
     if notes and unknown:
@@ -178,9 +179,9 @@ def seeded_prior(values: dict, corpus: Corpus, method: str, kept: dict | None = 
         if not i and notes:
             log.warning("seed words: none of topic %d %s's words is in the vocabulary: it is named, not seeded",
                         k, name)
-    return {"source": source, "strength": values["seed_strength"], "found": found, "given": total, "topics": [
+    return {"source": source, "strength": strength, "found": found, "given": total, "topics": [
         {"topic": k, "name": name, "words": [w for w in words if w not in unknown.get(name, ())],
-         "unknown": unknown.get(name, [])} for k, name, words in topics]}
+         "unknown": unknown.get(name, [])} for k, name, words in topics]}, prior
 
 
 def warn_lost_seeds(model: Model) -> list[dict]:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -215,14 +216,14 @@ def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None
     return TopicWordPrior.of_cells(V, K, words, topics, values * weight, source="update")
 
 
-def first_state(night: Corpus, values: dict) -> Start:
+def first_state(night: Corpus, values: Mapping, prior: TopicWordPrior, freed) -> Start:
     """The night's first topics, as a warm start draws them (:func:`~ldacli.methods.warm_start.warm_start_state`):
     :data:`~ldacli.methods.warm_start.FOLD_IN_SWEEPS` Gibbs sweeps under the topics as the run's
     prior has them, ``(beta + d E_kw) / (V beta + d E_k)``, a freed topic (no evidence) weighing
     the night's words by their frequency: a background that takes the tokens the old topics
     explain badly, where a new theme begins. Over the night's words alone (a (K, words of the
-    night) array). Deterministic given the run's seed."""
-    prior, K, beta = values["topic_word_prior"], values["n_topics"], float(values["beta"])
+    night) array). ``prior`` and ``freed``: :func:`settle`'s. Deterministic given the run's seed."""
+    K, beta = values["n_topics"], float(values["beta"])
     frequency = night.word_frequencies()
     present = np.flatnonzero(frequency)
     column = np.full(night.n_words, -1, np.int64)
@@ -231,7 +232,7 @@ def first_state(night: Corpus, values: dict) -> Start:
     on = column[prior.words] >= 0
     np.add.at(phi, (prior.topics[on], column[prior.words[on]]), prior.extra[on])
     phi /= prior.topic_sums(beta)[:, None]
-    freed = [j for j, _ in values["freed"]]
+    freed = [j for j, _ in freed]
     if freed:
         background = frequency[present] + 1.0
         phi[freed] = background / background.sum()
@@ -322,17 +323,16 @@ def night_over(night: Corpus, parent: Model, notes: bool = True) -> Corpus:
     return aligned
 
 
-def settle(values: dict, given: dict, parent: Model, night: Corpus) -> None:
-    """Set an update's settings in ``values`` from its parent (its topics, priors; not learned)
-    and its prior; refuse a night that repeats one of the parent's documents."""
+def settle(values: Mapping, given: dict, parent: Model, night: Corpus
+           ) -> tuple[dict, tuple[tuple[int, int], ...], TopicWordPrior]:
+    """An update's settings from its parent (its topics, priors; not learned), as the values of
+    the settings it settles; the topics it frees for the night (``(freed, into)`` pairs,
+    :func:`cheapest_merges`) and its topic-word prior (:func:`prior`). Refuse a night that
+    repeats one of the parent's documents."""
     K = parent.n_topics
     if given.get("n_topics") is not None and values["n_topics"] != K:
         raise SettingError("n_topics", f"n_topics must be the {K} topics of the model of update, found "
                                        f"{values['n_topics']}", ("update",))
-    values["n_topics"] = K
-    values["alpha"] = [float(a) for a in parent.alpha]
-    values["beta"] = float(parent.beta)
-    values["optimize_interval"] = 0
     seen = set(parent.doc_ids)
     again = next((d for d in night.doc_ids if d in seen), None)
     if again is not None:
@@ -343,12 +343,13 @@ def settle(values: dict, given: dict, parent: Model, night: Corpus) -> None:
         raise SettingError("free_topics", f"free_topics must be at most {K // 2} (half the {K} topics of the model of "
                                           f"update: a pair of topics frees one), found {free}", ("update",))
     cells = evidence(parent)
-    values["freed"] = cheapest_merges(*cells, K, len(parent.vocab), free)
-    values["topic_word_prior"] = prior(parent, decay(values["half_life"]), freed=[j for j, _ in values["freed"]],
-                                       cells=cells)
+    freed = tuple(cheapest_merges(*cells, K, len(parent.vocab), free))
+    settled = {"n_topics": K, "alpha": [float(a) for a in parent.alpha], "beta": float(parent.beta),
+               "optimize_interval": 0}
+    return settled, freed, prior(parent, decay(values["half_life"]), freed=[j for j, _ in freed], cells=cells)
 
 
-def record(parent: Model, values: dict, night: Corpus) -> dict:
+def record(parent: Model, values: Mapping, night: Corpus, freed) -> dict:
     """What an updated model records of its update (``params["update"]``): the model updated,
     the night's size, the weight of the old evidence, how many updates since a full run, and
     the topics freed for the night (``freed``: ``topic`` merged ``into`` another; which the
@@ -359,7 +360,7 @@ def record(parent: Model, values: dict, night: Corpus) -> dict:
                        "night_tokens": night.n_tokens, "half_life": half_life, "decay": decay(half_life),
                        "since_full": int(before.get("since_full", 0)) + 1,
                        "parent_docs": len(parent.doc_ids),
-                       "freed": [{"topic": int(j), "into": int(i)} for j, i in values["freed"]]}}
+                       "freed": [{"topic": int(j), "into": int(i)} for j, i in freed]}}
 
 
 def merged(model: Model, parent: Model) -> Model:

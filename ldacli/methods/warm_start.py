@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -61,29 +62,30 @@ def parent_if_unchanged(warm_start: dict | None) -> Model | None:
     return None
 
 
-def from_parent(values: dict, given: dict) -> Model:
-    """The parent model of a run warm-started from ``values["warm_start"]``, and the run's
-    settings that follow from it, set in ``values``: ``n_topics`` (the parent's, with those added
-    and removed; one given must agree), the parent's priors as the starting values unless
-    ``alpha`` or ``beta`` is given, and learned (``optimize_interval``) as the parent's were
-    unless that is given."""
+def from_parent(values: Mapping, given: dict) -> tuple[Model, list[int | None], dict]:
+    """The parent model of a run warm-started from ``values["warm_start"]``, the descent of its
+    topics (:func:`topic_descent`), and the values of the run's settings that follow from it:
+    ``n_topics`` (the parent's, with those added and removed; one given must agree), the
+    parent's priors as the starting values unless ``alpha`` or ``beta`` is given, and learned
+    (``optimize_interval``) as the parent's were unless that is given."""
     parent = Model.load(values["warm_start"])
-    descent = settle_from_parent(values, given, parent.n_topics, parent.params)
+    descent, settled = settle_from_parent(values, given, parent.n_topics, parent.params)
     if given.get("alpha") is None:  # the parent's priors are the starting values unless given
         kept = [float(parent.alpha[d]) for d in descent if d is not None]
         new = kept[0] if len(set(kept)) == 1 else float(np.mean(kept))  # a symmetric alpha stays so
-        values["alpha"] = [float(parent.alpha[d]) if d is not None else new for d in descent]
+        settled["alpha"] = [float(parent.alpha[d]) if d is not None else new for d in descent]
     if given.get("beta") is None and parent.beta > 0:
-        values["beta"] = float(parent.beta)
-    return parent
+        settled["beta"] = float(parent.beta)
+    return parent, descent, settled
 
 
-def settle_from_parent(values: dict, given: dict, n_parent: int, params: dict) -> list[int | None]:
-    """What a warm-started run's settings ``values`` take from its parent of ``n_parent`` topics
-    whose params are ``params``, set in ``values`` (``n_topics``; ``optimize_interval`` unless
-    given), refusing what contradicts the parent (a ``n_topics`` given, topic ids to remove that
-    it lacks); returns the descent. The parent's params are enough (:meth:`Model.read_params`),
-    so that :func:`~ldacli.methods.driver.check_given` refuses these before the corpus is read."""
+def settle_from_parent(values: Mapping, given: dict, n_parent: int, params: dict) -> tuple[list[int | None], dict]:
+    """The descent of a warm-started run of the settings ``values`` from its parent of
+    ``n_parent`` topics whose params are ``params``, and the values of the settings it takes
+    from the parent (``n_topics``; ``optimize_interval`` unless given), refusing what
+    contradicts the parent (a ``n_topics`` given, topic ids to remove that it lacks). The
+    parent's params are enough (:meth:`Model.read_params`), so that
+    :func:`~ldacli.methods.driver.check_given` refuses these before the corpus is read."""
     descent = topic_descent(n_parent, values["add_topics"], values["remove_topics"], values["warm_start"])
     if given.get("n_topics") is not None and values["n_topics"] != len(descent):
         raise SettingError("n_topics", f"n_topics must be the warm start's {n_parent} topics "
@@ -91,10 +93,10 @@ def settle_from_parent(values: dict, given: dict, n_parent: int, params: dict) -
                                           f"{len(values['remove_topics'] or [])} removed, {len(descent)}, "
                                           if len(descent) != n_parent else "")
                                        + f"(topic k descends from its topic k), found {values['n_topics']}")
-    values["n_topics"] = len(descent)
+    settled: dict = {"n_topics": len(descent)}
     if values.get("optimize_interval", 0) is None:  # learned as the parent's were (a seeded one's: not)
-        values["optimize_interval"] = int(params.get("optimize_interval") or 0)
-    return descent
+        settled["optimize_interval"] = int(params.get("optimize_interval") or 0)
+    return descent, settled
 
 
 def topic_descent(n_parent: int, add: int | None, remove: list[int] | None, source: str) -> list[int | None]:
@@ -113,12 +115,8 @@ def topic_descent(n_parent: int, add: int | None, remove: list[int] | None, sour
     return descent
 
 
-def descent_of(parent: Model, values: dict) -> list[int | None]:
-    """:func:`topic_descent` of a run's settings ``values`` from its parent."""
-    return topic_descent(parent.n_topics, values["add_topics"], values["remove_topics"], values["warm_start"])
-
-
-def warm_start_state(parent: Model, corpus: Corpus, settings: dict, descent: list[int | None] | None = None) -> Start:
+def warm_start_state(parent: Model, corpus: Corpus, settings: Mapping,
+                     descent: list[int | None] | None = None) -> Start:
     """The first state of a run warm-started from ``parent`` on ``corpus`` (whose vocabulary
     begins with the parent's surviving words): every token's topic drawn by
     :data:`FOLD_IN_SWEEPS` Gibbs sweeps under the parent's topics (words the parent never saw

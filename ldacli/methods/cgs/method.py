@@ -12,7 +12,7 @@ joint log-likelihood ``log p(w, z)`` per token.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +32,7 @@ from ldacli.methods.cgs.shard import document_list_bytes, pair_part_bytes
 from ldacli.partition import default_shards, shard_bounds, shard_ranges
 from ldacli.corpora.counts import doc_pointers, value_counts
 from ldacli.corpora.formats.shards import ShardFolder
-from ldacli.methods.seed_words import SeedWords
+from ldacli.methods.seed_words import DEFAULT_SEED_STRENGTH, SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
 from ldacli.methods.cgs.snapshots import Snapshots, doc_sum_bytes, snapshot_sweeps
@@ -118,9 +118,9 @@ class CollapsedGibbs(Method):
     and ``optimize_burn_in`` (learned priors; 0: off). Random streams: stream 0 draws the
     first topics (:class:`~ldacli.methods.cgs.threads.FirstTopics`), stream 1 + s samples shard s.
 
-    ``settings["topic_word_prior"]`` (not a command-line setting: built by the caller, e.g. by
-    :func:`~ldacli.topic_word_prior.seed_prior` from seed words; absent or None: the symmetric
-    beta) is extra topic-word prior mass, ``beta_kw = beta + extra_kw``, under which every sampler
+    ``prior`` (not a setting: built by the caller, e.g. by
+    :func:`~ldacli.topic_word_prior.seed_prior` from seed words, and carried by the run's
+    :class:`~ldacli.methods.driver.Plan`; None: the symmetric beta) is extra topic-word prior mass, ``beta_kw = beta + extra_kw``, under which every sampler
     samples the exact posterior; phi and the trace use it. A checkpoint holds it (arrays
     ``prior_words``, ``prior_topics``, ``prior_extra``) and a resumed run samples under it; the
     model records it in ``params["topic_word_prior"]``. It cannot go with ``optimize_interval``,
@@ -169,7 +169,8 @@ class CollapsedGibbs(Method):
                 "file's order, carry their names, and their topic-word prior favours their seed words (beta plus "
                 "--seed-strength times the word's count), in every sampler; words the corpus lacks are reported. "
                 "A warm start from a seeded model keeps its seeds without it.", FIXED),
-        Setting("seed_strength", Real(0, 1e6, min_open=True), None,
+        Setting("seed_strength", Real(0, 1e6, min_open=True),
+                lambda values: DEFAULT_SEED_STRENGTH if values.get("seed_words") is not None else None,
                 "The extra topic-word prior of each seed word in its topic, as a share of the word's count in the "
                 "corpus: 0.25 weighs as if a quarter of its occurrences were in the topic already, whatever the "
                 "corpus's size.", FIXED,
@@ -191,52 +192,53 @@ class CollapsedGibbs(Method):
             raise SettingError("optimize_interval", OPTIMIZE_WITH_PRIOR, ("seed_words",))
 
     @classmethod
-    def settle_given(cls, values: dict, given: dict) -> None:
-        chosen = any(given.get(name) is not None for name in ("alpha", "beta", "seed_words", "topic_word_prior"))
+    def settle_given(cls, values: Mapping, given: dict) -> dict:
+        chosen = any(given.get(name) is not None for name in ("alpha", "beta", "seed_words"))
+        interval = values["optimize_interval"]
         if given.get("optimize_interval") is None:  # priors someone chose are kept, others learned
             if chosen:
-                values["optimize_interval"] = 0
-            elif values["optimize_interval"] is None:  # (a warm start's is its parent's)
-                values["optimize_interval"] = LEARN_EVERY
-        if not values["optimize_interval"] and given.get("optimize_burn_in") is not None:
+                interval = 0
+            elif interval is None:  # (a warm start's is its parent's)
+                interval = LEARN_EVERY
+        if not interval and given.get("optimize_burn_in") is not None:
             why = ("optimize_interval is 0" if given.get("optimize_interval") is not None else
                    "alpha, beta or seed_words given keep the priors as given" if chosen else
                    "the warm start's were not learned")
             raise SettingError("optimize_burn_in", f"optimize_burn_in applies where the priors are learned, and here "
                                                    f"{why}: give optimize_interval N to learn them",
                                ("optimize_interval", "alpha", "beta", "seed_words"))
+        return {"optimize_interval": interval}
 
     @classmethod
-    def resolve(cls, values: dict, given: dict, corpus: Corpus) -> None:
-        cls.settle_given(values, given)
-        if values["sampler"] == "auto" and isinstance(corpus, ShardFolder) and values.get("scheduler") is None:
-            values["sampler"] = "sparse"  # from disk, the one sampler that keeps each document's topics
-        elif values["sampler"] == "auto":
-            values["sampler"] = choose_sampler(values["n_topics"], corpus.n_tokens / max(1, corpus.n_docs))
+    def resolve(cls, values: Mapping, given: dict, corpus: Corpus) -> dict:
+        settled = cls.settle_given(values, given)
+        sampler, shards = values["sampler"], values["shards"]
+        if sampler == "auto" and isinstance(corpus, ShardFolder) and values.get("scheduler") is None:
+            sampler = "sparse"  # from disk, the one sampler that keeps each document's topics
+        elif sampler == "auto":
+            sampler = choose_sampler(values["n_topics"], corpus.n_tokens / max(1, corpus.n_docs))
         if isinstance(corpus, ShardFolder):  # its workers read one file per shard
-            if values["shards"] is not None and values["shards"] != corpus.n_shards:
+            if shards is not None and shards != corpus.n_shards:
                 raise SettingError("shards", f"shards must be the {corpus.n_shards} files of the shard folder "
-                                             f"{corpus.path} (its workers read one file per shard), found "
-                                             f"{values['shards']}")
-            values["shards"] = corpus.n_shards
-            return
-        wanted = values["shards"] or corpus.n_shards or default_shards(corpus.n_tokens)
+                                             f"{corpus.path} (its workers read one file per shard), found {shards}")
+            return {**settled, "sampler": sampler, "shards": corpus.n_shards}
+        wanted = shards or corpus.n_shards or default_shards(corpus.n_tokens)
         # as many as the documents allow: a tiny corpus gets fewer
-        values["shards"] = shard_bounds(doc_pointers(corpus.doc_lengths), wanted).size - 1
+        shards = shard_bounds(doc_pointers(corpus.doc_lengths), wanted).size - 1
+        return {**settled, "sampler": sampler, "shards": shards}
 
     @classmethod
-    def estimate_bytes(cls, corpus: Corpus, settings: dict, threads: int, streamed: bool = False,
-                       read_whole: bool = False) -> float:
+    def estimate_bytes(cls, corpus: Corpus, settings: Mapping, threads: int, streamed: bool = False,
+                       read_whole: bool = False, prior: TopicWordPrior | None = None) -> float:
         """As :meth:`Method.estimate_bytes`; a shard folder's run is a cluster's client (with a
         scheduler) or trains from disk, unless ``read_whole``: the estimate of the same run on the
-        folder read whole."""
+        folder read whole; ``prior``: the run's topic-word prior, as the constructor takes it."""
         K, V, D, N = int(settings["n_topics"]), corpus.n_words, corpus.n_docs, corpus.n_tokens
         cells = float(np.minimum(corpus.word_frequencies(), K).sum())  # at most, word-topic cells
         if settings["sampler"] == "dense":
             counts = 4.0 * V * K
         else:  # a sorted list of min(K, frequency) packed (count, topic) entries per word
             counts = 8.0 * cells + 12.0 * V
-        prior = settings.get("topic_word_prior")
         if prior is not None:  # its cells, by word for the kernels too
             counts += 32.0 * prior.n_cells + 8.0 * V
         # tokens (words and z, which the corpus then holds instead of its counts; the alias
@@ -280,8 +282,9 @@ class CollapsedGibbs(Method):
         scratch = 12.0 * max(THETA_CHUNK_CELLS, K) + 48.0 * ENTRY_CHUNK
         return tokens + runs + counts + vectors + snapshots + model + scratch
 
-    def __init__(self, corpus: Corpus, settings: dict, *, threads: int, checkpoint: Checkpoint | None,
-                 source: str | None = None, start: Start | None = None, client=None):
+    def __init__(self, corpus: Corpus, settings: Mapping, *, threads: int, checkpoint: Checkpoint | None,
+                 source: str | None = None, start: Start | None = None, client=None,
+                 prior: TopicWordPrior | None = None):
         K = int(settings["n_topics"])
         folder = corpus if isinstance(corpus, ShardFolder) else None
         if folder is not None:  # its workers read the tokens, or this process from disk
@@ -328,7 +331,7 @@ class CollapsedGibbs(Method):
                                    source, paced=None if settings.get("max_seconds") is None else
                                    (settings["snapshots"], settings["snapshot_interval"]),
                                    doc_cells=doc_cells, workers_read_docs=files is not None or disk_files is not None)
-        self.prior = self._topic_word_prior(settings.get("topic_word_prior"), corpus.n_words, K, checkpoint, source)
+        self.prior = self._topic_word_prior(prior, corpus.n_words, K, checkpoint, source)
         # an update's prior is the evidence it carries: too large for params, kept in the model's arrays
         self.prior_in_params = self.prior is not None and settings.get("update") is None
         if client is None and folder is not None:  # from disk, shard by shard
