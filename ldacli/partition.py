@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 # Default shards (default_shards): one per 100,000 tokens up to 4; from 5 M tokens, one per
-# 625,000 tokens rounded down to a power of two, up to 32.
+# 625,000 tokens rounded down to a power of two, up to 16.
 MAX_DEFAULT_SHARDS = 4
 TOKENS_PER_SHARD = 100_000
 LARGE_TOKENS_PER_SHARD = 625_000
-MAX_LARGE_SHARDS = 32
+MAX_LARGE_SHARDS = 16
 # A shard of a corpus of more than 2^31 - 1 tokens holds at most this many: the kernels count
 # topic totals in 32 bits, so a block is given its totals less a base (``min(n_k, WIDE_SHARD_TOKENS)``,
 # the base added to the prior's sums instead), which only a block this small cannot overflow.
@@ -28,16 +28,15 @@ def default_shards(n_tokens: int) -> int:
     """The shards of a corpus of ``n_tokens`` tokens when none are asked for (from the corpus
     only, so that the bytes never depend on the threads): one per 100,000 tokens, at most 4, so
     that small corpora get the exact sequential sampler; from 5 M tokens on, one per 625,000
-    tokens rounded down to a power of two, at most 32 (8 from 5 M, 16 from 10 M, 32 from 20 M).
-    More shards allow more threads but cost more per sweep, since a document is visited once
-    per slice it has tokens in (on 20NG, 4 shards cost 0-5% over one, 16 shards 35-50%: docs/performance.md,
-    "Performance"), and each of a sweep's P rounds has a serial part; a power of two splits each
-    round's P blocks evenly over 8, 16 or 32 threads; 625,000 tokens a shard keeps a block
-    (n/P^2 tokens) at about 20,000 tokens or more, where its serial cost stays small. Not 64: on
-    documents of 200 tokens, 64 shards cost 3.3 times one shard's work, against 2.0 for 32
-    (both before the sparse sampler kept its document lists, which brought 32 to 1.25), which
-    leaves 64 shards behind 32 below about 50 cores, whatever the corpus's size
-    (``benchmarks/shard_cost.py``)."""
+    tokens rounded down to a power of two, at most 16 (8 from 5 M, 16 from 10 M): up to 16
+    threads busy, at what a sweep costs least on one core. A document is visited once per word
+    slice it has tokens in, each visit costing its list of topics (80-100 at K=1000), while more
+    slices keep a block's word lists in the cache: from the state of ``ldacli train`` at sweep
+    17, K=1000, one core, ns a token-sweep at 1 / 4 / 8 / 16 / 32 shards: 20 M tokens 207 / 178
+    / 171 / 176 / 211, 100 M (4 / 8 / 16 / 32) 183 / 193 / 192 / 212 (``benchmarks/ab_sweep.py
+    --start``; docs/performance.md, "Default shards"); ``--shards 32`` for 32 cores, at 10-25%
+    more work a sweep. A power of two splits each round's blocks evenly over 2, 4, 8 or 16
+    threads."""
     small = min(MAX_DEFAULT_SHARDS, n_tokens // TOKENS_PER_SHARD)
     large = min(MAX_LARGE_SHARDS, n_tokens // LARGE_TOKENS_PER_SHARD)
     return int(max(1, small, 1 << (large.bit_length() - 1) if large else 0))

@@ -434,16 +434,16 @@ def test_a_model_written_as_it_is_assembled_never_holds_phi_or_theta_whole(tmp_p
     assert peak < 0.4 * (model.phi.nbytes + model.theta.nbytes)
 
 
-def test_default_shards_keep_small_corpora_as_they_were_and_let_32_threads_work_from_20m_tokens():
+def test_default_shards_keep_small_corpora_as_they_were_and_are_at_most_16():
     # below 5 M tokens the default is what it always was (one shard per 100,000 tokens, at most
     # 4), so those runs keep their bytes; from 5 M on, a power of two (each round's blocks split
-    # evenly over 8, 16, 32 threads), 32 from 20 M tokens, at most 32 (64 would cost more than
-    # it gives below about 50 cores)
+    # evenly over 2, 4, 8, 16 threads), 16 from 10 M tokens, at most 16: 32 cost 10-25% more
+    # work a sweep (each document visited once per slice)
     from ldacli.partition import default_shards
 
     for n in [*range(0, 5_000_000, 9_973), 399_999, 400_000, 2_408_812, 4_999_999]:
         assert default_shards(n) == min(4, max(1, n // 100_000))
-    assert [default_shards(n) for n in (5_000_000, 10_000_000, 20_000_000, 40_000_000, 10**10)] == [8, 16, 32, 32, 32]
+    assert [default_shards(n) for n in (5_000_000, 10_000_000, 20_000_000, 40_000_000, 10**10)] == [8, 16, 16, 16, 16]
     assert all(default_shards(n) <= default_shards(n + 1_000_003) for n in range(0, 60_000_000, 1_000_003))
 
 
