@@ -6,6 +6,7 @@ Usage::
     python benchmarks/update.py nights --tokens 2e6,2e7 --nights 0.01,0.05,0.1 -k 100 [--variants JSON]
     python benchmarks/update.py chain --tokens 2e6 --nights 30 -k 100 [--refresh 10]
     python benchmarks/update.py fading --tokens 2e6 -k 20 --true-topics 20 --half-life 3
+    python benchmarks/update.py cost --corpus zipf100M.npz --tokens 2e6,2e7,1e8 --night-tokens 2e5 -k 1000
 
 The corpora are drawn from LDA's generative process (:func:`ldacli.corpora.synthetic.generate`)
 over a Zipfian vocabulary (:func:`~ldacli.corpora.synthetic.zipf_topics`, ``--words`` words) with
@@ -39,6 +40,11 @@ script's own memory, the corpora it holds, in every run's peak).
   themes share their frequent words, which the nights keep bringing to every topic, the fading
   one's too; with fewer topics than true themes (``-k`` below ``--true-topics``) that topic holds
   themes that still come as well.
+- ``cost``: the same night on models of growing corpora: the first ``--tokens`` of ``--corpus`` (a
+  large corpus, ``large_corpus.py make``), each trained for ``--old-sweeps``, then updated with the
+  corpus's last documents (``--night-tokens`` of them, never in an old corpus): the update's wall
+  time and peak RSS, and the sizes of the model files, to show that an update costs what its
+  night holds, not what the model has seen.
 """
 
 from __future__ import annotations
@@ -299,9 +305,38 @@ def world_vocab(V: int) -> list[str]:
     return generate(1, 1, V, doc_length=1, seed=0).corpus.vocab
 
 
+def cost(args) -> None:
+    import ldacli
+
+    corpus = ldacli.read_corpus(args.corpus)
+    ends = np.cumsum(np.asarray(corpus.counts.sum(axis=1)).ravel())
+    first_night = int(np.searchsorted(ends, ends[-1] - args.night_tokens))
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        night = Corpus(corpus.counts[first_night:], list(corpus.vocab), corpus.doc_ids[first_night:])
+        night_path = write(night, tmp, "night")
+        for tokens in args.tokens:
+            n_docs = min(first_night, int(np.searchsorted(ends, tokens)) + 1)
+            old = Corpus(corpus.counts[:n_docs], list(corpus.vocab), corpus.doc_ids[:n_docs])
+            old_path = os.path.join(tmp, "old.npz")
+            write_corpus(old, old_path, os.path.join(tmp, "old.vocab"), format="npz")
+            model = os.path.join(tmp, "old-model.npz")
+            t_old, m_old = run_measured("train", old_path, "-k", str(args.topics), "--iterations",
+                                        str(args.old_sweeps), "--seed", "1", "--threads", "1", "-o", model)
+            out = os.path.join(tmp, "next.npz")
+            t, m = run_measured("train", night_path, "--update", model, "--iterations", str(args.update_sweeps),
+                                "--seed", "2", "--threads", "1", "-o", out)
+            print(json.dumps({"tokens": old.n_tokens, "documents": old.n_docs, "night_tokens": night.n_tokens,
+                              "old_train_seconds": round(t_old, 1), "old_train_peak_mb": round(m_old, 1),
+                              "old_model_mb": round(os.path.getsize(model) / 2**20, 1),
+                              "update_seconds": round(t, 1), "update_peak_mb": round(m, 1),
+                              "next_model_mb": round(os.path.getsize(out) / 2**20, 1)}), flush=True)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("part", choices=("nights", "chain", "fading"))
+    p.add_argument("part", choices=("nights", "chain", "fading", "cost"))
+    p.add_argument("--corpus", help="cost: the large corpus whose first tokens are the old corpora")
+    p.add_argument("--night-tokens", type=float, default=2e5, help="cost: the night's tokens")
     p.add_argument("--tokens", type=lambda s: [float(x) for x in s.split(",")], default=[2e6])
     p.add_argument("--nights", default=None,
                    help="nights: the night sizes as shares of the corpus (0.01,0.05,0.1); chain/fading: how many")
@@ -322,7 +357,11 @@ def main(argv=None) -> None:
     p.add_argument("--variants", default='{"update": {}}', help="nights: JSON, the update's variants (see above)")
     p.add_argument("--tmp", default=None, help="where the corpora and models go (default: $TMPDIR)")
     args = p.parse_args(argv)
-    if args.part == "nights":
+    if args.part == "cost":
+        if args.corpus is None:
+            p.error("cost needs --corpus")
+        cost(args)
+    elif args.part == "nights":
         args.nights = [float(x) for x in (args.nights or "0.01,0.05,0.1").split(",")]
         nights(args)
     else:
