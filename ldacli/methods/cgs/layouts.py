@@ -342,12 +342,22 @@ class WordLists(Replica):
             out[topics, words] += counts
 
     def counts_at(self, words, topics):
-        idx, lens = _list_slots(self.word_ptr, self.wt_len, words)
-        found, counts = unpack_entries(self.wt[idx], self.bits)
-        cell = np.repeat(np.arange(words.size), lens)
-        hit = found == topics[cell]
+        """Found among the entries of the asked words that have any (sorted by cell), so that
+        asking for many cells of words the tokens never touch (an update's old evidence) costs
+        the tokens' entries, not the cells asked."""
         out = np.zeros(words.size, np.int32)
-        out[cell[hit]] = counts[hit]
+        asked = np.flatnonzero(self.wt_len[words] > 0)
+        ids = np.unique(words[asked])
+        idx, lens = _list_slots(self.word_ptr, self.wt_len, ids)
+        found, counts = unpack_entries(self.wt[idx], self.bits)
+        K = np.int64(self.nk.size)
+        codes = np.repeat(ids.astype(np.int64), lens) * K + found
+        order = np.argsort(codes, kind="stable")
+        codes, counts = codes[order], counts[order]
+        wanted = words[asked].astype(np.int64) * K + topics[asked]
+        at = np.minimum(np.searchsorted(codes, wanted), max(codes.size - 1, 0))
+        hit = codes[at] == wanted if codes.size else np.zeros(wanted.size, bool)
+        out[asked[hit]] = counts[at[hit]]
         return out
 
     def _entry_parts(self):

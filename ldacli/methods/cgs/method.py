@@ -79,9 +79,14 @@ def log_likelihood(sampler: Sampler, alpha: np.ndarray, beta: float) -> float:
     prior = sampler.prior
     if prior is not None:
         ll += float(np.sum(gammaln(prior.topic_sums(beta)) - gammaln(V * beta)))
+        # a cell without tokens adds 0 (exactly: the same bytes as summing them all), so only
+        # the cells with tokens are computed: an update's prior is every old cell, its tokens the night's
         n = sampler.counts_at(prior.words, prior.topics)
-        cell = beta + prior.extra
-        ll += float(np.sum((gammaln(n + cell) - gammaln(cell)) - (gammaln(n + beta) - gammaln(beta))))
+        has = np.flatnonzero(n)
+        cell, n_has = beta + prior.extra[has], n[has]
+        terms = np.zeros(n.size)
+        terms[has] = (gammaln(n_has + cell) - gammaln(cell)) - (gammaln(n_has + beta) - gammaln(beta))
+        ll += float(np.sum(terms))
     ll -= float(np.sum(gammaln(sampler.topic_totals() + sampler.priors.beta_sum)))
     for part in sampler.doc_log_priors(alpha):  # log p(z | alpha), shard by shard
         ll += part
