@@ -46,7 +46,7 @@ from ldacli.errors import LdacliError, OutputError
 from ldacli.methods.cgs.dask_checkpoints import (ARRAY, CheckpointFolders, ShardFiles, checkpoint_folder, prune,
                                                 read_shard_checkpoint, shard_file, write_shard_checkpoint)
 from ldacli.methods.cgs.layouts import WordLists
-from ldacli.methods.cgs.sampler import FirstTopics, OneCopyOfCounts
+from ldacli.methods.cgs.sampler import FirstTopics, OneCopyOfCounts, block_totals, wide_totals
 from ldacli.methods.cgs.snapshots import CellSums, doc_cell_arrays
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_blocks, doc_topic_cells,
                                       document_lists, merge_doc_histograms, shard_doc_histograms, shard_log_prior,
@@ -216,9 +216,7 @@ class DiskSampler(OneCopyOfCounts):
         self.ranges = ranges
         self.P = len(ranges)
         self.n_tokens = int(ranges[-1].hi)
-        if self.n_tokens >= 2**31:
-            raise LdacliError(f"{folder.path}: training from disk takes at most 2^31 - 1 tokens for now, found "
-                              f"{self.n_tokens:,}")
+        self.wide = wide_totals(ranges, folder.path)  # past 2^31 - 1 tokens, blocks sample against totals less a base
         freq = folder.word_frequencies()
         self.slices = word_slices(freq, self.P)
         lengths = folder.doc_lengths
@@ -232,6 +230,7 @@ class DiskSampler(OneCopyOfCounts):
         try:
             pairs = PairFiles(self.blocks.folder, freq, self.K)
             self.lists = []
+            totals = np.zeros(self.K, np.int64)
             for s, r in enumerate(ranges):
                 words, ptr = tokens_of(folder.shard_counts(s))
                 if files is not None:
@@ -244,6 +243,7 @@ class DiskSampler(OneCopyOfCounts):
                 else:
                     topics = z[r.lo:r.hi] if z is not None else first.draw(words)
                 pairs.add(words, topics)
+                totals += np.bincount(topics, minlength=self.K)
                 self.blocks.add(s, words, topics, slice_runs(words, ptr, self.slices))
                 self.lists.append(document_lists(ptr, topics, self.K))
                 del words, topics
@@ -253,21 +253,23 @@ class DiskSampler(OneCopyOfCounts):
             self.blocks.close()
             raise
         threads = max(1, min(threads, self.P))
-        self._free: deque = deque(self.shared.sharing() for _ in range(threads))
+        self._free: deque = deque(self.shared.sharing() for _ in range(threads))  # int32 totals, for the kernels
+        self.shared.nk = totals  # int64 (those the counts were made with are 32-bit)
         self._pool = ThreadPoolExecutor(threads)
         self._reader = ThreadPoolExecutor(1)
         self.threads = threads
 
-    def _sample(self, s: int, j: int, block, start: np.ndarray) -> np.ndarray:
+    def _sample(self, s: int, j: int, block, start: np.ndarray, priors) -> np.ndarray:
         """Sample block (shard ``s``, slice ``j``), read by ``block`` (a future), from the
-        round's totals ``start``, write its topics back; returns the change of the totals."""
+        round's totals ``start`` (int32) under ``priors`` (:func:`~ldacli.methods.cgs.sampler.block_totals`),
+        write its topics back; returns the change of the totals."""
         data = block.result()
         worker = self._free.popleft()
         try:
             np.copyto(worker.nk, start)
             shard = Shard(data.words, data.z, self.ptrs[s], self.ranges[s].lo, self.rngs[s], data.runs,
                           lists=self.lists[s])
-            worker.sweep(shard, 0, self.priors)
+            worker.sweep(shard, 0, priors)
             delta = worker.nk - start
         finally:
             self._free.append(worker)
@@ -277,7 +279,7 @@ class DiskSampler(OneCopyOfCounts):
     def sweep(self) -> None:
         P = self.P
         for r in range(P):
-            start = self.shared.nk.copy()
+            start, priors = block_totals(self.shared.nk, self.priors, self.wide)
             in_flight: deque = deque()
             deltas = []
             for s in range(P):
@@ -285,9 +287,9 @@ class DiskSampler(OneCopyOfCounts):
                     deltas.append(in_flight.popleft().result())
                 j = (s + r) % P
                 block = self._reader.submit(self.blocks.read, s, j)
-                in_flight.append(self._pool.submit(self._sample, s, j, block, start))
+                in_flight.append(self._pool.submit(self._sample, s, j, block, start, priors))
             deltas.extend(f.result() for f in in_flight)
-            self.shared.nk += np.sum(deltas, axis=0, dtype=np.int32)
+            self.shared.nk += np.sum(deltas, axis=0, dtype=np.int64)
 
     # What the method reads of the state besides the counts: from the document lists, or each
     # shard's topics put together from its blocks, in shard order.
