@@ -259,7 +259,7 @@ class CollapsedGibbs(Method):
         tokens += start
         runs = 4.0 * D * (shards + 1)
         vectors = 8.0 * K * (8 + shards)
-        word_sums, doc_sums = sum_cell_bytes(K, 4) * cells + 8.0 * V + MERGE_BYTES, doc_sum_bytes(N, D, K)
+        word_sums, doc_sums = sum_cell_bytes(K, 2) * cells + 8.0 * V + MERGE_BYTES, doc_sum_bytes(N, D, K)
         if isinstance(corpus, ShardFolder) and settings.get("scheduler"):  # a cluster's client: the workers hold
             # the tokens, each document's slices and snapshot sums (and check their own memory); the client each
             # document's length and id

@@ -191,9 +191,9 @@ class Snapshots:
 class CellSums:
     """The sums of a (rows, columns) array of whole numbers over the snapshots, kept by rows (as a
     model file keeps them) in parts of consecutive rows (:class:`RowPart`): each row's columns
-    and sums, in the narrowest unsigned dtypes their values can take (4 bytes a cell where the
-    columns fit in 16 bits and the sums so far could not pass 65,535), where the sorted codes
-    and float64 sums they replace took 16. A snapshot's cells are merged a part at a time
+    and sums, in the narrowest unsigned dtypes their values take (a sum as a byte, those of 255
+    or more kept apart when that is smaller: 3 bytes a cell where the columns fit in 16 bits),
+    where the sorted codes and float64 sums they replace took 16. A snapshot's cells are merged a part at a time
     (about :data:`PART_CELLS` cells each: a part that grows past twice that is cut), so that
     merging takes scratch of one part, never of all the sums; the parts' arrays are replaced,
     never changed in place, so that a :meth:`state` handed out stays as it was.
@@ -382,21 +382,34 @@ PART_CELLS = 1 << 18
 class RowPart:
     """Consecutive rows of :class:`CellSums`: ``ptr`` (rows + 1,) int64, where each row's cells
     start; ``columns`` each cell's column, in the narrowest unsigned dtype the number of columns
-    allows; ``sums`` each cell's sum, in the narrowest unsigned dtype that holds ``most``, the
-    largest the sums could be (the largest counts of the snapshots summed, added up). Cells are
-    sorted by row, then column; made anew by each merge (:meth:`plus`), never changed."""
+    allows; each cell's sum in ``small``, in the narrowest unsigned dtype of the largest, or as a
+    byte where the few of 255 or more cost less kept apart (as a model file keeps them): the
+    mark 255 in ``small`` and the sum in ``large``, in the cells' order; ``most``, the largest
+    the sums could be (the largest counts of the snapshots summed, added up). Cells are sorted
+    by row, then column; made anew by each merge (:meth:`plus`), never changed."""
 
-    def __init__(self, ptr: np.ndarray, columns: np.ndarray, sums: np.ndarray, most: int, n_columns: int):
-        self.ptr, self.columns, self.sums, self.most, self.n_columns = ptr, columns, sums, most, n_columns
+    def __init__(self, ptr: np.ndarray, columns: np.ndarray, small: np.ndarray, large: np.ndarray, most: int,
+                 n_columns: int):
+        self.ptr, self.columns, self.small, self.large = ptr, columns, small, large
+        self.most, self.n_columns = most, n_columns
 
     @classmethod
     def empty(cls, rows: int, n_columns: int) -> "RowPart":
         return cls(np.zeros(rows + 1, np.int64), np.zeros(0, narrowest(max(n_columns - 1, 0))),
-                   np.zeros(0, np.uint8), 0, n_columns)
+                   np.zeros(0, np.uint8), np.zeros(0, np.uint8), 0, n_columns)
 
     @property
     def n_cells(self) -> int:
         return int(self.columns.size)
+
+    @property
+    def sums(self) -> np.ndarray:
+        """(cells,) each cell's sum (unsigned)."""
+        if not self.large.size:
+            return self.small
+        sums = self.small.astype(self.large.dtype)
+        sums[self.small == MARK] = self.large
+        return sums
 
     def row_of_cells(self) -> np.ndarray:
         """(cells,) int64: each cell's row (in the part)."""
@@ -427,14 +440,20 @@ class RowPart:
         rows = self.ptr.size - 1
         ptr = np.zeros(rows + 1, np.int64)
         np.cumsum(np.bincount(old // self.n_columns, minlength=rows), out=ptr[1:])
-        return RowPart(ptr, (old % self.n_columns).astype(self.columns.dtype), sums, most, self.n_columns)
+        return RowPart(ptr, (old % self.n_columns).astype(self.columns.dtype), *_kept(sums), most, self.n_columns)
+
+    def _slice(self, a: int, b: int) -> "RowPart":
+        """Rows ``a`` to ``b`` as a part (arrays of their own)."""
+        lo, hi = int(self.ptr[a]), int(self.ptr[b])
+        first = last = 0
+        if self.large.size:
+            first, last = (int(np.count_nonzero(self.small[:at] == MARK)) for at in (lo, hi))
+        return RowPart(self.ptr[a:b + 1] - lo, self.columns[lo:hi].copy(), self.small[lo:hi].copy(),
+                       self.large[first:last].copy(), self.most, self.n_columns)
 
     def split(self, row: int) -> tuple["RowPart", "RowPart"]:
-        """Rows before ``row`` and rows from it, as two parts (arrays of their own)."""
-        at = int(self.ptr[row])
-        return (RowPart(self.ptr[:row + 1].copy(), self.columns[:at].copy(), self.sums[:at].copy(), self.most,
-                        self.n_columns),
-                RowPart(self.ptr[row:] - at, self.columns[at:].copy(), self.sums[at:].copy(), self.most, self.n_columns))
+        """Rows before ``row`` and rows from it, as two parts."""
+        return self._slice(0, row), self._slice(row, self.ptr.size - 1)
 
     def pieces(self, cells: int):
         """This part cut into parts of about ``cells`` cells (whole rows): (first row, end row,
@@ -442,9 +461,23 @@ class RowPart:
         rows = self.ptr.size - 1
         cuts = np.unique(np.concatenate(([0], np.searchsorted(self.ptr, np.arange(cells, self.n_cells, cells)), [rows])))
         for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-            lo, hi = int(self.ptr[a]), int(self.ptr[b])
-            yield a, b, RowPart(self.ptr[a:b + 1] - lo, self.columns[lo:hi].copy(), self.sums[lo:hi].copy(),
-                                self.most, self.n_columns)
+            yield a, b, self._slice(a, b)
+
+
+# The mark of a sum kept apart (RowPart.large), in a part whose sums are kept as bytes.
+MARK = 255
+
+
+def _kept(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sums (unsigned) as :class:`RowPart` keeps them: ``small`` and ``large``."""
+    wide = narrowest(int(sums.max(initial=0)))
+    marked = sums >= MARK
+    n_large = int(np.count_nonzero(marked))
+    if wide.itemsize > 1 and n_large * wide.itemsize < sums.size * (wide.itemsize - 1):
+        return np.minimum(sums, MARK).astype(np.uint8), sums[marked].astype(wide)
+    if wide.itemsize == 1 and n_large:  # a sum of 255 itself: not a byte of this layout
+        wide = np.dtype(np.uint16)
+    return sums.astype(wide), np.zeros(0, np.uint8)
 
 
 def sum_cell_bytes(columns: int, sum_bytes: int) -> int:
@@ -456,9 +489,9 @@ def doc_sum_bytes(tokens: float, docs: float, K: int) -> float:
     """About what the documents' snapshot sums take, of ``docs`` documents holding ``tokens``
     tokens: a cell for each topic a document has in any of the snapshots summed (1.65 a token
     after 12 sweeps of 20 M tokens, K=1000, five snapshots: counted as 2 here; at most K a
-    document), each a column and a sum of 2 bytes (4 in documents of many thousand tokens), and
-    8 bytes a document."""
-    return sum_cell_bytes(K, 2) * min(2.0 * tokens, float(K) * docs) + 8.0 * docs
+    document), each a column and a sum of a byte (the few of 255 or more kept apart: 308 of 34.7
+    M cells there), and 8 bytes a document."""
+    return sum_cell_bytes(K, 1) * min(2.0 * tokens, float(K) * docs) + 8.0 * docs
 
 
 # The scratch of a merge of CellSums: about 40 bytes a cell of the part merged (at most twice
