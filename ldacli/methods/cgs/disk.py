@@ -52,6 +52,7 @@ from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_bl
                                       document_lists, merge_doc_histograms, shard_doc_histograms, shard_log_prior,
                                       slice_runs, word_topic_pairs)
 from ldacli.partition import word_slices
+from ldacli.topic_counts import narrowest
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -359,17 +360,20 @@ class DiskSampler(OneCopyOfCounts):
         path = self._doc_sums_path(s)
         if os.path.exists(path):
             with open(path, "rb") as f:
-                codes, values = np.load(f), np.load(f)
-            sums.restore_cells((codes, values))
+                sums.add_parts(_pieces_of(f))
         return sums
 
     def _keep_doc_sums(self, s: int, sums: CellSums) -> None:
+        """Write shard ``s``'s sums, a part of them at a time (codes and sums in their narrowest
+        dtypes), then an empty array."""
         path = self._doc_sums_path(s)
-        codes, values = sums.sparse()
+        code = narrowest(sums.shape[0] * sums.shape[1])
         try:
             with open(path + ".tmp", "wb") as f:
-                np.save(f, codes)
-                np.save(f, values)
+                for codes, values in sums.parts()():
+                    np.save(f, codes.astype(code))
+                    np.save(f, values)
+                np.save(f, np.zeros(0, code))
             os.replace(path + ".tmp", path)
         except OSError as exc:
             raise OutputError(path, "the snapshot sums of a run from disk", f"cannot write: {exc.strerror or exc}"
@@ -403,8 +407,8 @@ class DiskSampler(OneCopyOfCounts):
         """Every shard's documents' snapshot sums as sorted cells (codes ``d * K + k`` in the
         corpus), a shard at a time, in shard order."""
         for s, r in enumerate(self.ranges):
-            codes, values = self._doc_sums(s).sparse()
-            yield codes + r.d_lo * np.int64(self.K), values
+            for codes, values in self._doc_sums(s).parts()():
+                yield codes + r.d_lo * np.int64(self.K), values
 
     def mean_rows(self, out: np.ndarray, first: int, n: int) -> None:
         """Documents ``first`` to ``first + len(out)`` of the snapshot sums, divided by ``n``."""
@@ -419,6 +423,16 @@ class DiskSampler(OneCopyOfCounts):
             pool.shutdown()
         self.blocks.close()
         self._folders.close()
+
+
+def _pieces_of(f):
+    """The pieces of sums :meth:`DiskSampler._keep_doc_sums` wrote in the open file ``f``: codes
+    (int64) and sums."""
+    while True:
+        codes = np.load(f)
+        if not codes.size:
+            return
+        yield codes.astype(np.int64), np.load(f)
 
 
 class PairFiles:

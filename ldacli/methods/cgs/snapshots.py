@@ -226,7 +226,7 @@ class CellSums:
         """The sums as a checkpoint stored them: sorted codes and (float64) sums."""
         self.__init__(*self.shape)
         codes, sums = cells
-        self.add_parts([(np.asarray(codes, np.int64), np.asarray(sums).astype(np.int64))])
+        self.add_parts([(np.asarray(codes, np.int64), sums)])
 
     def add_cells(self, codes: np.ndarray, values: np.ndarray) -> None:
         """Add the cells ``codes`` (each once, in any order) with counts ``values``."""
@@ -329,7 +329,7 @@ class CellSums:
 
         def parts():
             for c_lo, c_hi in blocks:
-                codes, sums = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+                codes, sums = [np.zeros(0, np.int64)], [np.zeros(0, np.uint8)]
                 for lo, part in zip(self.cuts[:-1].tolist(), self.rows):
                     inside = (part.columns >= c_lo) & (part.columns < c_hi)
                     if inside.any():
