@@ -434,9 +434,15 @@ class RowPart:
         sums = self.sums.astype(kind)
         sums[at[hit]] += values[hit].astype(kind)
         miss = ~hit
-        if miss.any():
-            old = np.insert(old, at[miss], codes[miss])
-            sums = np.insert(sums, at[miss], values[miss].astype(kind))
+        if miss.any():  # the new cells go before the old ones at their places, in order
+            places = at[miss]
+            moved = np.arange(old.size)
+            moved += np.cumsum(np.bincount(places, minlength=old.size + 1))[:old.size]
+            places += np.arange(places.size)
+            merged, merged_sums = np.empty(old.size + places.size, np.int64), np.empty(old.size + places.size, kind)
+            merged[moved], merged[places] = old, codes[miss]
+            merged_sums[moved], merged_sums[places] = sums, values[miss]
+            old, sums = merged, merged_sums
         rows = self.ptr.size - 1
         ptr = np.zeros(rows + 1, np.int64)
         np.cumsum(np.bincount(old // self.n_columns, minlength=rows), out=ptr[1:])
