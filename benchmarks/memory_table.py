@@ -117,7 +117,10 @@ def inventory(method, *args):
     count("where documents and slices start", [a for sh in shards for a in (sh.ptr, sh.runs)] + [s.doc_ptr])
     count("alias orders", [a for sh in shards for a in (sh.order, sh.doc_of) if a is not None])
     count("word lists (word-topic counts)", list(arrays_of(s.shared)))
-    count("snapshot sums, document lengths", list(arrays_of(method.snapshots)))
+    snaps = method.snapshots
+    count("snapshot sums: word-topic", list(arrays_of(snaps.cells)))
+    count("snapshot sums: document-topic", list(arrays_of(snaps.doc_cells)) + list(arrays_of(snaps.remote)))
+    count("snapshot sums: the rest, document lengths", list(arrays_of(snaps)))
     gc.collect()
     matrices = [o for o in gc.get_objects() if sp.issparse(o)]
     count("corpus count matrix (CSR)", [a for m in matrices for a in (m.data, m.indices, m.indptr)])
@@ -131,7 +134,7 @@ staged(commands, "read", "reading")  # and what is done with the corpus before t
 staged(CollapsedGibbs, "__init__", "building the sampler")
 staged(CollapsedGibbs, "step", "sampling", after=inventory)
 staged(snapshots.Snapshots, "take", "snapshot sums", within=True)
-staged(CollapsedGibbs, "streamed_result", "writing the model")
+staged(CollapsedGibbs, "model_counts", "writing the model")
 sizes["imported"] = status("VmRSS")
 reset_peak()
 code = 0

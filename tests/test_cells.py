@@ -87,23 +87,6 @@ def test_merge_cells_back_adds_two_sorted_sets_of_cells_in_the_running_arrays(n_
     np.testing.assert_array_equal(room_sums[:n], expected_sums)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 200), st.integers(1, 200), st.integers(1, 4), st.integers(0, 2**31 - 1))
-def test_merge_cells_back_adds_a_snapshots_parts_in_the_running_arrays(n_sums, n_new, n_parts, seed):
-    # merge_cells_back and move_cells, as a snapshot uses them (each part with its range of the
-    # running cells, last to first, then moved down): the NumPy sum
-    from ldacli.methods.cgs.snapshots import _merged_in_place
-
-    rng = np.random.default_rng(seed)
-    sum_codes, sums, codes, counts = cells_and_sums(rng, n_sums, n_new)
-    expected, expected_sums = summed(sum_codes, sums, codes, counts)
-    cuts = np.unique(np.concatenate(([0, codes.size], rng.integers(1, codes.size + 1, size=n_parts - 1))))
-    parts = [(codes[a:b], counts[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-    got = _merged_in_place(sum_codes, sums, parts)
-    np.testing.assert_array_equal(got[0], expected)
-    np.testing.assert_array_equal(got[1], expected_sums)
-
-
 @pytest.mark.parametrize("K", [3, 40, 1000])
 def test_word_list_cells_of_long_lists_are_sorted_too(K):
     # lists longer than the insertion sort's (qsort), with counts in every order

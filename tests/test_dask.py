@@ -517,6 +517,7 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     from ldacli.methods.cgs.dask_client import INT32_MAX
     from ldacli.methods.cgs.dask_worker import ShardHost
     from ldacli.methods.cgs.method import CollapsedGibbs
+    from ldacli.methods.cgs.sampler import block_totals, wide_totals
     from ldacli.partition import WIDE_SHARD_TOKENS as HEADROOM
 
     big = (1 << 28) + 3  # a shard of two such documents stays under HEADROOM tokens
@@ -536,13 +537,13 @@ def test_a_shard_folder_of_more_than_2_31_tokens_is_accepted_with_exact_64_bit_t
     settings = {"n_topics": 100, "sampler": "sparse", "shards": len(ranges), "snapshots": 5,
                 "scheduler": "tcp://scheduler:8786"}
     assert CollapsedGibbs.estimate_bytes(folder, settings, 1, True) < 64 << 20
-    # a worker's totals: (n_k - base) as int32 plus (sum_w beta_kw + base) is n_k + sum_w beta_kw
+    # a block's totals: (n_k - base) as int32 plus (sum_w beta_kw + base) is n_k + sum_w beta_kw
     K, beta = 3, 0.01
     host = ShardHost("sparse", 4, K, None, np.array([0, 2, 4]), (np.zeros(5, np.int64), np.zeros(0, np.int32),
                                                                  np.zeros(0)), True)
     host.set_priors(np.full(K, 0.1), beta, np.full(K, 4 * beta))
     start = np.array([folder.n_tokens - 2 * big, big + 1, big - 1], np.int64)
-    nk, priors = host._block_totals(start)
+    nk, priors = block_totals(start, host.priors, wide_totals(ranges))
     assert nk.dtype == np.int32 and int(nk.max()) <= HEADROOM
     assert nk.astype(np.int64).tolist() == [min(int(n), HEADROOM) for n in start]
     np.testing.assert_allclose(nk + priors.beta_sum, start + 4 * beta, rtol=1e-15)

@@ -194,3 +194,66 @@ def test_a_checkpoint_of_a_run_from_disk_keeps_its_shard_files_beside_it(folder,
     assert sorted(f.split("-sweep-")[0] for f in os.listdir(tmp_path / "ck.checkpoints" / inside)) == \
         [f"shard-{s:05d}" for s in range(4)]
     assert not os.path.exists(folder + ".checkpoints")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_past_2_31_tokens_blocks_sample_against_totals_less_a_base_to_the_bytes_of_the_run_in_memory(
+        folder, tmp_path, monkeypatch, threads):
+    """A corpus of more than 2^31 - 1 tokens trains from disk as on a cluster: its topic totals
+    are 64-bit and each block is given them less a base, which the prior's sums take instead
+    (:func:`~ldacli.methods.cgs.sampler.block_totals`). Forced here on the small folder (every
+    corpus past the limit, the headroom its largest shard, 3 topics: some topic always holds
+    more): no block is given a total past the headroom, and the model is the bytes of the run in
+    memory, whose blocks are given the totals whole."""
+    from ldacli.methods.cgs import sampler
+    from ldacli.methods.cgs.layouts import WordLists
+
+    f = open_shard_folder(folder)
+    headroom = max(r.hi - r.lo for r in f.shard_ranges())
+    assert f.n_tokens > 3 * headroom
+    settings = {"n_topics": 3, "sampler": "sparse", "iterations": 12, "seed": 7, "optimize_interval": 4,
+                "optimize_burn_in": 4, "snapshots": 3, "snapshot_interval": 2}
+    ldacli.train(folder, threads=1, output=tmp_path / "memory.npz", **settings)
+    monkeypatch.setattr(sampler, "NARROW_TOKENS", 0)
+    monkeypatch.setattr(sampler, "WIDE_SHARD_TOKENS", headroom)
+    given, sweep = [], WordLists.sweep
+
+    def watched(self, shard, part, priors):  # the totals each block starts from
+        given.append(int(self.nk.max()))
+        sweep(self, shard, part, priors)
+
+    monkeypatch.setattr(WordLists, "sweep", watched)
+    ldacli.train(f, threads=threads, output=tmp_path / "disk.npz", **settings)
+    assert len(given) == 12 * f.n_shards ** 2 and max(given) == headroom
+    assert read_bytes(tmp_path / "disk.npz") == read_bytes(tmp_path / "memory.npz")
+
+
+def test_past_2_31_tokens_a_shard_past_the_headroom_is_refused_in_one_line_before_anything_is_read(tmp_path):
+    """A shard folder of more than 2^32 tokens without two billion tokens on this machine (a few
+    documents of large counts on few words, as ``tests/test_dask.py``'s): cut in 2 shards, each
+    is past :data:`~ldacli.partition.WIDE_SHARD_TOKENS`, and the engine refuses it, as a
+    cluster's does, before a token is read or a block file written; cut in 10, it is not."""
+    import scipy.sparse as sp
+
+    from ldacli.corpora.formats.shards import write_shard_folder
+    from ldacli.errors import LdacliError
+    from ldacli.methods.cgs.disk import DiskSampler
+    from ldacli.methods.cgs.sampler import FirstTopics, wide_totals
+    from ldacli.partition import WIDE_SHARD_TOKENS
+
+    big = (1 << 28) + 3
+    rows = np.array([[big, 5, 0, 1], [0, big, 7, 0], [3, 0, big, 2], [big, 1, 0, 0], [0, 0, 4, big]] * 4)
+    for n in (2, 10):
+        write_shard_folder(str(tmp_path / f"f{n}"), sp.csr_array(rows.astype(np.int32)), list("abcd"),
+                           [f"d{i}" for i in range(20)], n, fingerprint="x", source="made here", format="npz")
+    wide = open_shard_folder(str(tmp_path / "f2"))
+    assert wide.n_tokens > 2**32 and max(r.hi - r.lo for r in wide.shard_ranges()) > WIDE_SHARD_TOKENS
+    (tmp_path / "scratch").mkdir()
+    rngs = [np.random.default_rng(s) for s in range(3)]
+    with pytest.raises(LdacliError) as refused:
+        DiskSampler(wide, 3, np.full(3, 0.1), 0.01, rngs[1:], first=FirstTopics(rngs[0], 4, 3),
+                    scratch=str(tmp_path / "scratch"))
+    assert str(refused.value) == (f"{wide.path}: a shard of more than {WIDE_SHARD_TOKENS:,} tokens in a corpus of "
+                                  f"more than 2,147,483,647: cut the corpus into more shards")
+    assert os.listdir(tmp_path / "scratch") == []
+    assert wide_totals(open_shard_folder(str(tmp_path / "f10")).shard_ranges()) is True

@@ -58,7 +58,7 @@ def written_before(state):
             rows /= (lengths + alpha.sum())[:, None]
         return phi, theta
     n = len(snaps.taken)
-    snaps.cells.mean_rows(phi, 0, n)
+    snaps.cells.mean_columns(phi, 0, n)  # kept by word: (V, K)
     phi += beta
     if prior is not None:
         phi[prior.topics, prior.words] += prior.extra

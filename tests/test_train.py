@@ -244,78 +244,58 @@ def _counts_of(checkpoint_path: str, corpus, K: int) -> tuple[np.ndarray, np.nda
     return nkw, ndk
 
 
-def test_snapshot_sums_merge_cells_as_a_dense_sum_would():
-    # the sparse sums of snapshots (cells in any order, merged into sorted running sums) equal
-    # the dense sum of the same states (sums of an array far too large to go dense)
-    from ldacli.methods.cgs.snapshots import CellSums
+@pytest.mark.parametrize("part_cells", [1 << 18, 64])
+def test_snapshot_sums_merge_cells_as_a_dense_sum_would(monkeypatch, part_cells):
+    # the snapshots' sums (cells in any order, or a shard's at a time: parts in increasing
+    # order, some empty), merged a part of the sums at a time (parts of 64 cells cut them into
+    # many), equal the dense sum of the same states, by rows and by columns; a state handed out
+    # stays as it was while later snapshots are added; and they take 4 bytes a cell or less
+    from ldacli.methods.cgs import snapshots
+    from ldacli.methods.cgs.snapshots import CellSums, joined
 
+    monkeypatch.setattr(snapshots, "PART_CELLS", part_cells)
     rng = np.random.default_rng(2)
-    dense, sums = np.zeros(5000), CellSums(10**6, 5000)
-    for _ in range(4):
-        codes = rng.choice(5000, size=rng.integers(1, 3000), replace=False)
-        values = rng.integers(1, 50, size=codes.size)
-        dense[codes] += values
-        sums.add_cells(codes, values)
-    running = sums.sparse()
-    assert np.all(np.diff(running[0]) > 0)
-    assert np.array_equal(running[0], np.flatnonzero(dense)) and np.array_equal(running[1], dense[dense > 0])
-    # and a shard's cells at a time (parts in increasing order, some empty), merged without
-    # joining them first: the same sums
-    dense, sums = np.zeros(5000), CellSums(10**6, 5000)
-    for _ in range(4):
-        codes = np.sort(rng.choice(5000, size=rng.integers(1, 3000), replace=False))
-        values = rng.integers(1, 50, size=codes.size).astype(np.int32)
-        dense[codes] += values
-        cuts = np.sort(rng.choice(codes.size + 1, size=4))
-        sums.add_parts([(codes[a:b], values[a:b]) for a, b in zip([0, *cuts], [*cuts, codes.size])])
-    by_parts = sums.sparse()
-    assert sums.dense is None and by_parts[0].dtype == np.int64 and by_parts[1].dtype == np.float64
-    assert np.array_equal(by_parts[0], np.flatnonzero(dense)) and np.array_equal(by_parts[1], dense[dense > 0])
-
-
-def test_snapshot_sums_go_dense_where_that_is_smaller_and_hold_the_same_sums():
-    # the same snapshots' cells summed into an array of 20 x 50 cells (dense from the snapshot
-    # whose sparse sums would outgrow it) and into one of 10^9 rows (sparse throughout): the
-    # same sums, the same rows of the mean, and a state taken before a dense sum changes is
-    # the state as it was (a cluster's run goes back to it when a worker is lost)
-    from ldacli.methods.cgs.snapshots import CellSums
-
-    rng = np.random.default_rng(5)
-    small, large = CellSums(20, 50), CellSums(10**9, 50)
-    untouched = CellSums(10**9, 50)  # never read until the end: every merge after the first in place
-    states = []
-    for i, size in enumerate([60, 200, 300, 400]):
-        codes = rng.choice(1000, size=size, replace=False)
-        values = rng.integers(1, 50, size=codes.size).astype(np.int32)
-        if i % 2:
-            for sums in (small, large, untouched):
-                sums.add_cells(codes, values)
-        else:  # a shard's cells at a time
+    dense, sums, states = np.zeros((200, 50)), CellSums(200, 50), []
+    for i in range(6):
+        codes = rng.choice(dense.size, size=rng.integers(1, 3000), replace=False)
+        if i % 2 == 0:
             codes.sort()
-            parts = [(codes[:50], values[:50]), (codes[50:], values[50:])]
-            for sums in (small, large, untouched):
-                sums.add_parts(parts)
-        states.append((small.state(), small.sparse()))
-        assert all(np.array_equal(a, b) for a, b in zip(small.sparse(), large.sparse()))
-        for first, rows in [(0, 20), (7, 5)]:
-            a, b = np.empty((rows, 50)), np.empty((rows, 50))
-            small.mean_rows(a, first, i + 1)
-            large.mean_rows(b, first, i + 1)
-            assert a.tobytes() == b.tobytes()
-    assert all(np.array_equal(a, b) for a, b in zip(untouched.sparse(), large.sparse()))
-    assert small.dense is not None and large.dense is None and small.dense.dtype == np.int32
-    assert states[0][0][1] is None and states[-1][0][1] is not None  # sparse at first, then dense
-    for state, sums in states:
-        small.restore(state)
-        assert all(np.array_equal(a, b) for a, b in zip(small.sparse(), sums))
-    # sums that could pass 2^31 - 1 go to 64 bits first (from the last state restored above)
-    before = np.zeros(1000, np.int64)
-    before[sums[0]] = sums[1]
-    huge = np.full(1000, 2**30, np.int32)
-    for i in range(3):
-        small.add_cells(np.arange(1000), huge)
-        assert small.dense.dtype == (np.int32 if i == 0 else np.int64)
-    np.testing.assert_array_equal(small.dense.reshape(-1), before + 3 * 2**30)
+        values = rng.integers(1, 50, size=codes.size).astype(np.int32)
+        dense.reshape(-1)[codes] += values
+        if i % 2:
+            sums.add_cells(codes, values)
+        else:
+            cuts = np.sort(rng.choice(codes.size + 1, size=4))
+            sums.add_parts((codes[a:b], values[a:b]) for a, b in zip([0, *cuts], [*cuts, codes.size]))
+        states.append((sums.state(), dense.copy()))
+    codes, running = sums.sparse()
+    assert codes.dtype == np.int64 and running.dtype == np.float64
+    assert np.array_equal(codes, np.flatnonzero(dense)) and np.array_equal(running, dense[dense > 0])
+    codes, running = joined(sums.column_parts(), sums.n_cells)
+    assert np.array_equal(codes, np.flatnonzero(dense.T)) and np.array_equal(running, dense.T[dense.T > 0])
+    for first, rows in [(0, 200), (37, 20)]:
+        out = np.empty((rows, 50))
+        sums.mean_rows(out, first, 6)
+        assert out.tobytes() == (dense[first:first + rows] / 6).tobytes()
+    for first, columns in [(0, 50), (7, 5)]:
+        out = np.empty((columns, 200))
+        sums.mean_columns(out, first, 6)
+        assert out.tobytes() == (dense.T[first:first + columns] / 6).tobytes()
+    assert (len(sums.rows) > 10) == (part_cells == 64)
+    # 50 columns in a byte, sums of 6 x 49 at most in a byte, those of 255 or more kept apart
+    held = sum(a.nbytes for p in sums.rows for a in vars(p).values() if isinstance(a, np.ndarray))
+    assert held < 2.1 * sums.n_cells + 8 * (200 + len(sums.rows))
+    for state, then in states:
+        sums.restore(state)
+        assert np.array_equal(sums.sparse()[1], then[then > 0])
+    sums.restore(CellSums.EMPTY)
+    assert sums.n_cells == 0 and sums.sparse()[0].size == 0
+    # sums that could pass 65,535, then 2^32 - 1, widen first: the same whole numbers
+    kinds = []
+    for _ in range(5):
+        sums.add_cells(np.arange(50), np.full(50, 2**30, np.int32))
+        kinds.append(sums.rows[0].sums.dtype)
+    assert kinds == [np.uint32] * 3 + [np.uint64] * 2 and sums.sparse()[1].tolist() == [5.0 * 2**30] * 50
 
 
 def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted, tmp_path):

@@ -58,9 +58,9 @@ from ldacli.methods.cgs.dask_checkpoints import (ARRAY, CheckpointFolders, Shard
                                                 shard_file)
 from ldacli.methods.cgs.dask_worker import ShardHost, ShardSpec
 from ldacli.methods.cgs.layouts import Replica, replica_class
-from ldacli.methods.cgs.sampler import SAMPLERS, UnderPriors
+from ldacli.methods.cgs.sampler import SAMPLERS, UnderPriors, wide_totals
 from ldacli.methods.cgs.shard import HISTOGRAM_CHUNK_CELLS, merge_doc_histograms, shard_pointers
-from ldacli.partition import WIDE_SHARD_TOKENS, ShardRange, word_slices
+from ldacli.partition import ShardRange, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -169,13 +169,10 @@ class DaskSampler(UnderPriors):
         self.V, self.K = n_words, n_topics
         self.shards = shards
         self.n_tokens, self.n_docs = int(shards[-1].hi), int(shards[-1].d_hi)
-        self.wide = self.n_tokens > INT32_MAX
+        self.wide = wide_totals(shards, folder.path if folder is not None else None)
         if self.wide and kind == "dense" and int(freq.max()) > INT32_MAX:
             raise LdacliError(f"the dense sampler counts a word's tokens in 32 bits, and a word has {int(freq.max()):,} "
                               f"tokens: use --sampler sparse")
-        if self.wide and max(sh.hi - sh.lo for sh in shards) > WIDE_SHARD_TOKENS:
-            raise LdacliError(f"a shard of more than {WIDE_SHARD_TOKENS:,} tokens in a corpus of more than {INT32_MAX:,}: "
-                              f"cut the corpus into more shards")
         self.slices = word_slices(freq, len(shards))
         self.layout = replica_class(kind).layout_for(freq, n_topics)
         self._set_prior(sync.alpha, sync.beta, prior)

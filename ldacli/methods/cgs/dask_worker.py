@@ -23,11 +23,11 @@ from ldacli.errors import InputError, LdacliError
 from ldacli.memory import available_bytes
 from ldacli.methods.cgs.dask_checkpoints import ShardFiles, read_shard_checkpoint, write_shard_checkpoint
 from ldacli.methods.cgs.layouts import Priors, Replica, replica_class
-from ldacli.methods.cgs.sampler import FirstTopics
+from ldacli.methods.cgs.sampler import FirstTopics, block_totals
 from ldacli.methods.cgs.shard import (Shard, doc_topic_cells, merge_doc_histograms, merge_pairs, shard_doc_histograms,
                                       shard_log_prior, topic_bits, word_topic_pairs)
 from ldacli.methods.cgs.snapshots import CellSums, doc_cell_arrays, doc_sum_bytes
-from ldacli.partition import WIDE_SHARD_TOKENS, ShardRange
+from ldacli.partition import ShardRange
 
 
 @dataclass
@@ -233,7 +233,7 @@ class ShardHost:
         """Round ``r``'s blocks, one after another (on :meth:`_in_thread`'s thread); the first
         block's slice is sent on (from the event loop ``loop``) as soon as it is sampled."""
         self._take_incoming()
-        nk, priors = self._block_totals(start)
+        nk, priors = block_totals(start, self.priors, self.wide)
         delta = np.zeros(self.K, np.int64)
         sending, sent = None, 0
         for i, s in enumerate(self.mine):
@@ -265,16 +265,6 @@ class ShardHost:
 
     def _slice(self, j: int) -> Replica:
         return self.replica.range(int(self.slices[j]), int(self.slices[j + 1]))
-
-    def _block_totals(self, start: np.ndarray) -> tuple[np.ndarray, Priors]:
-        """The totals a block starts from as the kernels take them (int32) and the priors to go
-        with them: ``start`` itself while the corpus fits in 32 bits; else less a base that the
-        prior's sums take instead (see :data:`WIDE_SHARD_TOKENS`)."""
-        if not self.wide:
-            return start.astype(np.int32), self.priors
-        base = np.maximum(start - WIDE_SHARD_TOKENS, 0)
-        p = self.priors
-        return (start - base).astype(np.int32), Priors.of(p.alpha, p.beta, p.beta_sum + base, self.extra)
 
     # --- what the method reads --------------------------------------------------------------------------
 

@@ -46,12 +46,13 @@ from ldacli.errors import LdacliError, OutputError
 from ldacli.methods.cgs.dask_checkpoints import (ARRAY, CheckpointFolders, ShardFiles, checkpoint_folder, prune,
                                                 read_shard_checkpoint, shard_file, write_shard_checkpoint)
 from ldacli.methods.cgs.layouts import WordLists
-from ldacli.methods.cgs.sampler import FirstTopics, OneCopyOfCounts
+from ldacli.methods.cgs.sampler import FirstTopics, OneCopyOfCounts, block_totals, wide_totals
 from ldacli.methods.cgs.snapshots import CellSums, doc_cell_arrays
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, Shard, doc_topic_blocks, doc_topic_cells,
                                       document_lists, merge_doc_histograms, shard_doc_histograms, shard_log_prior,
                                       slice_runs, word_topic_pairs)
 from ldacli.partition import word_slices
+from ldacli.topic_counts import narrowest
 from ldacli.topic_word_prior import TopicWordPrior
 
 log = logging.getLogger("ldacli")
@@ -216,9 +217,7 @@ class DiskSampler(OneCopyOfCounts):
         self.ranges = ranges
         self.P = len(ranges)
         self.n_tokens = int(ranges[-1].hi)
-        if self.n_tokens >= 2**31:
-            raise LdacliError(f"{folder.path}: training from disk takes at most 2^31 - 1 tokens for now, found "
-                              f"{self.n_tokens:,}")
+        self.wide = wide_totals(ranges, folder.path)  # past 2^31 - 1 tokens, blocks sample against totals less a base
         freq = folder.word_frequencies()
         self.slices = word_slices(freq, self.P)
         lengths = folder.doc_lengths
@@ -232,6 +231,7 @@ class DiskSampler(OneCopyOfCounts):
         try:
             pairs = PairFiles(self.blocks.folder, freq, self.K)
             self.lists = []
+            totals = np.zeros(self.K, np.int64)
             for s, r in enumerate(ranges):
                 words, ptr = tokens_of(folder.shard_counts(s))
                 if files is not None:
@@ -244,6 +244,7 @@ class DiskSampler(OneCopyOfCounts):
                 else:
                     topics = z[r.lo:r.hi] if z is not None else first.draw(words)
                 pairs.add(words, topics)
+                totals += np.bincount(topics, minlength=self.K)
                 self.blocks.add(s, words, topics, slice_runs(words, ptr, self.slices))
                 self.lists.append(document_lists(ptr, topics, self.K))
                 del words, topics
@@ -253,21 +254,23 @@ class DiskSampler(OneCopyOfCounts):
             self.blocks.close()
             raise
         threads = max(1, min(threads, self.P))
-        self._free: deque = deque(self.shared.sharing() for _ in range(threads))
+        self._free: deque = deque(self.shared.sharing() for _ in range(threads))  # int32 totals, for the kernels
+        self.shared.nk = totals  # int64 (those the counts were made with are 32-bit)
         self._pool = ThreadPoolExecutor(threads)
         self._reader = ThreadPoolExecutor(1)
         self.threads = threads
 
-    def _sample(self, s: int, j: int, block, start: np.ndarray) -> np.ndarray:
+    def _sample(self, s: int, j: int, block, start: np.ndarray, priors) -> np.ndarray:
         """Sample block (shard ``s``, slice ``j``), read by ``block`` (a future), from the
-        round's totals ``start``, write its topics back; returns the change of the totals."""
+        round's totals ``start`` (int32) under ``priors`` (:func:`~ldacli.methods.cgs.sampler.block_totals`),
+        write its topics back; returns the change of the totals."""
         data = block.result()
         worker = self._free.popleft()
         try:
             np.copyto(worker.nk, start)
             shard = Shard(data.words, data.z, self.ptrs[s], self.ranges[s].lo, self.rngs[s], data.runs,
                           lists=self.lists[s])
-            worker.sweep(shard, 0, self.priors)
+            worker.sweep(shard, 0, priors)
             delta = worker.nk - start
         finally:
             self._free.append(worker)
@@ -277,7 +280,7 @@ class DiskSampler(OneCopyOfCounts):
     def sweep(self) -> None:
         P = self.P
         for r in range(P):
-            start = self.shared.nk.copy()
+            start, priors = block_totals(self.shared.nk, self.priors, self.wide)
             in_flight: deque = deque()
             deltas = []
             for s in range(P):
@@ -285,9 +288,9 @@ class DiskSampler(OneCopyOfCounts):
                     deltas.append(in_flight.popleft().result())
                 j = (s + r) % P
                 block = self._reader.submit(self.blocks.read, s, j)
-                in_flight.append(self._pool.submit(self._sample, s, j, block, start))
+                in_flight.append(self._pool.submit(self._sample, s, j, block, start, priors))
             deltas.extend(f.result() for f in in_flight)
-            self.shared.nk += np.sum(deltas, axis=0, dtype=np.int32)
+            self.shared.nk += np.sum(deltas, axis=0, dtype=np.int64)
 
     # What the method reads of the state besides the counts: from the document lists, or each
     # shard's topics put together from its blocks, in shard order.
@@ -357,17 +360,20 @@ class DiskSampler(OneCopyOfCounts):
         path = self._doc_sums_path(s)
         if os.path.exists(path):
             with open(path, "rb") as f:
-                codes, values = np.load(f), np.load(f)
-            sums.restore_cells((codes, values))
+                sums.add_parts(_pieces_of(f))
         return sums
 
     def _keep_doc_sums(self, s: int, sums: CellSums) -> None:
+        """Write shard ``s``'s sums, a part of them at a time (codes and sums in their narrowest
+        dtypes), then an empty array."""
         path = self._doc_sums_path(s)
-        codes, values = sums.sparse()
+        code = narrowest(sums.shape[0] * sums.shape[1])
         try:
             with open(path + ".tmp", "wb") as f:
-                np.save(f, codes)
-                np.save(f, values)
+                for codes, values in sums.parts()():
+                    np.save(f, codes.astype(code))
+                    np.save(f, values)
+                np.save(f, np.zeros(0, code))
             os.replace(path + ".tmp", path)
         except OSError as exc:
             raise OutputError(path, "the snapshot sums of a run from disk", f"cannot write: {exc.strerror or exc}"
@@ -401,8 +407,8 @@ class DiskSampler(OneCopyOfCounts):
         """Every shard's documents' snapshot sums as sorted cells (codes ``d * K + k`` in the
         corpus), a shard at a time, in shard order."""
         for s, r in enumerate(self.ranges):
-            codes, values = self._doc_sums(s).sparse()
-            yield codes + r.d_lo * np.int64(self.K), values
+            for codes, values in self._doc_sums(s).parts()():
+                yield codes + r.d_lo * np.int64(self.K), values
 
     def mean_rows(self, out: np.ndarray, first: int, n: int) -> None:
         """Documents ``first`` to ``first + len(out)`` of the snapshot sums, divided by ``n``."""
@@ -417,6 +423,16 @@ class DiskSampler(OneCopyOfCounts):
             pool.shutdown()
         self.blocks.close()
         self._folders.close()
+
+
+def _pieces_of(f):
+    """The pieces of sums :meth:`DiskSampler._keep_doc_sums` wrote in the open file ``f``: codes
+    (int64) and sums."""
+    while True:
+        codes = np.load(f)
+        if not codes.size:
+            return
+        yield codes.astype(np.int64), np.load(f)
 
 
 class PairFiles:

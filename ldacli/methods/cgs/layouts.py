@@ -216,6 +216,10 @@ class Replica:
         """(E,) int32: the counts of the cells (``words[i]``, ``topics[i]``)."""
         raise NotImplementedError
 
+    def cell_parts(self):
+        """:meth:`cells` a range of whole words at a time, in increasing order of word."""
+        yield self.cells()
+
     def add_to(self, out: np.ndarray, first: int = 0) -> None:
         """Add the counts of topics ``first`` to ``first + len(out)`` to ``out`` (those topics'
         rows of a (K, V) float64 array, topic-major), in place."""
@@ -316,18 +320,18 @@ class WordLists(Replica):
 
     def word_topic_counts(self):
         nwk = np.zeros((self.wt_len.size, self.nk.size), np.int32)
-        for words, topics, counts in self._entry_parts():
+        for words, topics, counts in self.cell_parts():
             nwk[words, topics] = counts
         return nwk
 
     def count_histogram(self):
-        return merge_histograms([histogram(counts.reshape(-1, 1)) for _, _, counts in self._entry_parts()])
+        return merge_histograms([histogram(counts.reshape(-1, 1)) for _, _, counts in self.cell_parts()])
 
     def cells(self):
         n = int(self.wt_len.sum(dtype=np.int64))
         out = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32)
         at = 0
-        for part in self._entry_parts():
+        for part in self.cell_parts():
             for whole, piece in zip(out, part):
                 whole[at:at + piece.size] = piece
             at += part[0].size
@@ -335,7 +339,7 @@ class WordLists(Replica):
 
     def add_to(self, out, first=0):
         rows = out.shape[0]
-        for words, topics, counts in self._entry_parts():
+        for words, topics, counts in self.cell_parts():
             if first or rows < self.nk.size:
                 inside = (topics >= first) & (topics < first + rows)
                 topics, words, counts = topics[inside] - first, words[inside], counts[inside]
@@ -360,7 +364,7 @@ class WordLists(Replica):
         out[asked[hit]] = counts[at[hit]]
         return out
 
-    def _entry_parts(self):
+    def cell_parts(self):
         """The lists' entries, word by word, a range of words at a time (about
         :data:`ENTRY_CHUNK` entries; whole words): their words, topics and counts (int32 each),
         so that no array of all of them wider than their counts is made on the way."""

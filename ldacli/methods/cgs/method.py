@@ -35,7 +35,7 @@ from ldacli.corpora.formats.shards import ShardFolder
 from ldacli.methods.seed_words import DEFAULT_SEED_STRENGTH, SeedWords
 from ldacli.settings import FIXED, Choice, Integer, Real, Setting, owned_by
 from ldacli.model import Checkpoint
-from ldacli.methods.cgs.snapshots import Snapshots, doc_sum_bytes, snapshot_sweeps
+from ldacli.methods.cgs.snapshots import MERGE_BYTES, Snapshots, doc_sum_bytes, snapshot_sweeps, sum_cell_bytes
 from ldacli.methods.priors import alpha_from_histograms, beta_from_histogram
 from ldacli.topic_counts import SPREAD_CELLS, SparseRows, TopicCounts, cell_parts, phi_rows, sorted_cells, theta_rows
 from ldacli.topic_word_prior import TopicWordPrior
@@ -252,8 +252,8 @@ class CollapsedGibbs(Method):
         # the first sweep, the codes gone); where each document's slices start;
         # one copy of the counts, which every thread samples; vectors of K (the totals, each
         # block's copy of them, the priors, the snapshots' and the histograms'); the snapshots'
-        # sums (code and sum of each word-topic and document-topic cell, or the dense array, 4
-        # bytes a cell, past twice that); the model: its counts, written a part at a time (the
+        # sums (a column and a sum of each word-topic and document-topic cell, kept by rows, and
+        # the scratch of a part's merge); the model: its counts, written a part at a time (the
         # final state's word-topic cells sorted by topic on the way, 48 bytes a cell; a shard's
         # document cells, 20 bytes each), or held (16 bytes a cell at most) and phi and theta
         # computed from them whole (the scratch: a chunk of theta's counts, the word lists'
@@ -266,7 +266,7 @@ class CollapsedGibbs(Method):
         tokens += start
         runs = 4.0 * D * (shards + 1)
         vectors = 8.0 * K * (8 + shards)
-        word_sums, doc_sums = min(16.0 * cells, 8.0 * K * V), doc_sum_bytes(N, D, K)
+        word_sums, doc_sums = sum_cell_bytes(K, 2) * cells + 8.0 * V + MERGE_BYTES, doc_sum_bytes(N, D, K)
         if isinstance(corpus, ShardFolder) and settings.get("scheduler"):  # a cluster's client: the workers hold
             # the tokens, each document's slices and snapshot sums (and check their own memory); the client each
             # document's length and id
@@ -370,8 +370,10 @@ class CollapsedGibbs(Method):
             if folder is not None:  # the client holds nothing per document but its length
                 self.snapshots.keep_docs_on(self.sampler)
         # the sums as of the sync point a cluster's run goes back to when a worker is lost, and as
-        # of the checkpoint being written (which becomes the sync point once written)
-        self._snapshots_at = [self.snapshots.state(), None]
+        # of the checkpoint being written (which becomes the sync point once written); only a
+        # cluster's run goes back, and a run elsewhere would keep a second copy of the sums
+        self._goes_back = isinstance(self.sampler, DaskSampler)
+        self._snapshots_at = [self.snapshots.state() if self._goes_back else None, None]
 
     def _topic_word_prior(self, given, V: int, K: int, checkpoint: Checkpoint | None, source: str | None
                           ) -> TopicWordPrior | None:
@@ -438,7 +440,7 @@ class CollapsedGibbs(Method):
 
     def checkpoint_state(self, path: str, iteration: int) -> tuple[list, dict[str, np.ndarray]]:
         states, arrays = self.sampler.checkpoint(path, iteration)
-        self._snapshots_at[1] = self.snapshots.state()
+        self._snapshots_at[1] = self.snapshots.state() if self._goes_back else None
         return random_streams.states(self.rngs[:1]) + states, {**arrays, **self._own_arrays()}
 
     def checkpoint_written(self, path: str, iteration: int) -> None:

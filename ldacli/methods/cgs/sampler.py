@@ -9,15 +9,20 @@ cluster's workers); and the priors they sample under.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ldacli.errors import LdacliError
 from ldacli.methods.cgs.layouts import Priors, Replica
+from ldacli.partition import WIDE_SHARD_TOKENS, ShardRange
 from ldacli.topic_word_prior import TopicWordPrior, extra_by_word, topic_sums
 
 SAMPLERS = ("dense", "sparse", "alias")
+# The most tokens a corpus may have for its blocks to sample against its topic totals as they
+# are (the kernels count them in 32 bits); past it, against the totals less a base (wide_totals).
+NARROW_TOKENS = int(np.iinfo(np.int32).max)
 
 
 # Topics each word's tokens start on from RESTRICTED_START_FROM topics (FirstTopics): a random
@@ -77,6 +82,31 @@ def choose_sampler(n_topics: int, tokens_per_doc: float) -> str:
     if n_topics < DENSE_BELOW and tokens_per_doc < LONG_DOC_TOKENS:
         return "dense"
     return "sparse"
+
+
+def wide_totals(shards: list[ShardRange], where: str | None = None) -> bool:
+    """Whether a corpus cut into ``shards`` has more tokens than the kernels' 32-bit topic totals
+    hold (:data:`NARROW_TOKENS`): its totals are then kept in 64 bits and each block samples
+    against them less a base (:func:`block_totals`), which a shard of at most
+    :data:`~ldacli.partition.WIDE_SHARD_TOKENS` tokens cannot overflow; a larger shard is then
+    refused, in one line (``where``: the corpus's name, if any). The one rule of every engine."""
+    wide = int(shards[-1].hi) > NARROW_TOKENS
+    if wide and max(sh.hi - sh.lo for sh in shards) > WIDE_SHARD_TOKENS:
+        raise LdacliError(f"{where + ': ' if where else ''}a shard of more than {WIDE_SHARD_TOKENS:,} tokens in a "
+                          f"corpus of more than {NARROW_TOKENS:,}: cut the corpus into more shards")
+    return wide
+
+
+def block_totals(start: np.ndarray, priors: Priors, wide: bool) -> tuple[np.ndarray, Priors]:
+    """The topic totals a block starts from as the kernels take them (int32) and the priors to go
+    with them, from the round's totals ``start`` (K,) int64: ``start`` itself and ``priors``
+    while the corpus fits in 32 bits (``wide`` False, :func:`wide_totals`); else ``min(n_k,
+    WIDE_SHARD_TOKENS)``, the base ``n_k - min(n_k, WIDE_SHARD_TOKENS)`` added to the prior's
+    sums instead, so that every denominator ``n_k + sum_w beta_kw`` is the 64-bit one."""
+    if not wide:
+        return start.astype(np.int32), priors
+    base = np.maximum(start - WIDE_SHARD_TOKENS, 0)
+    return (start - base).astype(np.int32), replace(priors, beta_sum=priors.beta_sum + base)
 
 
 class UnderPriors:

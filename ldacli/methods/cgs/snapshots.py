@@ -8,18 +8,15 @@ import logging
 
 import numpy as np
 
-from ldacli import _cgs
 from ldacli.errors import LdacliError
 from ldacli.methods.base import Method
 from ldacli.model import Checkpoint
-from ldacli.topic_counts import SparseRows, block_parts, cell_parts, sorted_cells
+from ldacli.topic_counts import SparseRows, narrowest, sorted_cells
 
 log = logging.getLogger("ldacli")
 
 # A checkpoint's document-topic sums (the client's, or a shard file's, numbered in the shard).
 DOC_CELLS, DOC_SUMS = "snapshot_doc_cells", "snapshot_doc_sums"
-# Cells of dense sums turned into a model file's sparse rows at a time.
-BLOCK_CELLS = 1 << 20
 
 
 def snapshot_sweeps(iterations: int, snapshots: int, interval: int) -> frozenset[int]:
@@ -33,11 +30,11 @@ def snapshot_sweeps(iterations: int, snapshots: int, interval: int) -> frozenset
 class Snapshots:
     """Sums of the word-topic, topic and document-topic counts of the states at ``sweeps``,
     which phi and theta average (Griffiths & Steyvers 2004 average samples of the chain; so does
-    topica by default). Each kind of sum is kept sparse or dense, whichever is smaller
-    (:class:`CellSums`): a few snapshots of a converged chain share most cells, so they take
-    about what the sampler's own counts take, not a dense (K, V) and (D, K) more; a chain that
-    spreads (a large corpus early in its run) goes dense before its sparse sums outgrow the array.
-    A checkpoint holds them, sparse (``snapshot_taken``, the sweeps summed; ``snapshot_cells``,
+    topica by default). Each kind of sum is kept by rows, in the narrowest dtypes its values
+    take (:class:`CellSums`): the word-topic sums by word, the word lists' cells merged a range
+    of words at a time, the document-topic sums by document, a shard's cells at a time, so that
+    a snapshot's merge takes scratch of a part of the sums, never a copy of them or of the new
+    cells all at once. A checkpoint holds them, sparse (``snapshot_taken``, the sweeps summed; ``snapshot_cells``,
     the word-topic cells' words and topics (2, C) int32 and ``snapshot_cell_sums`` (C,);
     ``snapshot_topic`` (K,); ``snapshot_doc_cells`` (2, E) int32, documents and topics, and
     ``snapshot_doc_sums`` (E,)); a resumed run whose schedule no longer contains those sweeps
@@ -61,7 +58,8 @@ class Snapshots:
         self.paced, self.last = paced, None
         self.lengths = np.asarray(doc_lengths, dtype=np.int64)  # the corpus's (D,), not a copy
         self.taken: list[int] = []
-        self.cells, self.doc_cells = CellSums(K, V), CellSums(self.lengths.size, K)
+        # the word-topic sums by word, (V, K): the word lists give a snapshot's cells word by word
+        self.cells, self.doc_cells = CellSums(V, K), CellSums(self.lengths.size, K)
         self.remote = None  # the sampler whose workers keep the document-topic sums (keep_docs_on)
         self._docs_in_files = False  # the workers read the sums restored (docs_to_send)
         self.topic = np.zeros(K)
@@ -80,7 +78,7 @@ class Snapshots:
                      "theta average the states from here on", source, ", ".join(map(str, taken)))
             return
         words, topics = stored["snapshot_cells"]
-        cells = _checked_cells(topics, words, stored["snapshot_cell_sums"], K, V, source, f"{K} topics and {V} words")
+        cells = _checked_cells(words, topics, stored["snapshot_cell_sums"], V, K, source, f"{K} topics and {V} words")
         if not in_files:
             doc_cells = doc_cells_of(stored, source, self.lengths.size, K)
         self.taken, self.topic = taken, stored["snapshot_topic"]
@@ -142,20 +140,25 @@ class Snapshots:
 
     def take(self, sweep: int, sampler) -> None:
         """Add the sampler's current counts to the sums."""
-        counts = sampler.counts
-        words, topics, n = counts.cells()
-        self.cells.add_cells(topics.astype(np.int64) * self.V + words, n)
+        counts, K = sampler.counts, self.K
+
+        def word_cells():  # a range of words at a time, each word's cells by topic
+            for words, topics, n in counts.cell_parts():
+                codes = words.astype(np.int64) * K + topics
+                order = np.argsort(codes, kind="stable")
+                yield codes[order], n[order]
+        self.cells.add_parts(word_cells())
         self.topic += counts.nk
         if self.remote is not None:
             self.remote.snapshot_docs()
-        else:
-            self.doc_cells.add_parts(list(sampler.doc_topic_cell_parts()))
+        else:  # a shard's cells at a time
+            self.doc_cells.add_parts(sampler.doc_topic_cell_parts())
         self.taken.append(sweep)
 
     def arrays(self) -> dict[str, np.ndarray]:
         if not self.taken:
             return {}
-        codes, sums = self.cells.sparse()
+        codes, sums = joined(self.cells.column_parts(), self.cells.n_cells)  # by topic, then word
         out = {"snapshot_taken": np.array(self.taken, dtype=np.int32),
                "snapshot_cells": np.array([codes % self.V, codes // self.V], dtype=np.int32),
                "snapshot_cell_sums": sums, "snapshot_topic": self.topic}
@@ -166,7 +169,7 @@ class Snapshots:
     def word_sum_rows(self, out: np.ndarray, first: int) -> None:
         """Rows (topics) ``first`` to ``first + len(out)`` of the word-topic sums, (K, V) topic-major,
         into ``out`` (float64), what :func:`~ldacli.topic_counts.phi_rows` takes."""
-        self.cells.mean_rows(out, first, 1)
+        self.cells.mean_columns(out, first, 1)
 
     def doc_sum_rows(self, out: np.ndarray, first: int) -> None:
         """Rows (documents) ``first`` to ``first + len(out)`` of the document-topic sums into
@@ -176,7 +179,7 @@ class Snapshots:
     def word_sums(self) -> SparseRows:
         """The word-topic sums by topic (phi's layout), as a model file keeps them, made as it
         is written."""
-        return SparseRows.streamed(self.cells.parts(), self.K, self.V)
+        return SparseRows.streamed(self.cells.column_parts(), self.K, self.V)
 
     def doc_sums(self) -> SparseRows:
         """The document-topic sums by document, as a model file keeps them, made as it is written
@@ -186,136 +189,320 @@ class Snapshots:
 
 
 class CellSums:
-    """The sums of a (rows, columns) array of counts over the snapshots, kept sparse (sorted
-    cell codes ``row * columns + column`` and their float64 sums) while that is smaller, and
-    as the dense array (int32; int64 from the snapshot that could take a sum past 2^31 - 1)
-    from the snapshot whose cells would make the sparse sums (16 bytes a cell) twice its size.
-    Both hold the same whole numbers, so the model and the checkpoint (always sparse) are the
-    same bytes either way. A sparse snapshot merges its cells into the sums in place (the
-    arrays grow by its cells and are merged from the end), a dense one adds them where they are.
+    """The sums of a (rows, columns) array of whole numbers over the snapshots, kept by rows (as a
+    model file keeps them) in parts of consecutive rows (:class:`RowPart`): each row's columns
+    and sums, in the narrowest unsigned dtypes their values take (a sum as a byte, those of 255
+    or more kept apart when that is smaller: 3 bytes a cell where the columns fit in 16 bits),
+    where the sorted codes and float64 sums they replace took 16. A snapshot's cells are merged a part at a time
+    (about :data:`PART_CELLS` cells each: a part that grows past twice that is cut), so that
+    merging takes scratch of one part, never of all the sums; the parts' arrays are replaced,
+    never changed in place, so that a :meth:`state` handed out stays as it was.
 
-    :meth:`state` hands out the arrays as they are; they are then copied before they next
-    change (once per checkpoint on a cluster, whose run may go back to it); otherwise a
-    snapshot changes them in place."""
+    The cells come as sorted codes ``row * columns + column``; :meth:`sparse` gives them back
+    so, and :meth:`parts` and :meth:`column_parts` a part or a block of columns at a time (the
+    model file's rows, the word-topic sums being kept by word and written by topic)."""
 
-    EMPTY = (None, None, 0)  # the state of no sums
+    EMPTY = None  # the state of no sums
 
     def __init__(self, rows: int, columns: int):
         self.shape = (rows, columns)
-        self.codes = self.sums = self.dense = None
-        self.most = 0  # no sum is above this: the snapshots' largest counts, added up
-        self._shared = False
+        self.cuts = np.array([0, rows], np.int64)  # part p holds rows cuts[p] to cuts[p + 1]
+        self.rows = [RowPart.empty(rows, columns)]
 
     def state(self) -> tuple:
-        self._shared = self.codes is not None or self.dense is not None
-        return ((self.codes, self.sums) if self.codes is not None else None), self.dense, self.most
+        return self.cuts, list(self.rows)
 
-    def restore(self, state: tuple) -> None:
-        sparse, self.dense, self.most = state
-        self.codes, self.sums = sparse if sparse is not None else (None, None)
-        self._shared = self.codes is not None or self.dense is not None
+    def restore(self, state: tuple | None) -> None:
+        if state is None:
+            self.__init__(*self.shape)
+        else:
+            self.cuts, self.rows = state[0], list(state[1])
+
+    @property
+    def n_cells(self) -> int:
+        return sum(part.n_cells for part in self.rows)
 
     def restore_cells(self, cells: tuple[np.ndarray, np.ndarray]) -> None:
-        """The sums as a checkpoint stored them: sorted codes and float64 sums (copied before
-        they next change)."""
+        """The sums as a checkpoint stored them: sorted codes and (float64) sums."""
+        self.__init__(*self.shape)
         codes, sums = cells
-        self.restore(((codes, sums), None, int(sums.max(initial=0))))
+        self.add_parts([(np.asarray(codes, np.int64), sums)])
 
     def add_cells(self, codes: np.ndarray, values: np.ndarray) -> None:
         """Add the cells ``codes`` (each once, in any order) with counts ``values``."""
-        self.most += int(values.max(initial=0))
-        if self._to_dense(codes.size):
-            self._dense_add([(codes, values)])
-        else:
-            self._sparse_add([sorted_cells(codes, values)])
+        self.add_parts([sorted_cells(np.asarray(codes, np.int64), values)])
 
-    def add_parts(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        """Add the cells ``parts``: each part's codes (int64) sorted and above the part's before,
-        with their counts (int32; a sampler's document-topic cells, a shard at a time), merged
-        without joining them first."""
-        self.most += max((int(v.max(initial=0)) for _, v in parts), default=0)
-        if self._to_dense(sum(c.size for c, _ in parts)):
-            self._dense_add(parts)
-        else:
-            self._sparse_add(parts)
+    def add_parts(self, parts) -> None:
+        """Add the cells ``parts`` (an iterable, read once): each part's codes (int64) sorted and
+        above the part's before, with their counts (a sampler's document-topic cells, a shard at
+        a time; the word lists' cells, a range of words at a time). Each of the sums' parts is
+        merged once with the new cells that fall in it, a part that would take more than
+        :data:`PART_CELLS` of them being cut first (the first snapshot's sums are made so)."""
+        columns = self.shape[1]
+        todo = list(zip(self.cuts[:-1].tolist(), self.cuts[1:].tolist(), self.rows))  # the first is being added to
+        self.rows = []  # each part let go of once merged (unless a state handed out holds it)
+        done: list[tuple[int, RowPart]] = []
+        pending: list[tuple[np.ndarray, np.ndarray]] = []
+        n_pending = 0
+
+        def merge(upto: int | None = None) -> None:
+            """The pending cells into the current part, all of them, or those of rows below
+            ``upto``, the part cut there (the rest pending for the part of rows from ``upto``)."""
+            nonlocal pending, n_pending
+            lo, hi, part = todo[0]
+            codes = np.concatenate([c for c, _ in pending]) if pending else np.zeros(0, np.int64)
+            values = np.concatenate([v for _, v in pending]) if pending else np.zeros(0, np.int32)
+            end = codes.size if upto is None else int(np.searchsorted(codes, upto * columns))
+            if upto is None:
+                todo.pop(0)
+            else:
+                part, rest = part.split(upto - lo)
+                todo[0] = (upto, hi, rest)
+            done.append((lo, part.plus(codes[:end] - lo * columns, values[:end], int(values[:end].max(initial=0)))
+                         if end else part))
+            pending = [(codes[end:], values[end:])] if end < codes.size else []
+            n_pending = codes.size - end
+
+        for codes, values in parts:
+            at = 0
+            while at < codes.size:
+                lo, hi, _ = todo[0]
+                if codes[at] >= hi * columns:
+                    merge()
+                    continue
+                end = int(np.searchsorted(codes, hi * columns))
+                pending.append((codes[at:end], values[at:end]))
+                n_pending += end - at
+                at = end
+                if n_pending > PART_CELLS:
+                    row = int(pending[-1][0][-1]) // columns  # rows before it are complete
+                    if row > lo:
+                        merge(row)
+        while todo:
+            merge()
+        self.cuts = np.array([lo for lo, _ in done] + [self.shape[0]], np.int64)
+        self.rows = [part for _, part in done]
+        self._cut()
+
+    def _cut(self) -> None:
+        """Cut each part of more than twice :data:`PART_CELLS` cells into parts of about that many
+        (whole rows)."""
+        if all(part.n_cells <= 2 * PART_CELLS for part in self.rows):
+            return
+        cuts, rows = [0], []
+        for lo, hi, part in zip(self.cuts[:-1].tolist(), self.cuts[1:].tolist(), self.rows):
+            for _, b, piece in part.pieces(PART_CELLS) if part.n_cells > 2 * PART_CELLS else [(0, hi - lo, part)]:
+                rows.append(piece)
+                cuts.append(lo + b)
+        self.cuts, self.rows = np.array(cuts, np.int64), rows
 
     def sparse(self) -> tuple[np.ndarray, np.ndarray]:
-        """The sums as sorted codes (int64) and their sums (float64), the non-zero cells only
-        (sparse sums handed out as they are: copied before they next change)."""
-        if self.dense is None:
-            self._shared = self.codes is not None
-            return self._running()
-        flat = self.dense.reshape(-1)
-        codes = np.flatnonzero(flat)
-        return codes, flat[codes].astype(np.float64)
+        """The sums as sorted codes (int64) and their sums (float64), the non-zero cells only (new
+        arrays)."""
+        return joined(self.parts(), self.n_cells)
 
     def parts(self):
-        """The non-zero sums as :data:`~ldacli.topic_counts.Parts` (sorted cells, a chunk or a
-        block of rows at a time), for a model file."""
-        if self.dense is None:
-            return cell_parts(*self.sparse())
-        step = max(1, BLOCK_CELLS // self.shape[1])
-        rows = self.shape[0]
-        return block_parts(lambda: ((first, self.dense[first:first + step]) for first in range(0, rows, step)),
-                           self.shape[1])
+        """The non-zero sums as :data:`~ldacli.topic_counts.Parts` (sorted cells, a part at a
+        time), for a model file."""
+        columns = self.shape[1]
+
+        def parts():
+            for lo, part in zip(self.cuts[:-1].tolist(), self.rows):
+                if part.n_cells:
+                    yield part.codes() + lo * np.int64(columns), part.sums
+        return parts
+
+    def column_parts(self):
+        """The non-zero sums of the transposed array, (columns, rows), as
+        :data:`~ldacli.topic_counts.Parts`: codes ``column * rows + row``, sorted, a block of
+        columns of about :data:`PART_CELLS` cells at a time (each block a pass over the
+        parts' columns)."""
+        rows, columns = self.shape
+        running = np.zeros(columns, np.int64)
+        for part in self.rows:
+            running += np.bincount(part.columns, minlength=columns)
+        np.cumsum(running, out=running)
+        total = int(running[-1]) if columns else 0
+        edges = np.unique(np.concatenate(([0], np.searchsorted(running, np.arange(PART_CELLS, total, PART_CELLS),
+                                                               side="right"), [columns]))).tolist()
+        blocks = list(zip(edges[:-1], edges[1:]))
+
+        def parts():
+            for c_lo, c_hi in blocks:
+                codes, sums = [np.zeros(0, np.int64)], [np.zeros(0, np.uint8)]
+                for lo, part in zip(self.cuts[:-1].tolist(), self.rows):
+                    inside = (part.columns >= c_lo) & (part.columns < c_hi)
+                    if inside.any():
+                        codes.append(part.columns[inside] * np.int64(rows) + (part.row_of_cells()[inside] + lo))
+                        sums.append(part.sums[inside])
+                codes, sums = np.concatenate(codes), np.concatenate(sums)
+                order = np.argsort(codes, kind="stable")
+                yield codes[order], sums[order]
+        return parts
 
     def mean_rows(self, out: np.ndarray, first: int, n: int) -> None:
         """Rows ``first`` to ``first + len(out)`` of the sums, divided by ``n``, into ``out``."""
-        if self.dense is not None:
-            out[...] = self.dense[first:first + out.shape[0]]
-            out /= n
-        else:
-            _mean_rows(out, first, self._running(), n)
+        out.fill(0.0)
+        last = first + out.shape[0]
+        for lo, hi, part in zip(self.cuts[:-1].tolist(), self.cuts[1:].tolist(), self.rows):
+            a, b = max(first, lo), min(last, hi)
+            if a < b:
+                cells = slice(int(part.ptr[a - lo]), int(part.ptr[b - lo]))
+                rows = part.row_of_cells()[cells] + (lo - first)
+                out[rows, part.columns[cells]] = part.sums[cells] / n
 
-    def _running(self) -> tuple[np.ndarray, np.ndarray]:
-        """The sparse sums (none: empty arrays)."""
-        return (self.codes, self.sums) if self.codes is not None else (np.zeros(0, np.int64), np.zeros(0))
+    def mean_columns(self, out: np.ndarray, first: int, n: int) -> None:
+        """Columns ``first`` to ``first + len(out)`` of the sums, divided by ``n``, into the rows of
+        ``out`` ((columns, rows), the transposed array's rows)."""
+        out.fill(0.0)
+        last = first + out.shape[0]
+        for lo, part in zip(self.cuts[:-1].tolist(), self.rows):
+            inside = (part.columns >= first) & (part.columns < last)
+            if inside.any():
+                out[part.columns[inside].astype(np.int64) - first, part.row_of_cells()[inside] + lo] = \
+                    part.sums[inside] / n
 
-    def _to_dense(self, new: int) -> bool:
-        """Whether the sums are dense, or become so now, before ``new`` more cells are added."""
-        dtype = np.int32 if self.most < 2**31 else np.int64
-        if self.dense is None:
-            # going dense holds both for a moment: it pays once the sparse sums would be twice the array
-            summed = self.codes.size if self.codes is not None else 0
-            if 16 * (summed + new) <= 2 * self.shape[0] * self.shape[1] * 4:
-                return False
-            self.dense = np.zeros(self.shape, dtype)
-            if summed:
-                self.dense.reshape(-1)[self.codes] = self.sums
-            self.codes = self.sums = None
-        elif self.dense.dtype != dtype:
-            self.dense = self.dense.astype(dtype)
-        elif self._shared:
-            self.dense = self.dense.copy()
-        self._shared = False
-        return True
 
-    def _sparse_add(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        """Sparse sums plus ``parts``: the first sums are the parts joined; later ones are merged
-        into the running arrays themselves, from their end (:func:`_merged_in_place`), copied
-        first when they were handed out (:meth:`state`, :meth:`sparse`)."""
-        parts = [(c, v) for c, v in parts if c.size]
-        if self.codes is None:
-            self.codes = np.concatenate([np.zeros(0, np.int64)] + [c for c, _ in parts])
-            self.sums = np.concatenate([np.zeros(0)] + [v for _, v in parts]).astype(np.float64, copy=False)
-        elif parts:
-            if self._shared:
-                self.codes, self.sums = self.codes.copy(), self.sums.copy()
-            self.codes, self.sums = _merged_in_place(self.codes, self.sums, parts)
-        else:
-            return
-        self._shared = False
+def joined(parts, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n`` cells of :data:`~ldacli.topic_counts.Parts` ``parts`` in two arrays: codes
+    (int64) and sums (float64)."""
+    codes, sums, at = np.empty(n, np.int64), np.empty(n), 0
+    for piece_codes, piece_sums in parts():
+        codes[at:at + piece_codes.size] = piece_codes
+        sums[at:at + piece_codes.size] = piece_sums
+        at += piece_codes.size
+    return codes, sums
 
-    def _dense_add(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        flat = self.dense.reshape(-1)
-        for codes, values in parts:
-            flat[codes] += values  # each code once within a part
+
+# Cells a part of CellSums holds (a part that grows past twice this many is cut): its merge's
+# scratch is about 40 bytes a cell of it.
+PART_CELLS = 1 << 18
+
+
+class RowPart:
+    """Consecutive rows of :class:`CellSums`: ``ptr`` (rows + 1,) int64, where each row's cells
+    start; ``columns`` each cell's column, in the narrowest unsigned dtype the number of columns
+    allows; each cell's sum in ``small``, in the narrowest unsigned dtype of the largest, or as a
+    byte where the few of 255 or more cost less kept apart (as a model file keeps them): the
+    mark 255 in ``small`` and the sum in ``large``, in the cells' order; ``most``, the largest
+    the sums could be (the largest counts of the snapshots summed, added up). Cells are sorted
+    by row, then column; made anew by each merge (:meth:`plus`), never changed."""
+
+    def __init__(self, ptr: np.ndarray, columns: np.ndarray, small: np.ndarray, large: np.ndarray, most: int,
+                 n_columns: int):
+        self.ptr, self.columns, self.small, self.large = ptr, columns, small, large
+        self.most, self.n_columns = most, n_columns
+
+    @classmethod
+    def empty(cls, rows: int, n_columns: int) -> "RowPart":
+        return cls(np.zeros(rows + 1, np.int64), np.zeros(0, narrowest(max(n_columns - 1, 0))),
+                   np.zeros(0, np.uint8), np.zeros(0, np.uint8), 0, n_columns)
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.columns.size)
+
+    @property
+    def sums(self) -> np.ndarray:
+        """(cells,) each cell's sum (unsigned)."""
+        if not self.large.size:
+            return self.small
+        sums = self.small.astype(self.large.dtype)
+        sums[self.small == MARK] = self.large
+        return sums
+
+    def row_of_cells(self) -> np.ndarray:
+        """(cells,) int64: each cell's row (in the part)."""
+        return np.repeat(np.arange(self.ptr.size - 1, dtype=np.int64), np.diff(self.ptr))
+
+    def codes(self) -> np.ndarray:
+        """(cells,) int64: each cell's code ``row * columns + column`` (in the part), increasing."""
+        codes = self.row_of_cells()
+        codes *= self.n_columns
+        codes += self.columns
+        return codes
+
+    def plus(self, codes: np.ndarray, values: np.ndarray, largest: int) -> "RowPart":
+        """These sums plus the cells ``codes`` (int64, in the part, sorted, each once) and their
+        whole-number ``values`` (at most ``largest``): a new part."""
+        most = self.most + largest
+        kind = narrowest(most)
+        old = self.codes()
+        at = np.searchsorted(old, codes)
+        hit = at < old.size
+        hit[hit] = old[at[hit]] == codes[hit]
+        sums = self.sums.astype(kind)
+        sums[at[hit]] += values[hit].astype(kind)
+        miss = ~hit
+        if miss.any():  # the new cells go before the old ones at their places, in order
+            places = at[miss]
+            moved = np.arange(old.size)
+            moved += np.cumsum(np.bincount(places, minlength=old.size + 1))[:old.size]
+            places += np.arange(places.size)
+            merged, merged_sums = np.empty(old.size + places.size, np.int64), np.empty(old.size + places.size, kind)
+            merged[moved], merged[places] = old, codes[miss]
+            merged_sums[moved], merged_sums[places] = sums, values[miss]
+            old, sums = merged, merged_sums
+        rows = self.ptr.size - 1
+        ptr = np.zeros(rows + 1, np.int64)
+        np.cumsum(np.bincount(old // self.n_columns, minlength=rows), out=ptr[1:])
+        return RowPart(ptr, (old % self.n_columns).astype(self.columns.dtype), *_kept(sums), most, self.n_columns)
+
+    def _slice(self, a: int, b: int) -> "RowPart":
+        """Rows ``a`` to ``b`` as a part (arrays of their own)."""
+        lo, hi = int(self.ptr[a]), int(self.ptr[b])
+        first = last = 0
+        if self.large.size:
+            first, last = (int(np.count_nonzero(self.small[:at] == MARK)) for at in (lo, hi))
+        return RowPart(self.ptr[a:b + 1] - lo, self.columns[lo:hi].copy(), self.small[lo:hi].copy(),
+                       self.large[first:last].copy(), self.most, self.n_columns)
+
+    def split(self, row: int) -> tuple["RowPart", "RowPart"]:
+        """Rows before ``row`` and rows from it, as two parts."""
+        return self._slice(0, row), self._slice(row, self.ptr.size - 1)
+
+    def pieces(self, cells: int):
+        """This part cut into parts of about ``cells`` cells (whole rows): (first row, end row,
+        part) each."""
+        rows = self.ptr.size - 1
+        cuts = np.unique(np.concatenate(([0], np.searchsorted(self.ptr, np.arange(cells, self.n_cells, cells)), [rows])))
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            yield a, b, self._slice(a, b)
+
+
+# The mark of a sum kept apart (RowPart.large), in a part whose sums are kept as bytes.
+MARK = 255
+
+
+def _kept(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sums (unsigned) as :class:`RowPart` keeps them: ``small`` and ``large``."""
+    wide = narrowest(int(sums.max(initial=0)))
+    marked = sums >= MARK
+    n_large = int(np.count_nonzero(marked))
+    if wide.itemsize > 1 and n_large * wide.itemsize < sums.size * (wide.itemsize - 1):
+        return np.minimum(sums, MARK).astype(np.uint8), sums[marked].astype(wide)
+    if wide.itemsize == 1 and n_large:  # a sum of 255 itself: not a byte of this layout
+        wide = np.dtype(np.uint16)
+    return sums.astype(wide), np.zeros(0, np.uint8)
+
+
+def sum_cell_bytes(columns: int, sum_bytes: int) -> int:
+    """What a cell of :class:`CellSums` of ``columns`` columns takes, its sums of ``sum_bytes``."""
+    return narrowest(max(columns - 1, 0)).itemsize + sum_bytes
 
 
 def doc_sum_bytes(tokens: float, docs: float, K: int) -> float:
-    """At most what the documents' snapshot sums take, of ``docs`` documents holding ``tokens``
-    tokens: 16 bytes a cell (at most a cell a token), or 8 a document and topic once dense."""
-    return min(16.0 * min(tokens, K * docs), 8.0 * K * docs)
+    """About what the documents' snapshot sums take, of ``docs`` documents holding ``tokens``
+    tokens: a cell for each topic a document has in any of the snapshots summed (1.65 a token
+    after 12 sweeps of 20 M tokens, K=1000, five snapshots: counted as 2 here; at most K a
+    document), each a column and a sum of a byte (the few of 255 or more kept apart: 308 of 34.7
+    M cells there), and 8 bytes a document."""
+    return sum_cell_bytes(K, 1) * min(2.0 * tokens, float(K) * docs) + 8.0 * docs
+
+
+# The scratch of a merge of CellSums: about 40 bytes a cell of the part merged (at most twice
+# PART_CELLS), what the method's memory estimate counts.
+MERGE_BYTES = 40.0 * 2 * PART_CELLS
 
 
 def doc_cell_arrays(cells: tuple[np.ndarray, np.ndarray], K: int) -> dict[str, np.ndarray]:
@@ -343,43 +530,3 @@ def _checked_cells(rows: np.ndarray, columns: np.ndarray, sums: np.ndarray, n_ro
     if np.any(codes[1:] == codes[:-1]):
         raise LdacliError(f"{source}: expected each snapshot cell once, found some twice")
     return codes, sums
-
-
-def _mean_rows(out: np.ndarray, first: int, cells: tuple[np.ndarray, np.ndarray], n: int) -> None:
-    """Rows ``first`` to ``first + len(out)`` of the dense array whose sparse sums are ``cells``
-    (sorted codes ``row * columns + column``, sums), divided by ``n``, into ``out``."""
-    codes, sums = cells
-    columns = out.shape[1]
-    lo, hi = np.searchsorted(codes, [first * columns, (first + out.shape[0]) * columns])
-    out.fill(0.0)
-    out.reshape(-1)[codes[lo:hi] - first * columns] = sums[lo:hi] / n
-
-
-def _merged_in_place(codes: np.ndarray, sums: np.ndarray, parts: list[tuple[np.ndarray, np.ndarray]]
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """The running sums ``codes`` (int64, sorted), ``sums`` (float64; arrays of their own, which
-    nothing else refers to) plus the non-empty ``parts`` (as :meth:`CellSums.add_parts` takes
-    them), in those arrays: grown by the parts' cells, merged from the end, a part at a time
-    from the last (each with the running cells from its first code on), then moved down and
-    shrunk. A snapshot then touches fresh memory only for its new cells, where a merge into new
-    arrays faulted in the whole sum again each time (most of a large run's snapshot) and held
-    two sums at once."""
-    old = codes.size
-    starts = [0] + [int(np.searchsorted(codes, c[0])) for c, _ in parts[1:]]
-    end = old + sum(c.size for c, _ in parts)
-    codes.resize(end, refcheck=False)
-    sums.resize(end, refcheck=False)
-    top, hi = end, old
-    for (part_codes, values), lo in zip(reversed(parts), reversed(starts)):
-        top = _cgs.merge_cells_back(codes, sums, lo, hi, np.ascontiguousarray(part_codes, dtype=np.int64),
-                                    np.ascontiguousarray(values, dtype=np.int32), top)
-        hi = lo
-    _cgs.move_cells(codes, sums, top, end)
-    return _shrunk(codes, end - top), _shrunk(sums, end - top)
-
-
-def _shrunk(x: np.ndarray, n: int) -> np.ndarray:
-    """The first ``n`` entries of ``x``, an array of its own that nothing else refers to, in its
-    own memory (a large one shrinks where it is: no copy of a sum beside the room it was made in)."""
-    x.resize(n, refcheck=False)
-    return x
