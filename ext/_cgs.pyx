@@ -33,7 +33,6 @@ back), as tomotopy's ``sampleDocument`` reads.
 from libc.math cimport lgamma
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport qsort
-from libc.string cimport memmove
 from numpy.random cimport bitgen_t
 
 from _shared cimport alias_draw, alias_table, bitgen_of, prefetch, search_cumulative
@@ -1073,62 +1072,6 @@ def list_cells(const int64_t[::1] ptr, const int32_t[::1] length, const list_t[:
                 out[n] = <int32_t> (lists[i] >> bits)
                 n += 1
     return n
-
-
-def merge_cells_back(int64_t[::1] sum_codes, double[::1] sums, Py_ssize_t lo, Py_ssize_t hi,
-                     const int64_t[::1] codes, const int32_t[::1] counts, Py_ssize_t top):
-    """The running sums' cells ``lo`` to ``hi`` (``sum_codes``, ``sums``, sorted by code, each
-    code once) plus the cells ``codes``, ``counts`` (the same), in place: written from the end,
-    the last cell of the sum at ``top - 1``, into the running arrays themselves (which have
-    room); returns where the sum now starts. Safe when
-    ``top`` is at least ``hi`` plus the new cells of this call and of the calls still to come
-    for the cells before ``lo`` (the running cells are read before their places are written):
-    a snapshot's parts, merged last to first, each with its range of the running cells, then
-    moved down to 0 (:func:`move_cells`). No fresh memory but the room for the new cells.
-
-    NumPy: ``out, at = np.unique(np.concatenate([sum_codes[lo:hi], codes]), return_inverse=True)``,
-    ``sum_codes[top - out.size:top] = out``, ``sums[top - out.size:top] = np.bincount(at,
-    np.concatenate([sums[lo:hi], counts]))``, returns ``top - out.size``.
-    """
-    cdef Py_ssize_t a = hi - 1, b = codes.shape[0] - 1, w = top
-    with nogil:
-        while a >= lo and b >= 0:
-            w -= 1
-            if sum_codes[a] > codes[b]:
-                sum_codes[w] = sum_codes[a]
-                sums[w] = sums[a]
-                a -= 1
-            elif codes[b] > sum_codes[a]:
-                sum_codes[w] = codes[b]
-                sums[w] = counts[b]
-                b -= 1
-            else:
-                sum_codes[w] = codes[b]
-                sums[w] = sums[a] + counts[b]
-                a -= 1
-                b -= 1
-        while a >= lo:
-            w -= 1
-            sum_codes[w] = sum_codes[a]
-            sums[w] = sums[a]
-            a -= 1
-        while b >= 0:
-            w -= 1
-            sum_codes[w] = codes[b]
-            sums[w] = counts[b]
-            b -= 1
-    return w
-
-
-def move_cells(int64_t[::1] codes, double[::1] sums, Py_ssize_t start, Py_ssize_t end):
-    """Cells ``start`` to ``end`` moved to 0 to ``end - start`` (where :func:`merge_cells_back`
-    left them), in place. NumPy: ``codes[:end - start] = codes[start:end].copy()``, the same of
-    ``sums``."""
-    cdef Py_ssize_t n = end - start
-    if n > 0 and start > 0:
-        with nogil:
-            memmove(&codes[0], &codes[start], n * sizeof(int64_t))
-            memmove(&sums[0], &sums[start], n * sizeof(double))
 
 
 # --------------------------------------------------------------------------------------------

@@ -55,38 +55,6 @@ def test_list_cells_number_the_rows_from_first(dtype):
     np.testing.assert_array_equal(out[:n], [5, 1, 7, 2, 6])
 
 
-def cells_and_sums(rng, n_sums, n_new):
-    """Running sums and new cells, each sorted by code, each code once, codes below 300."""
-    sum_codes = np.unique(rng.integers(0, 300, size=n_sums)).astype(np.int64)
-    sums = rng.integers(1, 1000, size=sum_codes.size).astype(np.float64)
-    codes = np.unique(rng.integers(0, 300, size=n_new)).astype(np.int64)
-    counts = rng.integers(1, 100, size=codes.size).astype(np.int32)
-    return sum_codes, sums, codes, counts
-
-
-def summed(sum_codes, sums, codes, counts):
-    """The NumPy sum of the two sets of cells: its codes and sums."""
-    expected, at = np.unique(np.concatenate([sum_codes, codes]), return_inverse=True)
-    return expected, np.bincount(at, np.concatenate([sums, counts]), minlength=expected.size)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 200), st.integers(0, 200), st.integers(0, 2**31 - 1))
-def test_merge_cells_back_adds_two_sorted_sets_of_cells_in_the_running_arrays(n_sums, n_new, seed):
-    rng = np.random.default_rng(seed)
-    sum_codes, sums, codes, counts = cells_and_sums(rng, n_sums, n_new)
-    expected, expected_sums = summed(sum_codes, sums, codes, counts)
-    end = sum_codes.size + codes.size
-    room_codes, room_sums = np.zeros(end, np.int64), np.zeros(end)
-    room_codes[:sum_codes.size], room_sums[:sum_codes.size] = sum_codes, sums
-    start = _cgs.merge_cells_back(room_codes, room_sums, 0, sum_codes.size, codes, counts, end)
-    n = end - start
-    _cgs.move_cells(room_codes, room_sums, start, end)
-    assert n == expected.size
-    np.testing.assert_array_equal(room_codes[:n], expected)
-    np.testing.assert_array_equal(room_sums[:n], expected_sums)
-
-
 @pytest.mark.parametrize("K", [3, 40, 1000])
 def test_word_list_cells_of_long_lists_are_sorted_too(K):
     # lists longer than the insertion sort's (qsort), with counts in every order
