@@ -21,7 +21,7 @@ import click
 from ldacli import exporting
 from ldacli import model_selection as choosing
 from ldacli import settings
-from ldacli.api_input import corpus_at, resumed_reading
+from ldacli.api_input import corpus_at
 from ldacli.cli.exits import EXIT_DRIFT, EXIT_UNDETERMINED, Command, user_errors
 from ldacli.cli.former_options import taking_former_spellings
 from ldacli.cli.options import (
@@ -57,9 +57,8 @@ from ldacli.corpora.formats.read import (
     READING,
     READING_FOR_MODEL,
     VOCAB,
-    as_written,
 )
-from ldacli.corpora.formats.shards import is_shard_folder, open_shard_folder
+from ldacli.corpora.formats.shards import ShardFolder, is_shard_folder, open_shard_folder
 from ldacli.corpora.formats.tokenizer_file import tokenizer_file_path, tokenizer_record
 from ldacli.corpora.formats.split import split_corpus
 from ldacli.corpora.formats.write import WRITE_FORMATS, write_corpus
@@ -76,8 +75,8 @@ from ldacli.files.tables import (
 from ldacli.info import describe as describe_file
 from ldacli.info import format_text as format_info
 from ldacli.methods.driver import SETTINGS as TRAIN
-from ldacli.methods.driver import check_given, method_settings, train_planned, trains_from_disk, unchanged
-from ldacli.methods.driver import train as run_train
+from ldacli.methods.driver import NOTHING_TO_COMPARE, check_given, method_settings, plan_for, train_planned, \
+    unchanged_plan
 from ldacli.methods.registry import METHODS
 from ldacli.model import TOP_WORDS, Model
 from ldacli.over_time import history as topic_history
@@ -123,6 +122,20 @@ def read(path: str, values: dict, *, model: Model | None = None):
 
 # --- train --------------------------------------------------------------------------------------------
 
+def say_read(values: dict, path: str, data: Corpus | ShardFolder) -> None:
+    """Say what ``train`` reads of the corpus at ``path`` (:func:`~ldacli.methods.driver.plan_for`'s
+    ``on_read``): the corpus read (the reader's notes), or a shard folder's index (its files read
+    by the cluster's workers, or streamed from disk), and its size."""
+    if isinstance(data, ShardFolder):
+        tell(values, f"{path}: the workers read its {data.n_shards} shard files" if values["scheduler"] else
+             f"{path}: trained from disk, its {data.n_shards} shards streamed through each sweep (in memory the run "
+             f"would need more than the memory limit)")
+    else:
+        for note in data.notes:
+            tell(values, f"{path}: {note}")
+    tell(values, f"{path}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
+
+
 @click.command(cls=Command)
 @taking_former_spellings("train")
 @click.argument("corpus")
@@ -162,8 +175,7 @@ def train(ctx, corpus, **values):
                   {"CORPUS": corpus, "--vocab": values["vocab"], "--resume": None if checkpoint == resume else resume,
                    "--warm-start": values["warm_start"], "--align-to": values["align_to"]})
     if values["skip_unchanged"] and resume:
-        raise click.BadParameter("a resumed run continues where it stopped: there is nothing to compare",
-                                 param_hint="--skip-unchanged")
+        raise click.BadParameter(NOTHING_TO_COMPARE, param_hint="--skip-unchanged")
     given = given_of(values, TRAIN, method_settings())
     with user_errors(ctx):  # before anything is read
         check_given(given)
@@ -173,41 +185,12 @@ def train(ctx, corpus, **values):
             locked([output], wait=values["wait"]) as removed:
         for path in removed:
             tell(values, f"{path}: removed, a temporary file left by a run that was killed")
-        reading = given_of(values, READING)
-        if resume:  # the corpus is read as the checkpoint's run read it
-            reading = resumed_reading(reading, resume)
-        written = as_written()  # a shard folder read as written, as a checkpoint of a run on one records it
-        as_written_here = all(reading.get(s.name) in (None, s.default, written.get(s.name))
-                              for s in READING if s is not INPUT_FORMAT)
-        plan = None
-        if values["scheduler"] and is_shard_folder(corpus):  # the workers read the files, the client the index
-            if not as_written_here:
-                raise click.BadParameter("a shard folder on a cluster is trained as written: choose the vocabulary "
-                                         "when converting", param_hint="--vocab/--stop-words/--remove-top/--min-df/"
-                                                                       "--max-df/--max-vocab")
-            data = open_shard_folder(corpus)
-            tell(values, f"{corpus}: the workers read its {data.n_shards} shard files")
-        elif is_shard_folder(corpus) and as_written_here and (plan := trains_from_disk(open_shard_folder(corpus),
-                                                                                     given)):
-            data = plan.corpus
-            tell(values, f"{corpus}: trained from disk, its {data.n_shards} shards streamed through each sweep "
-                         f"(in memory the run would need more than the memory limit)")
-        else:
-            data = read(corpus, {**values, **reading})
-        tell(values, f"{corpus}: {data.n_docs:,} documents, {data.n_words:,} words, {data.n_tokens:,} tokens")
-        if values["skip_unchanged"] and unchanged(output, data, **given):
+        plan = plan_for(corpus, given, given_of(values, READING), on_read=lambda data: say_read(values, corpus, data))
+        if values["skip_unchanged"] and unchanged_plan(output, plan, any_seed=values["seed"] is None):
             tell(values, f"{output}: up to date (trained with these settings on this corpus); nothing to do")
             return
         t0 = time.perf_counter()
-        if isinstance(data, Corpus):
-            # the words that never occur leave here, not in the copy training would make while
-            # this corpus is held: the sampler then keeps the tokens of this very corpus, which
-            # holds them instead of its counts (Corpus.as_tokens), and the process holds them once
-            data, _ = data.without_unused_words()
-        if plan is not None:  # settled once, from disk
-            model = train_planned(plan, progress=progress, output=output)
-        else:
-            model = run_train(data, progress=progress, output=output, **given)
+        model = train_planned(plan, progress=progress, output=output)
         seconds = time.perf_counter() - t0
     p = model.params
     unit = METHODS[p["method"]].unit

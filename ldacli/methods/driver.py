@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from ldacli import random_streams, settings
 from ldacli.version import __version__
-from ldacli.api_input import as_corpus, reading_of
+from ldacli.api_input import as_corpus, is_path, reading_of, resumed_reading
 from ldacli.corpora.corpus import Corpus
 from ldacli.errors import InputError, LdacliError, OutputError, RunStopped, SettingError, TrainingInterrupted
 from ldacli.files.fileio import file_sha256
@@ -56,7 +56,7 @@ from ldacli.random_streams import SEED
 from ldacli.settings import CONTINUED, FIXED, FREE, Choice, Integer, IntegerList, Real, Setting, Size, Text
 from ldacli.methods.seed_words import seeded_prior, seeded_topics, warn_lost_seeds
 from ldacli.signatures import takes_settings
-from ldacli.corpora.formats.read import READING, as_written
+from ldacli.corpora.formats.read import INPUT_FORMAT, READING, as_written
 from ldacli.topic_names import with_names
 from ldacli.topic_word_prior import TopicWordPrior
 from ldacli.corpora.formats.shards import ShardFolder, is_shard_folder, open_shard_folder
@@ -70,6 +70,9 @@ DEFAULT_BETA = 0.01
 # Priors above this are refused: the log-gamma differences of the likelihood lose all precision
 # in double arithmetic well before 1e15, and no prior that large changes a model anyway.
 MAX_PRIOR = 1e6
+
+# Why a resumed run has no model to compare with (train --skip-unchanged).
+NOTHING_TO_COMPARE = "a resumed run continues where it stopped: there is nothing to compare"
 
 # Why a run stopped (params["stopped"]).
 STOPPED = ("iterations", "converged", "early stopping", "time limit")
@@ -260,8 +263,8 @@ class Plan:
     (the model an update continues) and ``freed`` (the topics it frees for the night, ``(freed,
     into)`` pairs), ``seeded`` (the seeded topics as the model records them) and
     ``topic_word_prior`` (the prior seeds or an update's evidence give, which the method samples
-    under; None: the symmetric beta). ``held_notes``: what settling would have logged, for a plan
-    made to decide something (:func:`trains_from_disk`), logged when the plan is run.
+    under; None: the symmetric beta). ``held_notes``: what settling logged, held until the plan
+    runs (:func:`plan_for`), so that a plan made to decide something says nothing.
     """
 
     cls: type[Method]
@@ -479,6 +482,16 @@ def unchanged(output: str, corpus: Corpus, n_topics: int | None = None, **given)
     return model is not None and _same_run(model.params, corpus, {**given, "n_topics": n_topics})
 
 
+def unchanged_plan(output: str, plan: Plan, any_seed: bool = False) -> bool:
+    """:func:`unchanged` for a run settled already (:func:`plan_for`): whether the model at
+    ``output`` was trained as ``plan`` trains; ``any_seed``: the seed was not given (the plan's
+    was drawn), so that a model of any seed is."""
+    if plan.checkpoint is not None:
+        raise SettingError("resume", NOTHING_TO_COMPARE)
+    model = _loaded(output, Model.load)
+    return model is not None and _same_plan(model.params, plan, any_seed)
+
+
 def resumable(checkpoint: str, corpus: Corpus, n_topics: int | None = None, **given) -> int | None:
     """The step the checkpoint at ``checkpoint`` continues from when a run with these settings
     (as :func:`unchanged` compares them) on this corpus wrote it, so that resuming it gives
@@ -502,13 +515,18 @@ def _same_run(p: dict, corpus: Corpus, given: dict) -> bool:
     """Whether the params ``p`` a model or checkpoint recorded are those of a run of the
     settings ``given`` on ``corpus``."""
     if given.get("resume") is not None:
-        raise SettingError("resume", "a resumed run continues where it stopped: there is nothing to compare")
-    if given.get("seed") is None:
+        raise SettingError("resume", NOTHING_TO_COMPARE)
+    return _same_plan(p, settle(corpus, given, notes=False), any_seed=given.get("seed") is None)
+
+
+def _same_plan(p: dict, plan: Plan, any_seed: bool) -> bool:
+    """Whether the params ``p`` a model or checkpoint recorded are those of the run of ``plan``
+    (of any seed with ``any_seed``)."""
+    values = dict(plan.values)
+    if any_seed:  # (the plan's seed was drawn; nothing else it settled depends on it)
         if not isinstance(p.get("seed"), int):
             return False
-        given = {**given, "seed": p["seed"]}
-    plan = settle(corpus, given, notes=False)
-    values = plan.values
+        values["seed"] = p["seed"]
     if p.get("method") != plan.cls.name or p.get("corpus_fingerprint") != plan.corpus.fingerprint():
         return False
     for name, recorded in (("warm_start", "warm_start"), ("align_to", "aligned_to")):
@@ -606,30 +624,79 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     reading = reading_of(given)
     given = {**given, "n_topics": n_topics}
     check_given(given)  # before anything is read
-    updated = _updated_of(given)  # an update's night is read as its model reads documents
-    plan = _planned(corpus, given, reading, updated)
+    plan = plan_for(corpus, given, reading)
     del corpus  # the plan holds the corpus it trains on (without unused words: another one), and not this one
     return train_planned(plan, progress=progress, callback=callback, output=output, stop=stop)
 
 
-def _planned(corpus, given: dict, reading: dict, updated: Model | None) -> Plan:
-    """:func:`train`'s plan: a shard folder's path is settled on its index, and trains from disk
-    if it needs to (:func:`trains_from_disk`), or else is read whole (and settled on its
-    documents, from the checkpoint read already)."""
-    checkpoint = None
-    if isinstance(corpus, (str, os.PathLike)) and is_shard_folder(corpus) and not reading and updated is None:
-        on_index = _settled_on_index(open_shard_folder(corpus), given)
-        if on_index is not None and _needs_disk(on_index):
-            return on_index
-        checkpoint = on_index.checkpoint if on_index is not None else None
-    corpus = as_corpus(corpus, reading=reading, model=updated, resume=given.get("resume"),
-                       shard_folders=updated is None)
-    return settle(corpus, given, updated=updated, checkpoint=checkpoint)
+def plan_for(corpus, given: dict, reading: dict | None = None, *,
+             on_read: Callable[[Corpus | ShardFolder], None] | None = None) -> Plan:
+    """The plan of a run of :func:`train` on ``corpus`` (what :func:`train` takes: a path, a
+    :class:`~ldacli.corpora.corpus.Corpus`, texts, a matrix, a
+    :class:`~ldacli.corpora.formats.shards.ShardFolder`) with the settings ``given``, checked
+    already (:func:`check_given`), and the reading settings ``reading`` (None or missing: not
+    given): the one way from what a run is given to what it trains on, of ``ldacli.train`` and
+    ``ldacli train`` alike. Settled once (:func:`settle`); :func:`train_planned` runs it.
+
+    The path of a shard folder read as written (no reading setting given otherwise than it was
+    converted with; a resumed run's reading is its checkpoint's run's) is not read whole: with
+    ``scheduler`` the cluster's workers read its files and the run settles on its index (a
+    reading setting otherwise is refused); without, the run settles on its index and trains from
+    disk when read whole it would need more than ``memory_limit`` (or the memory available).
+    Anything else is read whole (:func:`~ldacli.api_input.as_corpus`; a resumed run's path as
+    its checkpoint's run read it, an update's night as its model reads documents).
+
+    ``on_read`` is called with what the run trains on as soon as it is read, before it is
+    settled: the :class:`~ldacli.corpora.corpus.Corpus` read (its ``notes`` say how), or the
+    shard folder whose index the run settled on (a cluster's workers read it with ``scheduler``,
+    else it trains from disk). What settling logs is held in the plan
+    (:attr:`Plan.held_notes`) and logged when the plan runs, so that a plan made to decide
+    something (``--skip-unchanged``: :func:`unchanged_plan`) says nothing; logged at once when
+    settling fails."""
+    updated = _updated_of(given)  # an update's night is read as its model reads documents
+    reading = {k: v for k, v in (reading or {}).items() if v is not None}
+    resume = given.get("resume")
+    if is_path(corpus) and resume is not None:  # read as the checkpoint's run read it
+        reading, resume = resumed_reading(reading, resume), None
+    data, checkpoint = None, None
+    if is_path(corpus) and updated is None and is_shard_folder(corpus):
+        folder, otherwise = open_shard_folder(corpus), _not_as_written(reading)
+        if given.get("scheduler") is not None:  # the workers read the files, the client the index
+            if otherwise is not None:
+                raise SettingError(otherwise, "a shard folder on a cluster is trained as written: choose the "
+                                              "vocabulary when converting", ("scheduler",))
+            data = folder
+        elif otherwise is None:
+            on_index = _settled_on_index(folder, given)
+            if on_index is not None and _needs_disk(on_index):
+                if on_read is not None:
+                    on_read(on_index.corpus)
+                return on_index
+            checkpoint = on_index.checkpoint if on_index is not None else None  # (read once)
+    if data is None:
+        data = as_corpus(corpus, reading=reading, model=updated, resume=resume, shard_folders=updated is None)
+    if on_read is not None:
+        on_read(data)
+    # What was read is held here only while it is settled: the words that never occur leave it
+    # in settling, in the copy the plan holds (Corpus.without_unused_words), and nothing holds
+    # this one after, so the sampler keeps the tokens of the plan's very corpus, which holds them
+    # instead of its counts (Corpus.as_tokens), and the process holds them once.
+    with _notes_held() as notes:
+        plan = settle(data, given, updated=updated, checkpoint=checkpoint)
+    return replace(plan, held_notes=tuple(notes))
+
+
+def _not_as_written(reading: dict) -> str | None:
+    """The first of the reading settings ``reading`` that reads a shard folder otherwise than it
+    was written (:func:`~ldacli.corpora.formats.read.as_written`); None when none does."""
+    written = as_written()
+    return next((s.name for s in READING if s is not INPUT_FORMAT
+                 and reading.get(s.name) not in (None, s.default, written.get(s.name))), None)
 
 
 def train_planned(plan: Plan, *, progress: bool = False, callback: Callable[[int], None] | None = None,
                   output: str | None = None, stop: dict | None = None) -> Model:
-    """:func:`train` of a run settled already (:func:`settle`, :func:`trains_from_disk`): its
+    """:func:`train` of a run settled already (:func:`plan_for`, :func:`settle`): its
     phases after the plan, :func:`prepare`, :func:`loop`, :func:`finish` and :func:`deliver`,
     with the checkpoint locked and the cluster, if any, up."""
     for record in plan.held_notes:
@@ -675,16 +742,6 @@ def deliver(model: Model, run: Run, output: str | None) -> Model:
     return model
 
 
-def trains_from_disk(folder: ShardFolder, given: dict) -> Plan | None:
-    """The plan of a run of the settings ``given`` on the shard folder ``folder``, without a
-    cluster, when it trains from disk: a collapsed Gibbs run whose estimate on the folder read
-    whole exceeds ``memory_limit`` (or the memory available); None when the run reads the folder
-    whole (what needs the documents in memory, a warm start, a holdout, an update, always does).
-    :func:`train_planned` runs the plan, settled once."""
-    plan = _settled_on_index(folder, given)
-    return plan if plan is not None and _needs_disk(plan) else None
-
-
 def _settled_on_index(folder: ShardFolder, given: dict) -> Plan | None:
     """The plan of a collapsed Gibbs run of the settings ``given`` on a shard folder's index,
     its notes held (:attr:`Plan.held_notes`); None for a run that can only read it whole."""
@@ -708,7 +765,7 @@ def _needs_disk(plan: Plan) -> bool:
 @contextmanager
 def _notes_held():
     """The records logged meanwhile, held in the list yielded instead of logged (settling a run
-    to decide on it: they are logged if the plan runs)."""
+    to decide on it: they are logged if the plan runs), or logged when the block fails."""
     held: list[logging.LogRecord] = []
 
     def hold(record: logging.LogRecord) -> bool:
@@ -718,6 +775,11 @@ def _notes_held():
     log.addFilter(hold)
     try:
         yield held
+    except BaseException:
+        log.removeFilter(hold)
+        for record in held:
+            log.handle(record)
+        raise
     finally:
         log.removeFilter(hold)
 
