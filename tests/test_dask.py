@@ -195,12 +195,14 @@ def test_the_restricted_start_of_many_topics_is_drawn_alike_by_the_workers(corpu
     same_arrays(local, ldacli.train(ldacli.open_shard_folder(str(tmp_path / "f")), K, scheduler=client, **given))
 
 
-def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, tmp_path, monkeypatch):
+@pytest.mark.parametrize("given", ["ShardFolder", "path"])
+def test_workers_read_a_shard_folder_and_the_client_never_does(corpus, client, tmp_path, monkeypatch, given):
+    # the folder opened, or its path, as the command line gives it (ldacli.train read a path whole)
     import ldacli.corpora.formats.shards
 
     local = ldacli.train(corpus, 25, iterations=6, seed=3, shards=SHARDS, threads=2, optimize_interval=3)
     ldacli.write_shards(corpus, tmp_path / "f", SHARDS)
-    folder = ldacli.open_shard_folder(str(tmp_path / "f"))
+    folder = ldacli.open_shard_folder(str(tmp_path / "f")) if given == "ShardFolder" else str(tmp_path / "f")
 
     def tripwire(self, s):
         raise AssertionError(f"the client read shard {s}")

@@ -63,6 +63,20 @@ def test_a_run_from_disk_resumes_from_disk_or_in_memory_to_the_same_bytes(folder
     assert read_bytes(tmp_path / "resumed.npz") == read_bytes(tmp_path / "whole.npz")
 
 
+def test_a_shard_folder_read_with_a_vocabulary_rule_resumes_as_its_run_read_it(folder, tmp_path):
+    # a path read as the checkpoint's run read it (whole, its 100 most frequent words), by the
+    # library as by the command (ldacli.train settled it on the folder's index, whose vocabulary
+    # is the checkpoint's no more, and refused it)
+    kw = {"n_topics": 6, "seed": 3, "threads": 1, "max_vocab": 100}
+    ldacli.train(folder, iterations=6, output=tmp_path / "whole.npz", **kw)
+    ldacli.train(folder, iterations=3, checkpoint=tmp_path / "c.npz", **kw)
+    ldacli.train(folder, iterations=6, resume=tmp_path / "c.npz", output=tmp_path / "resumed.npz")
+    assert read_bytes(tmp_path / "resumed.npz") == read_bytes(tmp_path / "whole.npz")
+    done = cli("train", folder, "--resume", tmp_path / "c.npz", "--iterations", 6, "-o", tmp_path / "command.npz")
+    assert done.exit_code == 0, done.output
+    assert read_bytes(tmp_path / "command.npz") == read_bytes(tmp_path / "whole.npz")
+
+
 def limits(folder, **given):
     """The estimates of a run on the folder from disk and read whole."""
     return (memory_needed(open_shard_folder(folder), **given),

@@ -182,6 +182,25 @@ def test_skip_unchanged_does_nothing_when_the_model_is_up_to_date(small_ldac, tm
     assert r.exit_code == 0 and "up to date" not in r.stderr and out.stat().st_mtime_ns != before
 
 
+@pytest.mark.parametrize("asked", [("--warm-start", "PARENT"), ("-k", 4, "--seed-words", "SEEDS")])
+def test_skip_unchanged_without_a_seed_knows_a_settled_run_and_says_only_what_it_read(months, parent, tmp_path,
+                                                                                     asked):
+    path = tmp_path / "m2.ldac"
+    write_corpus(months[1], str(path), str(tmp_path / "m2.vocab"))
+    (tmp_path / "seeds.txt").write_text("first: w1 w2\n")
+    args = ["train", path, *[{"PARENT": parent, "SEEDS": tmp_path / "seeds.txt"}.get(a, a) for a in asked],
+            "--iterations", 5, "-o", tmp_path / "m.npz", "--skip-unchanged"]
+    trained = run(*args)
+    assert trained.exit_code == 0 and "up to date" not in trained.stderr, trained.output
+    before = (tmp_path / "m.npz").stat().st_mtime_ns
+    again = run(*args)
+    assert again.exit_code == 0 and (tmp_path / "m.npz").stat().st_mtime_ns == before
+    # what it read, as the run that trained said it, and not what settling the run would say
+    said = again.stderr.splitlines()
+    assert said[:-1] == trained.stderr.splitlines()[:len(said) - 1] and said[-2].endswith("9,000 tokens")
+    assert said[-1] == f"{tmp_path / 'm.npz'}: up to date (trained with these settings on this corpus); nothing to do"
+
+
 @pytest.mark.slow   # six nights of whole processes
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed on this machine")
 def test_the_docs_makefile_updates_nightly_retrains_every_refresh_and_rotates(tmp_path):

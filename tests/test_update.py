@@ -163,6 +163,25 @@ def test_a_night_that_repeats_a_document_or_a_model_that_cannot_be_updated_is_re
     assert not out.exists()
 
 
+def test_the_command_reads_a_night_of_text_as_its_model_reads_documents(tmp_path):
+    # a model whose tokenizer keeps two-letter words: the command reads the night with it, as
+    # ldacli.train does (it read the night with the default tokenizer, which drops them)
+    rng = np.random.default_rng(1)
+    words = ["ab", "cd", "ef", "apple", "melon", "grape", "river", "stone"]
+    for name, n_docs in (("old", 40), ("night", 10)):
+        (tmp_path / f"{name}.txt").write_text("".join(" ".join(rng.choice(words, 20)) + "\n" for _ in range(n_docs)))
+    r = run("train", tmp_path / "old.txt", "-k", 3, "--iterations", 10, "--seed", 1, "--min-token-length", 2, "-q",
+            "-o", tmp_path / "old.npz")
+    assert r.exit_code == 0, r.output
+    r = run("train", tmp_path / "night.txt", "--update", tmp_path / "old.npz", "--iterations", 5, "--seed", 2,
+            "-o", tmp_path / "command.npz")
+    assert r.exit_code == 0, r.output
+    assert "night.txt: 10 documents, 8 words, 200 tokens" in r.stderr
+    ldacli.train(str(tmp_path / "night.txt"), update=str(tmp_path / "old.npz"), iterations=5, seed=2,
+                 output=str(tmp_path / "library.npz"))
+    assert (tmp_path / "command.npz").read_bytes() == (tmp_path / "library.npz").read_bytes()
+
+
 @pytest.fixture(scope="module")
 def themes(tmp_path_factory):
     """A model (K=5) of old documents of 4 planted themes over 50 words, and a night of which

@@ -570,7 +570,8 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     ``ldacli train`` reads, with the reading settings ``input_format``, ``vocab``,
     ``stop_words``, ... as its options), a :class:`~ldacli.corpora.corpus.Corpus`, a list of strings
     (one document each), a SciPy sparse matrix of counts (documents x words, its words in
-    ``vocab``), or a :class:`~ldacli.corpora.formats.shards.ShardFolder` for a Dask cluster.
+    ``vocab``), or a :class:`~ldacli.corpora.formats.shards.ShardFolder` for a Dask cluster or
+    from disk; read as ``ldacli train`` reads it (:func:`plan_for`).
 
     Every setting is a keyword argument (listed below, from the declarations: :data:`SETTINGS`,
     common to every method, each method's own ``METHODS[name].SETTINGS``, and how a corpus is
@@ -618,8 +619,9 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     cluster of N worker processes, or a ``distributed.Client``; the result is the same as with
     threads. A lost cluster writes the checkpoint of the last finished sweep and raises
     :class:`RunStopped`. ``corpus`` may then be a :class:`~ldacli.corpora.formats.shards.ShardFolder`
-    (from :func:`~ldacli.corpora.formats.shards.open_shard_folder`): the workers read the shard files,
-    the client only the index (no warm start or holdout then).
+    (from :func:`~ldacli.corpora.formats.shards.open_shard_folder`) or a shard folder's path: the
+    workers read the shard files, the client only the index (no warm start, holdout or vocabulary
+    rule then).
     """
     reading = reading_of(given)
     given = {**given, "n_topics": n_topics}
