@@ -67,6 +67,16 @@ def test_the_readme_is_short_and_its_links_lead_to_pages():
     assert missing == []
 
 
+def test_the_pages_name_no_folder_of_the_machine_they_were_measured_on():
+    # data folders are $LDACLI_DATA, ../shared/corpora or a name: never this machine's own paths
+    pages = ["README.md"] + [os.path.relpath(os.path.join(d, f), docs_pages.ROOT)
+                             for d, _, files in os.walk(os.path.join(docs_pages.ROOT, "docs")) for f in files
+                             if f.endswith(".md")]
+    found = [(page, m.group(0)) for page in pages
+             for m in re.finditer(r"(?<![\w.$])/(work|home|root|srv/ldacli)/[\w./-]+", docs_pages.read(page))]
+    assert found == []
+
+
 def test_the_readme_says_what_its_test_command_costs_and_claims_no_output_pip_hides():
     setup = docs_pages.read("README.md").split("## Set-up", 1)[1].split("\n## ", 1)[0]
     said = setup.split("```sh\npip install '.[test]' && pytest -n auto\n```", 1)[0].rstrip().rsplit("\n\n", 1)[1]
