@@ -44,6 +44,16 @@ def narrowest(largest: int) -> np.dtype:
     raise ValueError(f"{largest} does not fit in 64 bits")
 
 
+def unmarked(sums: np.ndarray, large: np.ndarray) -> np.ndarray:
+    """Values kept with the few large ones apart (as :class:`SparseRows` keeps them): ``sums``
+    (unsigned), each marked one (its dtype's largest) taken from ``large`` in order."""
+    if not large.size:
+        return sums
+    values = sums.astype(np.promote_types(sums.dtype, large.dtype))
+    values[sums == np.iinfo(sums.dtype).max] = large
+    return values
+
+
 # Cells of an update's older documents (TopicCounts.after) renumbered or folded at a time.
 AFTER_CELLS = 1 << 20
 
@@ -138,11 +148,7 @@ class SparseRows:
     @cached_property
     def values(self) -> np.ndarray:
         """(C,) the cells' values (``sums`` with the marked ones taken from ``large``)."""
-        if not self.large.size:
-            return self.sums
-        values = self.sums.astype(np.promote_types(self.sums.dtype, self.large.dtype))
-        values[self.sums == np.iinfo(self.sums.dtype).max] = self.large
-        return values
+        return unmarked(self.sums, self.large)
 
     @classmethod
     def streamed(cls, parts: Parts, n_rows: int, n_columns: int) -> "SparseRows":

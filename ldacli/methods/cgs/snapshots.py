@@ -11,7 +11,7 @@ import numpy as np
 from ldacli.errors import LdacliError
 from ldacli.methods.base import Method
 from ldacli.model import Checkpoint
-from ldacli.topic_counts import SparseRows, narrowest, sorted_cells
+from ldacli.topic_counts import SparseRows, narrowest, sorted_cells, unmarked
 
 log = logging.getLogger("ldacli")
 
@@ -405,11 +405,7 @@ class RowPart:
     @property
     def sums(self) -> np.ndarray:
         """(cells,) each cell's sum (unsigned)."""
-        if not self.large.size:
-            return self.small
-        sums = self.small.astype(self.large.dtype)
-        sums[self.small == MARK] = self.large
-        return sums
+        return unmarked(self.small, self.large)
 
     def row_of_cells(self) -> np.ndarray:
         """(cells,) int64: each cell's row (in the part)."""
