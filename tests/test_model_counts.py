@@ -275,6 +275,35 @@ def test_a_few_large_sums_do_not_widen_every_cell(tmp_path):
     assert wide.sums.dtype == np.uint32 and wide.large.size == 0 and np.array_equal(wide.values, values)
 
 
+def test_rows_stacked_are_kept_as_if_made_whole_and_summed_a_part_at_a_time(monkeypatch):
+    # an update's older documents, then the night's, copied (SparseRows.stacked) rather than made
+    # again: the same arrays, dtypes and large values apart as of_parts makes of all their cells,
+    # whatever widths the two have; and the rows' sums, taken a few cells at a time (rows cut
+    # between parts), those of the dense array
+    import ldacli.topic_counts as counts
+
+    rng = np.random.default_rng(0)
+    widths = set()
+    for _ in range(300):
+        monkeypatch.setattr(counts, "SPREAD_CELLS", int(rng.integers(1, 5)))
+        halves = []
+        for rows in (int(rng.integers(0, 30)), int(rng.integers(0, 10))):
+            dense = rng.integers(0, 3, (rows, 6)) * rng.choice([1, 1, 1, 300, 70_000, 5_000_000], (rows, 6))
+            codes = np.flatnonzero(dense)
+            halves.append((dense, SparseRows.of_parts(cell_parts(codes, dense.ravel()[codes]), rows, 6)))
+        (top, a), (bottom, b) = halves
+        whole = np.vstack([top, bottom])
+        codes = np.flatnonzero(whole)
+        expected = SparseRows.of_parts(cell_parts(codes, whole.ravel()[codes]), whole.shape[0], 6)
+        stacked = SparseRows.stacked(a, b)
+        widths.add((a.sums.dtype.name, b.sums.dtype.name))
+        for name in ("ptr", "columns", "sums", "large"):
+            got, want = getattr(stacked, name), getattr(expected, name)
+            assert got.dtype == want.dtype and np.array_equal(got, want), name
+        assert np.array_equal(stacked.row_sums(), whole.sum(axis=1))
+    assert len(widths) >= 6  # narrow on wide, wide on narrow, marked values on both sides
+
+
 FORMAT2 = os.path.join(HERE, "data", "format2")
 
 

@@ -118,3 +118,22 @@ def test_each_engine_answers_the_method_s_calls_with_the_same_bytes(engine, kind
         assert found["counts"] != as_bytes([[], []])  # the chain moved: there were counts to compare
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse", "alias"])
+def test_counts_at_answers_the_counts_of_any_cells_asked(kind, corpus, request):
+    # the cells of a prior (in order, each once: the sparse lists' entries are looked up among
+    # them) and cells in any order, some twice, some of words without tokens: each answer is
+    # the word-topic count of the state, as the dense (V, K) array of its cells has it
+    s = start("one thread", corpus, kind, request)
+    for _ in range(2):
+        s.sweep()
+    words, topics, counts = s.counts.cells()
+    dense = np.zeros((s.V, s.K), np.int64)
+    dense[words, topics] = counts
+    rng = np.random.default_rng(0)
+    every = np.arange(s.V * s.K)
+    for codes in (every, every[rng.random(every.size) < 0.3], rng.integers(0, s.V * s.K, 500)):
+        w, t = codes // s.K, codes % s.K
+        assert np.array_equal(s.counts_at(w, t), dense[w, t])
+    s.close()

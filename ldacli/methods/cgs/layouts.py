@@ -350,19 +350,33 @@ class WordLists(Replica):
         asking for many cells of words the tokens never touch (an update's old evidence) costs
         the tokens' entries, not the cells asked."""
         out = np.zeros(words.size, np.int32)
-        asked = np.flatnonzero(self.wt_len[words] > 0)
-        ids = np.unique(words[asked])
-        idx, lens = _list_slots(self.word_ptr, self.wt_len, ids)
-        found, counts = unpack_entries(self.wt[idx], self.bits)
         K = np.int64(self.nk.size)
-        codes = np.repeat(ids.astype(np.int64), lens) * K + found
-        order = np.argsort(codes, kind="stable")
-        codes, counts = codes[order], counts[order]
-        wanted = words[asked].astype(np.int64) * K + topics[asked]
+        wanted = words.astype(np.int64) * K + topics
+        if wanted.size > 1 and bool(np.all(wanted[1:] > wanted[:-1])):
+            # cells asked in order, each once (a prior's): the entries are looked up among them
+            ids = np.flatnonzero(self.wt_len)
+            ids = ids[np.isin(ids, words[np.r_[True, words[1:] != words[:-1]]], assume_unique=True)]
+            codes, counts = self._entries(ids, K)
+            at = np.minimum(np.searchsorted(wanted, codes), wanted.size - 1)
+            hit = wanted[at] == codes
+            out[at[hit]] = counts[hit]
+            return out
+        asked = np.flatnonzero(self.wt_len[words] > 0)
+        codes, counts = self._entries(np.unique(words[asked]), K)
+        wanted = wanted[asked]
         at = np.minimum(np.searchsorted(codes, wanted), max(codes.size - 1, 0))
         hit = codes[at] == wanted if codes.size else np.zeros(wanted.size, bool)
         out[asked[hit]] = counts[at[hit]]
         return out
+
+    def _entries(self, ids, K):
+        """The list entries of the words ``ids`` (increasing) as cells ``word * K + topic``,
+        sorted, and their counts."""
+        idx, lens = _list_slots(self.word_ptr, self.wt_len, ids)
+        found, counts = unpack_entries(self.wt[idx], self.bits)
+        codes = np.repeat(ids.astype(np.int64), lens) * K + found
+        order = np.argsort(codes, kind="stable")
+        return codes[order], counts[order]
 
     def cell_parts(self):
         """The lists' entries, word by word, a range of words at a time (about
