@@ -23,7 +23,8 @@ script's own memory, the corpora it holds, in every run's peak).
 - ``nights``: the model of the old corpus (200 sweeps), then for each night size the warm-started
   retrain of old + night (``--warm-start``, 100 sweeps, the README's cron line) and the update
   (``--update-sweeps``) in each of its ``--variants``: time, peak RSS, both held-out perplexities,
-  the update's cost as a share of the retrain's, and its share of the retrain's gain on the new
+  the update's cost as a share of the retrain's, the topics it freed (``params.update.freed``: the
+  night's tokens on each, its gain, the merge's loss, kept or not), and its share of the retrain's gain on the new
   theme (with ``--reference``, also of the part of that gain the night brings: the retrain of the
   old corpus alone, warm-started the same, improves on the old model too). ``--variants`` is JSON, a name for each variant and what it adds to the update's command
   line (``{"free 3": {"args": ["--free-topics", "3"]}}``) or, with ``"rejuvenate": S``, Canini et
@@ -64,6 +65,7 @@ from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.write import write_corpus
 from ldacli.corpora.synthetic import generate, zipf_topics
 from ldacli.methods import update as updating
+from ldacli.model import Model
 
 LOG_MEAN, LOG_SD = 4.42, 0.84  # 20 Newsgroups' document lengths
 # where the ldacli processes run: not the repository's root, whose ldacli/ has no compiled kernels
@@ -205,6 +207,7 @@ def nights(args) -> None:
                     t, m = run_measured("train", path, "--update", model, "--iterations", str(args.update_sweeps), *extra,
                                         "--seed", "2", "--threads", "1", "-o", out, env=spec.get("env"))
                     u = {"seconds": t, "peak_mb": m, **scored(out, held)}
+                    freed = Model.load(out).params["update"]["freed"]
                     print(json.dumps({
                         "tokens": old.n_tokens, "night": share, "night_tokens": night.n_tokens, "variant": name,
                         "retrain": {k: round(v, 2) for k, v in r.items()}, "update": {k: round(v, 2) for k, v in u.items()},
@@ -214,6 +217,7 @@ def nights(args) -> None:
                         "new_theme_gain_share": round((base["new-theme"] - u["new-theme"]) / gain_r, 3) if gain_r > 0 else None,
                         **({"share_of_the_nights_gain": round((base["new-theme"] - u["new-theme"]) / night_gain, 3)}
                            if night_gain and night_gain > 0 else {}),
+                        "freed": [{k: f[k] for k in ("night_tokens", "gain", "loss", "kept")} for f in freed],
                     }), flush=True)
 
 
