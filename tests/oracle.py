@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 from scipy.special import gammaln
 
+from ldacli._cgs import dense_lanes_from
 from ldacli.corpora.counts import doc_topic_counts
 from ldacli.methods.base import word_topic_counts
 
@@ -26,6 +27,37 @@ def beta_row(prior, w, beta, K):
     return row
 
 
+DENSE_LANES = 8
+
+
+def dense_draw(p, r):
+    """_cgs's _dense_masses and _dense_pick: below dense_lanes_from() topics (32), the masses
+    ``p``'s running sum and ``u = r * total`` searched in it; from there, the masses added up in
+    8 running sums (topics j, j + 8, ... in sum j), their total in order, ``u = r * total``; the
+    lane by the lanes' running sum (the last lane with topics if none is reached), then the topic
+    by the running sum on from there over the lane's topics (its last if none is reached)."""
+    K, L = p.size, DENSE_LANES
+    if K < dense_lanes_from():
+        cum = np.cumsum(p)
+        return min(int(np.searchsorted(cum, r * cum[-1], side="right")), K - 1)
+    lanes = [0.0] * L
+    for k in range(K):
+        lanes[k % L] = lanes[k % L] + float(p[k])
+    total = 0.0
+    for j in range(L):
+        total = total + lanes[j]
+    u = r * total
+    acc, j, last = 0.0, 0, min(K, L) - 1
+    while j < last and acc + lanes[j] <= u:
+        acc = acc + lanes[j]
+        j += 1
+    k = j
+    while k + L < K and acc + float(p[k]) <= u:
+        acc = acc + float(p[k])
+        k += L
+    return k
+
+
 def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=0, word_hi=None, prior=None):
     """ldacli._cgs.dense_sweep for one shard's tokens of the words word_lo <= w < word_hi, under
     the topic-word prior ``beta`` plus ``prior``'s extra mass (``beta_sum`` (K,) its topics' sums)."""
@@ -43,9 +75,7 @@ def dense_sweep(words, doc_ptr, z, nwk, nk, alpha, beta, beta_sum, rng, word_lo=
             ndk[t] -= 1
             nk[t] -= 1
             inv[t] = 1.0 / (nk[t] + beta_sum[t])
-            cum = np.cumsum((ndk + alpha) * (nwk[w] + beta_row(prior, w, beta, K)) * inv)
-            u = rng.random() * cum[-1]
-            t = min(int(np.searchsorted(cum, u, side="right")), K - 1)
+            t = dense_draw((ndk + alpha) * (nwk[w] + beta_row(prior, w, beta, K)) * inv, rng.random())
             z[i] = t
             nwk[w, t] += 1
             ndk[t] += 1

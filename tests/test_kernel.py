@@ -364,6 +364,38 @@ def test_64_bit_word_list_entries_give_the_same_chain(kind, monkeypatch):
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("seeded", [False, True])
+def test_the_dense_draw_by_lanes_equals_its_oracle_and_visits_the_exact_posterior(seeded):
+    # the dense sampler adds its masses up by lanes from 32 topics (dense_lanes_from); forced
+    # from 1, the few topics of the oracle's and the exact posterior's corpora are drawn that way
+    from ldacli._cgs import dense_lanes_from
+
+    before = dense_lanes_from()
+    try:
+        dense_lanes_from(1)
+        test_every_sampler_equals_its_numpy_oracle_bit_for_bit_for_any_thread_count("dense", seeded, 4, 2, 6)
+        test_sampler_visits_states_with_the_exact_posterior_probabilities("dense", seeded)
+        # 12 topics: lanes of two topics, so the draw walks within a lane too; each token's
+        # topic against its exact marginal posterior (12^4 states enumerated)
+        words, doc_ptr = np.array([0, 1, 1, 2], np.int32), np.array([0, 2, 4], np.int64)
+        V, K, alpha = 3, 12, np.linspace(0.2, 0.9, 12)
+        states, exact = oracle.exact_posterior(words, doc_ptr, V, K, alpha, 0.3)
+        marginals = np.zeros((words.size, K))
+        for z, p in zip(states, exact):
+            marginals[np.arange(words.size), z] += p
+        z = np.zeros(words.size, np.int32)
+        sampler = ThreadsSampler("dense", words, doc_ptr, z, V, K, alpha, 0.3, shard_bounds(doc_ptr, 1),
+                                 streams(7, 1))
+        seen = np.zeros((words.size, K))
+        for _ in range(40000):
+            sampler.sweep()
+            seen[np.arange(words.size), z] += 1
+        assert 0.5 * np.abs(seen / 40000 - marginals).sum(axis=1).max() < 0.02
+    finally:
+        dense_lanes_from(before)
+    assert dense_lanes_from() == before == 32
+
+
 @pytest.mark.parametrize("kind", SAMPLERS)
 @pytest.mark.parametrize("seeded", [False, True])
 def test_sampler_visits_states_with_the_exact_posterior_probabilities(kind, seeded):
