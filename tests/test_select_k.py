@@ -212,9 +212,12 @@ def _files(folder):
 
 
 def _wait_for_checkpoint(folder, proc, timeout=120):
+    # a checkpoint of a pair under way: a finished pair's is removed only after its scores are
+    # written, and a signal sent then would find the next pair before its first checkpoint
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if os.path.isdir(folder) and any(p.endswith(".checkpoint.npz") for p in os.listdir(folder)):
+        if os.path.isdir(folder) and any(p.endswith(".checkpoint.npz") and not os.path.exists(
+                folder / p.replace(".checkpoint.npz", ".json")) for p in os.listdir(folder)):
             return
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.02)
