@@ -54,6 +54,16 @@ def unmarked(sums: np.ndarray, large: np.ndarray) -> np.ndarray:
     return values
 
 
+def marked(values: np.ndarray, kind: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` (whole numbers >= 0, int64) kept in the unsigned dtype ``kind``, the inverse of
+    :func:`unmarked`: each value of at least its largest (the mark) as the mark, and those values
+    apart, in order (none in uint64, which no value reaches)."""
+    mark = np.iinfo(kind).max
+    if mark >= 1 << 62:
+        return values.astype(kind), values[:0]
+    return np.minimum(values, mark).astype(kind), values[values >= mark]
+
+
 # Cells of an update's older documents (TopicCounts.after) renumbered or folded at a time.
 AFTER_CELLS = 1 << 20
 
@@ -167,16 +177,14 @@ class SparseRows:
         cells = int(ptr[-1])
         column_type = narrowest(max(n_columns - 1, 0))
         sum_type, large_type, n_large = _value_layout(cells, largest, reaching)
-        mark = np.iinfo(sum_type).max
 
         def pieces(of):
             for codes, values in _nonzero(parts()):
                 yield memoryview(np.ascontiguousarray(of(codes, values)))
 
         return cls(ptr, StreamedArray(column_type, (cells,), pieces(lambda c, v: (c % n_columns).astype(column_type))),
-                   StreamedArray(sum_type, (cells,), pieces(lambda c, v: (np.minimum(v, mark) if mark < 1 << 62
-                                                                          else v).astype(sum_type))),
-                   StreamedArray(large_type, (n_large,), pieces(lambda c, v: v[v >= mark].astype(large_type))),
+                   StreamedArray(sum_type, (cells,), pieces(lambda c, v: marked(v, sum_type)[0])),
+                   StreamedArray(large_type, (n_large,), pieces(lambda c, v: marked(v, sum_type)[1].astype(large_type))),
                    int(n_columns))
 
     @classmethod
@@ -225,11 +233,7 @@ class SparseRows:
         """``sums`` and ``large`` as they are kept in the unsigned dtype ``kind`` (its largest the mark)."""
         if self.sums.dtype == kind:
             return self.sums, self.large
-        values = unmarked(self.sums, self.large).astype(np.int64, copy=False)
-        mark = np.iinfo(kind).max
-        if kind == np.uint64:
-            return values.astype(kind), np.empty(0, np.uint8)
-        return np.minimum(values, mark).astype(kind), values[values >= mark]
+        return marked(unmarked(self.sums, self.large).astype(np.int64, copy=False), kind)
 
     def materialized(self) -> "SparseRows":
         """The same with ``columns``, ``sums`` and ``large`` as arrays (itself when they are)."""
@@ -254,11 +258,9 @@ class SparseRows:
         for lo in range(0, self.n_cells, SPREAD_CELLS):
             hi = min(lo + SPREAD_CELLS, self.n_cells)
             values = self.sums[lo:hi]
-            if self.large.size:  # (the marked values taken from the large ones, in order)
-                marked = values == mark
-                values = values.astype(np.int64)
-                values[marked] = self.large[taken:taken + int(np.count_nonzero(marked))]
-                taken += int(np.count_nonzero(marked))
+            if self.large.size:  # (the part's marked values taken from the large ones, in order)
+                n = int(np.count_nonzero(values == mark))
+                values, taken = unmarked(values, self.large[taken:taken + n]), taken + n
             np.cumsum(values, out=running[1:hi - lo + 1], dtype=np.int64)
             first, last = int(np.searchsorted(ptr, lo, "right")) - 1, int(np.searchsorted(ptr, hi, "left"))
             out[first:last] += running[np.clip(ptr[first + 1:last + 1], lo, hi) - lo] \

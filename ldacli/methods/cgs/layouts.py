@@ -346,37 +346,26 @@ class WordLists(Replica):
             out[topics, words] += counts
 
     def counts_at(self, words, topics):
-        """Found among the entries of the asked words that have any (sorted by cell), so that
-        asking for many cells of words the tokens never touch (an update's old evidence) costs
-        the tokens' entries, not the cells asked."""
-        out = np.zeros(words.size, np.int32)
+        """Looked up for the entries of the asked words that have any, among the cells asked
+        sorted (a prior's are: then no sort), so that asking for many cells of words the tokens
+        never touch (an update's old evidence) costs the tokens' entries, not the cells asked."""
         K = np.int64(self.nk.size)
-        wanted = words.astype(np.int64) * K + topics
-        if wanted.size > 1 and bool(np.all(wanted[1:] > wanted[:-1])):
-            # cells asked in order, each once (a prior's): the entries are looked up among them
-            ids = np.flatnonzero(self.wt_len)
-            ids = ids[np.isin(ids, words[np.r_[True, words[1:] != words[:-1]]], assume_unique=True)]
-            codes, counts = self._entries(ids, K)
-            at = np.minimum(np.searchsorted(wanted, codes), wanted.size - 1)
-            hit = wanted[at] == codes
-            out[at[hit]] = counts[hit]
+        cells, inverse = words.astype(np.int64) * K + topics, None
+        if cells.size > 1 and not bool(np.all(cells[1:] > cells[:-1])):
+            cells, inverse = np.unique(cells, return_inverse=True)
+        out = np.zeros(cells.size, np.int32)
+        if not cells.size:
             return out
-        asked = np.flatnonzero(self.wt_len[words] > 0)
-        codes, counts = self._entries(np.unique(words[asked]), K)
-        wanted = wanted[asked]
-        at = np.minimum(np.searchsorted(codes, wanted), max(codes.size - 1, 0))
-        hit = codes[at] == wanted if codes.size else np.zeros(wanted.size, bool)
-        out[asked[hit]] = counts[at[hit]]
-        return out
-
-    def _entries(self, ids, K):
-        """The list entries of the words ``ids`` (increasing) as cells ``word * K + topic``,
-        sorted, and their counts."""
+        asked = cells // K
+        ids = np.flatnonzero(self.wt_len)
+        ids = ids[np.isin(ids, asked[np.r_[True, asked[1:] != asked[:-1]]], assume_unique=True)]
         idx, lens = _list_slots(self.word_ptr, self.wt_len, ids)
         found, counts = unpack_entries(self.wt[idx], self.bits)
         codes = np.repeat(ids.astype(np.int64), lens) * K + found
-        order = np.argsort(codes, kind="stable")
-        return codes[order], counts[order]
+        at = np.minimum(np.searchsorted(cells, codes), cells.size - 1)
+        hit = cells[at] == codes
+        out[at[hit]] = counts[hit]
+        return out if inverse is None else out[inverse.reshape(-1)]
 
     def cell_parts(self):
         """The lists' entries, word by word, a range of words at a time (about
