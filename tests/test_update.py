@@ -15,6 +15,7 @@ from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.write import write_corpus
 from ldacli.corpora.synthetic import generate, planted_topics
 from ldacli.methods import update as updating
+from ldacli.topic_names import seed_ranks
 
 
 def run(*args):
@@ -269,3 +270,67 @@ def test_free_topics_without_an_update_or_more_than_half_the_topics_are_refused(
     r = run("train", files["night"], "--update", files["old_model"], "--free-topics", 3, "-o", tmp_path / "x.npz")
     assert r.exit_code == 2 and "--free-topics must be at most 2 (half the 4 topics" in r.stderr
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_a_seeded_model_is_updated_with_its_seeds_at_full_weight_never_as_evidence(themes, tmp_path):
+    old = ldacli.load_model(themes["model"])
+    seed_words = {"first": [old.vocab[w] for w in np.flatnonzero(themes["planted"][0])[:5]]}
+    seeded = tmp_path / "seeded.npz"
+    ldacli.train(themes["old"], 5, iterations=150, seed=1, seed_words=seed_words).save(str(seeded))
+    parent = ldacli.load_model(str(seeded))
+    given = updating.seeds(parent)
+    assert given is not None and set(given[1].tolist()) == {0}
+    out = tmp_path / "next.npz"
+    r = run("train", themes["night"], "--update", seeded, "--half-life", 1, "--iterations", 20, "--seed", 2,
+            "-o", out)
+    assert r.exit_code == 0, r.output
+    assert "lost their seeds" not in r.stderr
+    new = ldacli.load_model(str(out))
+    # the seeded topic keeps its name and seeds, and the file says so for the next update
+    assert new.params["seeded"] == parent.params["seeded"] and new.topic_names[0] == "first"
+    assert not any(t["lost"] for t in seed_ranks(new))
+    # the evidence carried on is the old evidence halved plus the night's tokens: no seed mass
+    tokens = ldacli.read_corpus(themes["night"]).n_tokens
+    assert np.isclose(updating.evidence(new)[2].sum(), updating.evidence(parent)[2].sum() / 2 + tokens)
+    # and the prior the night was sampled under holds each seed at its full weight
+    prior = new.counts.prior
+    words, topics, values = updating.evidence(parent)
+    for w, k, s in zip(*given):
+        at = (prior.words == w) & (prior.topics == k)
+        old_cell = values[(words == w) & (topics == k)].sum() / 2
+        assert np.isclose(prior.extra[at].sum(), s + old_cell)
+    # an update of the update keeps them so: the seeds are not halved, nor counted twice
+    again = tmp_path / "again.ldac"
+    night = ldacli.read_corpus(themes["night"])
+    write_corpus(Corpus(night.counts, list(night.vocab), [f"m{i}" for i in range(night.n_docs)], "again", "ldac"),
+                 str(again), str(tmp_path / "again.vocab"), format="ldac")
+    newer = ldacli.train(str(again), iterations=20, seed=3, update=str(out), half_life=1)
+    assert np.allclose(updating.seeds(newer)[2], given[2]) and newer.params["seeded"] == parent.params["seeded"]
+    assert np.isclose(updating.evidence(newer)[2].sum(), updating.evidence(new)[2].sum() / 2 + tokens)
+
+
+def test_a_seeded_update_gives_the_same_bytes_on_resume(themes, tmp_path):
+    seeded = tmp_path / "seeded.npz"
+    ldacli.train(themes["old"], 5, iterations=30, seed=1, seed_words={"first": ["w00000", "w00001"]}).save(str(seeded))
+    whole = tmp_path / "whole.npz"
+    args = ("train", themes["night"], "--update", seeded, "--seed", 5, "-q")
+    assert run(*args, "--iterations", 12, "-o", whole).exit_code == 0
+    ckpt = tmp_path / "u.ckpt.npz"
+    assert run(*args, "--iterations", 5, "--checkpoint", ckpt, "-o", tmp_path / "part.npz").exit_code == 0
+    resumed = tmp_path / "resumed.npz"
+    r = run("train", themes["night"], "--resume", ckpt, "--iterations", 12, "-q", "-o", resumed)
+    assert r.exit_code == 0, r.output
+    assert resumed.read_bytes() == whole.read_bytes()
+    assert ldacli.load_model(str(resumed)).params["topic_word_prior"] == ldacli.load_model(str(seeded)).params[
+        "topic_word_prior"]
+
+
+def test_no_seeded_topic_is_freed_or_merged_into(themes):
+    model = ldacli.load_model(themes["model"])
+    cells = updating.evidence(model)
+    K, V = model.n_topics, len(model.vocab)
+    pair = updating.cheapest_merges(*cells, K, V, 1)[0]
+    for fixed in ([pair[0]], [pair[1]], list(pair)):
+        pairs = updating.cheapest_merges(*cells, K, V, 2, fixed)
+        assert pairs and not set(fixed) & {k for p in pairs for k in p}
+    assert updating.cheapest_merges(*cells, K, V, 2, range(K - 1)) == []

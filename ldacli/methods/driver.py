@@ -973,8 +973,8 @@ def _model_params(plan: Plan) -> tuple[dict, Model | None]:
         params.update(warm_start.lineage(parent, values["warm_start"], corpus, plan.descent))
         names = [None if d is None else parent.topic_names[d] for d in plan.descent]
     elif ckpt is not None:  # a resumed warm start keeps its lineage and names, and checks its ids if it can
-        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names", "seeded", "update")
-                       if k in ckpt.params})
+        params.update({k: ckpt.params[k] for k in ("warm_start", "lineage", "topic_names", "seeded", "topic_word_prior",
+                                                   "update") if k in ckpt.params})
         if not params.get("update"):  # (an update's model is plan.updated)
             parent = warm_start.parent_if_unchanged(params.get("warm_start"))
     elif plan.updated is not None:  # an update continues its model's topics, ids and names

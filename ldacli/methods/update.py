@@ -79,8 +79,8 @@ REFUSED = {
     "add_topics": "it keeps its model's topics (retrain to add some)",
     "remove_topics": "it keeps its model's topics (retrain to remove some)",
     "align_to": "it keeps its model's topic ids",
-    "seed_words": "it keeps its model's topics",
-    "seed_strength": "it keeps its model's topics",
+    "seed_words": "it keeps its model's topics and their seeds",
+    "seed_strength": "it keeps its model's seeds as they are",
     "alpha": "it keeps its model's priors",
     "beta": "it keeps its model's priors",
     "optimize_interval": "it keeps its model's priors (learned from the night alone they would drift)",
@@ -121,40 +121,58 @@ def decay(half_life: float | None) -> float:
 
 def parent_of(path: str) -> Model:
     """The model at ``path``, which an update continues, checked for what an update needs: a
-    collapsed Gibbs model that records its counts, without seeded topics."""
+    collapsed Gibbs model that records its counts."""
     parent = Model.load(path)
     method = parent.params.get("method")
     if method != METHOD:
         raise LdacliError(f"{path}: an update continues a model of method {METHOD}, found one of method {method}: "
                           f"retrain with warm_start")
-    if parent.params.get("seeded"):
-        raise LdacliError(f"{path}: an update of a model with seeded topics is not supported: retrain it with "
-                          f"warm_start, which keeps its seeds")
     if parent.counts is None:
         raise LdacliError(f"{path}: expected a model that records its word-topic counts (written by ldacli 0.3 or "
                           f"later), found one without: retrain it once, then update it")
     return parent
 
 
+def model_ids(held, prior: TopicWordPrior) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells of ``prior`` (in the run's topic ids, as ``held``, a model's counts, keeps
+    them) as ``(words, topics, values)``, int64 and float64, in the model's topic ids."""
+    run_topics = prior.topics.astype(np.int64)
+    ids = run_topics if held.order is None else np.argsort(held.order)[run_topics]
+    return prior.words.astype(np.int64), ids, prior.extra
+
+
+def seeds(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The topic-word prior the parent's run was given (its seeded topics' seed words,
+    ``params["topic_word_prior"]``), as cells in its model ids; None without one. An update
+    samples under it at full weight, beside the evidence, and records it again, so that seeds
+    neither fade with a half-life nor count as evidence."""
+    recorded = parent.params.get("topic_word_prior")
+    if recorded is None:
+        return None
+    given = TopicWordPrior.from_params(recorded, len(parent.vocab), parent.n_topics, "params 'topic_word_prior'")
+    return model_ids(parent.counts, given)
+
+
+def summed(V: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells of ``parts`` (each ``(words, topics, values)``) with each cell's values added
+    (in the order given), sorted by topic then word."""
+    words, topics, values = (np.concatenate(x) for x in zip(*parts))
+    cells, where = np.unique(topics * V + words, return_inverse=True)
+    return cells % V, cells // V, np.bincount(where, weights=values, minlength=cells.size)
+
+
 def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The parent's topic-word evidence as cells ``(words, topics, values)`` (float64, > 0; topics
     are its ids): the word-topic counts its phi is computed from, averaged over the states summed
     (:meth:`~ldacli.model.Model.word_topic_counts`), plus the evidence it carried itself as its
-    prior when it was an update."""
+    prior when it was an update (that prior less its seeds, :func:`seeds`)."""
     counts = parent.word_topic_counts()
     words, topics, values = counts.words, counts.topics, counts.sums / counts.states
     held = parent.counts
     if held.carried and held.prior is not None:
-        carried = held.prior
-        run_topics = carried.topics.astype(np.int64)
-        ids = run_topics if held.order is None else np.argsort(held.order)[run_topics]
-        words = np.concatenate([words, carried.words.astype(np.int64)])
-        topics = np.concatenate([topics, ids])
-        values = np.concatenate([values, carried.extra])
-        V = len(parent.vocab)
-        cells, where = np.unique(topics * V + words, return_inverse=True)
-        values = np.bincount(where, weights=values, minlength=cells.size)
-        words, topics = cells % V, cells // V
+        given = seeds(parent)
+        less = () if given is None else ((given[0], given[1], -given[2]),)
+        words, topics, values = summed(len(parent.vocab), (words, topics, values), model_ids(held, held.prior), *less)
     keep = values > 0
     return words[keep], topics[keep], values[keep]
 
@@ -166,19 +184,22 @@ def distributions(words, topics, values, K: int, V: int):
     return sp.csr_matrix((values / totals[topics], (topics, words)), shape=(K, V))
 
 
-def cheapest_merges(words, topics, values, K: int, V: int, n: int) -> list[tuple[int, int]]:
-    """The ``n`` pairs of topics whose merging loses the least evidence (no topic in two pairs;
-    ties: the lowest ids), each as ``(freed, into)``: the topic of less evidence, then the one
-    it is merged into. What a merge of topics i and j loses is measured as the harmonic mean of
-    their evidence, ``T_i T_j / (T_i + T_j)``, times the squared Hellinger distance of their word
-    distributions, ``1 - sum_w sqrt(p_iw p_jw)``: small for two topics alike (a theme split in
-    two) and for a topic of little evidence (a theme that faded, or one that never formed)."""
+def cheapest_merges(words, topics, values, K: int, V: int, n: int, fixed=()) -> list[tuple[int, int]]:
+    """The ``n`` pairs of topics whose merging loses the least evidence (no topic in two pairs,
+    none of the topics ``fixed``: seeded ones; ties: the lowest ids), each as ``(freed, into)``:
+    the topic of less evidence, then the one it is merged into. What a merge of topics i and j
+    loses is measured as the harmonic mean of their evidence, ``T_i T_j / (T_i + T_j)``, times
+    the squared Hellinger distance of their word distributions, ``1 - sum_w sqrt(p_iw p_jw)``:
+    small for two topics alike (a theme split in two) and for a topic of little evidence (a theme
+    that faded, or one that never formed)."""
     totals = np.bincount(topics, weights=values, minlength=K)
     roots = distributions(words, topics, values, K, V).sqrt()
     with np.errstate(invalid="ignore", divide="ignore"):
         weight = np.nan_to_num(np.outer(totals, totals) / np.add.outer(totals, totals))
     cost = weight * (1.0 - (roots @ roots.T).toarray())
     cost[np.tril_indices(K)] = np.inf  # each pair once, no topic with itself
+    cost[list(fixed), :] = np.inf
+    cost[:, list(fixed)] = np.inf
     pairs = []
     for _ in range(n):
         a, b = (int(x) for x in np.unravel_index(int(np.argmin(cost)), cost.shape))
@@ -203,17 +224,20 @@ def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None
     """The prior of an update of ``parent``: its evidence (``cells``, when computed already)
     weighed ``weight`` (:func:`decay`); the topics ``freed`` without theirs (their prior is beta
     alone: the night's run is free to give them a theme); each pair ``(freed, into)`` of
-    ``merged_pairs`` merged, the first topic's evidence moved to the second."""
+    ``merged_pairs`` merged, the first topic's evidence moved to the second; plus the parent's
+    seeds at their full weight (:func:`seeds`: no seeded topic is freed or merged)."""
     words, topics, values = evidence(parent) if cells is None else cells
     V, K = len(parent.vocab), parent.n_topics
     if freed:
         keep = ~np.isin(topics, np.asarray(freed, dtype=np.int64))
         words, topics, values = words[keep], topics[keep], values[keep]
     if merged_pairs:
-        merged_cells, where = np.unique(folding(merged_pairs, K)[topics] * V + words, return_inverse=True)
-        values = np.bincount(where, weights=values, minlength=merged_cells.size)
-        words, topics = merged_cells % V, merged_cells // V
-    return TopicWordPrior.of_cells(V, K, words, topics, values * weight, source="update")
+        words, topics, values = summed(V, (words, folding(merged_pairs, K)[topics], values))
+    values = values * weight
+    given = seeds(parent)
+    if given is not None:
+        words, topics, values = summed(V, (words, topics, values), given)
+    return TopicWordPrior.of_cells(V, K, words, topics, values, source="update")
 
 
 def first_state(night: Corpus, values: Mapping, prior: TopicWordPrior, freed) -> Start:
@@ -343,7 +367,9 @@ def settle(values: Mapping, given: dict, parent: Model, night: Corpus
         raise SettingError("free_topics", f"free_topics must be at most {K // 2} (half the {K} topics of the model of "
                                           f"update: a pair of topics frees one), found {free}", ("update",))
     cells = evidence(parent)
-    freed = tuple(cheapest_merges(*cells, K, len(parent.vocab), free))
+    given = seeds(parent)
+    fixed = () if given is None else np.unique(given[1])
+    freed = tuple(cheapest_merges(*cells, K, len(parent.vocab), free, fixed))
     settled = {"n_topics": K, "alpha": [float(a) for a in parent.alpha], "beta": float(parent.beta),
                "optimize_interval": 0}
     return settled, freed, prior(parent, decay(values["half_life"]), freed=[j for j, _ in freed], cells=cells)
@@ -353,10 +379,15 @@ def record(parent: Model, values: Mapping, night: Corpus, freed) -> dict:
     """What an updated model records of its update (``params["update"]``): the model updated,
     the night's size, the weight of the old evidence, how many updates since a full run, and
     the topics freed for the night (``freed``: ``topic`` merged ``into`` another; which the
-    night kept is said at the end, :func:`merged`)."""
+    night kept is said at the end, :func:`merged`); and the parent's seeded topics and their
+    prior (:func:`seeds`, in its model's ids), which the next update keeps in turn."""
     before = parent.params.get("update") or {}
     path, half_life = values["update"], values["half_life"]
-    return {"update": {"path": os.path.abspath(path), "sha256": file_sha256(path), "night_docs": night.n_docs,
+    given = seeds(parent)
+    kept = {"seeded": parent.params["seeded"]} if parent.params.get("seeded") else {}
+    if given is not None:
+        kept["topic_word_prior"] = TopicWordPrior.of_cells(len(parent.vocab), parent.n_topics, *given).params()
+    return {**kept, "update": {"path": os.path.abspath(path), "sha256": file_sha256(path), "night_docs": night.n_docs,
                        "night_tokens": night.n_tokens, "half_life": half_life, "decay": decay(half_life),
                        "since_full": int(before.get("since_full", 0)) + 1,
                        "parent_docs": len(parent.doc_ids),
