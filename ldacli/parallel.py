@@ -9,7 +9,8 @@ afterwards in range order (or is an integer sum, which does not depend on order)
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -79,6 +80,21 @@ class Pool:
         if self._executor is None:
             return [fn(item) for item in items]
         return list(self._executor.map(fn, items))
+
+    def ahead(self, fn: Callable[..., T], items: Iterable) -> Iterator[T]:
+        """``fn`` of each item, in item order, as they are taken: on threads, as many items at
+        once as threads, the next ones computed while the caller takes one (the items read as
+        needed, in the calling thread), for results too large to hold all at once."""
+        if self._executor is None:
+            yield from map(fn, items)
+            return
+        pending: deque = deque()
+        for item in items:
+            pending.append(self._executor.submit(fn, item))
+            if len(pending) == self.threads:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
     def close(self) -> None:
         if self._executor is not None:

@@ -244,14 +244,19 @@ def _counts_of(checkpoint_path: str, corpus, K: int) -> tuple[np.ndarray, np.nda
     return nkw, ndk
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("part_cells", [1 << 18, 64])
-def test_snapshot_sums_merge_cells_as_a_dense_sum_would(monkeypatch, part_cells):
+def test_snapshot_sums_merge_cells_as_a_dense_sum_would(monkeypatch, part_cells, threads):
     # the snapshots' sums (cells in any order, or a shard's at a time: parts in increasing
     # order, some empty), merged a part of the sums at a time (parts of 64 cells cut them into
-    # many), equal the dense sum of the same states, by rows and by columns; a state handed out
-    # stays as it was while later snapshots are added; and they take 4 bytes a cell or less
+    # many; on two threads, while the next parts are read), equal the dense sum of the same
+    # states, by rows and by columns; a state handed out stays as it was while later snapshots
+    # are added; and they take 4 bytes a cell or less
     from ldacli.methods.cgs import snapshots
     from ldacli.methods.cgs.snapshots import CellSums, joined
+    from ldacli.parallel import Pool
+
+    pool = Pool(threads)
 
     monkeypatch.setattr(snapshots, "PART_CELLS", part_cells)
     rng = np.random.default_rng(2)
@@ -266,7 +271,7 @@ def test_snapshot_sums_merge_cells_as_a_dense_sum_would(monkeypatch, part_cells)
             sums.add_cells(codes, values)
         else:
             cuts = np.sort(rng.choice(codes.size + 1, size=4))
-            sums.add_parts((codes[a:b], values[a:b]) for a, b in zip([0, *cuts], [*cuts, codes.size]))
+            sums.add_parts(((codes[a:b], values[a:b]) for a, b in zip([0, *cuts], [*cuts, codes.size])), pool)
         states.append((sums.state(), dense.copy()))
     codes, running = sums.sparse()
     assert codes.dtype == np.int64 and running.dtype == np.float64
@@ -296,6 +301,23 @@ def test_snapshot_sums_merge_cells_as_a_dense_sum_would(monkeypatch, part_cells)
         sums.add_cells(np.arange(50), np.full(50, 2**30, np.int32))
         kinds.append(sums.rows[0].sums.dtype)
     assert kinds == [np.uint32] * 3 + [np.uint64] * 2 and sums.sparse()[1].tolist() == [5.0 * 2**30] * 50
+    pool.close()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_pool_gives_results_in_order_reading_items_only_as_far_ahead_as_its_threads(threads):
+    from ldacli.parallel import Pool
+
+    read = []
+
+    def items():
+        for i in range(10):
+            read.append(i)
+            yield i
+    with Pool(threads) as pool:
+        out = pool.ahead(lambda i: i * i, items())
+        assert next(out) == 0 and len(read) == threads  # (the first taken, the others under way)
+        assert list(out) == [i * i for i in range(1, 10)] and read == list(range(10))
 
 
 def test_snapshots_average_the_states_of_their_sweeps_and_resume_exactly(planted, tmp_path):

@@ -11,6 +11,7 @@ import numpy as np
 from ldacli.errors import LdacliError
 from ldacli.methods.base import Method
 from ldacli.model import Checkpoint
+from ldacli.parallel import Pool
 from ldacli.topic_counts import SparseRows, narrowest, sorted_cells, unmarked
 
 log = logging.getLogger("ldacli")
@@ -147,12 +148,13 @@ class Snapshots:
                 codes = words.astype(np.int64) * K + topics
                 order = np.argsort(codes, kind="stable")
                 yield codes[order], n[order]
-        self.cells.add_parts(word_cells())
+        pool = getattr(sampler, "pool", None)  # (the threads engine's: its threads are free between sweeps)
+        self.cells.add_parts(word_cells(), pool)
         self.topic += counts.nk
         if self.remote is not None:
             self.remote.snapshot_docs()
         else:  # a shard's cells at a time
-            self.doc_cells.add_parts(sampler.doc_topic_cell_parts())
+            self.doc_cells.add_parts(sampler.doc_topic_cell_parts(), pool)
         self.taken.append(sweep)
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -232,54 +234,63 @@ class CellSums:
         """Add the cells ``codes`` (each once, in any order) with counts ``values``."""
         self.add_parts([sorted_cells(np.asarray(codes, np.int64), values)])
 
-    def add_parts(self, parts) -> None:
+    def add_parts(self, parts, pool: Pool | None = None) -> None:
         """Add the cells ``parts`` (an iterable, read once): each part's codes (int64) sorted and
         above the part's before, with their counts (a sampler's document-topic cells, a shard at
         a time; the word lists' cells, a range of words at a time). Each of the sums' parts is
         merged once with the new cells that fall in it, a part that would take more than
-        :data:`PART_CELLS` of them being cut first (the first snapshot's sums are made so)."""
+        :data:`PART_CELLS` of them being cut first (the first snapshot's sums are made so); on
+        ``pool``'s threads, while the next new cells are read."""
         columns = self.shape[1]
         todo = list(zip(self.cuts[:-1].tolist(), self.cuts[1:].tolist(), self.rows))  # the first is being added to
         self.rows = []  # each part let go of once merged (unless a state handed out holds it)
-        done: list[tuple[int, RowPart]] = []
-        pending: list[tuple[np.ndarray, np.ndarray]] = []
-        n_pending = 0
 
-        def merge(upto: int | None = None) -> None:
-            """The pending cells into the current part, all of them, or those of rows below
-            ``upto``, the part cut there (the rest pending for the part of rows from ``upto``)."""
-            nonlocal pending, n_pending
-            lo, hi, part = todo[0]
-            codes = np.concatenate([c for c, _ in pending]) if pending else np.zeros(0, np.int64)
-            values = np.concatenate([v for _, v in pending]) if pending else np.zeros(0, np.int32)
-            end = codes.size if upto is None else int(np.searchsorted(codes, upto * columns))
-            if upto is None:
-                todo.pop(0)
-            else:
-                part, rest = part.split(upto - lo)
-                todo[0] = (upto, hi, rest)
-            done.append((lo, part.plus(codes[:end] - lo * columns, values[:end], int(values[:end].max(initial=0)))
-                         if end else part))
-            pending = [(codes[end:], values[end:])] if end < codes.size else []
-            n_pending = codes.size - end
+        def merges():
+            """Each part of the sums, in order, with the new cells of its rows: (first row, part,
+            codes in the part, counts)."""
+            pending: list[tuple[np.ndarray, np.ndarray]] = []
+            n_pending = 0
 
-        for codes, values in parts:
-            at = 0
-            while at < codes.size:
-                lo, hi, _ = todo[0]
-                if codes[at] >= hi * columns:
-                    merge()
-                    continue
-                end = int(np.searchsorted(codes, hi * columns))
-                pending.append((codes[at:end], values[at:end]))
-                n_pending += end - at
-                at = end
-                if n_pending > PART_CELLS:
-                    row = int(pending[-1][0][-1]) // columns  # rows before it are complete
-                    if row > lo:
-                        merge(row)
-        while todo:
-            merge()
+            def cut(upto: int | None = None):
+                """The current part with all the pending cells, or with those of rows below
+                ``upto``, the part cut there (the rest pending for the part of rows from ``upto``)."""
+                nonlocal pending, n_pending
+                lo, hi, part = todo[0]
+                codes = np.concatenate([c for c, _ in pending]) if pending else np.zeros(0, np.int64)
+                values = np.concatenate([v for _, v in pending]) if pending else np.zeros(0, np.int32)
+                end = codes.size if upto is None else int(np.searchsorted(codes, upto * columns))
+                if upto is None:
+                    todo.pop(0)
+                else:
+                    part, rest = part.split(upto - lo)
+                    todo[0] = (upto, hi, rest)
+                pending = [(codes[end:], values[end:])] if end < codes.size else []
+                n_pending = codes.size - end
+                return lo, part, codes[:end] - lo * columns, values[:end]
+
+            for codes, values in parts:
+                at = 0
+                while at < codes.size:
+                    lo, hi, _ = todo[0]
+                    if codes[at] >= hi * columns:
+                        yield cut()
+                        continue
+                    end = int(np.searchsorted(codes, hi * columns))
+                    pending.append((codes[at:end], values[at:end]))
+                    n_pending += end - at
+                    at = end
+                    if n_pending > PART_CELLS:
+                        row = int(pending[-1][0][-1]) // columns  # rows before it are complete
+                        if row > lo:
+                            yield cut(row)
+            while todo:
+                yield cut()
+
+        def merged(merge) -> tuple[int, RowPart]:
+            lo, part, codes, values = merge
+            return lo, part.plus(codes, values, int(values.max(initial=0))) if codes.size else part
+
+        done = list(map(merged, merges()) if pool is None else pool.ahead(merged, merges()))
         self.cuts = np.array([lo for lo, _ in done] + [self.shape[0]], np.int64)
         self.rows = [part for _, part in done]
         self._cut()

@@ -19,7 +19,6 @@ adding P vectors of K totals after each round.
 from __future__ import annotations
 
 import queue
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -30,6 +29,7 @@ from ldacli.methods.cgs.sampler import SAMPLERS, OneCopyOfCounts
 from ldacli.methods.cgs.shard import (HISTOGRAM_CHUNK_CELLS, doc_topic_blocks, doc_topic_cells, merge_doc_histograms,
                                       shard_doc_histograms, shard_log_prior, shard_pointers, sorted_within_documents,
                                       word_topic_pair_parts)
+from ldacli.parallel import Pool
 from ldacli.partition import shard_ranges, word_slices
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -69,7 +69,7 @@ class ThreadsSampler(OneCopyOfCounts):
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for _ in range(threads):
             self._free.put(self.shared.sharing())
-        self._pool = ThreadPoolExecutor(threads) if threads > 1 else None
+        self.pool = Pool(threads)  # (the snapshots' merges run on it too)
 
     def _run_block(self, s: int, j: int, start: np.ndarray) -> np.ndarray:
         """Sample block (shard ``s``, slice ``j``) from the round's topic totals ``start``;
@@ -87,18 +87,20 @@ class ThreadsSampler(OneCopyOfCounts):
         for r in range(P):
             start = self.shared.nk.copy()
             blocks = [(s, (s + r) % P, start) for s in range(P)]
-            if self._pool is None:
-                deltas = [self._run_block(*b) for b in blocks]
-            else:
-                deltas = list(self._pool.map(lambda b: self._run_block(*b), blocks))
+            deltas = self.pool.map(lambda b: self._run_block(*b), blocks)
             self.shared.nk += np.sum(deltas, axis=0, dtype=np.int32)
 
     # What the method reads of the state (the Dask engine answers the same questions, with the
     # same numbers, from its workers): histograms and sums that its parts add up to exactly.
 
+    def _each_shard(self, work):
+        """``work(s)`` for every shard ``s``, in shard order, the next shards' computed on the
+        pool's threads while the caller takes one (the kernels they call release the GIL)."""
+        return self.pool.ahead(work, range(len(self.shards)))
+
     def doc_log_priors(self, alpha: np.ndarray) -> list[float]:
         """:func:`shard_log_prior` of every shard, in shard order."""
-        return [shard_log_prior(sh.ptr, sh.z, alpha) for sh in self.shards]
+        return list(self._each_shard(lambda s: shard_log_prior(self.shards[s].ptr, self.shards[s].z, alpha)))
 
     def doc_histograms(self) -> tuple[tuple, tuple]:
         """:func:`shard_doc_histograms` of the whole corpus (its shards', merged)."""
@@ -110,10 +112,8 @@ class ThreadsSampler(OneCopyOfCounts):
 
     def doc_topic_cell_parts(self):
         """:func:`doc_topic_cells` of each shard, in shard order."""
-        first = 0
-        for sh in self.shards:
-            yield doc_topic_cells(sh, self.K, first)
-            first += sh.ptr.size - 1
+        first = np.cumsum([0] + [sh.ptr.size - 1 for sh in self.shards])
+        return self._each_shard(lambda s: doc_topic_cells(self.shards[s], self.K, int(first[s])))
 
     def rng_states(self) -> list[dict]:
         """Every shard's stream's state, in shard order."""
@@ -127,6 +127,4 @@ class ThreadsSampler(OneCopyOfCounts):
         """Nothing to do: the checkpoint holds the whole state."""
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        self.pool.close()
