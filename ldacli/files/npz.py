@@ -56,7 +56,8 @@ def write_npz_members(path: str, members: dict[str, Any], what: str = "file") ->
     """:func:`write_npz` of ``members``, arrays or :class:`StreamedArray` (written piece by
     piece into the archive: the same bytes as the whole array would give)."""
     with atomic_write(path, what=what) as f:
-        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        zf = zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
+        try:
             for name, value in members.items():
                 info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
                 info.external_attr = 0o644 << 16
@@ -68,6 +69,13 @@ def write_npz_members(path: str, members: dict[str, Any], what: str = "file") ->
                         _write_pieces(member, value.pieces)
                     else:
                         np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+        except BaseException:
+            # Left unfinished (atomic_write throws the file away): closing the archive would
+            # write its directory, which fails while a member is still open (a signal that
+            # arrived as a member was being closed) and would hide what stopped the writing.
+            zf.fp = None
+            raise
+        zf.close()
 
 
 def _write_pieces(member: IO[bytes], pieces: Iterable[bytes | memoryview]) -> None:
