@@ -22,7 +22,7 @@ from ldacli.methods.cgs.sampler import SAMPLERS
 from ldacli.methods.cgs.layouts import list_layout, unpack_entries
 from ldacli.methods.cgs.shard import document_lists, slice_runs
 from ldacli.partition import shard_bounds, word_slices
-from ldacli.corpora.counts import doc_topic_counts
+from ldacli.corpora.counts import doc_topic_counts, histogram
 from ldacli.methods.base import word_topic_counts
 from ldacli.topic_word_prior import extra_by_word, seed_prior, topic_sums
 
@@ -96,6 +96,12 @@ def test_every_sampler_equals_its_numpy_oracle_bit_for_bit_for_any_thread_count(
         np.testing.assert_array_equal(z, z_oracle)
         np.testing.assert_array_equal(sampler.counts.word_topic_counts(), word_topic_counts(words, z, V, K))
         np.testing.assert_array_equal(sampler.counts.nk, np.bincount(z, minlength=K))
+        # what learning alpha reads of the state (off the sparse sampler's document lists, else
+        # off the topics): the histograms of the document-topic counts and the lengths
+        ndk = doc_topic_counts(doc_ptr, z, K)
+        for got, expected in zip(sampler.doc_histograms(), (histogram(ndk), histogram(np.diff(doc_ptr)[:, None]))):
+            for a, b in zip(got, expected):
+                np.testing.assert_array_equal(a, b)
     sampler.close()
     assert np.count_nonzero(z != start) > 0  # the sweeps did something
     assert [r.bit_generator.state for r in sampler.rngs] == [r.bit_generator.state for r in oracle_rngs]

@@ -5,7 +5,7 @@ import pytest
 from scipy.special import digamma, gammaln
 
 from ldacli.errors import LdacliError
-from ldacli.corpora.counts import histogram, merge_histograms
+from ldacli.corpora.counts import cell_histogram, histogram, merge_histograms
 from ldacli.methods.priors import optimize_alpha, optimize_beta
 
 
@@ -72,6 +72,20 @@ def test_histograms_count_rows_per_column_and_parts_add_up_to_the_whole():
     parts = [histogram(counts[:1]), histogram(counts[1:3]), histogram(counts[3:])]
     for merged, whole in zip(merge_histograms(parts[::-1]), histogram(counts)):
         np.testing.assert_array_equal(merged, whole)
+
+
+@pytest.mark.parametrize("largest", [5, 100_000])
+def test_the_histogram_of_a_sparse_array_s_cells_is_the_dense_array_s(largest):
+    # counted in a table of every (column, value) when it is small, else by sorting the cells
+    # (a large value makes the table too large): the same histogram either way, cells in any order
+    rng = np.random.default_rng(largest)
+    dense = rng.integers(0, 4, size=(300, 40)) * (rng.random((300, 40)) < 0.3)
+    dense[7, 3] = largest
+    rows, columns = np.nonzero(dense)
+    order = rng.permutation(rows.size)
+    for got, expected in zip(cell_histogram(columns[order], dense[rows, columns][order], 40), histogram(dense)):
+        np.testing.assert_array_equal(got, expected)
+    assert [a.size for a in cell_histogram(np.zeros(0, np.int64), np.zeros(0, np.int32), 40)] == [0, 0, 0]
 
 
 def test_alpha_is_recovered_from_dirichlet_multinomial_counts():

@@ -182,11 +182,26 @@ def histogram(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows add up to the whole one's exactly (:func:`merge_histograms`), in any order."""
     counts = np.asarray(counts)
     R, C = counts.shape
-    if counts.size == 0:
+    held = counts > 0
+    return cell_histogram(np.broadcast_to(np.arange(C, dtype=np.int64), counts.shape)[held], counts[held], C)
+
+
+def cell_histogram(columns: np.ndarray, values: np.ndarray, n_columns: int) -> tuple[np.ndarray, np.ndarray,
+                                                                                    np.ndarray]:
+    """:func:`histogram` of the array whose non-zero cells are in ``columns`` (of ``n_columns``)
+    with ``values`` (> 0), given as those cells alone (a sparse array's, in any order). Counted
+    in a table of every column and value when that table is not much larger than the cells,
+    else by sorting them."""
+    if values.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    span = int(counts.max()) + 1
-    codes = np.arange(C, dtype=np.int64) * span + counts.astype(np.int64, copy=False)
-    codes, times = np.unique(codes[counts > 0], return_counts=True)
+    span = int(values.max()) + 1
+    codes = np.asarray(columns, np.int64) * span + values
+    if n_columns * span <= 4 * codes.size + (1 << 16):
+        times = np.bincount(codes, minlength=n_columns * span)
+        codes = np.flatnonzero(times)
+        times = times[codes]
+    else:
+        codes, times = np.unique(codes, return_counts=True)
     return codes // span, codes % span, times.astype(np.int64)
 
 

@@ -284,8 +284,8 @@ class ShardHost:
         return {s: shard_log_prior(self.shards[s].ptr, self.shards[s].z, alpha) for s in self.mine}
 
     def doc_histograms(self) -> tuple[tuple, tuple]:
-        return merge_doc_histograms([shard_doc_histograms(self.shards[s].ptr, self.shards[s].z, self.K)
-                                     for s in self.mine])
+        return merge_doc_histograms([shard_doc_histograms(self.shards[s].ptr, self.shards[s].z, self.K,
+                                                          self.shards[s].lists) for s in self.mine])
 
     def slice_counts(self, j: int) -> dict:
         self._take_incoming()

@@ -303,7 +303,9 @@ class DiskSampler(OneCopyOfCounts):
         return [shard_log_prior(ptr, z, alpha) for _, ptr, z in self._topics()]
 
     def doc_histograms(self) -> tuple[tuple, tuple]:
-        return merge_doc_histograms([shard_doc_histograms(ptr, z, self.K) for _, ptr, z in self._topics()])
+        # (off the documents' lists, which every shard has here: its topics are not read back)
+        return merge_doc_histograms([shard_doc_histograms(self.ptrs[s], None, self.K, self.lists[s])
+                                     for s in range(self.P)])
 
     def doc_topic_blocks(self, cells: int = HISTOGRAM_CHUNK_CELLS):
         for s, ptr, z in self._topics():

@@ -13,7 +13,8 @@ import numpy as np
 from scipy.special import gammaln
 
 from ldacli import _cgs
-from ldacli.corpora.counts import COUNT_CHUNK_TOKENS, doc_topic_counts, histogram, merge_histograms, row_chunks
+from ldacli.corpora.counts import (COUNT_CHUNK_TOKENS, cell_histogram, doc_topic_counts, histogram, merge_histograms,
+                                  row_chunks)
 from ldacli.partition import ShardRange, word_slices
 
 
@@ -175,7 +176,11 @@ def doc_topic_cells(shard: Shard, n_topics: int, first: int) -> tuple[np.ndarray
     if shard.lists is None:
         return cells_of_blocks(((first + lo, block) for lo, block in doc_topic_blocks(shard.ptr, shard.z, n_topics)),
                                n_topics)
-    lists = shard.lists
+    return list_cells(shard.lists, n_topics, first)
+
+
+def list_cells(lists: DocumentLists, n_topics: int, first: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`doc_topic_cells` read off the document lists ``lists``."""
     codes = np.empty(int(lists.length.sum()), np.int64)
     counts = np.empty(codes.size, np.int32)
     n = _cgs.list_cells(lists.ptr, lists.length, lists.entries, lists.bits, n_topics, first, codes, counts)
@@ -193,12 +198,18 @@ def cells_of_blocks(blocks, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([c for c, _ in parts]), np.concatenate([v for _, v in parts])
 
 
-def shard_doc_histograms(ptr: np.ndarray, z: np.ndarray, n_topics: int) -> tuple[tuple, tuple]:
+def shard_doc_histograms(ptr: np.ndarray, z: np.ndarray | None, n_topics: int, lists: DocumentLists | None = None
+                         ) -> tuple[tuple, tuple]:
     """The histograms (:func:`~ldacli.corpora.counts.histogram`) of one shard's document-topic counts
-    (D, K) and of its document lengths (D, 1), counted a few documents at a time: what learning
-    alpha needs of the shard (:func:`~ldacli.methods.priors.alpha_from_histograms`)."""
-    parts = [histogram(block) for _, block in doc_topic_blocks(ptr, z, n_topics)]
-    return merge_histograms(parts), histogram(np.diff(ptr)[:, None])
+    (D, K) and of its document lengths (D, 1): what learning alpha needs of the shard
+    (:func:`~ldacli.methods.priors.alpha_from_histograms`). Read off the sparse sampler's
+    ``lists`` when the shard has them (its non-zero cells alone), else counted a few documents
+    at a time from its topics."""
+    lengths = histogram(np.diff(ptr)[:, None])
+    if lists is not None:
+        codes, counts = list_cells(lists, n_topics, 0)
+        return cell_histogram(codes % n_topics, counts, n_topics), lengths
+    return merge_histograms([histogram(block) for _, block in doc_topic_blocks(ptr, z, n_topics)]), lengths
 
 
 def merge_doc_histograms(parts: list[tuple[tuple, tuple]]) -> tuple[tuple, tuple]:

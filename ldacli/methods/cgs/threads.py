@@ -104,7 +104,8 @@ class ThreadsSampler(OneCopyOfCounts):
 
     def doc_histograms(self) -> tuple[tuple, tuple]:
         """:func:`shard_doc_histograms` of the whole corpus (its shards', merged)."""
-        return merge_doc_histograms([shard_doc_histograms(sh.ptr, sh.z, self.K) for sh in self.shards])
+        return merge_doc_histograms(list(self._each_shard(
+            lambda s: shard_doc_histograms(self.shards[s].ptr, self.shards[s].z, self.K, self.shards[s].lists))))
 
     def doc_topic_blocks(self, cells: int = HISTOGRAM_CHUNK_CELLS):
         """:func:`doc_topic_blocks` of the corpus: the model's theta is made from them."""
