@@ -11,8 +11,9 @@ sweeps, default shards), in a process of its own that first reads the corpus. Pe
 reports the whole process (reading the corpus included), the window from the end of sweep 5 to
 the end of the last sweep (what the issue calls "sweeps 5-25 of a whole run"), and within that
 window the time in the blocks' kernel calls (each count layout's ``sweep``, summed over threads), in the
-snapshots (``Snapshots.take``) and in the trace (``log_likelihood``): what is serial between
-sweeps. ``2T model`` is the window's time on two threads that the one-thread run implies: each
+snapshots (``Snapshots.take``) and in the trace (``log_likelihood``), and ``other``, the rest of
+the window outside the blocks (learning the priors, the rounds' bookkeeping; on two threads,
+outside the blocks' rounds as the blocks' own times give them): what is serial between sweeps. ``2T model`` is the window's time on two threads that the one-thread run implies: each
 round's blocks go to two threads in order, each to the first thread free (as
 ``ThreadPoolExecutor.map`` hands them out), plus everything outside the blocks, serial. With two
 cores free, ``--threads 1 --threads 2`` (the default) also measures two threads; on a shared
@@ -86,7 +87,7 @@ def worker(spec: dict) -> dict:
             free[at] += dt
         makespan += max(free)
     return {"whole": ended - began, "window": t1 - t0, "after_last": ended - t1, **window,
-            "model_2t": (t1 - t0) - window["block"] + makespan, "shards": shards}
+            "model_2t": (t1 - t0) - window["block"] + makespan, "makespan": makespan, "shards": shards}
 
 
 def main(argv=None) -> int:
@@ -108,7 +109,7 @@ def main(argv=None) -> int:
     print(f"{args.corpus}: whole runs of {args.iterations} sweeps (ldacli.train, defaults, seed 1); the window is "
           f"sweeps {args.first + 1}-{args.iterations}")
     print(f"{'K':>5} {'T':>2} {'whole s':>8} {'window s':>8} {'blocks':>7} {'snapshots':>9} {'trace':>6} "
-          f"{'after':>6} {'2T model':>8} {'window ratio':>12}")
+          f"{'other':>6} {'after':>6} {'2T model':>8} {'window ratio':>12}")
     for k in args.topics or [100, 1000]:
         one = None
         for threads in args.threads or [1, 2]:
@@ -121,8 +122,10 @@ def main(argv=None) -> int:
             r = json.loads(out.stdout.strip().splitlines()[-1])
             one = one or r
             ratio = one["window"] / r["window"] if threads > 1 else one["window"] / r["model_2t"]
+            blocks_wall = r["block"] if threads == 1 else r["makespan"]  # (on two threads: the blocks' rounds)
+            other = r["window"] - blocks_wall - r["snapshot"] - r["loglik"]
             print(f"{k:>5} {threads:>2} {r['whole']:>8.2f} {r['window']:>8.2f} {r['block']:>7.2f} "
-                  f"{r['snapshot']:>9.2f} {r['loglik']:>6.2f} {r['after_last']:>6.2f} {r['model_2t']:>8.2f} "
+                  f"{r['snapshot']:>9.2f} {r['loglik']:>6.2f} {other:>6.2f} {r['after_last']:>6.2f} {r['model_2t']:>8.2f} "
                   f"{ratio:>11.2f}{'x' if threads > 1 else 'm'}", flush=True)
     print("window ratio: one thread's window over this run's (x: measured); on the one-thread line, over its "
           "2T model (m)")
