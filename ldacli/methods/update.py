@@ -59,7 +59,8 @@ SETTINGS = (
     Setting("update", Text(path=True), None,
             "Add this night's documents (CORPUS holds only them) to this model, at a cost set by the night: its "
             "topics' evidence is the prior of a run on the night alone; the new model continues its topic ids and "
-            "describes its documents and the night's. Its method, topics, priors, vocabulary and tokenizer apply.",
+            "describes its documents and the night's. Its method, topics, seeds, priors, vocabulary and tokenizer "
+            "apply.",
             FIXED),
     Setting("half_life", Real(0, min_open=True), None,
             "With --update: old evidence halves every this many updates (each update weighs it 2^(-1/H)), so that "
