@@ -334,3 +334,22 @@ def test_no_seeded_topic_is_freed_or_merged_into(themes):
         pairs = updating.cheapest_merges(*cells, K, V, 2, fixed)
         assert pairs and not set(fixed) & {k for p in pairs for k in p}
     assert updating.cheapest_merges(*cells, K, V, 2, range(K - 1)) == []
+
+
+def test_an_aligned_seeded_model_s_update_keeps_each_seeded_topic_where_its_model_has_it(themes, tmp_path):
+    # --align-to renumbers the topics; the seeded topics' record keeps the run's ids and the
+    # model maps them; the update (whose ids are its model's) records them mapped
+    old = ldacli.load_model(themes["model"])
+    # a theme whose topic in the reference (the model aligned to) is not topic 0, where it is seeded
+    nearest = [int(np.argmax(old.phi[:, themes["planted"][k] > 0].sum(axis=1))) for k in range(4)]
+    theme = next(k for k in range(4) if nearest[k] != 0)
+    seed_words = {"fifth": [old.vocab[w] for w in np.flatnonzero(themes["planted"][theme])[:5]]}
+    aligned = tmp_path / "aligned.npz"
+    ldacli.train(themes["old"], 5, iterations=100, seed=4, seed_words=seed_words, align_to=themes["model"]).save(
+        str(aligned))
+    parent = ldacli.load_model(str(aligned))
+    where = [(t["topic"], t["name"]) for t in seed_ranks(parent)]
+    assert where == [(nearest[theme], "fifth")]  # (moved by the alignment)
+    new = ldacli.train(themes["night"], iterations=20, seed=2, update=str(aligned))
+    assert [(t["topic"], t["name"]) for t in seed_ranks(new)] == where
+    assert new.topic_names == parent.topic_names and set(updating.seeds(new)[1].tolist()) == {where[0][0]}

@@ -385,7 +385,11 @@ def record(parent: Model, values: Mapping, night: Corpus, freed) -> dict:
     before = parent.params.get("update") or {}
     path, half_life = values["update"], values["half_life"]
     given = seeds(parent)
-    kept = {"seeded": parent.params["seeded"]} if parent.params.get("seeded") else {}
+    kept = {}
+    seeded = parent.params.get("seeded")
+    if seeded:  # (its topics in the parent's model ids, which the update keeps: an aligned parent's run ids mapped)
+        ids = np.arange(parent.n_topics) if parent.counts.order is None else np.argsort(parent.counts.order)
+        kept["seeded"] = {**seeded, "topics": [{**t, "topic": int(ids[t["topic"]])} for t in seeded["topics"]]}
     if given is not None:
         kept["topic_word_prior"] = TopicWordPrior.of_cells(len(parent.vocab), parent.n_topics, *given).params()
     return {**kept, "update": {"path": os.path.abspath(path), "sha256": file_sha256(path), "night_docs": night.n_docs,
