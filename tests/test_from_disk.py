@@ -43,7 +43,7 @@ def read_bytes(path) -> bytes:
 @pytest.mark.parametrize("settings", [
     {"n_topics": 12, "iterations": 12},
     # learned priors and averaged snapshots
-    {"n_topics": 30, "iterations": 20, "optimize_interval": 5, "snapshots": 4},
+    {"n_topics": 30, "iterations": 20, "optimize_interval": 5, "optimize_burn_in": 5, "snapshots": 4},
     # the restricted start of K >= 1000
     {"n_topics": 1000, "iterations": 3},
 ])
