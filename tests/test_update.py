@@ -290,7 +290,8 @@ def test_a_seeded_model_is_updated_with_its_seeds_at_full_weight_never_as_eviden
     assert new.params["seeded"] == parent.params["seeded"] and new.topic_names[0] == "first"
     assert not any(t["lost"] for t in seed_ranks(new))
     # the evidence carried on is the old evidence halved plus the night's tokens: no seed mass
-    tokens = ldacli.read_corpus(themes["night"]).n_tokens
+    night = ldacli.read_corpus(themes["night"])
+    tokens = night.n_tokens
     assert np.isclose(updating.evidence(new)[2].sum(), updating.evidence(parent)[2].sum() / 2 + tokens)
     # and the prior the night was sampled under holds each seed at its full weight
     prior = new.counts.prior
@@ -301,7 +302,6 @@ def test_a_seeded_model_is_updated_with_its_seeds_at_full_weight_never_as_eviden
         assert np.isclose(prior.extra[at].sum(), s + old_cell)
     # an update of the update keeps them so: the seeds are not halved, nor counted twice
     again = tmp_path / "again.ldac"
-    night = ldacli.read_corpus(themes["night"])
     write_corpus(Corpus(night.counts, list(night.vocab), [f"m{i}" for i in range(night.n_docs)], "again", "ldac"),
                  str(again), str(tmp_path / "again.vocab"), format="ldac")
     newer = ldacli.train(str(again), iterations=20, seed=3, update=str(out), half_life=1)

@@ -134,12 +134,16 @@ def parent_of(path: str) -> Model:
     return parent
 
 
+def model_topic(held) -> np.ndarray:
+    """(K,) int64: the model's id of each of the run's topics (``held``, a model's counts, keeps
+    the run's ids; an alignment renumbered the model's)."""
+    return np.arange(held.n_topics, dtype=np.int64) if held.order is None else np.argsort(held.order)
+
+
 def model_ids(held, prior: TopicWordPrior) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The cells of ``prior`` (in the run's topic ids, as ``held``, a model's counts, keeps
     them) as ``(words, topics, values)``, int64 and float64, in the model's topic ids."""
-    run_topics = prior.topics.astype(np.int64)
-    ids = run_topics if held.order is None else np.argsort(held.order)[run_topics]
-    return prior.words.astype(np.int64), ids, prior.extra
+    return prior.words.astype(np.int64), model_topic(held)[prior.topics], prior.extra
 
 
 def seeds(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -388,7 +392,7 @@ def record(parent: Model, values: Mapping, night: Corpus, freed) -> dict:
     kept = {}
     seeded = parent.params.get("seeded")
     if seeded:  # (its topics in the parent's model ids, which the update keeps: an aligned parent's run ids mapped)
-        ids = np.arange(parent.n_topics) if parent.counts.order is None else np.argsort(parent.counts.order)
+        ids = model_topic(parent.counts)
         kept["seeded"] = {**seeded, "topics": [{**t, "topic": int(ids[t["topic"]])} for t in seeded["topics"]]}
     if given is not None:
         kept["topic_word_prior"] = TopicWordPrior.of_cells(len(parent.vocab), parent.n_topics, *given).params()
