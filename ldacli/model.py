@@ -582,12 +582,10 @@ def _topic_word_prior(path: str, arrays: dict, params: dict, n_words: int, n_top
     arrays (an update's: the evidence it carries), or the seeded topics' its ``params`` record."""
     try:
         stored = TopicWordPrior.from_arrays(arrays, n_words, n_topics, path)
-        if stored is not None:
-            return stored
-        recorded = params.get("topic_word_prior")
-        if recorded is None:
-            return None
-        return TopicWordPrior.from_params(recorded, n_words, n_topics, "params 'topic_word_prior'")
+        recorded = params.get("topic_word_prior")  # (checked even beside the arrays: an update reads it)
+        given = None if recorded is None else TopicWordPrior.from_params(recorded, n_words, n_topics,
+                                                                          "params 'topic_word_prior'")
+        return stored if stored is not None else given
     except LdacliError as exc:
         raise InputError(path, None, str(exc)) from None
 

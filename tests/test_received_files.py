@@ -307,6 +307,12 @@ def _topic_without_tokens(a):
     (lambda a: {"params": np.str_(json.dumps({**json.loads(str(a["params"])),
                                               "topic_word_prior": {"words": [60], "topics": [0], "extra": [1.0]}}))},
      "params 'topic_word_prior': expected word ids in [0, 50), found 60 to 60"),
+    # an update's model: the prior it carries in arrays, the seeds' in params (the next update reads both)
+    (lambda a: {"prior_words": np.array([1], np.int32), "prior_topics": np.array([0], np.int32),
+                "prior_extra": np.array([1.0]),
+                "params": np.str_(json.dumps({**json.loads(str(a["params"])),
+                                              "topic_word_prior": {"words": [60], "topics": [0], "extra": [1.0]}}))},
+     "params 'topic_word_prior': expected word ids in [0, 50), found 60 to 60"),
 ])
 def test_a_models_doctored_counts_are_one_line(model_file, tmp_path, doctor, message):
     arrays = _counts_of(model_file)
