@@ -455,7 +455,13 @@ def check_unique(names: list[str | None], setting: str = "name") -> None:
 
 def _checked_names(path: str, params: dict, n_topics: int) -> dict:
     """``params`` after checking its ``topic_names``: absent, or K entries, each None or a name
-    :func:`check_name` accepts, no two alike (as ``ldacli name`` sets them)."""
+    :func:`check_name` accepts, no two alike (as ``ldacli name`` sets them); and the ids of its
+    seeded topics (``seeded``, its shape checked already), each one of the K."""
+    seeded = params.get("seeded")
+    beyond = [t["topic"] for t in seeded["topics"] if t["topic"] >= n_topics] if seeded else []
+    if beyond:
+        raise InputError(path, None, f"expected the seeded topics in params to be topics 0 to {n_topics - 1}, found "
+                                     f"topic {beyond[0]}")
     names = params.get("topic_names")
     listed = isinstance(names, list) and len(names) == n_topics and all(n is None or isinstance(n, str) for n in names)
     mapped = isinstance(names, dict) and all(

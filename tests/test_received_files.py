@@ -307,6 +307,9 @@ def _topic_without_tokens(a):
     (lambda a: {"params": np.str_(json.dumps({**json.loads(str(a["params"])),
                                               "topic_word_prior": {"words": [60], "topics": [0], "extra": [1.0]}}))},
      "params 'topic_word_prior': expected word ids in [0, 50), found 60 to 60"),
+    (lambda a: {"params": np.str_(json.dumps({**json.loads(str(a["params"])), "seeded": {
+        "topics": [{"topic": 3, "name": "space", "words": ["w1"], "unknown": []}]}}))},
+     "expected the seeded topics in params to be topics 0 to 2, found topic 3"),
     # an update's model: the prior it carries in arrays, the seeds' in params (the next update reads both)
     (lambda a: {"prior_words": np.array([1], np.int32), "prior_topics": np.array([0], np.int32),
                 "prior_extra": np.array([1.0]),
