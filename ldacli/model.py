@@ -307,8 +307,8 @@ class Model:
             theta=theta,
             alpha=np.asarray(array(path, a, "alpha", "f", (K,), positive=True), dtype=np.float64),
             beta=_prior(path, a, "beta"),
-            vocab=[str(w) for w in array(path, a, "vocab", "U", (V,))],
-            doc_ids=[str(d) for d in array(path, a, "doc_ids", "U", (D,))] if documents else [],
+            vocab=array(path, a, "vocab", "U", (V,)).tolist(),  # (str each, made in one call)
+            doc_ids=array(path, a, "doc_ids", "U", (D,)).tolist() if documents else [],
             loglik_iterations=iterations,
             loglik_per_token=array(path, a, "loglik_per_token", "f", iterations.shape),
             params=_checked_tokenizer(path, _checked_names(path, params, K)),
@@ -692,7 +692,7 @@ class Inference:
         theta = array(path, a, "theta", "f", (None, None), minimum=0)
         _rows_sum_to_one(path, "theta", theta)
         doc_ids = array(path, a, "doc_ids", "U", (theta.shape[0],))
-        return cls(np.asarray(theta, dtype=np.float64), [str(d) for d in doc_ids], params)
+        return cls(np.asarray(theta, dtype=np.float64), doc_ids.tolist(), params)
 
     def save(self, path: str) -> None:
         """Write the ``.npz`` (theta, doc_ids, params)."""

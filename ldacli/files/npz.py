@@ -303,13 +303,19 @@ def array(path: str, arrays: dict, name: str, kinds: str, shape: tuple, *, minim
     return value
 
 
+# Entries of a text array checked at a time (_check_text)
+TEXT_CHUNK = 1 << 16
+
+
 def _check_text(path: str, name: str, value: np.ndarray) -> None:
     """Refuse text that no UTF-8 output can carry (a lone surrogate: ldacli never writes one)."""
-    try:
-        "".join(value.ravel().tolist()).encode("utf-8")
-    except UnicodeEncodeError:
-        at = next(i for i, t in enumerate(value.ravel().tolist()) if not _is_utf8(t))
-        raise InputError(path, None, f"expected text in '{name}', found a lone surrogate in entry {at}") from None
+    flat = value.ravel()
+    for lo in range(0, flat.size, TEXT_CHUNK):  # (a chunk at a time: a list of a million ids holds 60 MB)
+        try:
+            "".join(flat[lo:lo + TEXT_CHUNK].tolist()).encode("utf-8")
+        except UnicodeEncodeError:
+            at = lo + next(i for i, t in enumerate(flat[lo:lo + TEXT_CHUNK].tolist()) if not _is_utf8(t))
+            raise InputError(path, None, f"expected text in '{name}', found a lone surrogate in entry {at}") from None
 
 
 def _is_utf8(text: str) -> bool:
