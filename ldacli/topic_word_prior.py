@@ -58,9 +58,16 @@ class TopicWordPrior:
                               f"{int(topics.max())}")
         if extra.size and not (np.all(np.isfinite(extra)) and extra.min() > 0):
             raise LdacliError(f"{source}: expected extra prior mass finite and > 0 on every cell, found others")
-        order = np.lexsort((topics, words))
-        words, topics, extra = words[order].astype(np.int32), topics[order].astype(np.int32), extra[order]
-        if np.any((words[1:] == words[:-1]) & (topics[1:] == topics[:-1])):
+        same_word = words[1:] == words[:-1]
+        if not bool(np.all((words[1:] > words[:-1]) | (same_word & (topics[1:] >= topics[:-1])))):
+            order = np.lexsort((topics, words))  # (by word, then topic)
+            words, topics, extra = words[order], topics[order], extra[order]
+            del order
+            same_word = words[1:] == words[:-1]
+        else:  # (its own arrays: the prior keeps them)
+            words, topics, extra = words.copy(), topics.copy(), extra.copy()
+        words, topics = words.astype(np.int32, copy=False), topics.astype(np.int32, copy=False)
+        if np.any(same_word & (topics[1:] == topics[:-1])):
             raise LdacliError(f"{source}: expected each (topic, word) cell once, found one twice")
         return cls(int(n_words), int(n_topics), words, topics, extra)
 
