@@ -199,23 +199,26 @@ class SparseRows:
     @classmethod
     def stacked(cls, top: "SparseRows", bottom: "SparseRows") -> "SparseRows":
         """The rows of ``top``, then those of ``bottom`` (the same columns), kept as
-        :meth:`of_parts` keeps their cells (the same arrays, to the byte), their arrays copied
-        rather than their cells made again: an update's older documents cost a copy."""
+        :meth:`of_parts` keeps their cells (the same bytes), made as a file takes them (as
+        :meth:`streamed`): each part's arrays as they are, or converted to the wider dtype,
+        neither their cells made again nor the two copied into one (an update's older documents:
+        the most of what it holds at its end)."""
         cells = top.n_cells + bottom.n_cells
         sum_type, large_type, n_large = _value_layout(cells, max(top.largest(), bottom.largest()),
                                                       top.reaching() + bottom.reaching())
         ptr = np.empty(top.n_rows + bottom.n_rows + 1, narrowest(cells))
         ptr[:top.n_rows + 1] = top.ptr
         ptr[top.n_rows + 1:] = bottom.ptr[1:].astype(np.int64) + top.n_cells
-        columns = np.empty(cells, narrowest(max(top.n_columns - 1, 0)))
-        sums = np.empty(cells, sum_type)
-        large = []
-        for at, part in ((0, top), (top.n_cells, bottom)):
-            columns[at:at + part.n_cells] = part.columns
-            sums[at:at + part.n_cells], its_large = part.kept_as(sum_type)
-            large.append(its_large)
-        large = np.concatenate(large).astype(large_type) if n_large else np.empty(0, large_type)
-        return cls(ptr, columns, sums, large, top.n_columns)
+        column_type = narrowest(max(top.n_columns - 1, 0))
+
+        def pieces(of, kind):
+            for part in (top, bottom):
+                yield memoryview(np.ascontiguousarray(np.asarray(of(part)).astype(kind, copy=False)))
+
+        return cls(ptr, StreamedArray(column_type, (cells,), pieces(lambda p: p.columns, column_type)),
+                   StreamedArray(sum_type, (cells,), pieces(lambda p: p.kept_as(sum_type)[0], sum_type)),
+                   StreamedArray(large_type, (n_large,), pieces(lambda p: p.kept_as(sum_type)[1], large_type)),
+                   top.n_columns)
 
     def largest(self) -> int:
         """The largest value (0 without cells)."""
@@ -597,8 +600,6 @@ class TopicCounts:
         multiple of the states (its length), the topic order a permutation, and every topic's
         phi defined under ``beta`` (some tokens, or prior mass)."""
         words = SparseRows.read(path, arrays, *WORDS, n_topics, n_words)
-        docs = SparseRows.read(path, arrays, *DOCS, n_docs, n_topics) if n_docs is not None \
-            else SparseRows.empty(0, n_topics)
         snapshots = scalar(path, arrays, SNAPSHOTS, "iu")
         if snapshots < 0:
             raise InputError(path, None, f"expected '{SNAPSHOTS}' >= 0, found {snapshots}")
@@ -608,22 +609,35 @@ class TopicCounts:
             if not np.array_equal(np.sort(order), np.arange(n_topics)):
                 raise InputError(path, None, f"expected '{ORDER}' to hold each of the {n_topics} topic ids once, "
                                              f"found others")
+        carried = prior is not None and TopicWordPrior.ARRAYS[0] in arrays
+        counts = cls(words, SparseRows.empty(0, n_topics), int(snapshots), prior, order, None, carried)
+        if n_docs is not None:
+            counts = counts.with_documents(path, arrays, n_docs)
+        if not np.all(counts.topic_totals + topic_sums(prior, beta, n_words, n_topics) > 0):
+            raise InputError(path, None, f"expected every topic to hold tokens in '{WORD_MEMBERS[2]}' or prior mass, "
+                                         f"found one with neither under beta {beta:g}")
+        return counts
+
+
+    def with_documents(self, path: str, arrays: dict, n_docs: int) -> "TopicCounts":
+        """These counts with the documents' part of the model file at ``path`` (``arrays``, its
+        ``n_docs`` documents), checked (:meth:`read` reads a whole model's so; an update reads
+        its model's documents apart, :func:`~ldacli.methods.update.older_documents`): each
+        document's sums a whole multiple of the states its run summed (its length), the runs of
+        an update's model (:attr:`segments`) starting at 0 and rising."""
+        docs = SparseRows.read(path, arrays, *DOCS, n_docs, self.n_topics)
         segments = None
-        if SEGMENTS in arrays and n_docs is not None:
+        if SEGMENTS in arrays:
             segments = array(path, arrays, SEGMENTS, "iu", (None, 2), minimum=0).astype(np.int64)
             firsts = segments[:, 0]
             if not segments.size or firsts[0] != 0 or np.any(firsts[1:] <= firsts[:-1]) or firsts[-1] >= max(1, n_docs):
                 raise InputError(path, None, f"expected '{SEGMENTS}' to start runs of documents at 0 and rising "
                                              f"below the {n_docs} documents, found others")
-        carried = prior is not None and TopicWordPrior.ARRAYS[0] in arrays
-        counts = cls(words, docs, int(snapshots), prior, order, segments, carried)
+        counts = replace(self, docs=docs, segments=segments)
         if docs.n_cells and np.any(docs.row_sums() % counts.doc_states):
             raise InputError(path, None, f"expected each document's sums in '{DOC_MEMBERS[2]}' to be "
                                          f"{'the states summed' if segments is not None else counts.states} "
                                          f"times its length (a count a token in each state summed), found others")
-        if not np.all(counts.topic_totals + topic_sums(prior, beta, n_words, n_topics) > 0):
-            raise InputError(path, None, f"expected every topic to hold tokens in '{WORD_MEMBERS[2]}' or prior mass, "
-                                         f"found one with neither under beta {beta:g}")
         return counts
 
 

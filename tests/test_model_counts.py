@@ -17,7 +17,7 @@ from ldacli.corpora.synthetic import generate
 from ldacli.diff import prevalence
 from ldacli.model import Model
 from ldacli.topic_counts import SparseRows, TopicCounts, cell_parts
-from ldacli.files.npz import write_npz
+from ldacli.files.npz import StreamedArray, write_npz
 from ldacli.topic_word_prior import seed_prior
 from test_topic_word_prior import cgs
 
@@ -276,10 +276,10 @@ def test_a_few_large_sums_do_not_widen_every_cell(tmp_path):
 
 
 def test_rows_stacked_are_kept_as_if_made_whole_and_summed_a_part_at_a_time(monkeypatch):
-    # an update's older documents, then the night's, copied (SparseRows.stacked) rather than made
-    # again: the same arrays, dtypes and large values apart as of_parts makes of all their cells,
-    # whatever widths the two have; and the rows' sums, taken a few cells at a time (rows cut
-    # between parts), those of the dense array
+    # an update's older documents, then the night's, written part after part (SparseRows.stacked)
+    # rather than made again or copied into one: the same arrays, dtypes and large values apart as
+    # of_parts makes of all their cells, whatever widths the two have; and the rows' sums, taken
+    # a few cells at a time (rows cut between parts), those of the dense array
     import ldacli.topic_counts as counts
 
     rng = np.random.default_rng(0)
@@ -295,7 +295,9 @@ def test_rows_stacked_are_kept_as_if_made_whole_and_summed_a_part_at_a_time(monk
         whole = np.vstack([top, bottom])
         codes = np.flatnonzero(whole)
         expected = SparseRows.of_parts(cell_parts(codes, whole.ravel()[codes]), whole.shape[0], 6)
-        stacked = SparseRows.stacked(a, b)
+        streamed = SparseRows.stacked(a, b)
+        assert all(isinstance(getattr(streamed, name), StreamedArray) for name in ("columns", "sums", "large"))
+        stacked = streamed.materialized()
         widths.add((a.sums.dtype.name, b.sums.dtype.name))
         for name in ("ptr", "columns", "sums", "large"):
             got, want = getattr(stacked, name), getattr(expected, name)

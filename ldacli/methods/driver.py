@@ -716,6 +716,7 @@ def train_planned(plan: Plan, *, progress: bool = False, callback: Callable[[int
                     model.save(output)
             finally:
                 run.state.close()
+    run.state = None  # (the sampler's memory freed before the model is delivered: an update's peak)
     return deliver(model, run, output)
 
 
@@ -740,6 +741,11 @@ def deliver(model: Model, run: Run, output: str | None) -> Model:
         model = _aligned(model, run.reference, run.values["align_to"])
     if output is not None:
         model.save(output)
+        if run.plan.updated is not None:  # (its documents' counts, made as the file took them, mapped from it)
+            model.counts = model.counts.mapped(output)
+    elif run.plan.updated is not None:
+        model.counts = model.counts.materialized()
+    model.doc_ids = _doc_ids(model.doc_ids)  # (an update's, a NumPy text array until written)
     warn_lost_seeds(model)
     return model
 
@@ -980,7 +986,7 @@ def _model_params(plan: Plan) -> tuple[dict, Model | None]:
     elif plan.updated is not None:  # an update continues its model's topics, ids and names
         identity = list(range(plan.updated.n_topics))
         params.update(warm_start.lineage(plan.updated, values["update"], corpus, identity))
-        params.update(updating.record(plan.updated, values, corpus, plan.freed))
+        params.update(updating.record(plan.updated, values, corpus, plan.freed, params["warm_start"]["sha256"]))
         names = list(plan.updated.topic_names)
     if plan.seeded is not None and ckpt is None:
         params["seeded"] = plan.seeded

@@ -46,11 +46,12 @@ import scipy.sparse as sp
 from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.read import READING, READING_FOR_MODEL
 from ldacli.errors import LdacliError, SettingError
-from ldacli.files.fileio import file_sha256
 from ldacli.topic_word_prior import TopicWordPrior
 from ldacli.methods.base import Start
 from ldacli.methods.warm_start import FOLD_IN_STREAM, FOLD_IN_SWEEPS
-from ldacli.model import Model
+from ldacli.files.npz import array, read_file
+from ldacli.model import DOCUMENTS, READABLE_VERSIONS, Model
+from ldacli.topic_counts import SEGMENTS, TopicCounts
 from ldacli.scoring.fixed_topics import fold_in
 from ldacli.settings import FIXED, Integer, Real, Setting, Text
 from ldacli.topic_names import with_names
@@ -122,8 +123,9 @@ def decay(half_life: float | None) -> float:
 
 def parent_of(path: str) -> Model:
     """The model at ``path``, which an update continues, checked for what an update needs: a
-    collapsed Gibbs model that records its counts."""
-    parent = Model.load(path)
+    collapsed Gibbs model that records its counts. Its documents' ids are a NumPy text array, as
+    its file holds them (:func:`older_documents`: a list of a million ids would hold 60 MB more)."""
+    parent = Model.load(path, documents=False)
     method = parent.params.get("method")
     if method != METHOD:
         raise LdacliError(f"{path}: an update continues a model of method {METHOD}, found one of method {method}: "
@@ -131,7 +133,32 @@ def parent_of(path: str) -> Model:
     if parent.counts is None:
         raise LdacliError(f"{path}: expected a model that records its word-topic counts (written by ldacli 0.3 or "
                           f"later), found one without: retrain it once, then update it")
+    parent.doc_ids, parent.counts = older_documents(path, parent)
     return parent
+
+
+# A model file's members that an update reads apart from its topics (:func:`older_documents`)
+DOCUMENT_MEMBERS = ("kind", "format_version", "params", *DOCUMENTS, SEGMENTS)
+# Document ids compared with a night's at a time (:func:`repeated`)
+ID_CHUNK = 1 << 16
+
+
+def older_documents(path: str, parent: Model) -> tuple[np.ndarray, TopicCounts]:
+    """The documents of the model at ``path`` (``parent``, read without them): their ids, a NumPy
+    text array, and its counts with theirs, checked as :meth:`Model.load` checks them."""
+    arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=DOCUMENT_MEMBERS)
+    ids = array(path, arrays, "doc_ids", "U", (None,))
+    return ids, parent.counts.with_documents(path, arrays, ids.size)
+
+
+def repeated(night_ids: list[str], ids: np.ndarray) -> str | None:
+    """The first of ``night_ids`` that is among ``ids`` (a model's, a NumPy text array, compared a
+    chunk at a time: a set of them would grow with the corpus), or None."""
+    ours = set(night_ids)
+    found = set()
+    for lo in range(0, ids.size, ID_CHUNK):
+        found.update(d for d in ids[lo:lo + ID_CHUNK].tolist() if d in ours)
+    return next((d for d in night_ids if d in found), None)
 
 
 def model_topic(held) -> np.ndarray:
@@ -162,7 +189,7 @@ def summed(V: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[n
     """The cells of ``parts`` (each ``(words, topics, values)``) with each cell's values added
     (in the order given), sorted by topic then word."""
     words, topics, values = (np.concatenate(x) for x in zip(*parts))
-    cells, where = np.unique(topics * V + words, return_inverse=True)
+    cells, where = np.unique(topics.astype(np.int64) * V + words, return_inverse=True)
     return cells % V, cells // V, np.bincount(where, weights=values, minlength=cells.size)
 
 
@@ -172,14 +199,17 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     (:meth:`~ldacli.model.Model.word_topic_counts`), plus the evidence it carried itself as its
     prior when it was an update (that prior less its seeds, :func:`seeds`)."""
     counts = parent.word_topic_counts()
-    words, topics, values = counts.words, counts.topics, counts.sums / counts.states
+    # (ids in 32 bits: the cells are the model's largest arrays an update holds, 16 bytes each)
+    words, topics, values = counts.words.astype(np.int32), counts.topics.astype(np.int32), counts.sums / counts.states
+    del counts
     held = parent.counts
     if held.carried and held.prior is not None:
         given = seeds(parent)
         less = () if given is None else ((given[0], given[1], -given[2]),)
         words, topics, values = summed(len(parent.vocab), (words, topics, values), model_ids(held, held.prior), *less)
+        words, topics = words.astype(np.int32), topics.astype(np.int32)
     keep = values > 0
-    return words[keep], topics[keep], values[keep]
+    return (words, topics, values) if keep.all() else (words[keep], topics[keep], values[keep])
 
 
 def distributions(words, topics, values, K: int, V: int):
@@ -225,12 +255,19 @@ def folding(pairs, K: int) -> np.ndarray:
     return fold
 
 
-def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None) -> TopicWordPrior:
+def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None, meets=None) -> TopicWordPrior:
     """The prior of an update of ``parent``: its evidence (``cells``, when computed already)
     weighed ``weight`` (:func:`decay`); the topics ``freed`` without theirs (their prior is beta
     alone: the night's run is free to give them a theme); each pair ``(freed, into)`` of
     ``merged_pairs`` merged, the first topic's evidence moved to the second; plus the parent's
-    seeds at their full weight (:func:`seeds`: no seeded topic is freed or merged)."""
+    seeds at their full weight (:func:`seeds`: no seeded topic is freed or merged).
+
+    ``meets`` ((V,) bool: the words of the night), for the night's run: the cells of the other
+    words summed, topic by topic, on one of them. The run never draws such a word, so their
+    cells matter only through each topic's total, which the lumped cell keeps (and a cell
+    without tokens adds nothing to the trace); the run holds the cells of the night's words
+    alone, not the model's evidence, which grows with it. The model's prior is made again at
+    the end, whole (:func:`merged`)."""
     words, topics, values = evidence(parent) if cells is None else cells
     V, K = len(parent.vocab), parent.n_topics
     if freed:
@@ -238,10 +275,19 @@ def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None
         words, topics, values = words[keep], topics[keep], values[keep]
     if merged_pairs:
         words, topics, values = summed(V, (words, folding(merged_pairs, K)[topics], values))
-    values = values * weight
+    if weight != 1.0:
+        values = values * weight
     given = seeds(parent)
     if given is not None:
         words, topics, values = summed(V, (words, topics, values), given)
+    absent = np.flatnonzero(~meets) if meets is not None else ()
+    if len(absent):
+        on = meets[words]
+        rest = np.bincount(topics[~on], weights=values[~on], minlength=K)
+        lumped = np.flatnonzero(rest > 0)
+        words = np.concatenate([words[on], np.full(lumped.size, absent[0], words.dtype)])
+        topics = np.concatenate([topics[on], lumped.astype(topics.dtype)])
+        values = np.concatenate([values[on], rest[lumped]])
     return TopicWordPrior.of_cells(V, K, words, topics, values, source="update")
 
 
@@ -301,8 +347,7 @@ def taken(model: Model, parent: Model, pairs, weight: float, cells=None) -> list
     values = night.sums / night.states
     words, topics, old = evidence(parent) if cells is None else cells
     old = old * weight
-    E = sp.csc_matrix((old, (topics, words)), shape=(K, V))
-    totals = np.asarray(E.sum(axis=1)).ravel() + V * beta
+    totals = np.bincount(topics, weights=old, minlength=K) + V * beta
     out = []
     for freed, into in pairs:
         on = night.topics == freed
@@ -311,7 +356,12 @@ def taken(model: Model, parent: Model, pairs, weight: float, cells=None) -> list
         gain, best = 0.0, freed
         if tokens > 0:
             own = np.log((n_w + beta) / (tokens + V * beta))
-            per_topic = np.log((E[:, support].toarray() + beta) / totals[:, None]) @ n_w  # (K,)
+            column = np.full(V, -1, np.int64)
+            column[support] = np.arange(support.size)
+            at = np.flatnonzero(column[words] >= 0)  # the old evidence of the words the freed topic took
+            E = np.zeros((K, support.size))
+            E[topics[at], column[words[at]]] = old[at]
+            per_topic = np.log((E + beta) / totals[:, None]) @ n_w  # (K,)
             best = int(np.argmax(per_topic))
             gain = float(own @ n_w - per_topic[best])
         loss = merge_loss(words, topics, old, into, freed)
@@ -320,11 +370,14 @@ def taken(model: Model, parent: Model, pairs, weight: float, cells=None) -> list
     return out
 
 
-def positional(ids: list[str]) -> int | None:
-    """The first number of ``ids`` that are their documents' positions (0, 1, 2, ... or 1, 2, 3,
-    ...: formats whose documents have no ids of their own), or None."""
+def positional(ids) -> int | None:
+    """The first number of ``ids`` (a list or a NumPy text array) that are their documents'
+    positions (0, 1, 2, ... or 1, 2, 3, ...: formats whose documents have no ids of their own),
+    or None."""
+    ids = np.asarray(ids, dtype=np.str_)
     for base in (0, 1):
-        if all(d == str(i + base) for i, d in enumerate(ids)):
+        if not ids.size or (ids[-1] == str(ids.size - 1 + base)
+                            and np.array_equal(ids, np.arange(base, base + ids.size).astype(np.str_))):
             return base
     return None
 
@@ -337,7 +390,7 @@ def night_over(night: Corpus, parent: Model, notes: bool = True) -> Corpus:
     are kept."""
     if night.n_tokens == 0:
         raise LdacliError(f"{night.name}: expected a night with at least one token, found none")
-    base, before = positional(list(night.doc_ids)), positional(list(parent.doc_ids))
+    base, before = positional(night.doc_ids), positional(parent.doc_ids)
     if base is not None and before is not None:
         night = dataclasses.replace(night, doc_ids=[str(len(parent.doc_ids) + before + i)
                                                     for i in range(night.n_docs)])
@@ -356,14 +409,13 @@ def settle(values: Mapping, given: dict, parent: Model, night: Corpus
            ) -> tuple[dict, tuple[tuple[int, int], ...], TopicWordPrior]:
     """An update's settings from its parent (its topics, priors; not learned), as the values of
     the settings it settles; the topics it frees for the night (``(freed, into)`` pairs,
-    :func:`cheapest_merges`) and its topic-word prior (:func:`prior`). Refuse a night that
-    repeats one of the parent's documents."""
+    :func:`cheapest_merges`) and its topic-word prior (:func:`prior`). Refuse a night that repeats
+    one of the parent's documents."""
     K = parent.n_topics
     if given.get("n_topics") is not None and values["n_topics"] != K:
         raise SettingError("n_topics", f"n_topics must be the {K} topics of the model of update, found "
                                        f"{values['n_topics']}", ("update",))
-    seen = set(parent.doc_ids)
-    again = next((d for d in night.doc_ids if d in seen), None)
+    again = repeated(list(night.doc_ids), np.asarray(parent.doc_ids, dtype=np.str_))
     if again is not None:
         raise LdacliError(f"{night.source}: document {again!r} is already in the model {values['update']} (an update "
                           f"adds new documents; retrain with warm_start to change old ones)")
@@ -377,12 +429,14 @@ def settle(values: Mapping, given: dict, parent: Model, night: Corpus
     freed = tuple(cheapest_merges(*cells, K, len(parent.vocab), free, fixed))
     settled = {"n_topics": K, "alpha": [float(a) for a in parent.alpha], "beta": float(parent.beta),
                "optimize_interval": 0}
-    return settled, freed, prior(parent, decay(values["half_life"]), freed=[j for j, _ in freed], cells=cells)
+    night_prior = prior(parent, decay(values["half_life"]), freed=[j for j, _ in freed], cells=cells,
+                        meets=night.word_frequencies() > 0)
+    return settled, freed, night_prior
 
 
-def record(parent: Model, values: Mapping, night: Corpus, freed) -> dict:
-    """What an updated model records of its update (``params["update"]``): the model updated,
-    the night's size, the weight of the old evidence, how many updates since a full run, and
+def record(parent: Model, values: Mapping, night: Corpus, freed, sha256: str) -> dict:
+    """What an updated model records of its update (``params["update"]``): the model updated
+    (its file's ``sha256``, as the lineage has it), the night's size, the weight of the old evidence, how many updates since a full run, and
     the topics freed for the night (``freed``: ``topic`` merged ``into`` another; which the
     night kept is said at the end, :func:`merged`); and the parent's seeded topics and their
     prior (:func:`seeds`, in its model's ids), which the next update keeps in turn."""
@@ -396,7 +450,7 @@ def record(parent: Model, values: Mapping, night: Corpus, freed) -> dict:
         kept["seeded"] = {**seeded, "topics": [{**t, "topic": int(ids[t["topic"]])} for t in seeded["topics"]]}
     if given is not None:
         kept["topic_word_prior"] = TopicWordPrior.of_cells(len(parent.vocab), parent.n_topics, *given).params()
-    return {**kept, "update": {"path": os.path.abspath(path), "sha256": file_sha256(path), "night_docs": night.n_docs,
+    return {**kept, "update": {"path": os.path.abspath(path), "sha256": sha256, "night_docs": night.n_docs,
                        "night_tokens": night.n_tokens, "half_life": half_life, "decay": decay(half_life),
                        "since_full": int(before.get("since_full", 0)) + 1,
                        "parent_docs": len(parent.doc_ids),
@@ -409,28 +463,30 @@ def merged(model: Model, parent: Model) -> Model:
     (its prior) for the next update. A freed topic that the night took (:func:`taken`) is a new
     topic (its lineage and name say so; the parent's documents count it in the topic it was
     merged into); one it did not take gets its own evidence back, and the topic it was merged
-    into its own."""
+    into its own. Its ``doc_ids`` are a NumPy text array, written as it is."""
     p = model.params
     update = p["update"]
     pairs = [(f["topic"], f["into"]) for f in update.get("freed", [])]
     fold = None
+    cells = evidence(parent)
+    kept = []
     if pairs:
-        cells = evidence(parent)
         update["freed"] = taken(model, parent, pairs, update["decay"], cells)
         kept = [(f["topic"], f["into"]) for f in update["freed"] if f["kept"]]
-        model.counts = dataclasses.replace(model.counts, prior=prior(parent, update["decay"], kept, cells=cells))
-        del cells  # (before the older documents' counts are joined: the peak of an update)
-        if kept:
-            fold = folding(kept, parent.n_topics)
-            new = {j for j, _ in kept}
-            descent = [None if k in new else k for k in range(parent.n_topics)]
-            p["warm_start"] = {**p["warm_start"], "descent": descent, "added": sorted(new), "removed": sorted(new)}
-            names = [None if k in new else n for k, n in enumerate(model.topic_names)]
-            model.params = p = with_names(p, names)
-            for j, i in kept:
-                log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
+    # (the model's prior whole: the run's held the night's words alone)
+    model.counts = dataclasses.replace(model.counts, prior=prior(parent, update["decay"], kept, cells=cells))
+    del cells  # (before the older documents' counts are joined: the peak of an update)
+    if kept:
+        fold = folding(kept, parent.n_topics)
+        new = {j for j, _ in kept}
+        descent = [None if k in new else k for k in range(parent.n_topics)]
+        p["warm_start"] = {**p["warm_start"], "descent": descent, "added": sorted(new), "removed": sorted(new)}
+        names = [None if k in new else n for k, n in enumerate(model.topic_names)]
+        model.params = p = with_names(p, names)
+        for j, i in kept:
+            log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
     model.counts = dataclasses.replace(model.counts.after(parent.counts, fold), carried=True)
-    model.doc_ids = list(parent.doc_ids) + list(model.doc_ids)
+    model.doc_ids = np.concatenate([parent.doc_ids, np.asarray(model.doc_ids, dtype=np.str_)])
     p["n_docs"] = len(model.doc_ids)
     p["n_tokens"] = int(parent.params.get("n_tokens", 0)) + int(p.get("n_tokens", 0))
     return model
