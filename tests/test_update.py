@@ -353,3 +353,25 @@ def test_an_aligned_seeded_model_s_update_keeps_each_seeded_topic_where_its_mode
     new = ldacli.train(themes["night"], iterations=20, seed=2, update=str(aligned))
     assert [(t["topic"], t["name"]) for t in seed_ranks(new)] == where
     assert new.topic_names == parent.topic_names and set(updating.seeds(new)[1].tolist()) == {where[0][0]}
+
+
+def test_an_update_samples_densely_where_its_model_s_evidence_covers_most_topics(tmp_path):
+    # 12 topics, where auto's rule for a whole run gives the sparse sampler: over 30 words, each
+    # topic spread over all of them, the old evidence of the night's words is in nearly every
+    # topic (the sparse sampler would walk lists K long); over 3,000 words in a few
+    picked = {}
+    for V, beta in ((30, 1.0), (3000, 0.01)):
+        c = generate(220, 12, V, doc_length=40, alpha=0.3, beta=beta, seed=3).corpus
+        old = Corpus(c.counts[:200], list(c.vocab), [f"d{i}" for i in range(200)], "old", "ldac")
+        night = Corpus(c.counts[200:], list(c.vocab), [f"n{i}" for i in range(20)], "night", "ldac")
+        path = str(tmp_path / f"old{V}.npz")
+        model = ldacli.train(old, 12, iterations=30, seed=1)
+        model.save(path)
+        assert model.params["sampler"] == "sparse"
+        share = updating.prior_share(updating.prior(model, 1.0), updating.night_over(night, model))
+        picked[V] = (share, ldacli.train(night, iterations=5, seed=1, update=path).params["sampler"])
+        # a sampler given is the one used
+        assert ldacli.train(night, iterations=5, seed=1, update=path, sampler="alias").params["sampler"] == "alias"
+    assert picked[30][0] > updating.DENSE_PRIOR_SHARE > picked[3000][0]
+    assert picked[30][1] == "dense" and picked[3000][1] == "sparse"
+

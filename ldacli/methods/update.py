@@ -73,6 +73,13 @@ SETTINGS = (
 )
 # Topics an update frees for the night by default (measured: docs/guide/retraining.md).
 FREE_TOPICS = 1
+# An update's ``auto`` sampler is the dense one when the night's words have prior cells (old
+# evidence) in at least this share of the K topics, averaged over the night's tokens: the sparse
+# sampler then walks lists nearly K long. Whole updates of a 200,009-token night, one thread, dense
+# against sparse (docs/guide/retraining.md, "What an update costs"): share 0.87 (a model of 100 M
+# tokens, K=100) 0.85x the time, 0.63 (2 M, K=100) 0.86x, 0.24 (2 M, K=200) 1.32x, 0.16 (2 M,
+# K=400) 1.67x, 0.067 (100 M, K=1000) 2.36x.
+DENSE_PRIOR_SHARE = 0.5
 
 # Settings an update takes from its model, or which begin, align or seed a run otherwise: why each
 # does not apply beside it.
@@ -431,7 +438,17 @@ def settle(values: Mapping, given: dict, parent: Model, night: Corpus
                "optimize_interval": 0}
     night_prior = prior(parent, decay(values["half_life"]), freed=[j for j, _ in freed], cells=cells,
                         meets=night.word_frequencies() > 0)
+    if values["sampler"] == "auto" and prior_share(night_prior, night) >= DENSE_PRIOR_SHARE:
+        settled["sampler"] = "dense"
     return settled, freed, night_prior
+
+
+def prior_share(prior: TopicWordPrior, night: Corpus) -> float:
+    """The share of the K topics in which the night's words have prior cells, averaged over its
+    tokens (what :data:`DENSE_PRIOR_SHARE` weighs)."""
+    frequency = night.word_frequencies()
+    cells = np.bincount(prior.words, minlength=prior.n_words)
+    return float(cells @ frequency) / max(1.0, float(frequency.sum())) / prior.n_topics
 
 
 def record(parent: Model, values: Mapping, night: Corpus, freed, sha256: str) -> dict:

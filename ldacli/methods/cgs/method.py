@@ -145,7 +145,8 @@ class CollapsedGibbs(Method):
                 "dense: O(K) per token; sparse: SparseLDA, exact, O(topics of the document and word); alias: "
                 "Metropolis-Hastings with alias tables, O(1) per token; auto picks by K and document length "
                 "(dense below 12 topics on documents under 400 tokens, else sparse: measured by "
-                "benchmarks/auto_rules.py). Recorded in the model.", FIXED),
+                "benchmarks/auto_rules.py), and for an update by how full its model's evidence is (dense where the "
+                "night's words have some in half the topics or more). Recorded in the model.", FIXED),
         Setting("shards", Integer(1), None,
                 "Document shards (and as many word slices) that threads sample in parallel, the most threads "
                 "that help; each sweep is N rounds of disjoint blocks. The output depends on the seed and the "
