@@ -375,3 +375,17 @@ def test_an_update_samples_densely_where_its_model_s_evidence_covers_most_topics
     assert picked[30][0] > updating.DENSE_PRIOR_SHARE > picked[3000][0]
     assert picked[30][1] == "dense" and picked[3000][1] == "sparse"
 
+
+
+@pytest.mark.parametrize("dense_products", [0, 10 ** 9])  # the sparse product, then dense blocks of words
+def test_the_topics_overlaps_are_those_of_their_dense_distributions(monkeypatch, dense_products):
+    monkeypatch.setattr(updating, "DENSE_PRODUCTS", dense_products)
+    monkeypatch.setattr(updating, "BLOCK_ENTRIES", 3 * 7)  # blocks of 3 words
+    rng = np.random.default_rng(4)
+    E = rng.integers(0, 3, (7, 20)) * rng.integers(0, 50, (7, 20)).astype(float)
+    E[5] = 0  # a topic without evidence
+    topics, words = np.nonzero(E)
+    roots = updating.root_distributions(words.astype(np.int32), topics.astype(np.int32), E[topics, words], 7, 20)
+    with np.errstate(invalid="ignore"):
+        p = np.nan_to_num(E / E.sum(axis=1, keepdims=True))
+    assert np.allclose(updating.overlaps(roots), np.sqrt(p) @ np.sqrt(p).T, rtol=0, atol=1e-12)

@@ -219,11 +219,41 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (words, topics, values) if keep.all() else (words[keep], topics[keep], values[keep])
 
 
-def distributions(words, topics, values, K: int, V: int):
-    """The topics' evidence as a sparse (K, V) matrix of word distributions (rows summing to 1;
-    a topic without evidence is a row of zeros)."""
+def root_distributions(words, topics, values, K: int, V: int) -> sp.csr_matrix:
+    """The square roots of the topics' word distributions from their evidence, a sparse (K, V)
+    matrix (a topic without evidence is a row of zeros); made in place as CSR from cells by topic
+    then word, as :func:`evidence` gives them (no COO copies: 3.3 M cells at 100 M tokens)."""
     totals = np.bincount(topics, weights=values, minlength=K)
-    return sp.csr_matrix((values / totals[topics], (topics, words)), shape=(K, V))
+    roots = np.sqrt(values / totals[topics])
+    if topics.size and not bool(np.all((topics[1:] > topics[:-1]) | ((topics[1:] == topics[:-1]) & (words[1:] > words[:-1])))):
+        return sp.csr_matrix((roots, (topics, words)), shape=(K, V))
+    ptr = np.zeros(K + 1, np.int64)
+    np.cumsum(np.bincount(topics, minlength=K), out=ptr[1:])
+    return sp.csr_matrix((roots, words, ptr), shape=(K, V))
+
+
+# overlaps(): the products of the topics' roots are taken dense, a block of words at a time
+# (BLAS), when that is at most this many times the multiply-adds of the sparse product (sum over
+# the words of their topics squared): dense ones cost 0.11 ns, sparse ones 3.6 ns (the evidence of
+# 100 M tokens, K=100: 1.5e9 dense against 1.4e8 sparse, 0.16 s against 0.50 s; at 2 M tokens, or
+# K=400 or 1000, the sparse product does 270-1,650 times fewer and stays)
+DENSE_PRODUCTS = 32
+# Entries of a dense block of words (K rows)
+BLOCK_ENTRIES = 1 << 21
+
+
+def overlaps(roots: sp.csr_matrix) -> np.ndarray:
+    """(K, K) float64: ``roots @ roots.T``, the topics' Bhattacharyya coefficients
+    (:func:`root_distributions`), dense by blocks of words or sparse, whichever does less."""
+    K, V = roots.shape
+    per_word = np.bincount(roots.indices, minlength=V).astype(np.float64)
+    if float(K) * K * V > DENSE_PRODUCTS * float(per_word @ per_word):
+        return (roots @ roots.T).toarray()
+    columns, out, step = roots.tocsc(), np.zeros((K, K)), max(1, BLOCK_ENTRIES // K)
+    for lo in range(0, V, step):
+        block = columns[:, lo:lo + step].toarray()
+        out += block @ block.T
+    return out
 
 
 def cheapest_merges(words, topics, values, K: int, V: int, n: int, fixed=()) -> list[tuple[int, int]]:
@@ -235,10 +265,10 @@ def cheapest_merges(words, topics, values, K: int, V: int, n: int, fixed=()) -> 
     small for two topics alike (a theme split in two) and for a topic of little evidence (a theme
     that faded, or one that never formed)."""
     totals = np.bincount(topics, weights=values, minlength=K)
-    roots = distributions(words, topics, values, K, V).sqrt()
+    roots = root_distributions(words, topics, values, K, V)
     with np.errstate(invalid="ignore", divide="ignore"):
         weight = np.nan_to_num(np.outer(totals, totals) / np.add.outer(totals, totals))
-    cost = weight * (1.0 - (roots @ roots.T).toarray())
+    cost = weight * (1.0 - overlaps(roots))
     cost[np.tril_indices(K)] = np.inf  # each pair once, no topic with itself
     cost[list(fixed), :] = np.inf
     cost[:, list(fixed)] = np.inf
