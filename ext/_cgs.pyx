@@ -231,7 +231,8 @@ def dense_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
-    cdef Py_ssize_t d, i, k, w, t, old, lo, hi, e_lo, n_e
+    cdef Py_ssize_t d, i, k, w, t, old, lo, hi
+    cdef Py_ssize_t held = -1  # the word whose extra prior mass beta_row holds (-1: none)
     cdef double total, u
     cdef double lanes[DENSE_LANES]
     cdef double* cum = &work[0]
@@ -268,17 +269,21 @@ def dense_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::
                     if not seeded or ep[w] == ep[w + 1]:
                         total = _dense_masses(nd, a, nw, beta, inv, cum, lanes, K)
                     else:
-                        e_lo = ep[w]
-                        n_e = ep[w + 1] - e_lo
-                        _set_extra(beta_row, &extra_topics[e_lo], &extra[e_lo], n_e, beta, True)
+                        if held != w:  # (a word's tokens in a document are consecutive: its row is put once)
+                            if held >= 0:
+                                _set_extra(beta_row, &extra_topics[ep[held]], &extra[ep[held]],
+                                           ep[held + 1] - ep[held], beta, False)
+                            _set_extra(beta_row, &extra_topics[ep[w]], &extra[ep[w]], ep[w + 1] - ep[w], beta, True)
+                            held = w
                         total = _dense_masses_row(nd, a, nw, beta_row, inv, cum, lanes, K)
-                        _set_extra(beta_row, &extra_topics[e_lo], &extra[e_lo], n_e, beta, False)
                     u = bitgen.next_double(bitgen.state) * total
                     t = _dense_pick(cum, lanes, K, u)
                     z[i] = <int32_t> t
                     _dense_add(nw, nd, n_k, inv, bs, t, 1)
                 for i in range(runs[d, 0], runs[d, last]):
                     nd[z[i]] = 0
+            if held >= 0:
+                _set_extra(beta_row, &extra_topics[ep[held]], &extra[ep[held]], ep[held + 1] - ep[held], beta, False)
 
 
 # --------------------------------------------------------------------------------------------
