@@ -618,13 +618,17 @@ class TopicCounts:
                                          f"found one with neither under beta {beta:g}")
         return counts
 
-
-    def with_documents(self, path: str, arrays: dict, n_docs: int) -> "TopicCounts":
+    def with_documents(self, path: str, arrays: dict, n_docs: int, checked: bool = True) -> "TopicCounts":
         """These counts with the documents' part of the model file at ``path`` (``arrays``, its
         ``n_docs`` documents), checked (:meth:`read` reads a whole model's so; an update reads
         its model's documents apart, :func:`~ldacli.methods.update.older_documents`): each
         document's sums a whole multiple of the states its run summed (its length), the runs of
-        an update's model (:attr:`segments`) starting at 0 and rising."""
+        an update's model (:attr:`segments`) starting at 0 and rising. ``checked=False``: taken
+        as they are (a file checked already, whose sha256 says it has not changed since)."""
+        if not checked:
+            segments = arrays[SEGMENTS].astype(np.int64) if SEGMENTS in arrays else None
+            return replace(self, docs=SparseRows(*(arrays[name] for name in DOC_MEMBERS), self.n_topics),
+                           segments=segments)
         docs = SparseRows.read(path, arrays, *DOCS, n_docs, self.n_topics)
         segments = None
         if SEGMENTS in arrays:

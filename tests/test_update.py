@@ -14,6 +14,7 @@ from ldacli.cli import main
 from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.write import write_corpus
 from ldacli.corpora.synthetic import generate, planted_topics
+from ldacli.errors import LdacliError
 from ldacli.methods import update as updating
 from ldacli.topic_names import seed_ranks
 
@@ -389,3 +390,24 @@ def test_the_topics_overlaps_are_those_of_their_dense_distributions(monkeypatch,
     with np.errstate(invalid="ignore"):
         p = np.nan_to_num(E / E.sum(axis=1, keepdims=True))
     assert np.allclose(updating.overlaps(roots), np.sqrt(p) @ np.sqrt(p).T, rtol=0, atol=1e-12)
+
+
+def test_a_model_rewritten_while_it_is_updated_is_refused_and_nothing_is_written(files, tmp_path):
+    # the update reads its model's documents again at the end, from the file it recorded: another
+    # run that writes the model meanwhile must not have its documents joined to this night's topics
+    parent = tmp_path / "old.npz"
+    parent.write_bytes(open(files["old_model"], "rb").read())
+    other = ldacli.train(files["old"], 4, iterations=10, seed=9)
+
+    def another_run_writes_it(iteration):
+        if iteration == 3:
+            other.save(str(parent))
+
+    out = tmp_path / "next.npz"
+    with pytest.raises(LdacliError, match="the model changed while it was updated"):
+        ldacli.train(files["night"], iterations=5, seed=2, update=str(parent), callback=another_run_writes_it,
+                     output=str(out))
+    assert not out.exists()
+    # unchanged, the same update runs
+    parent.write_bytes(open(files["old_model"], "rb").read())
+    assert ldacli.train(files["night"], iterations=5, seed=2, update=str(parent), output=str(out)).n_docs == 330

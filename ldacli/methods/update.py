@@ -46,6 +46,7 @@ import scipy.sparse as sp
 from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.read import READING, READING_FOR_MODEL
 from ldacli.errors import LdacliError, SettingError
+from ldacli.files.fileio import file_sha256
 from ldacli.topic_word_prior import TopicWordPrior
 from ldacli.methods.base import Start
 from ldacli.methods.warm_start import FOLD_IN_STREAM, FOLD_IN_SWEEPS
@@ -131,7 +132,10 @@ def decay(half_life: float | None) -> float:
 def parent_of(path: str) -> Model:
     """The model at ``path``, which an update continues, checked for what an update needs: a
     collapsed Gibbs model that records its counts. Its documents' ids are a NumPy text array, as
-    its file holds them (:func:`older_documents`: a list of a million ids would hold 60 MB more)."""
+    its file holds them (:func:`older_documents`: a list of a million ids would hold 60 MB more);
+    what it says of its documents is checked here and read again at the end
+    (:func:`documents_again`), so that the run does not hold it (at 100 M tokens and K=1000, 56 M
+    cells, 168 MB, beside the night's first draw)."""
     parent = Model.load(path, documents=False)
     method = parent.params.get("method")
     if method != METHOD:
@@ -140,7 +144,7 @@ def parent_of(path: str) -> Model:
     if parent.counts is None:
         raise LdacliError(f"{path}: expected a model that records its word-topic counts (written by ldacli 0.3 or "
                           f"later), found one without: retrain it once, then update it")
-    parent.doc_ids, parent.counts = older_documents(path, parent)
+    parent.doc_ids = older_documents(path, parent)[0]
     return parent
 
 
@@ -156,6 +160,16 @@ def older_documents(path: str, parent: Model) -> tuple[np.ndarray, TopicCounts]:
     arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=DOCUMENT_MEMBERS)
     ids = array(path, arrays, "doc_ids", "U", (None,))
     return ids, parent.counts.with_documents(path, arrays, ids.size)
+
+
+def documents_again(path: str, parent: Model, sha256: str) -> TopicCounts:
+    """``parent``'s counts with its documents', read again from its file at ``path`` at the end of
+    an update (:func:`merged`), as they are (:func:`parent_of` checked them); refused, in one line,
+    when the file is no longer the one the update recorded (``sha256``): another run wrote it."""
+    if file_sha256(path) != sha256:
+        raise LdacliError(f"{path}: the model changed while it was updated (another run wrote it?): update it again")
+    arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=tuple(m for m in DOCUMENT_MEMBERS if m != "doc_ids"))
+    return parent.counts.with_documents(path, arrays, len(parent.doc_ids), checked=False)
 
 
 def repeated(night_ids: list[str], ids: np.ndarray) -> str | None:
@@ -510,7 +524,8 @@ def merged(model: Model, parent: Model) -> Model:
     (its prior) for the next update. A freed topic that the night took (:func:`taken`) is a new
     topic (its lineage and name say so; the parent's documents count it in the topic it was
     merged into); one it did not take gets its own evidence back, and the topic it was merged
-    into its own. Its ``doc_ids`` are a NumPy text array, written as it is."""
+    into its own. The parent's documents are read again here (:func:`documents_again`); the
+    model's ``doc_ids`` are a NumPy text array, written as it is."""
     p = model.params
     update = p["update"]
     pairs = [(f["topic"], f["into"]) for f in update.get("freed", [])]
@@ -532,7 +547,9 @@ def merged(model: Model, parent: Model) -> Model:
         model.params = p = with_names(p, names)
         for j, i in kept:
             log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
-    model.counts = dataclasses.replace(model.counts.after(parent.counts, fold), carried=True)
+    older = documents_again(update["path"], parent, update["sha256"])
+    model.counts = dataclasses.replace(model.counts.after(older, fold), carried=True)
+    del older
     model.doc_ids = np.concatenate([parent.doc_ids, np.asarray(model.doc_ids, dtype=np.str_)])
     p["n_docs"] = len(model.doc_ids)
     p["n_tokens"] = int(parent.params.get("n_tokens", 0)) + int(p.get("n_tokens", 0))
