@@ -47,15 +47,15 @@ from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.read import READING, READING_FOR_MODEL
 from ldacli.errors import LdacliError, SettingError
 from ldacli.files.fileio import file_sha256
-from ldacli.topic_word_prior import TopicWordPrior
+from ldacli.files.npz import array, read_file
 from ldacli.methods.base import Start
 from ldacli.methods.warm_start import FOLD_IN_STREAM, FOLD_IN_SWEEPS
-from ldacli.files.npz import array, read_file
 from ldacli.model import DOCUMENTS, READABLE_VERSIONS, Model
-from ldacli.topic_counts import SEGMENTS, TopicCounts
 from ldacli.scoring.fixed_topics import fold_in
 from ldacli.settings import FIXED, Integer, Real, Setting, Text
+from ldacli.topic_counts import SEGMENTS, TopicCounts
 from ldacli.topic_names import with_names
+from ldacli.topic_word_prior import TopicWordPrior
 
 SETTINGS = (
     Setting("update", Text(path=True), None,
@@ -168,7 +168,8 @@ def documents_again(path: str, parent: Model, sha256: str) -> TopicCounts:
     when the file is no longer the one the update recorded (``sha256``): another run wrote it."""
     if file_sha256(path) != sha256:
         raise LdacliError(f"{path}: the model changed while it was updated (another run wrote it?): update it again")
-    arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=tuple(m for m in DOCUMENT_MEMBERS if m != "doc_ids"))
+    members = tuple(m for m in DOCUMENT_MEMBERS if m != "doc_ids")  # (the ids: the parent holds them)
+    arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=members)
     return parent.counts.with_documents(path, arrays, len(parent.doc_ids), checked=False)
 
 
@@ -239,7 +240,8 @@ def root_distributions(words, topics, values, K: int, V: int) -> sp.csr_matrix:
     then word, as :func:`evidence` gives them (no COO copies: 3.3 M cells at 100 M tokens)."""
     totals = np.bincount(topics, weights=values, minlength=K)
     roots = np.sqrt(values / totals[topics])
-    if topics.size and not bool(np.all((topics[1:] > topics[:-1]) | ((topics[1:] == topics[:-1]) & (words[1:] > words[:-1])))):
+    in_order = (topics[1:] > topics[:-1]) | ((topics[1:] == topics[:-1]) & (words[1:] > words[:-1]))
+    if not bool(np.all(in_order)):
         return sp.csr_matrix((roots, (topics, words)), shape=(K, V))
     ptr = np.zeros(K + 1, np.int64)
     np.cumsum(np.bincount(topics, minlength=K), out=ptr[1:])
@@ -497,10 +499,11 @@ def prior_share(prior: TopicWordPrior, night: Corpus) -> float:
 
 def record(parent: Model, values: Mapping, night: Corpus, freed, sha256: str) -> dict:
     """What an updated model records of its update (``params["update"]``): the model updated
-    (its file's ``sha256``, as the lineage has it), the night's size, the weight of the old evidence, how many updates since a full run, and
-    the topics freed for the night (``freed``: ``topic`` merged ``into`` another; which the
-    night kept is said at the end, :func:`merged`); and the parent's seeded topics and their
-    prior (:func:`seeds`, in its model's ids), which the next update keeps in turn."""
+    (its file's ``sha256``, as the lineage has it), the night's size, the weight of the old
+    evidence, how many updates since a full run, and the topics freed for the night
+    (``freed``: ``topic`` merged ``into`` another; which the night kept is said at the end,
+    :func:`merged`); and the parent's seeded topics and their prior (:func:`seeds`, in its
+    model's ids), which the next update keeps in turn."""
     before = parent.params.get("update") or {}
     path, half_life = values["update"], values["half_life"]
     given = seeds(parent)
