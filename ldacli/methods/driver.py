@@ -628,7 +628,9 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     check_given(given)  # before anything is read
     plan = plan_for(corpus, given, reading)
     del corpus  # the plan holds the corpus it trains on (without unused words: another one), and not this one
-    return train_planned(plan, progress=progress, callback=callback, output=output, stop=stop)
+    model = train_planned(plan, progress=progress, callback=callback, output=output, stop=stop)
+    model.doc_ids = _doc_ids(model.doc_ids)  # (an update's are a NumPy text array: `ldacli train` needs no list)
+    return model
 
 
 def plan_for(corpus, given: dict, reading: dict | None = None, *,
@@ -745,7 +747,6 @@ def deliver(model: Model, run: Run, output: str | None) -> Model:
             model.counts = model.counts.mapped(output)
     elif run.plan.updated is not None:
         model.counts = model.counts.materialized()
-    model.doc_ids = _doc_ids(model.doc_ids)  # (an update's, a NumPy text array until written)
     warn_lost_seeds(model)
     return model
 
