@@ -53,7 +53,7 @@ from ldacli.methods.warm_start import FOLD_IN_STREAM, FOLD_IN_SWEEPS
 from ldacli.model import DOCUMENTS, READABLE_VERSIONS, Model
 from ldacli.scoring.fixed_topics import fold_in
 from ldacli.settings import FIXED, Integer, Real, Setting, Text
-from ldacli.topic_counts import SEGMENTS, TopicCounts, unmarked
+from ldacli.topic_counts import SEGMENTS, TopicCounts
 from ldacli.topic_names import with_names
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -220,18 +220,11 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     are its ids): the word-topic counts its phi is computed from, averaged over the states summed
     (:meth:`~ldacli.model.Model.word_topic_counts`), plus the evidence it carried itself as its
     prior when it was an update (that prior less its seeds, :func:`seeds`)."""
+    counts = parent.word_topic_counts()
+    # (ids in 32 bits: the cells are the model's largest arrays an update holds, 16 bytes each)
+    words, topics, values = counts.words.astype(np.int32), counts.topics.astype(np.int32), counts.sums / counts.states
+    del counts
     held = parent.counts
-    # (ids in 32 bits: the cells are the model's largest arrays an update holds, 16 bytes each;
-    # straight from the counts' rows, without Model.word_topic_counts' int64 arrays, unless the
-    # model's topics were renumbered)
-    if held.order is None:
-        rows = held.words
-        topics = np.repeat(np.arange(held.n_topics, dtype=np.int32), np.diff(rows.ptr.astype(np.int64)))
-        words, values = np.asarray(rows.columns).astype(np.int32), unmarked(rows.sums, rows.large) / held.states
-    else:
-        counts = parent.word_topic_counts()
-        words, topics, values = counts.words.astype(np.int32), counts.topics.astype(np.int32), counts.sums / counts.states
-        del counts
     if held.carried and held.prior is not None:
         given = seeds(parent)
         less = () if given is None else ((given[0], given[1], -given[2]),)
