@@ -629,7 +629,8 @@ def train(corpus, n_topics: int | None = None, *, progress: bool = False,
     plan = plan_for(corpus, given, reading)
     del corpus  # the plan holds the corpus it trains on (without unused words: another one), and not this one
     model = train_planned(plan, progress=progress, callback=callback, output=output, stop=stop)
-    model.doc_ids = _doc_ids(model.doc_ids)  # (an update's are a NumPy text array: `ldacli train` needs no list)
+    if isinstance(model.doc_ids, np.ndarray):  # (a streamed run's and an update's: `ldacli train` needs no list)
+        model.doc_ids = model.doc_ids.tolist()
     return model
 
 
@@ -731,7 +732,6 @@ def deliver(model: Model, run: Run, output: str | None) -> Model:
             model.counts = model.counts.mapped(output)
         else:
             model.phi, model.theta = mapped(output, ("phi", "theta")).values()
-        model.doc_ids = _doc_ids(model.doc_ids)  # a list once written and the sampler's memory freed
         warn_lost_seeds(model)
         return model
     if run.plan.updated is not None:
