@@ -25,7 +25,9 @@ the exact posterior of a tiny corpus, with and without a non-uniform topic-word 
 
 The topic-word prior is ``beta_kw = beta + extra_kw`` (seeded topics: ``ldacli.topic_word_prior``):
 a kernel takes the symmetric ``beta``, each topic's sum ``beta_sum`` (K,) and the extra mass by
-word (``extra_ptr`` (V+1,), ``extra_topics``, ``extra``; all of ``extra_ptr`` zero without it).
+word: the sparse and alias kernels as cells (``extra_ptr`` (V+1,), ``extra_topics``, ``extra``;
+all of ``extra_ptr`` zero without it), the dense one as a row of ``beta_kw`` per word that has
+extra mass (``prior_row``, ``prior_rows``), which it reads as it reads the word's counts.
 Sweeps are split into named inline steps (take the token out, the bucket masses, the draw, put it
 back), as tomotopy's ``sampleDocument`` reads.
 """
@@ -198,22 +200,31 @@ cdef inline void _ask_for_row(const int32_t* row, Py_ssize_t K) noexcept nogil:
         prefetch(&row[k])
 
 
+cdef inline void _ask_for_prior(const double* row, Py_ssize_t K) noexcept nogil:
+    """Ask for the first cache lines of the next token's prior row (up to 128 topics), as
+    :func:`_ask_for_row` asks for its counts."""
+    cdef Py_ssize_t k
+    for k in range(0, K if K < 128 else 128, 8):
+        prefetch(&row[k])
+
+
 def dense_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::1] z,
                 int32_t[:, ::1] nwk, int32_t[::1] nk, const double[::1] alpha, double beta,
-                const double[::1] beta_sum, const int64_t[::1] extra_ptr, const int32_t[::1] extra_topics,
-                const double[::1] extra, int32_t[::1] ndk, double[::1] work, object rng, Py_ssize_t part=0):
+                const double[::1] beta_sum, const int32_t[::1] prior_row, const double[:, ::1] prior_rows,
+                int32_t[::1] ndk, double[::1] work, object rng, Py_ssize_t part=0):
     """One collapsed Gibbs sweep (Griffiths & Steyvers 2004) over one shard's tokens of word
     slice ``part`` (see above), in order.
 
-    Shapes and dtypes (n tokens and d documents in the shard, P slices, V words, K topics, E
-    cells of extra prior mass): ``words`` (n,) int32; ``runs`` (d, P+1) int32 from
+    Shapes and dtypes (n tokens and d documents in the shard, P slices, V words, K topics, R
+    words with extra prior mass): ``words`` (n,) int32; ``runs`` (d, P+1) int32 from
     :func:`slice_runs`; ``z`` (n,) int32 topics; ``nwk`` (V, K) int32 word-topic counts
     (word-major); ``nk`` (K,) int32; ``alpha`` (K,) float64. The topic-word prior is
-    ``beta_kw = beta + extra_kw``: ``beta`` the symmetric part, the extra mass of word w's cells
-    ``extra_topics[j]``, ``extra[j]`` for ``j`` in ``extra_ptr[w]:extra_ptr[w+1]``
-    (``extra_ptr`` (V+1,) int64, all zero without extra mass) and ``beta_sum`` (K,) float64 each
-    topic's ``sum_w beta_kw``. ``ndk`` (K,) int32 scratch, zero on entry and on exit; ``work``
-    (3K,) float64 scratch. Mutates ``z``, ``nwk``, ``nk``; draws one double per token sampled.
+    ``beta_kw = beta + extra_kw``: ``beta`` the symmetric part; a word with extra mass has a row
+    of its own, ``prior_rows[prior_row[w]]`` (``prior_rows`` (R, K) float64, each row ``beta +
+    extra_w``; ``prior_row`` (V,) int32, -1 for a word without: read as one row per token, the
+    cost of a token does not grow with its word's cells); ``beta_sum`` (K,) float64 each topic's
+    ``sum_w beta_kw``. ``ndk`` (K,) int32 scratch, zero on entry and on exit; ``work`` (2K,)
+    float64 scratch. Mutates ``z``, ``nwk``, ``nk``; draws one double per token sampled.
     Equivalent NumPy (``B`` the (V, K) prior, ``beta + extra``)::
 
         inv = 1.0 / (nk + beta_sum)
@@ -231,27 +242,24 @@ def dense_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t D = runs.shape[0]
     cdef Py_ssize_t last = runs.shape[1] - 1
-    cdef Py_ssize_t d, i, k, w, t, old, lo, hi
-    cdef Py_ssize_t held = -1  # the word whose extra prior mass beta_row holds (-1: none)
+    cdef Py_ssize_t d, i, k, w, t, old, lo, hi, r
     cdef double total, u
     cdef double lanes[DENSE_LANES]
     cdef double* cum = &work[0]
     cdef double* inv = &work[K]
-    cdef double* beta_row = &work[2 * K]
     cdef int32_t* nw
     cdef int32_t* nd = &ndk[0]
     cdef int32_t* n_k = &nk[0]
     cdef const double* a = &alpha[0]
     cdef const double* bs = &beta_sum[0]
-    cdef const int64_t* ep = &extra_ptr[0]
-    cdef bint seeded = extra.shape[0] > 0
+    cdef const int32_t* row_of = &prior_row[0]
+    cdef bint seeded = prior_rows.shape[0] > 0
     cdef bitgen_t* bitgen = bitgen_of(rng)
 
     with rng.bit_generator.lock:
         with nogil:
             for k in range(K):
                 inv[k] = 1.0 / (n_k[k] + bs[k])
-                beta_row[k] = beta
             for d in range(D):
                 lo = runs[d, part]
                 hi = runs[d, part + 1]
@@ -265,25 +273,20 @@ def dense_sweep(const int32_t[::1] words, const int32_t[:, ::1] runs, int32_t[::
                     nw = &nwk[w, 0]
                     if i + 1 < hi:
                         _ask_for_row(&nwk[words[i + 1], 0], K)
+                        if seeded and row_of[words[i + 1]] >= 0:
+                            _ask_for_prior(&prior_rows[row_of[words[i + 1]], 0], K)
                     _dense_add(nw, nd, n_k, inv, bs, old, -1)
-                    if not seeded or ep[w] == ep[w + 1]:
+                    r = row_of[w] if seeded else -1
+                    if r < 0:
                         total = _dense_masses(nd, a, nw, beta, inv, cum, lanes, K)
                     else:
-                        if held != w:  # (a word's tokens in a document are consecutive: its row is put once)
-                            if held >= 0:
-                                _set_extra(beta_row, &extra_topics[ep[held]], &extra[ep[held]],
-                                           ep[held + 1] - ep[held], beta, False)
-                            _set_extra(beta_row, &extra_topics[ep[w]], &extra[ep[w]], ep[w + 1] - ep[w], beta, True)
-                            held = w
-                        total = _dense_masses_row(nd, a, nw, beta_row, inv, cum, lanes, K)
+                        total = _dense_masses_row(nd, a, nw, &prior_rows[r, 0], inv, cum, lanes, K)
                     u = bitgen.next_double(bitgen.state) * total
                     t = _dense_pick(cum, lanes, K, u)
                     z[i] = <int32_t> t
                     _dense_add(nw, nd, n_k, inv, bs, t, 1)
                 for i in range(runs[d, 0], runs[d, last]):
                     nd[z[i]] = 0
-            if held >= 0:
-                _set_extra(beta_row, &extra_topics[ep[held]], &extra[ep[held]], ep[held + 1] - ep[held], beta, False)
 
 
 # --------------------------------------------------------------------------------------------

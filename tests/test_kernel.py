@@ -19,7 +19,7 @@ from ldacli._fixed_topics import document_draws, theta_of_documents
 from ldacli.errors import LdacliError
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.methods.cgs.sampler import SAMPLERS
-from ldacli.methods.cgs.layouts import list_layout, unpack_entries
+from ldacli.methods.cgs.layouts import Priors, list_layout, unpack_entries
 from ldacli.methods.cgs.shard import document_lists, slice_runs
 from ldacli.partition import shard_bounds, word_slices
 from ldacli.corpora.counts import doc_topic_counts, histogram
@@ -58,9 +58,9 @@ def test_dense_sweep_equals_numpy_oracle_bit_for_bit(seeded):
     runs = slice_runs(words, doc_ptr, np.array([0, V]))  # one slice: the documents whole
     start = z.copy()
     beta_sum = topic_sums(prior, beta, V, K)
+    rows = Priors.of(alpha, beta, beta_sum, extra_by_word(prior, V)).rows  # (the prior by word, as the kernel reads it)
     for _ in range(5):
-        dense_sweep(words, runs, z, nwk, nk, alpha, beta, beta_sum, *extra_by_word(prior, V), np.zeros(K, np.int32),
-                    np.zeros(3 * K), r1)
+        dense_sweep(words, runs, z, nwk, nk, alpha, beta, beta_sum, *rows, np.zeros(K, np.int32), np.zeros(2 * K), r1)
         oracle.dense_sweep(words, doc_ptr, z_oracle, nwk_o, nk_o, alpha, beta, beta_sum, r2, prior=prior)
         np.testing.assert_array_equal(z, z_oracle)
         np.testing.assert_array_equal(nwk, nwk_o)

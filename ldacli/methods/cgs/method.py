@@ -247,6 +247,8 @@ class CollapsedGibbs(Method):
             counts = 8.0 * cells + 12.0 * V
         if prior is not None:  # its cells, by word for the kernels too
             counts += 32.0 * prior.n_cells + 8.0 * V
+            if settings["sampler"] == "dense":  # the dense one's: a row of K for each word with cells
+                counts += 8.0 * K * np.unique(prior.words).size
         # tokens (words and z, which the corpus then holds instead of its counts; the alias
         # sampler's orders too), and the larger of the start's sorted word-topic codes (a range
         # of words at a time) and the sparse sampler's lists of each document's topics (made at
