@@ -137,3 +137,35 @@ def test_counts_at_answers_the_counts_of_any_cells_asked(kind, corpus, request):
         w, t = codes // s.K, codes % s.K
         assert np.array_equal(s.counts_at(w, t), dense[w, t])
     s.close()
+
+
+def test_dense_counts_read_whole_visit_only_the_words_with_tokens_and_miss_none():
+    # an update's night has tokens of a fifth of its model's words: reading the counts whole
+    # (the trace's histogram, the snapshots' cells) visits those rows only, on threads and in the
+    # Dask client's copy filled slice by slice alike
+    from ldacli.corpora.counts import histogram
+    from ldacli.methods.base import word_topic_counts
+    from ldacli.methods.cgs.layouts import DenseRows
+    from ldacli.methods.cgs.shard import word_topic_pair_parts
+
+    V, K = 40, 5
+    rng = np.random.default_rng(0)
+    words = np.sort(rng.choice([3, 7, 8, 20, 39], size=200)).astype(np.int32)
+    z = rng.integers(0, K, size=words.size).astype(np.int32)
+    freq = np.bincount(words, minlength=V)
+    full = word_topic_counts(words, z, V, K)
+    layout = DenseRows.layout_for(freq, K)
+    replica = DenseRows(V, K, word_topic_pair_parts(words, z, K, freq), layout)
+    copy = DenseRows.empty(V, K, layout)
+    for lo, hi in [(0, 8), (8, V)]:
+        copy.range(lo, hi).set_count_arrays(replica.range(lo, hi).count_arrays())
+    w, t = np.nonzero(full)
+    for counts in (replica, copy):
+        cells = counts.cells()
+        for got, expected in zip(cells, (w, t, full[w, t])):
+            np.testing.assert_array_equal(got, expected)
+        for got, expected in zip(counts.count_histogram(), histogram(full[full > 0].reshape(-1, 1))):
+            np.testing.assert_array_equal(got, expected)
+    part_w, part_t = np.nonzero(full[8:])
+    np.testing.assert_array_equal(copy.range(8, V).cells()[0], part_w)
+    np.testing.assert_array_equal(copy.range(8, V).cells()[1], part_t)
