@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -75,14 +76,18 @@ class TopicWordPrior:
     def n_cells(self) -> int:
         return int(self.extra.size)
 
+    @cached_property
     def topic_extra(self) -> np.ndarray:
-        """(K,) float64: each topic's extra mass, summed over its words in word order."""
-        return np.bincount(self.topics, weights=self.extra, minlength=self.n_topics).astype(np.float64)
+        """(K,) float64: each topic's extra mass, summed over its words in word order (once: an
+        update's prior has millions of cells, and every trace point asks; read only)."""
+        extra = np.bincount(self.topics, weights=self.extra, minlength=self.n_topics).astype(np.float64)
+        extra.flags.writeable = False
+        return extra
 
     def topic_sums(self, beta: float) -> np.ndarray:
         """(K,) float64: each topic's prior summed over the words, ``V beta + sum_w extra_kw``
         (exactly ``V beta`` for a topic without extra mass)."""
-        return self.n_words * beta + self.topic_extra()
+        return self.n_words * beta + self.topic_extra
 
     def by_word(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The cells by word, as the kernels take them: ``ptr`` (V+1,) int64 (word w's cells

@@ -76,10 +76,11 @@ SETTINGS = (
 FREE_TOPICS = 1
 # An update's ``auto`` sampler is the dense one when the night's words have prior cells (old
 # evidence) in at least this share of the K topics, averaged over the night's tokens: the sparse
-# sampler then walks lists nearly K long. Whole updates of a 200,009-token night, one thread, dense
-# against sparse (docs/guide/retraining.md, "What an update costs"): share 0.87 (a model of 100 M
-# tokens, K=100) 0.85x the time, 0.63 (2 M, K=100) 0.86x, 0.24 (2 M, K=200) 1.32x, 0.16 (2 M,
-# K=400) 1.67x, 0.067 (100 M, K=1000) 2.36x.
+# sampler then walks lists nearly K long, while the dense one reads each word's prior as a row,
+# whatever its cells. Whole updates of a 200,009-token night, one thread, dense against sparse
+# (docs/guide/retraining.md, "What an update costs"): share 0.86 (a model of 100 M tokens, K=100)
+# 0.66x the time, 0.61 (2 M, K=100) 0.75x, 0.55 (2 M, K=200) 0.87x, 0.49 (2 M, K=400) 0.96x,
+# 0.027 (2 M, K=1000) 4.4x.
 DENSE_PRIOR_SHARE = 0.5
 
 # Settings an update takes from its model, or which begin, align or seed a run otherwise: why each

@@ -9,8 +9,7 @@ copy of its word slices), and the priors as the kernels take them (:class:`Prior
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -80,6 +79,9 @@ class Priors:
     extra_ptr: np.ndarray
     extra_topics: np.ndarray
     extra: np.ndarray
+    # what is made of them once (:attr:`rows`), shared with the copies that change beta_sum alone
+    # (:func:`~ldacli.methods.cgs.sampler.block_totals`, a block's of a corpus of > 2^31 tokens)
+    made: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, alpha, beta: float, beta_sum: np.ndarray, extra: tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -88,7 +90,7 @@ class Priors:
         return cls(np.ascontiguousarray(alpha, dtype=np.float64), float(beta),
                    np.ascontiguousarray(beta_sum, dtype=np.float64), *extra)
 
-    @cached_property
+    @property
     def rows(self) -> tuple[np.ndarray, np.ndarray]:
         """The prior as the dense kernel reads it: ``(row, rows)``, ``rows`` (R, K) float64 the
         ``beta_kw`` of each of the R words with extra mass, ``row`` (V,) int32 each word's row
@@ -97,15 +99,17 @@ class Priors:
         word's runs of tokens cost 1.6 s of 3.2 (a model of 2 M tokens, K=100) and 3.3 s of 4.9
         (100 M tokens, whose words have cells in more topics) in 100 sweeps of a night of
         200,000 tokens. An update samples with the dense kernel only where its words' cells
-        fill half the rows or more (``DENSE_PRIOR_SHARE``), so the rows take at most 1.5 times
+        fill half the rows or more (``DENSE_PRIOR_SHARE``), so the rows take about 4/3 of
         the cells' 12 bytes each."""
-        counts = np.diff(self.extra_ptr)
-        words = np.flatnonzero(counts)
-        row = np.full(counts.size, -1, np.int32)
-        row[words] = np.arange(words.size, dtype=np.int32)
-        rows = np.full((words.size, self.alpha.size), self.beta)
-        rows[np.repeat(np.arange(words.size), counts[words]), self.extra_topics] = self.beta + self.extra
-        return row, rows
+        if "rows" not in self.made:
+            counts = np.diff(self.extra_ptr)
+            words = np.flatnonzero(counts)
+            row = np.full(counts.size, -1, np.int32)
+            row[words] = np.arange(words.size, dtype=np.int32)
+            rows = np.full((words.size, self.alpha.size), self.beta)
+            rows[np.repeat(np.arange(words.size), counts[words]), self.extra_topics] = self.beta + self.extra
+            self.made["rows"] = row, rows
+        return self.made["rows"]
 
 
 def _word_lists(parts, V: int, K: int, layout: ListLayout):
