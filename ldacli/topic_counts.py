@@ -244,6 +244,23 @@ class SparseRows:
             return self
         return SparseRows(self.ptr, _filled(self.columns), _filled(self.sums), _filled(self.large), self.n_columns)
 
+    def column(self, column: int, weights: np.ndarray | None = None) -> np.ndarray:
+        """(rows,) float64: each row's value in ``column``, divided by the row's ``weights``
+        (as a document's sums by the states they add up), without making every cell's value."""
+        columns = np.asarray(self.columns)
+        at = np.flatnonzero(columns == column)
+        sums = np.asarray(self.sums)
+        values = sums[at].astype(np.float64)
+        large = np.asarray(self.large)
+        if large.size:  # (a marked cell's value is the large one of its rank among the marked)
+            marked = np.flatnonzero(sums == np.iinfo(sums.dtype).max)
+            hit = np.flatnonzero(sums[at] == np.iinfo(sums.dtype).max)
+            values[hit] = large[np.searchsorted(marked, at[hit])]
+        rows = np.searchsorted(self.ptr.astype(np.int64), at, side="right") - 1
+        out = np.zeros(self.n_rows)
+        out[rows] = values if weights is None else values / weights[rows]
+        return out
+
     def rows_of_cells(self, lo: int, hi: int) -> np.ndarray:
         """(hi - lo,) int64: the row of each cell ``lo`` to ``hi``."""
         ptr = self.ptr.astype(np.int64)

@@ -326,3 +326,17 @@ def test_a_run_gives_back_the_phi_and_theta_ldacli_wrote_before_format_3(tmp_pat
         assert same_bytes(getattr(now, array), getattr(before, array)), array
     assert now.params["snapshot_sweeps"] == before.params["snapshot_sweeps"] if "snapshot_sweeps" in before.params \
         else "snapshot_sweeps" not in now.params
+
+
+def test_a_column_of_rows_is_that_of_the_dense_array_large_values_included():
+    # an update reads two topics of its model's documents (SparseRows.column), not every cell's value
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        dense = rng.integers(0, 3, (40, 7)) * rng.choice([1, 1, 1, 300, 70_000], (40, 7))
+        codes = np.flatnonzero(dense)
+        rows = SparseRows.of_parts(cell_parts(codes, dense.ravel()[codes]), 40, 7)
+        weights = rng.integers(1, 4, 40).astype(np.float64)
+        for t in range(7):
+            np.testing.assert_array_equal(rows.column(t), dense[:, t])
+            np.testing.assert_array_equal(rows.column(t, weights), dense[:, t] / weights)
+    assert rows.large.size  # (some values kept apart)

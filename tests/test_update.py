@@ -64,6 +64,7 @@ def test_an_update_continues_the_model_and_describes_every_document_seen(world, 
     assert compared["max_distance"] < 0.2
     u = new.params["update"]
     assert u["path"] == os.path.abspath(files["old_model"]) and u["night_docs"] == 30 and u["since_full"] == 1
+    assert len(u["freed"]) == 1 and not u["freed"][0]["kept"]  # a night of the old themes keeps no freed topic
     assert new.params["warm_start"]["descent"] == [0, 1, 2, 3]
     r = run("info", out)
     assert r.exit_code == 0 and "update:           of old.npz: a night of 30 documents" in r.stdout
@@ -411,3 +412,37 @@ def test_a_model_rewritten_while_it_is_updated_is_refused_and_nothing_is_written
     # unchanged, the same update runs
     parent.write_bytes(open(files["old_model"], "rb").read())
     assert ldacli.train(files["night"], iterations=5, seed=2, update=str(parent), output=str(out)).n_docs == 330
+
+
+def test_a_birth_and_a_merge_are_judged_by_what_they_change_in_the_collapsed_joint_likelihood():
+    # what merging topic 3 into topic 1 changes in log p(w, z) (phi and theta integrated out),
+    # computed the slow way, a Dirichlet-multinomial density per topic's words and per
+    # document's topics, is merged_words (the evidence's cells) plus merged_documents
+    from scipy.special import gammaln
+
+    rng = np.random.default_rng(4)
+    V, K, D, beta = 12, 5, 9, 0.3
+    alpha = rng.uniform(0.05, 0.5, K)
+    docs = [rng.integers(0, V, rng.integers(5, 30)) for _ in range(D)]
+    zs = [rng.integers(0, K, d.size) for d in docs]
+
+    def counts(zs):
+        nkw, ndk = np.zeros((K, V)), np.zeros((D, K))
+        for d, (w, z) in enumerate(zip(docs, zs)):
+            np.add.at(nkw, (z, w), 1)
+            np.add.at(ndk[d], z, 1)
+        return nkw, ndk
+
+    def joint(zs):
+        nkw, ndk = counts(zs)
+        words = sum(gammaln(V * beta) - gammaln(n.sum() + V * beta) + np.sum(gammaln(n + beta) - gammaln(beta))
+                    for n in nkw)
+        return words + sum(gammaln(alpha.sum()) - gammaln(n.sum() + alpha.sum()) + np.sum(gammaln(n + alpha) -
+                                                                                       gammaln(alpha)) for n in ndk)
+
+    freed, into = 3, 1
+    nkw, ndk = counts(zs)
+    topics, words = np.nonzero(nkw)
+    got = (updating.merged_words(words, topics, nkw[topics, words], into, freed, V, beta)
+           + updating.merged_documents(ndk[:, into], ndk[:, freed], alpha[into], alpha[freed]))
+    assert got == pytest.approx(joint([np.where(z == freed, into, z) for z in zs]) - joint(zs), abs=1e-9)

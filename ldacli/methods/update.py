@@ -18,11 +18,14 @@ for the night (``free_topics``, 1 by default): the pair of topics whose merging 
 evidence (:func:`cheapest_merges`: two halves of one theme, or a topic of little evidence, such
 as one that faded under a half-life) is chosen, and the smaller one's evidence is left out of the
 night's prior, so that the run may give the topic a new theme. At the end (:func:`merged`,
-:func:`taken`) the freed topic is kept as a new topic when the night's tokens on it gain more
-(nats, against the old topic that explains them best) than merging the pair loses of the old
-evidence, a birth and a merge judged together as in Hughes & Sudderth's memoized online
-variational inference (NIPS 2013): its evidence joins the other topic of the pair, and the old
-documents count it there; otherwise it gets its own evidence back. Canini et al.'s rejuvenation
+:func:`taken`) the freed topic is kept as a new topic when the birth gains more than the merge
+loses, both in the collapsed joint likelihood ``log p(w, z)``, words and documents: the night's
+tokens on it under a topic of their own (its phi integrated out) against the old topic that
+explains them best, and the old evidence of the pair as one topic against two, each with what
+its documents gain when two topics that share them become one (:func:`merged_documents`), a
+birth and a merge judged together by the whole objective as in Hughes & Sudderth's memoized
+online variational inference (NIPS 2013): its evidence joins the other topic of the pair, and
+the old documents count it there; otherwise it gets its own evidence back. Canini et al.'s rejuvenation
 (resampling a sample of old tokens with the night), more sweeps, and freeing the topics of least
 evidence were measured against it: docs/guide/retraining.md gives the measurements that chose it
 and the refresh schedule.
@@ -42,6 +45,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import gammaln
 
 from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.read import READING, READING_FOR_MODEL
@@ -169,6 +173,12 @@ def documents_again(path: str, parent: Model, sha256: str) -> TopicCounts:
     when the file is no longer the one the update recorded (``sha256``): another run wrote it."""
     if file_sha256(path) != sha256:
         raise LdacliError(f"{path}: the model changed while it was updated (another run wrote it?): update it again")
+    return read_documents(path, parent)
+
+
+def read_documents(path: str, parent: Model) -> TopicCounts:
+    """``parent``'s counts with its documents', read from its file at ``path`` as they are
+    (:func:`parent_of` checked them)."""
     members = tuple(m for m in DOCUMENT_MEMBERS if m != "doc_ids")  # (the ids: the parent holds them)
     arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=members)
     return parent.counts.with_documents(path, arrays, len(parent.doc_ids), checked=False)
@@ -372,44 +382,76 @@ def first_state(night: Corpus, values: Mapping, prior: TopicWordPrior, freed) ->
     return Start(z, alpha, beta)
 
 
-def merge_loss(words, topics, values, into: int, freed: int) -> float:
-    """What merging topic ``freed`` into ``into`` loses (nats): the log-likelihood of their
-    evidence under a word distribution each, less that under one for both (the evidence-weighted
-    Jensen-Shannon divergence of the two; 0 for topics alike)."""
-    def loglik(counts):
-        counts = counts[counts > 0]
-        return float(counts @ np.log(counts / counts.sum())) if counts.size else 0.0
-    a = np.bincount(words[topics == into], weights=values[topics == into])
-    b = np.bincount(words[topics == freed], weights=values[topics == freed])
-    both = np.zeros(max(a.size, b.size))
-    both[:a.size] += a
-    both[:b.size] += b
-    return max(0.0, loglik(a) + loglik(b) - loglik(both))
+def merged_words(words, topics, values, into: int, freed: int, V: int, beta: float) -> float:
+    """What merging topic ``freed`` into ``into`` changes (nats) in the collapsed likelihood of
+    the words of their evidence (``words, topics, values``, cells), ``log p(w | z)`` with phi
+    integrated out under ``beta``: one Dirichlet-multinomial for both against one each (< 0:
+    two topics fit their words better; near 0 for two alike, or a topic of little evidence)."""
+    a = np.bincount(words[topics == into], weights=values[topics == into], minlength=V)
+    b = np.bincount(words[topics == freed], weights=values[topics == freed], minlength=V)
+    on = (a > 0) | (b > 0)
+    a, b, vb = a[on], b[on], V * beta
+    return float(np.sum(gammaln(a + b + beta) - gammaln(a + beta) - gammaln(b + beta)) + on.sum() * gammaln(beta)
+                 - (gammaln(a.sum() + b.sum() + vb) - gammaln(a.sum() + vb) - gammaln(b.sum() + vb) + gammaln(vb)))
 
 
-def taken(model: Model, parent: Model, pairs, weight: float, cells=None) -> list[dict]:
-    """Which freed topics the night's run took for a theme of its own. For each pair ``(freed,
-    into)``: the night's tokens on the freed topic, how much better (nats) the freed topic
-    explains them than the old topic that explains them best (``gain``: the log ratio of their
-    probabilities, the freed topic's phi ``(n_w + beta) / (n + V beta)`` from the night's
-    counts, an old topic's from its evidence, ``(E_kw + beta) / (E_k + V beta)``), and what
-    merging the pair loses of the old evidence (``loss``, :func:`merge_loss`, the evidence weighed
-    ``weight``); ``kept`` when the gain is the larger (a birth and a merge accepted together, as
-    Hughes & Sudderth's moves are; a night that learns an old theme again gains little)."""
+def merged_documents(into: np.ndarray, freed: np.ndarray, alpha_into: float, alpha_freed: float) -> float:
+    """What putting each document's tokens of one topic (``freed``, (D,) counts) on another
+    (``into``) changes (nats) in the collapsed likelihood of the documents' topics, ``log p(z |
+    alpha)`` with theta integrated out: > 0 where documents hold both (two halves of a theme
+    split their documents' tokens), about 0 where none does."""
+    on = freed > 0  # (a document without tokens of it is unchanged)
+    a, b = into[on], freed[on]
+    return float(np.sum(gammaln(a + b + alpha_into) - gammaln(a + alpha_into) - gammaln(b + alpha_freed))
+                 + on.sum() * gammaln(alpha_freed))
+
+
+def documents_merged(path: str, parent: Model, pairs, weight: float) -> list[float]:
+    """:func:`merged_documents` of the parent's documents for each pair ``(freed, into)``, their
+    counts weighed ``weight`` as the evidence is: read again from the file at ``path`` (the
+    update's start, :func:`record`), two columns taken, the rest dropped."""
+    if not pairs:
+        return []
+    held = read_documents(path, parent)
+    run = np.arange(parent.n_topics) if held.order is None else np.asarray(held.order)  # (model id -> run id)
+    states = held.doc_states.astype(np.float64)
+    alpha = np.asarray(parent.alpha, dtype=np.float64)
+    return [merged_documents(held.docs.column(int(run[i]), states) * weight,
+                             held.docs.column(int(run[j]), states) * weight, float(alpha[i]), float(alpha[j]))
+            for j, i in pairs]
+
+
+def taken(model: Model, parent: Model, freed: list[dict], weight: float, cells=None) -> list[dict]:
+    """Which freed topics the night's run took for a theme of its own, each judged by what it
+    changes in the collapsed joint likelihood ``log p(w, z)``, words and documents, as Hughes &
+    Sudderth judge a birth and a merge by the whole objective. For each of ``freed`` (the
+    update's record, :func:`record`: the topic freed, the one it was merged into, what merging
+    them gains on the parent's documents): the night's tokens on it; the old topic that explains
+    them best (``best_old``, its phi from its evidence weighed ``weight``); ``gain``, what the
+    freed topic gains on them against that topic: their likelihood under a topic of their own
+    (phi integrated out under beta, so that a topic fitted to a few tokens is not credited with
+    its fit) less that under the old topic's phi, less what the night's documents would gain
+    holding them on the old topic (:func:`merged_documents`); ``loss``, what merging the pair
+    loses of the old evidence, its words (:func:`merged_words`) less what its documents gain
+    (``documents``). ``kept`` when the gain is the larger: a theme the old topics explain
+    badly, worth a merge of two topics its documents hardly tell apart."""
     K, V, beta = parent.n_topics, len(parent.vocab), float(parent.beta)
+    alpha = np.asarray(parent.alpha, dtype=np.float64)
     night = model.counts.word_topic_counts()
     values = night.sums / night.states
     words, topics, old = evidence(parent) if cells is None else cells
     old = old * weight
     totals = np.bincount(topics, weights=old, minlength=K) + V * beta
+    states = model.counts.doc_states.astype(np.float64)
     out = []
-    for freed, into in pairs:
-        on = night.topics == freed
+    for record in freed:
+        topic, into = record["topic"], record["into"]
+        on = night.topics == topic
         n_w, support = values[on], night.words[on]
         tokens = float(n_w.sum())
-        gain, best = 0.0, freed
+        gain, best = 0.0, topic
         if tokens > 0:
-            own = np.log((n_w + beta) / (tokens + V * beta))
+            own = float(np.sum(gammaln(n_w + beta) - gammaln(beta)) - (gammaln(tokens + V * beta) - gammaln(V * beta)))
             column = np.full(V, -1, np.int64)
             column[support] = np.arange(support.size)
             at = np.flatnonzero(column[words] >= 0)  # the old evidence of the words the freed topic took
@@ -417,10 +459,12 @@ def taken(model: Model, parent: Model, pairs, weight: float, cells=None) -> list
             E[topics[at], column[words[at]]] = old[at]
             per_topic = np.log((E + beta) / totals[:, None]) @ n_w  # (K,)
             best = int(np.argmax(per_topic))
-            gain = float(own @ n_w - per_topic[best])
-        loss = merge_loss(words, topics, old, into, freed)
-        out.append({"topic": freed, "into": into, "night_tokens": round(tokens, 1), "best_old": best,
-                    "gain": round(gain, 1), "loss": round(loss, 1), "kept": bool(gain > loss)})
+            held = 0.0 if best == topic else merged_documents(
+                model.counts.docs.column(best, states), model.counts.docs.column(topic, states), alpha[best], alpha[topic])
+            gain = own - float(per_topic[best]) - held
+        loss = -(merged_words(words, topics, old, into, topic, V, beta) + float(record.get("documents", 0.0)))
+        out.append({**record, "night_tokens": round(tokens, 1), "best_old": best, "gain": round(gain, 1),
+                    "loss": round(loss, 1), "kept": bool(gain > loss)})
     return out
 
 
@@ -502,7 +546,8 @@ def record(parent: Model, values: Mapping, night: Corpus, freed, sha256: str) ->
     """What an updated model records of its update (``params["update"]``): the model updated
     (its file's ``sha256``, as the lineage has it), the night's size, the weight of the old
     evidence, how many updates since a full run, and the topics freed for the night
-    (``freed``: ``topic`` merged ``into`` another; which the night kept is said at the end,
+    (``freed``: ``topic`` merged ``into`` another, and what that gains on the parent's
+    documents, :func:`documents_merged`; which the night kept is said at the end,
     :func:`merged`); and the parent's seeded topics and their prior (:func:`seeds`, in its
     model's ids), which the next update keeps in turn."""
     before = parent.params.get("update") or {}
@@ -515,11 +560,13 @@ def record(parent: Model, values: Mapping, night: Corpus, freed, sha256: str) ->
         kept["seeded"] = {**seeded, "topics": [{**t, "topic": int(ids[t["topic"]])} for t in seeded["topics"]]}
     if given is not None:
         kept["topic_word_prior"] = TopicWordPrior.of_cells(len(parent.vocab), parent.n_topics, *given).params()
+    merging = documents_merged(path, parent, freed, decay(half_life))
     return {**kept, "update": {"path": os.path.abspath(path), "sha256": sha256, "night_docs": night.n_docs,
                        "night_tokens": night.n_tokens, "half_life": half_life, "decay": decay(half_life),
                        "since_full": int(before.get("since_full", 0)) + 1,
                        "parent_docs": len(parent.doc_ids),
-                       "freed": [{"topic": int(j), "into": int(i)} for j, i in freed]}}
+                       "freed": [{"topic": int(j), "into": int(i), "documents": round(g, 1)}
+                                 for (j, i), g in zip(freed, merging)]}}
 
 
 def merged(model: Model, parent: Model) -> Model:
@@ -532,12 +579,11 @@ def merged(model: Model, parent: Model) -> Model:
     model's ``doc_ids`` are a NumPy text array, written as it is."""
     p = model.params
     update = p["update"]
-    pairs = [(f["topic"], f["into"]) for f in update.get("freed", [])]
     fold = None
     cells = evidence(parent)
     kept = []
-    if pairs:
-        update["freed"] = taken(model, parent, pairs, update["decay"], cells)
+    if update.get("freed"):
+        update["freed"] = taken(model, parent, update["freed"], update["decay"], cells)
         kept = [(f["topic"], f["into"]) for f in update["freed"] if f["kept"]]
     # (the model's prior whole: the run's held the night's words alone)
     model.counts = dataclasses.replace(model.counts, prior=prior(parent, update["decay"], kept, cells=cells))
