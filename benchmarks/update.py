@@ -32,7 +32,8 @@ script's own memory, the corpora it holds, in every run's peak).
   (given as new documents), the old evidence weighed ``1 - S`` (``--half-life``) for their part.
 - ``chain``: ``--nights`` nights in a row, each updating the last model (with ``--refresh N``,
   a warm-started retrain every N nights instead), against a warm-started retrain of everything
-  at the end.
+  at the end, and the nights whose update kept a freed topic (``births``: night, topic, the
+  topic merged into).
 - ``fading``: a theme of the old corpus that no night brings again, updated night after night with
   and without ``--half-life``, after each night: the share of the evidence of the old model's topic
   nearest the fading theme, the share of the evidence on the fading theme's own words (those of
@@ -233,6 +234,7 @@ def chain(args) -> None:
                      "--seed", "1", "--threads", "1", "-o", model)
         seen = [old]
         total = 0.0
+        births = []  # (night, topic born, topic merged into) of each update that kept a freed topic
         for n in range(1, args.nights + 1):
             night = world.night(tokens * args.night_share, args.new_share, 1000 + n, f"n{n}-")
             seen.append(night)
@@ -245,6 +247,8 @@ def chain(args) -> None:
             t, m = run_measured(*cmd, "--seed", str(n + 1), "--threads", "1", "-o", nxt)
             total += t
             model = nxt
+            if cmd[2] == "--update":
+                births += [(n, f["topic"], f["into"]) for f in Model.load(nxt).params["update"]["freed"] if f["kept"]]
             if n % args.every == 0 or n == args.nights:
                 print(json.dumps({"night": n, "kind": cmd[2], "seconds": round(t, 2), "peak_mb": round(m, 1),
                                   **scored(model, held)}), flush=True)
@@ -252,7 +256,7 @@ def chain(args) -> None:
         t, m = run_measured("train", write(stacked(*seen), tmp, "grown"), "--warm-start", os.path.join(tmp, "m0.npz"),
                             "--iterations", str(args.retrain_sweeps), "--seed", "99", "--threads", "1", "-o", full)
         last, ref = scored(model, held), scored(full, held)
-        print(json.dumps({"nights": args.nights, "refresh": args.refresh, "chain_seconds": round(total, 1),
+        print(json.dumps({"nights": args.nights, "refresh": args.refresh, "chain_seconds": round(total, 1), "births": births,
                           "retrain_of_everything": {"seconds": round(t, 2), **ref}, "chain_end": last,
                           "vs_retrain": {k: round(last[k] / ref[k] - 1, 4) for k in ref}}), flush=True)
 
