@@ -446,3 +446,15 @@ def test_a_birth_and_a_merge_are_judged_by_what_they_change_in_the_collapsed_joi
     got = (updating.merged_words(words, topics, nkw[topics, words], into, freed, V, beta)
            + updating.merged_documents(ndk[:, into], ndk[:, freed], alpha[into], alpha[freed]))
     assert got == pytest.approx(joint([np.where(z == freed, into, z) for z in zs]) - joint(zs), abs=1e-9)
+
+
+def test_a_merge_that_gains_by_itself_keeps_no_topic_that_explains_its_tokens_worse(world, tmp_path):
+    # 8 topics for 4 themes: merging two halves of one gains more on the documents than it loses on
+    # the words (a loss < 0); a night of the old themes gives the freed topic tokens that an old
+    # topic explains better (a gain < 0): that is no birth, whatever the merge gains
+    path = tmp_path / "k8.npz"
+    ldacli.train(world["old"], 8, iterations=100, seed=1).save(str(path))
+    new = ldacli.train(world["night"], iterations=30, seed=2, update=str(path))
+    (freed,) = new.params["update"]["freed"]
+    assert freed["loss"] < 0 and freed["gain"] < 0 and not freed["kept"]
+    assert new.params["warm_start"]["descent"] == list(range(8))

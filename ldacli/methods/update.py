@@ -18,7 +18,7 @@ for the night (``free_topics``, 1 by default): the pair of topics whose merging 
 evidence (:func:`cheapest_merges`: two halves of one theme, or a topic of little evidence, such
 as one that faded under a half-life) is chosen, and the smaller one's evidence is left out of the
 night's prior, so that the run may give the topic a new theme. At the end (:func:`merged`,
-:func:`taken`) the freed topic is kept as a new topic when the birth gains more than the merge
+:func:`taken`) the freed topic is kept as a new topic when the birth gains, and more than the merge
 loses, both in the collapsed joint likelihood ``log p(w, z)``, words and documents: the night's
 tokens on it under a topic of their own (its phi integrated out) against the old topic that
 explains them best, and the old evidence of the pair as one topic against two, each with what
@@ -433,8 +433,10 @@ def taken(model: Model, parent: Model, freed: list[dict], weight: float, cells=N
     its fit) less that under the old topic's phi, less what the night's documents would gain
     holding them on the old topic (:func:`merged_documents`); ``loss``, what merging the pair
     loses of the old evidence, its words (:func:`merged_words`) less what its documents gain
-    (``documents``). ``kept`` when the gain is the larger: a theme the old topics explain
-    badly, worth a merge of two topics its documents hardly tell apart."""
+    (``documents``). ``kept`` when the gain is positive and the larger: a theme the old topics
+    explain badly, worth a merge of two topics its documents hardly tell apart. (A merge that
+    gains by itself, as two halves of a theme in a model of a few sweeps do, is no reason to keep
+    a topic that explains its tokens worse than an old one.)"""
     K, V, beta = parent.n_topics, len(parent.vocab), float(parent.beta)
     alpha = np.asarray(parent.alpha, dtype=np.float64)
     night = model.counts.word_topic_counts()
@@ -464,7 +466,7 @@ def taken(model: Model, parent: Model, freed: list[dict], weight: float, cells=N
             gain = own - float(per_topic[best]) - held
         loss = -(merged_words(words, topics, old, into, topic, V, beta) + float(record.get("documents", 0.0)))
         out.append({**record, "night_tokens": round(tokens, 1), "best_old": best, "gain": round(gain, 1),
-                    "loss": round(loss, 1), "kept": bool(gain > loss)})
+                    "loss": round(loss, 1), "kept": bool(gain > max(loss, 0.0))})
     return out
 
 
