@@ -7,6 +7,7 @@ Usage::
     python benchmarks/update.py chain --tokens 2e6 --nights 30 -k 100 [--refresh 10]
     python benchmarks/update.py fading --tokens 2e6 -k 20 --true-topics 20 --half-life 3
     python benchmarks/update.py cost --corpus zipf100M.npz --tokens 2e6,2e7,1e8 --night-tokens 2e5 -k 1000
+    python benchmarks/update.py real --corpus docword.kos.txt.gz --vocab vocab.kos.txt -k 20
 
 The corpora are drawn from LDA's generative process (:func:`ldacli.corpora.synthetic.generate`)
 over a Zipfian vocabulary (:func:`~ldacli.corpora.synthetic.zipf_topics`, ``--words`` words) with
@@ -42,6 +43,12 @@ script's own memory, the corpora it holds, in every run's peak).
   themes share their frequent words, which the nights keep bringing to every topic, the fading
   one's too; with fewer topics than true themes (``-k`` below ``--true-topics``) that topic holds
   themes that still come as well.
+- ``real``: how freed topics are judged on a real corpus (``--corpus``, a UCI ``docword`` file, with
+  ``--vocab``): a held-out theme, the documents that a model of all of them (100 sweeps) gives half or
+  more to one topic of median size; OLD, 85% of the other documents (300 sweeps); for each share of
+  ``--nights``, a plain night (other documents, that share of OLD's tokens) and one half of the held-out
+  theme; each update (100 sweeps, seed 2) prints its freed topics: the night's tokens on each, the gain,
+  the loss and whether it was kept (docs/guide/retraining.md, "How the judgement was chosen").
 - ``cost``: the same night on models of growing corpora: the first ``--tokens`` of ``--corpus`` (a
   large corpus, ``large_corpus.py make``), each trained for ``--old-sweeps``, then updated with the
   corpus's last documents (``--night-tokens`` of them, never in an old corpus): the update's wall
@@ -309,6 +316,40 @@ def fading(args) -> None:
                               "the_topic_like_the_fading_theme_by_night": alike}), flush=True)
 
 
+def real(args) -> None:
+    import ldacli
+
+    corpus = ldacli.read_corpus(args.corpus, vocab=args.vocab)
+    full = ldacli.train(corpus, args.topics, iterations=100, seed=1, threads=1)
+    top, share = full.theta.argmax(axis=1), full.theta.max(axis=1)
+    sizes = np.bincount(top[share >= 0.5], minlength=args.topics)
+    topic = int(np.argsort(sizes)[args.topics // 2])  # a theme of median size
+    theme = np.flatnonzero((share >= 0.5) & (top == topic))
+    rest = np.setdiff1d(np.arange(corpus.n_docs), theme)
+    np.random.default_rng(7).shuffle(rest)
+    cut = int(0.85 * rest.size)
+    old, pool = np.sort(rest[:cut]), rest[cut:]
+    part = lambda docs, prefix: Corpus(corpus.counts[docs], list(corpus.vocab), [f"{prefix}{d}" for d in docs])
+    lengths = np.asarray(corpus.counts.sum(axis=1)).ravel()
+    first = lambda docs, tokens: docs[: int(np.searchsorted(np.cumsum(lengths[docs]), tokens)) + 1]
+    print(json.dumps({"theme_documents": int(theme.size), "theme_words": [full.vocab[w] for w in
+                                                                          np.argsort(-full.phi[topic])[:8]]}), flush=True)
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        model = os.path.join(tmp, "old.npz")
+        ldacli.train(write(part(old, "o"), tmp, "old"), args.topics, iterations=300, seed=1, threads=1, output=model)
+        tokens = int(lengths[old].sum())
+        for night_share in args.nights:
+            want = night_share * tokens
+            nights = {"plain": first(pool, want),
+                      "new theme": np.concatenate([first(theme, want / 2), first(pool, want / 2)])}
+            for kind, docs in nights.items():
+                updated = ldacli.train(write(part(np.sort(docs), "n"), tmp, "night"), iterations=100, seed=2,
+                                       threads=1, update=model)
+                for f in updated.params["update"]["freed"]:
+                    print(json.dumps({"night": night_share, "kind": kind, **{k: f[k] for k in (
+                        "night_tokens", "gain", "loss", "kept")}}), flush=True)
+
+
 def world_vocab(V: int) -> list[str]:
     return generate(1, 1, V, doc_length=1, seed=0).corpus.vocab
 
@@ -342,8 +383,9 @@ def cost(args) -> None:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("part", choices=("nights", "chain", "fading", "cost"))
-    p.add_argument("--corpus", help="cost: the large corpus whose first tokens are the old corpora")
+    p.add_argument("part", choices=("nights", "chain", "fading", "cost", "real"))
+    p.add_argument("--corpus", help="cost: the large corpus whose first tokens are the old corpora; real: the corpus")
+    p.add_argument("--vocab", help="real: the corpus's vocabulary file")
     p.add_argument("--night-tokens", type=float, default=2e5, help="cost: the night's tokens")
     p.add_argument("--tokens", type=lambda s: [float(x) for x in s.split(",")], default=[2e6])
     p.add_argument("--nights", default=None,
@@ -365,10 +407,12 @@ def main(argv=None) -> None:
     p.add_argument("--variants", default='{"update": {}}', help="nights: JSON, the update's variants (see above)")
     p.add_argument("--tmp", default=None, help="where the corpora and models go (default: $TMPDIR)")
     args = p.parse_args(argv)
-    if args.part == "cost":
+    if args.part in ("cost", "real"):
         if args.corpus is None:
-            p.error("cost needs --corpus")
-        cost(args)
+            p.error(f"{args.part} needs --corpus")
+        if args.part == "real":
+            args.nights = [float(x) for x in (args.nights or "0.01,0.05,0.1").split(",")]
+        (cost if args.part == "cost" else real)(args)
     elif args.part == "nights":
         args.nights = [float(x) for x in (args.nights or "0.01,0.05,0.1").split(",")]
         nights(args)
