@@ -461,9 +461,10 @@ def taken(model: Model, parent: Model, freed: list[dict], weight: float, cells=N
             E[topics[at], column[words[at]]] = old[at]
             per_topic = np.log((E + beta) / totals[:, None]) @ n_w  # (K,)
             best = int(np.argmax(per_topic))
-            held = 0.0 if best == topic else merged_documents(
-                model.counts.docs.column(best, states), model.counts.docs.column(topic, states), alpha[best], alpha[topic])
-            gain = own - float(per_topic[best]) - held
+            docs = model.counts.docs
+            on_best = 0.0 if best == topic else merged_documents(  # (the night's documents holding them on it)
+                docs.column(best, states), docs.column(topic, states), alpha[best], alpha[topic])
+            gain = own - float(per_topic[best]) - on_best
         loss = -(merged_words(words, topics, old, into, topic, V, beta) + float(record.get("documents", 0.0)))
         out.append({**record, "night_tokens": round(tokens, 1), "best_old": best, "gain": round(gain, 1),
                     "loss": round(loss, 1), "kept": bool(gain > max(loss, 0.0))})
