@@ -6,7 +6,7 @@ from scipy.special import digamma, gammaln
 
 from ldacli.errors import LdacliError
 from ldacli.corpora.counts import cell_histogram, histogram, merge_histograms
-from ldacli.methods.priors import optimize_alpha, optimize_beta
+from ldacli.methods.priors import alpha_of_topic, optimize_alpha, optimize_beta
 
 
 def dm_loglik_alpha(ndk, alpha):
@@ -115,6 +115,24 @@ def test_alpha_histograms_agree_with_the_document_by_document_version():
     for iterations in (1, 5, 200):
         np.testing.assert_allclose(optimize_alpha(ndk, ndk.sum(axis=1), start, iterations=iterations),
                                    slow_alpha(ndk, start, iterations), rtol=1e-10)
+
+
+def test_one_component_learned_with_the_others_held_maximises_the_evidence():
+    # an update's new topic: its prior from the documents that hold it, the other topics' kept
+    true = np.array([0.2, 0.5, 0.05, 1.0])
+    ndk = draw_doc_topics(true, 2000, (5, 60), seed=4)
+    held = np.array([0.2, 0.5, 0.01, 1.0])  # topic 2's prior wrong, the others right
+    learned = alpha_of_topic(ndk[:, 2], ndk.sum(axis=1), held, 2)
+    assert learned == pytest.approx(0.05, rel=0.15)
+    best = held.copy()
+    best[2] = learned
+    for factor in (0.99, 1.01):  # a maximum of p(z | alpha) along that component
+        moved = best.copy()
+        moved[2] *= factor
+        assert dm_loglik_alpha(ndk, moved) < dm_loglik_alpha(ndk, best)
+    # averaged counts (fractions) are taken as they are; a topic no document holds keeps its prior
+    assert alpha_of_topic(ndk[:, 2] / 2.0, ndk.sum(axis=1) / 2.0, held, 2) > 0
+    assert alpha_of_topic(np.zeros(10), np.full(10, 5), held, 2) == held[2]
 
 
 def test_an_unused_topic_keeps_a_positive_floor_and_inputs_are_not_mutated():

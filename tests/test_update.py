@@ -225,6 +225,15 @@ def test_a_new_theme_in_the_night_gets_a_topic_of_its_own(themes, tmp_path):
     assert [f["topic"] for f in freed if f["kept"]] == [topic]
     assert new.params["warm_start"]["descent"][topic] is None and new.params["warm_start"]["added"] == [topic]
     into = next(f["into"] for f in freed if f["kept"])
+    # its prior is learned from the night's documents (the freed topic's was the merged half's);
+    # the topic merged into weighs both, as the old documents now count both there
+    assert new.alpha[into] == pytest.approx(old.alpha[into] + old.alpha[topic])
+    nights_docs = new.counts.doc_states.size - len(old.doc_ids)
+    share = new.theta[-nights_docs:, topic]
+    assert new.alpha[topic] != old.alpha[topic] and new.alpha[topic] / new.alpha.sum() == pytest.approx(
+        share.mean(), rel=0.3)
+    others = np.setdiff1d(np.arange(old.n_topics), [topic, into])
+    np.testing.assert_array_equal(new.alpha[others], old.alpha[others])
     assert f"topic {topic} freed for a new theme of the night (its old evidence merged into topic {into})" in r.stderr
     shown = run("info", out)
     assert shown.exit_code == 0 and f"topic {topic} freed for a new theme of the night" in shown.stdout

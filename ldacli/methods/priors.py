@@ -25,7 +25,7 @@ from ldacli import checks
 from ldacli.corpora.counts import histogram
 from ldacli.errors import LdacliError
 
-__all__ = ["optimize_alpha", "optimize_beta", "alpha_from_histograms", "beta_from_histogram"]
+__all__ = ["optimize_alpha", "optimize_beta", "alpha_from_histograms", "alpha_of_topic", "beta_from_histogram"]
 
 DEFAULT_ITERATIONS = 200
 DEFAULT_TOL = 1e-6
@@ -89,6 +89,30 @@ def alpha_from_histograms(topic_hist, length_hist, alpha: np.ndarray, *, iterati
         denominator = _digamma_sums(length_hist, np.array([a.sum()]))[0]
         new = np.maximum(a * numerator / denominator, min_value)
         done = np.all(np.abs(new - a) <= tol * a)
+        a = new
+        if done:
+            break
+    return a
+
+
+def alpha_of_topic(n_k: np.ndarray, doc_lengths: np.ndarray, alpha: np.ndarray, k: int, *,
+                   iterations: int = DEFAULT_ITERATIONS, tol: float = DEFAULT_TOL,
+                   min_value: float = MIN_VALUE) -> float:
+    """Minka's fixed point (:func:`optimize_alpha`) for one component, ``alpha_k``, the others
+    held at ``alpha``: from ``n_k`` (D,) the documents' tokens of topic k and ``doc_lengths`` (D,)
+    their lengths (counts averaged over snapshots may be fractions). For a topic new to these
+    documents beside topics whose priors are known (an update's new topic, learned from the night's
+    documents, the only ones that hold it). Returns ``alpha[k]`` unchanged when no document holds it."""
+    n_k, lengths = np.asarray(n_k, dtype=np.float64), np.asarray(doc_lengths, dtype=np.float64)
+    held, full = np.unique(n_k[n_k > 0], return_counts=True), np.unique(lengths[lengths > 0], return_counts=True)
+    a, others = float(alpha[k]), float(np.sum(alpha)) - float(alpha[k])
+    if held[0].size == 0:
+        return a
+    for _ in range(iterations):
+        numerator = float(held[1] @ (digamma(held[0] + a) - digamma(a)))
+        denominator = float(full[1] @ (digamma(full[0] + others + a) - digamma(others + a)))
+        new = max(a * numerator / denominator, min_value)
+        done = abs(new - a) <= tol * a
         a = new
         if done:
             break

@@ -53,6 +53,7 @@ from ldacli.errors import LdacliError, SettingError
 from ldacli.files.fileio import file_sha256
 from ldacli.files.npz import array, read_file
 from ldacli.methods.base import Start
+from ldacli.methods.priors import alpha_of_topic
 from ldacli.methods.warm_start import FOLD_IN_STREAM, FOLD_IN_SWEEPS
 from ldacli.model import DOCUMENTS, READABLE_VERSIONS, Model
 from ldacli.scoring.fixed_topics import fold_in
@@ -572,6 +573,24 @@ def record(parent: Model, values: Mapping, night: Corpus, freed, sha256: str) ->
                                  for (j, i), g in zip(freed, merging)]}}
 
 
+def kept_alpha(model: Model, parent: Model, kept) -> np.ndarray:
+    """The document-topic prior of an update that kept freed topics (``(freed, into)`` pairs):
+    the parent's, but for each pair the topic merged into weighs both (``alpha_into +
+    alpha_freed``: the parent's documents count both there, and a Dirichlet's components summed
+    are a Dirichlet's of their priors summed) and the new topic's prior is learned from the
+    night's documents, the only ones that hold it (:func:`~ldacli.methods.priors.alpha_of_topic`,
+    the others held). The freed topic's prior was the merged one's: kept, it would weigh a new
+    theme as little as the half of a theme it replaced."""
+    alpha = np.asarray(parent.alpha, dtype=np.float64).copy()
+    for j, i in kept:
+        alpha[i] += alpha[j]
+    counts = model.counts
+    states = counts.doc_states.astype(np.float64)
+    for j, _ in kept:
+        alpha[j] = alpha_of_topic(counts.docs.column(j, states), counts.doc_lengths, alpha, j)
+    return alpha
+
+
 def merged(model: Model, parent: Model) -> Model:
     """The model of an update: ``model`` (trained on the night) describing the parent's documents
     too, first, with the proportions the parent gave them, and keeping the evidence it carried
@@ -598,6 +617,8 @@ def merged(model: Model, parent: Model) -> Model:
         p["warm_start"] = {**p["warm_start"], "descent": descent, "added": sorted(new), "removed": sorted(new)}
         names = [None if k in new else n for k, n in enumerate(model.topic_names)]
         model.params = p = with_names(p, names)
+        model.alpha = kept_alpha(model, parent, kept)
+        p["alpha"] = [float(a) for a in model.alpha]
         for j, i in kept:
             log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
     older = documents_again(update["path"], parent, update["sha256"])
