@@ -185,6 +185,8 @@ def format_text(info: dict) -> list[str]:
     for name, text in (("alpha", _alpha_text(pr["alpha"])), ("beta", f"{pr['beta']['value']:.6g}")):
         source = pr[name]["source"]
         initial = pr[f"initial_{name}"]
+        if isinstance(initial, list) and len(initial) > ALPHA_LISTED:  # (a warm start's or an update's, one a topic)
+            initial = f"asymmetric (sum {sum(initial):.6g})"
         start = f"; initial {initial}" if source not in ("set",) and not source.startswith("none") else ""
         lines.append(f"{name + ':':<18}{text}, {source}{start}")
     lines += [

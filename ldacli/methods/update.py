@@ -617,8 +617,7 @@ def merged(model: Model, parent: Model) -> Model:
         p["warm_start"] = {**p["warm_start"], "descent": descent, "added": sorted(new), "removed": sorted(new)}
         names = [None if k in new else n for k, n in enumerate(model.topic_names)]
         model.params = p = with_names(p, names)
-        model.alpha = kept_alpha(model, parent, kept)
-        p["alpha"] = [float(a) for a in model.alpha]
+        model.alpha = kept_alpha(model, parent, kept)  # (params keep the run's, the parent's: the initial one)
         for j, i in kept:
             log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
     older = documents_again(update["path"], parent, update["sha256"])

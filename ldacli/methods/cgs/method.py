@@ -188,6 +188,12 @@ class CollapsedGibbs(Method):
         every, after = params.get("optimize_interval"), params.get("optimize_burn_in") or 0
         first = learns_first(every, after)
         if first is None or params.get("iterations_done", first) < first:  # off, or the run ended before
+            update = params.get("update")
+            kept = [str(f["topic"]) for f in (update.get("freed") or ()) if f.get("kept")] \
+                if isinstance(update, dict) else []
+            if kept:  # (methods.update.kept_alpha)
+                return {"alpha": f"its model's, but topic {', '.join(kept)}'s, learned from the night's documents, "
+                                 f"and the topic merged into's, the pair's sum", "beta": "set"}
             return super().prior_sources(params)
         how = f"learned every {every} sweeps after {after}"
         return {"alpha": how, "beta": how}
