@@ -523,14 +523,28 @@ class TopicCounts:
 
     def word_topic_counts(self) -> WordTopicCounts:
         """The word-topic sums as cells, in the model's topic ids (:class:`WordTopicCounts`)."""
-        topics = self.words.rows_of_cells(0, self.words.n_cells)
-        words, sums = self.words.columns.astype(np.int64), np.asarray(self.words.values, dtype=np.int64)
-        totals = self.topic_totals
+        topics, words, sums = self._word_cells(np.int64, np.int64)
+        totals = self.topic_totals if self.order is None else self.topic_totals[self.order]
+        return WordTopicCounts(topics, words, sums, self.states, totals.copy())
+
+    def word_means(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The word-topic cells as ``(words, topics, means)``, int32, int32 and float64 (each
+        cell's sums over the states divided by them), in the model's topic ids, sorted by topic
+        then word: :meth:`word_topic_counts` in 16 bytes a cell (an update's evidence, 3.3 M
+        cells at 100 M tokens), made without its 24."""
+        topics, words, sums = self._word_cells(np.int32, np.int32, np.float64)  # (counts: a float copy)
+        sums /= self.states
+        return words, topics, sums
+
+    def _word_cells(self, topic_kind, word_kind, sum_kind=np.int64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows = self.words
+        topics = np.repeat(np.arange(rows.n_rows, dtype=topic_kind), np.diff(rows.ptr.astype(np.int64)))
+        words, sums = rows.columns.astype(word_kind), np.asarray(rows.values).astype(sum_kind, copy=False)
         if self.order is not None:
-            topics, totals = np.argsort(self.order)[topics], totals[self.order]
+            topics = np.argsort(self.order).astype(topic_kind)[topics]
             by = np.argsort(topics, kind="stable")  # each topic's words stay in order
             topics, words, sums = topics[by], words[by], sums[by]
-        return WordTopicCounts(topics, words, sums, self.states, totals.copy())
+        return topics, words, sums
 
     def reordered(self, order) -> "TopicCounts":
         """The counts of the model whose topic i is this one's topic ``order[i]``."""

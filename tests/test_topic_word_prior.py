@@ -74,6 +74,18 @@ def test_the_prior_round_trips_through_checkpoint_arrays_and_model_params():
         TopicWordPrior.of_cells(8, 4, [1], [1], [-2.0])
 
 
+def test_cells_given_twice_are_added_and_cells_given_in_order_are_kept_as_they_are():
+    # an update's prior: a freed topic's evidence moved onto the topic merged into, millions of cells
+    words, topics = np.array([4, 0, 4, 2, 0]), np.array([1, 3, 1, 0, 2])
+    prior = TopicWordPrior.added(6, 4, words, topics, np.array([1.0, 2.0, 0.5, 3.0, 4.0]))
+    assert prior == TopicWordPrior.of_cells(6, 4, [0, 0, 2, 4], [2, 3, 0, 1], [4.0, 2.0, 3.0, 1.5])
+    given = (np.array([0, 0, 2, 4], np.int32), np.array([2, 3, 0, 1], np.int32), np.array([4.0, 2.0, 3.0, 1.5]))
+    kept = TopicWordPrior.added(6, 4, *given)
+    assert all(np.shares_memory(a, b) for a, b in zip((kept.words, kept.topics, kept.extra), given))
+    with pytest.raises(LdacliError, match="finite and > 0"):
+        TopicWordPrior.added(6, 4, [1], [1], [0.0])
+
+
 @pytest.mark.parametrize("sampler", ["dense", "sparse", "alias"])
 def test_phi_and_the_trace_follow_the_non_uniform_prior(themed, sampler):
     from scipy.special import gammaln

@@ -396,10 +396,12 @@ def test_the_topics_overlaps_are_those_of_their_dense_distributions(monkeypatch,
     E = rng.integers(0, 3, (7, 20)) * rng.integers(0, 50, (7, 20)).astype(float)
     E[5] = 0  # a topic without evidence
     topics, words = np.nonzero(E)
-    roots = updating.root_distributions(words.astype(np.int32), topics.astype(np.int32), E[topics, words], 7, 20)
     with np.errstate(invalid="ignore"):
         p = np.nan_to_num(E / E.sum(axis=1, keepdims=True))
-    assert np.allclose(updating.overlaps(roots), np.sqrt(p) @ np.sqrt(p).T, rtol=0, atol=1e-12)
+    cells = words.astype(np.int32), topics.astype(np.int32), E[topics, words]
+    for given in (cells, updating.by_word(*(a.copy() for a in cells))):  # by topic, then as the update sorts them
+        roots = updating.root_distributions(*given, 7, 20)
+        assert np.allclose(updating.overlaps(roots), np.sqrt(p) @ np.sqrt(p).T, rtol=0, atol=1e-12)
 
 
 def test_a_model_rewritten_while_it_is_updated_is_refused_and_nothing_is_written(files, tmp_path):

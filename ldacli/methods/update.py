@@ -140,7 +140,7 @@ def parent_of(path: str) -> Model:
     collapsed Gibbs model that records its counts. Its documents' ids are a NumPy text array, as
     its file holds them (:func:`older_documents`: a list of a million ids would hold 60 MB more);
     what it says of its documents is checked here and read again at the end
-    (:func:`documents_again`), so that the run does not hold it (at 100 M tokens and K=1000, 56 M
+    (:func:`merged`), so that the run does not hold it (at 100 M tokens and K=1000, 56 M
     cells, 168 MB, beside the night's first draw)."""
     parent = Model.load(path, documents=False)
     method = parent.params.get("method")
@@ -168,21 +168,36 @@ def older_documents(path: str, parent: Model) -> tuple[np.ndarray, TopicCounts]:
     return ids, parent.counts.with_documents(path, arrays, ids.size)
 
 
-def documents_again(path: str, parent: Model, sha256: str) -> TopicCounts:
-    """``parent``'s counts with its documents', read again from its file at ``path`` at the end of
-    an update (:func:`merged`), as they are (:func:`parent_of` checked them); refused, in one line,
-    when the file is no longer the one the update recorded (``sha256``): another run wrote it."""
+def released(parent: Model) -> None:
+    """Let go of what an update's run does not use of ``parent`` (:func:`parent_of`) once the
+    run is settled and recorded: its word-topic counts and its documents' ids (at 100 M tokens,
+    18 and 19 MB beside the night's run, which does not grow with the model). :func:`merged`
+    reads them again (:func:`restored`, :func:`document_ids`)."""
+    parent.counts = None
+    parent.doc_ids = np.empty(0, dtype=np.str_)
+
+
+def restored(parent: Model, path: str, sha256: str) -> None:
+    """``parent``'s counts (:func:`released`) read again at the end of an update, from its file at
+    ``path``, as :func:`parent_of` read and checked them; refused, in one line, when the file is
+    no longer the one the update recorded (``sha256``): another run wrote it."""
     if file_sha256(path) != sha256:
         raise LdacliError(f"{path}: the model changed while it was updated (another run wrote it?): update it again")
-    return read_documents(path, parent)
+    parent.counts = Model.load(path, documents=False).counts
 
 
-def read_documents(path: str, parent: Model) -> TopicCounts:
-    """``parent``'s counts with its documents', read from its file at ``path`` as they are
-    (:func:`parent_of` checked them)."""
-    members = tuple(m for m in DOCUMENT_MEMBERS if m != "doc_ids")  # (the ids: the parent holds them)
+def document_ids(path: str) -> np.ndarray:
+    """The document ids of the model at ``path``, a NumPy text array, as the file holds them."""
+    arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=("kind", "format_version", "params", "doc_ids"))
+    return array(path, arrays, "doc_ids", "U", (None,))
+
+
+def read_documents(path: str, parent: Model, n_docs: int) -> TopicCounts:
+    """``parent``'s counts with its ``n_docs`` documents', read from its file at ``path`` as they
+    are (:func:`parent_of` checked them)."""
+    members = tuple(m for m in DOCUMENT_MEMBERS if m != "doc_ids")  # (the ids apart: :func:`document_ids`)
     arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=members)
-    return parent.counts.with_documents(path, arrays, len(parent.doc_ids), checked=False)
+    return parent.counts.with_documents(path, arrays, n_docs, checked=False)
 
 
 def repeated(night_ids: list[str], ids: np.ndarray) -> str | None:
@@ -232,11 +247,8 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     are its ids): the word-topic counts its phi is computed from, averaged over the states summed
     (:meth:`~ldacli.model.Model.word_topic_counts`), plus the evidence it carried itself as its
     prior when it was an update (that prior less its seeds, :func:`seeds`)."""
-    counts = parent.word_topic_counts()
-    # (ids in 32 bits: the cells are the model's largest arrays an update holds, 16 bytes each)
-    words, topics, values = counts.words.astype(np.int32), counts.topics.astype(np.int32), counts.sums / counts.states
-    del counts
     held = parent.counts
+    words, topics, values = held.word_means()
     if held.carried and held.prior is not None:
         given = seeds(parent)
         less = () if given is None else ((given[0], given[1], -given[2]),)
@@ -246,18 +258,27 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (words, topics, values) if keep.all() else (words[keep], topics[keep], values[keep])
 
 
-def root_distributions(words, topics, values, K: int, V: int) -> sp.csr_matrix:
+def by_word(words: np.ndarray, topics: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells (:func:`evidence`'s, by topic then word) sorted by word then topic, as a prior holds
+    them, in place, an array at a time (each topic's cells keep their order)."""
+    order = np.lexsort((topics, words))
+    for a in (words, topics, values):
+        a[...] = a[order]
+    return words, topics, values
+
+
+def root_distributions(words, topics, values, K: int, V: int) -> sp.csc_matrix:
     """The square roots of the topics' word distributions from their evidence, a sparse (K, V)
-    matrix (a topic without evidence is a row of zeros); made in place as CSR from cells by topic
-    then word, as :func:`evidence` gives them (no COO copies: 3.3 M cells at 100 M tokens)."""
+    matrix (a topic without evidence is a row of zeros); made in place as CSC from cells by word
+    then topic, as :func:`by_word` sorts them (no COO copies: 3.3 M cells at 100 M tokens)."""
     totals = np.bincount(topics, weights=values, minlength=K)
     roots = np.sqrt(values / totals[topics])
-    in_order = (topics[1:] > topics[:-1]) | ((topics[1:] == topics[:-1]) & (words[1:] > words[:-1]))
+    in_order = (words[1:] > words[:-1]) | ((words[1:] == words[:-1]) & (topics[1:] > topics[:-1]))
     if not bool(np.all(in_order)):
-        return sp.csr_matrix((roots, (topics, words)), shape=(K, V))
-    ptr = np.zeros(K + 1, np.int64)
-    np.cumsum(np.bincount(topics, minlength=K), out=ptr[1:])
-    return sp.csr_matrix((roots, words, ptr), shape=(K, V))
+        return sp.csc_matrix((roots, (topics, words)), shape=(K, V))
+    ptr = np.zeros(V + 1, np.int64)
+    np.cumsum(np.bincount(words, minlength=V), out=ptr[1:])
+    return sp.csc_matrix((roots, topics, ptr), shape=(K, V))
 
 
 # overlaps(): the products of the topics' roots are taken dense, a block of words at a time
@@ -274,10 +295,11 @@ def overlaps(roots: sp.csr_matrix) -> np.ndarray:
     """(K, K) float64: ``roots @ roots.T``, the topics' Bhattacharyya coefficients
     (:func:`root_distributions`), dense by blocks of words or sparse, whichever does less."""
     K, V = roots.shape
-    per_word = np.bincount(roots.indices, minlength=V).astype(np.float64)
+    columns = roots.tocsc()
+    per_word = np.diff(columns.indptr).astype(np.float64)
     if float(K) * K * V > DENSE_PRODUCTS * float(per_word @ per_word):
         return (roots @ roots.T).toarray()
-    columns, out, step = roots.tocsc(), np.zeros((K, K)), max(1, BLOCK_ENTRIES // K)
+    out, step = np.zeros((K, K)), max(1, BLOCK_ENTRIES // K)
     for lo in range(0, V, step):
         block = columns[:, lo:lo + step].toarray()
         out += block @ block.T
@@ -335,15 +357,17 @@ def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None
     the end, whole (:func:`merged`)."""
     words, topics, values = evidence(parent) if cells is None else cells
     V, K = len(parent.vocab), parent.n_topics
+    given = seeds(parent)
+    if meets is not None and given is None and not merged_pairs:
+        return _night_prior(V, K, words, topics, values, weight, freed, meets)
     if freed:
         keep = ~np.isin(topics, np.asarray(freed, dtype=np.int64))
         words, topics, values = words[keep], topics[keep], values[keep]
-    if merged_pairs:
-        words, topics, values = summed(V, (words, folding(merged_pairs, K)[topics], values))
+    if merged_pairs:  # (a freed topic's cells moved to the one merged into, added to its own when the prior is made)
+        topics = folding(merged_pairs, K).astype(topics.dtype)[topics]
     if weight != 1.0:
         values = values * weight
-    given = seeds(parent)
-    if given is not None:
+    if given is not None:  # (a few cells: added here, before the night's absent words are lumped)
         words, topics, values = summed(V, (words, topics, values), given)
     absent = np.flatnonzero(~meets) if meets is not None else ()
     if len(absent):
@@ -353,7 +377,34 @@ def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None
         words = np.concatenate([words[on], np.full(lumped.size, absent[0], words.dtype)])
         topics = np.concatenate([topics[on], lumped.astype(topics.dtype)])
         values = np.concatenate([values[on], rest[lumped]])
-    return TopicWordPrior.of_cells(V, K, words, topics, values, source="update")
+    return TopicWordPrior.added(V, K, words, topics, values, source="update")
+
+
+def _night_prior(V: int, K: int, words, topics, values, weight: float, freed, meets) -> TopicWordPrior:
+    """:func:`prior` for the night's run of a model without seeds, the same cells made in one
+    pass over the evidence: only the cells of the night's words and the lumped sums are copied
+    (at 100 M tokens, 1.5 M of 3.3 M cells)."""
+    on = meets[words]
+    if freed:
+        kept = ~np.isin(topics, np.asarray(freed, dtype=np.int64))
+        off = ~on & kept
+        on &= kept
+        del kept
+    else:
+        off = ~on
+    absent = np.flatnonzero(~meets)
+    rest = np.bincount(topics[off], weights=values[off] * weight if weight != 1.0 else values[off], minlength=K) \
+        if absent.size else np.zeros(K)
+    del off
+    words, topics, values = words[on], topics[on], values[on]
+    if weight != 1.0:
+        values *= weight
+    lumped = np.flatnonzero(rest > 0)
+    if lumped.size:
+        words = np.concatenate([words, np.full(lumped.size, absent[0], words.dtype)])
+        topics = np.concatenate([topics, lumped.astype(topics.dtype)])
+        values = np.concatenate([values, rest[lumped]])
+    return TopicWordPrior.added(V, K, words, topics, values, source="update")
 
 
 def first_state(night: Corpus, values: Mapping, prior: TopicWordPrior, freed) -> Start:
@@ -413,7 +464,7 @@ def documents_merged(path: str, parent: Model, pairs, weight: float) -> list[flo
     update's start, :func:`record`), two columns taken, the rest dropped."""
     if not pairs:
         return []
-    held = read_documents(path, parent)
+    held = read_documents(path, parent, len(parent.doc_ids))
     run = np.arange(parent.n_topics) if held.order is None else np.asarray(held.order)  # (model id -> run id)
     states = held.doc_states.astype(np.float64)
     alpha = np.asarray(parent.alpha, dtype=np.float64)
@@ -525,7 +576,7 @@ def settle(values: Mapping, given: dict, parent: Model, night: Corpus
     if free > K // 2:
         raise SettingError("free_topics", f"free_topics must be at most {K // 2} (half the {K} topics of the model of "
                                           f"update: a pair of topics frees one), found {free}", ("update",))
-    cells = evidence(parent)
+    cells = by_word(*evidence(parent))  # (as the prior and the topics' roots take them)
     given = seeds(parent)
     fixed = () if given is None else np.unique(given[1])
     freed = tuple(cheapest_merges(*cells, K, len(parent.vocab), free, fixed))
@@ -597,12 +648,13 @@ def merged(model: Model, parent: Model) -> Model:
     (its prior) for the next update. A freed topic that the night took (:func:`taken`) is a new
     topic (its lineage and name say so; the parent's documents count it in the topic it was
     merged into); one it did not take gets its own evidence back, and the topic it was merged
-    into its own. The parent's documents are read again here (:func:`documents_again`); the
+    into its own. What the run let go of the parent is read again here (:func:`released`); the
     model's ``doc_ids`` are a NumPy text array, written as it is."""
     p = model.params
     update = p["update"]
+    restored(parent, update["path"], update["sha256"])
     fold = None
-    cells = evidence(parent)
+    cells = by_word(*evidence(parent))  # (in the prior's order: the prior takes them as they are)
     kept = []
     if update.get("freed"):
         update["freed"] = taken(model, parent, update["freed"], update["decay"], cells)
@@ -620,10 +672,10 @@ def merged(model: Model, parent: Model) -> Model:
         model.alpha = kept_alpha(model, parent, kept)  # (params keep the run's, the parent's: the initial one)
         for j, i in kept:
             log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
-    older = documents_again(update["path"], parent, update["sha256"])
+    older = read_documents(update["path"], parent, update["parent_docs"])
     model.counts = dataclasses.replace(model.counts.after(older, fold), carried=True)
     del older
-    model.doc_ids = np.concatenate([parent.doc_ids, np.asarray(model.doc_ids, dtype=np.str_)])
+    model.doc_ids = np.concatenate([document_ids(update["path"]), np.asarray(model.doc_ids, dtype=np.str_)])
     p["n_docs"] = len(model.doc_ids)
     p["n_tokens"] = int(parent.params.get("n_tokens", 0)) + int(p.get("n_tokens", 0))
     return model
