@@ -108,15 +108,23 @@ def alpha_of_topic(n_k: np.ndarray, doc_lengths: np.ndarray, alpha: np.ndarray, 
     a, others = float(alpha[k]), float(np.sum(alpha)) - float(alpha[k])
     if held[0].size == 0:
         return a
+    return _fixed_point(lambda a: (float(held[1] @ (digamma(held[0] + a) - digamma(a))),
+                                   float(full[1] @ (digamma(full[0] + others + a) - digamma(others + a)))),
+                        a, iterations, tol, min_value)
+
+
+def _fixed_point(sums, x: float, iterations: int, tol: float, min_value: float) -> float:
+    """Minka's fixed point for one value, ``sums(x)`` its step's numerator and denominator:
+    ``x <- max(x * numerator / denominator, min_value)`` until a step moves it by at most ``tol``
+    relatively, or ``iterations`` steps were taken."""
     for _ in range(iterations):
-        numerator = float(held[1] @ (digamma(held[0] + a) - digamma(a)))
-        denominator = float(full[1] @ (digamma(full[0] + others + a) - digamma(others + a)))
-        new = max(a * numerator / denominator, min_value)
-        done = abs(new - a) <= tol * a
-        a = new
+        numerator, denominator = sums(x)
+        new = max(x * numerator / denominator, min_value)
+        done = abs(new - x) <= tol * x
+        x = new
         if done:
             break
-    return a
+    return x
 
 
 def optimize_beta(nwk: np.ndarray, nk: np.ndarray, beta: float, *,
@@ -161,12 +169,5 @@ def beta_from_histogram(word_hist, nk: np.ndarray, beta: float, n_words: int, *,
     b = float(beta)
     if totals.size == 0:
         return b
-    for _ in range(iterations):
-        numerator = _digamma_sums(word_hist, np.array([b]))[0]
-        denominator = V * float(np.sum(digamma(totals + V * b) - digamma(V * b)))
-        new = max(b * numerator / denominator, min_value)
-        done = abs(new - b) <= tol * b
-        b = new
-        if done:
-            break
-    return b
+    return _fixed_point(lambda b: (_digamma_sums(word_hist, np.array([b]))[0],
+                                   V * float(np.sum(digamma(totals + V * b) - digamma(V * b)))), b, iterations, tol, min_value)

@@ -494,7 +494,8 @@ def taken(model: Model, parent: Model, freed: list[dict], weight: float, cells=N
     night = model.counts.word_topic_counts()
     values = night.sums / night.states
     words, topics, old = evidence(parent) if cells is None else cells
-    old = old * weight
+    if weight != 1.0:
+        old = old * weight
     totals = np.bincount(topics, weights=old, minlength=K) + V * beta
     states = model.counts.doc_states.astype(np.float64)
     out = []
@@ -508,7 +509,7 @@ def taken(model: Model, parent: Model, freed: list[dict], weight: float, cells=N
             own = float(np.sum(gammaln(n_w + beta) - gammaln(beta)) - (gammaln(tokens + V * beta) - gammaln(V * beta)))
             column = np.full(V, -1, np.int64)
             column[support] = np.arange(support.size)
-            at = np.flatnonzero(column[words] >= 0)  # the old evidence of the words the freed topic took
+            at = np.flatnonzero((column >= 0)[words])  # the old evidence of the words the freed topic took
             E = np.zeros((K, support.size))
             E[topics[at], column[words[at]]] = old[at]
             per_topic = np.log((E + beta) / totals[:, None]) @ n_w  # (K,)
@@ -547,8 +548,8 @@ def night_over(night: Corpus, parent: Model, notes: bool = True) -> Corpus:
     if base is not None and before is not None:
         night = dataclasses.replace(night, doc_ids=[str(len(parent.doc_ids) + before + i)
                                                     for i in range(night.n_docs)])
-    if list(night.vocab) == list(parent.vocab):
-        return night
+    if list(night.vocab) == list(parent.vocab):  # (the model's list, not a second one of the same words)
+        return dataclasses.replace(night, vocab=parent.vocab)
     aligned, dropped = night.align(list(parent.vocab), frozenset(parent.removed_words))
     if dropped and notes:
         log.warning("%s: %d tokens of words the model never saw are left out (an update keeps its model's "
@@ -675,6 +676,7 @@ def merged(model: Model, parent: Model) -> Model:
     older = read_documents(update["path"], parent, update["parent_docs"])
     model.counts = dataclasses.replace(model.counts.after(older, fold), carried=True)
     del older
+    released(parent)  # (its counts read again above: not held beside the model written next)
     model.doc_ids = np.concatenate([document_ids(update["path"]), np.asarray(model.doc_ids, dtype=np.str_)])
     p["n_docs"] = len(model.doc_ids)
     p["n_tokens"] = int(parent.params.get("n_tokens", 0)) + int(p.get("n_tokens", 0))
