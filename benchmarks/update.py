@@ -48,7 +48,7 @@ script's own memory, the corpora it holds, in every run's peak).
   more to one topic of median size; OLD, 85% of the other documents (300 sweeps); for each share of
   ``--nights``, a plain night (other documents, that share of OLD's tokens) and one half of the held-out
   theme; each update (100 sweeps, seed 2) prints its freed topics: the night's tokens on each, the gain,
-  the loss and whether it was kept (docs/guide/retraining.md, "How the judgement was chosen").
+  the loss, whether it was kept, and its alpha beside the model's mean (docs/guide/retraining.md, "How the judgement was chosen").
 - ``cost``: the same night on models of growing corpora: the first ``--tokens`` of ``--corpus`` (a
   large corpus, ``large_corpus.py make``), each trained for ``--old-sweeps``, then updated with the
   corpus's last documents (``--night-tokens`` of them, never in an old corpus), ``--repeat`` times: the
@@ -345,9 +345,10 @@ def real(args) -> None:
             for kind, docs in nights.items():
                 updated = ldacli.train(write(part(np.sort(docs), "n"), tmp, "night"), iterations=100, seed=2,
                                        threads=1, update=model)
-                for f in updated.params["update"]["freed"]:
+                for f in updated.params["update"]["freed"]:  # (a kept topic's alpha is learned from the night)
                     print(json.dumps({"night": night_share, "kind": kind, **{k: f[k] for k in (
-                        "night_tokens", "gain", "loss", "kept")}}), flush=True)
+                        "night_tokens", "gain", "loss", "kept")}, "alpha": round(float(updated.alpha[f["topic"]]), 4),
+                        "alpha_mean": round(float(np.mean(updated.alpha)), 4)}), flush=True)
 
 
 def world_vocab(V: int) -> list[str]:
