@@ -24,6 +24,17 @@ import numpy as np
 from ldacli.errors import LdacliError, SettingError
 
 
+def _in_prior_order(words: np.ndarray, topics: np.ndarray) -> bool:
+    """Whether cells are in a prior's order: by word, then topic (a cell given twice, next to itself)."""
+    return bool(np.all((words[1:] > words[:-1]) | ((words[1:] == words[:-1]) & (topics[1:] >= topics[:-1]))))
+
+
+def _sorted(words: np.ndarray, topics: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells in a prior's order, stably (a cell given twice keeps the order given)."""
+    order = np.lexsort((topics, words))
+    return words[order], topics[order], extra[order]
+
+
 @dataclass(frozen=True, eq=False)
 class TopicWordPrior:
     """The extra topic-word prior mass of some cells: ``beta_kw = beta + extra_kw``.
@@ -44,36 +55,26 @@ class TopicWordPrior:
     def of_cells(cls, n_words: int, n_topics: int, words, topics, extra, source: str = "topic_word_prior"
                  ) -> "TopicWordPrior":
         """A prior from its cells in any order, checked (``source`` names them in errors)."""
-        words, topics = np.asarray(words), np.asarray(topics)
-        extra = np.asarray(extra, dtype=np.float64)
-        cls._check_cells(n_words, n_topics, words, topics, extra, source)
-        same_word = words[1:] == words[:-1]
-        if not bool(np.all((words[1:] > words[:-1]) | (same_word & (topics[1:] >= topics[:-1])))):
-            order = np.lexsort((topics, words))  # (by word, then topic)
-            words, topics, extra = words[order], topics[order], extra[order]
-            del order
-            same_word = words[1:] == words[:-1]
-        else:  # (its own arrays: the prior keeps them)
+        words, topics, extra = cls._checked(n_words, n_topics, words, topics, extra, source)
+        if _in_prior_order(words, topics):  # (its own arrays: the prior keeps them)
             words, topics, extra = words.copy(), topics.copy(), extra.copy()
-        words, topics = words.astype(np.int32, copy=False), topics.astype(np.int32, copy=False)
-        if np.any(same_word & (topics[1:] == topics[:-1])):
+        else:
+            words, topics, extra = _sorted(words, topics, extra)
+        if np.any((words[1:] == words[:-1]) & (topics[1:] == topics[:-1])):
             raise LdacliError(f"{source}: expected each (topic, word) cell once, found one twice")
-        return cls(int(n_words), int(n_topics), words, topics, extra)
+        return cls(int(n_words), int(n_topics), words.astype(np.int32, copy=False),
+                   topics.astype(np.int32, copy=False), extra)
 
     @classmethod
     def added(cls, n_words: int, n_topics: int, words, topics, extra, source: str = "topic_word_prior"
               ) -> "TopicWordPrior":
         """A prior from its cells in any order, a cell given more than once holding their extra
         added up (in the order given), checked. The arrays sorted here, or given sorted by word
-        then topic, each cell once, int32 and float64, are the prior's, not copied (an update's
-        evidence has millions of cells, 3.3 M at 100 M tokens): the caller gives them away."""
-        words, topics = np.asarray(words), np.asarray(topics)
-        extra = np.asarray(extra, dtype=np.float64)
-        cls._check_cells(n_words, n_topics, words, topics, extra, source)
-        if not bool(np.all((words[1:] > words[:-1]) | ((words[1:] == words[:-1]) & (topics[1:] > topics[:-1])))):
-            order = np.lexsort((topics, words))  # (by word, then topic; stable: repeats keep their order)
-            words, topics, extra = words[order], topics[order], extra[order]
-            del order
+        then topic, int32 and float64, are the prior's, not copied (an update's evidence has
+        millions of cells, 3.3 M at 100 M tokens): the caller gives them away."""
+        words, topics, extra = cls._checked(n_words, n_topics, words, topics, extra, source)
+        if not _in_prior_order(words, topics):
+            words, topics, extra = _sorted(words, topics, extra)
         words, topics = words.astype(np.int32, copy=False), topics.astype(np.int32, copy=False)
         first = np.ones(words.size, bool)
         first[1:] = (words[1:] != words[:-1]) | (topics[1:] != topics[:-1])
@@ -84,7 +85,10 @@ class TopicWordPrior:
         return cls(int(n_words), int(n_topics), words, topics, extra)
 
     @staticmethod
-    def _check_cells(n_words: int, n_topics: int, words, topics, extra, source: str) -> None:
+    def _checked(n_words: int, n_topics: int, words, topics, extra, source: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        words, topics = np.asarray(words), np.asarray(topics)
+        extra = np.asarray(extra, dtype=np.float64)
         if not (words.ndim == topics.ndim == extra.ndim == 1 and words.size == topics.size == extra.size):
             raise LdacliError(f"{source}: expected three arrays of one length (words, topics, extra), found shapes "
                               f"{words.shape}, {topics.shape}, {extra.shape}")
@@ -98,6 +102,7 @@ class TopicWordPrior:
                               f"{int(topics.max())}")
         if extra.size and not (np.all(np.isfinite(extra)) and extra.min() > 0):
             raise LdacliError(f"{source}: expected extra prior mass finite and > 0 on every cell, found others")
+        return words, topics, extra
 
     @property
     def n_cells(self) -> int:

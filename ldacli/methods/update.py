@@ -243,8 +243,9 @@ def summed(V: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[n
 
 
 def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The parent's topic-word evidence as cells ``(words, topics, values)`` (float64, > 0; topics
-    are its ids): the word-topic counts its phi is computed from, averaged over the states summed
+    """The parent's topic-word evidence as cells ``(words, topics, values)`` (int32, int32 and
+    float64 > 0; topics are its ids), sorted by word then topic (:func:`by_word`, the order of a
+    prior and of the topics' roots): the word-topic counts its phi is computed from, averaged over the states summed
     (:meth:`~ldacli.model.Model.word_topic_counts`), plus the evidence it carried itself as its
     prior when it was an update (that prior less its seeds, :func:`seeds`)."""
     held = parent.counts
@@ -255,12 +256,12 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         words, topics, values = summed(len(parent.vocab), (words, topics, values), model_ids(held, held.prior), *less)
         words, topics = words.astype(np.int32), topics.astype(np.int32)
     keep = values > 0
-    return (words, topics, values) if keep.all() else (words[keep], topics[keep], values[keep])
+    return by_word(*((words, topics, values) if keep.all() else (words[keep], topics[keep], values[keep])))
 
 
 def by_word(words: np.ndarray, topics: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cells (:func:`evidence`'s, by topic then word) sorted by word then topic, as a prior holds
-    them, in place, an array at a time (each topic's cells keep their order)."""
+    """Cells (by topic then word, as a model's counts hold them) sorted by word then topic, as a
+    prior holds them, in place, an array at a time (each topic's cells keep their order)."""
     order = np.lexsort((topics, words))
     for a in (words, topics, values):
         a[...] = a[order]
@@ -291,7 +292,7 @@ DENSE_PRODUCTS = 32
 BLOCK_ENTRIES = 1 << 21
 
 
-def overlaps(roots: sp.csr_matrix) -> np.ndarray:
+def overlaps(roots: sp.spmatrix) -> np.ndarray:
     """(K, K) float64: ``roots @ roots.T``, the topics' Bhattacharyya coefficients
     (:func:`root_distributions`), dense by blocks of words or sparse, whichever does less."""
     K, V = roots.shape
@@ -369,21 +370,16 @@ def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None
         values = values * weight
     if given is not None:  # (a few cells: added here, before the night's absent words are lumped)
         words, topics, values = summed(V, (words, topics, values), given)
-    absent = np.flatnonzero(~meets) if meets is not None else ()
-    if len(absent):
-        on = meets[words]
-        rest = np.bincount(topics[~on], weights=values[~on], minlength=K)
-        lumped = np.flatnonzero(rest > 0)
-        words = np.concatenate([words[on], np.full(lumped.size, absent[0], words.dtype)])
-        topics = np.concatenate([topics[on], lumped.astype(topics.dtype)])
-        values = np.concatenate([values[on], rest[lumped]])
+    if meets is not None:
+        return _night_prior(V, K, words, topics, values, 1.0, (), meets)
     return TopicWordPrior.added(V, K, words, topics, values, source="update")
 
 
 def _night_prior(V: int, K: int, words, topics, values, weight: float, freed, meets) -> TopicWordPrior:
-    """:func:`prior` for the night's run of a model without seeds, the same cells made in one
-    pass over the evidence: only the cells of the night's words and the lumped sums are copied
-    (at 100 M tokens, 1.5 M of 3.3 M cells)."""
+    """:func:`prior` for the night's run (``meets``), from cells not yet weighed ``weight`` nor
+    rid of the topics ``freed``: both done in the one pass that keeps the cells of the night's
+    words and lumps the others, so that only those are copied (at 100 M tokens, 1.5 M of 3.3 M
+    cells)."""
     on = meets[words]
     if freed:
         kept = ~np.isin(topics, np.asarray(freed, dtype=np.int64))
@@ -577,7 +573,7 @@ def settle(values: Mapping, given: dict, parent: Model, night: Corpus
     if free > K // 2:
         raise SettingError("free_topics", f"free_topics must be at most {K // 2} (half the {K} topics of the model of "
                                           f"update: a pair of topics frees one), found {free}", ("update",))
-    cells = by_word(*evidence(parent))  # (as the prior and the topics' roots take them)
+    cells = evidence(parent)
     given = seeds(parent)
     fixed = () if given is None else np.unique(given[1])
     freed = tuple(cheapest_merges(*cells, K, len(parent.vocab), free, fixed))
@@ -655,7 +651,7 @@ def merged(model: Model, parent: Model) -> Model:
     update = p["update"]
     restored(parent, update["path"], update["sha256"])
     fold = None
-    cells = by_word(*evidence(parent))  # (in the prior's order: the prior takes them as they are)
+    cells = evidence(parent)  # (in the prior's order: the prior takes them as they are)
     kept = []
     if update.get("freed"):
         update["freed"] = taken(model, parent, update["freed"], update["decay"], cells)
