@@ -27,7 +27,9 @@ script's own memory, the corpora it holds, in every run's peak).
   the update's cost as a share of the retrain's, the topics it freed (``params.update.freed``: the
   night's tokens on each, its gain, the merge's loss, kept or not), and its share of the retrain's gain on the new
   theme (with ``--reference``, also of the part of that gain the night brings: the retrain of the
-  old corpus alone, warm-started the same, improves on the old model too). ``--variants`` is JSON, a name for each variant and what it adds to the update's command
+  old corpus alone, warm-started the same, improves on the old model too). ``--keep PATH`` keeps
+  the old model, which a run of other night sizes reuses with ``--old-model PATH`` (the world is
+  drawn again from its seeds, the same). ``--variants`` is JSON, a name for each variant and what it adds to the update's command
   line (``{"free 3": {"args": ["--free-topics", "3"]}}``) or, with ``"rejuvenate": S``, Canini et
   al.'s rejuvenation emulated: a random share S of the old documents sampled again with the night
   (given as new documents), the old evidence weighed ``1 - S`` (``--half-life``) for their part.
@@ -179,12 +181,17 @@ def nights(args) -> None:
             held = {"old-like": write(world.old(min(2e5, tokens / 10), 2, "h"), tmp, "held-old"),
                     "new-theme": write(world.new_theme(min(1e5, tokens / 20), 3, "n"), tmp, "held-new")}
             old_path = write(old, tmp, "old")
-            model = os.path.join(tmp, "old-model.npz")
-            t, m = run_measured("train", old_path, "-k", str(args.topics), "--iterations", str(args.old_sweeps),
-                                "--seed", "1", "--threads", "1", "-o", model)
+            model = args.old_model or os.path.join(tmp, "old-model.npz")
+            t = m = None
+            if not args.old_model:
+                t, m = run_measured("train", old_path, "-k", str(args.topics), "--iterations", str(args.old_sweeps),
+                                    "--seed", "1", "--threads", "1", "-o", model)
+                if args.keep:
+                    os.replace(model, args.keep)
+                    model = args.keep
             base = scored(model, held)
-            print(json.dumps({"tokens": old.n_tokens, "model": "old", "seconds": round(t, 2), "peak_mb": round(m, 1),
-                              **base}), flush=True)
+            print(json.dumps({"tokens": old.n_tokens, "model": model if args.old_model else "old",
+                              "seconds": t and round(t, 2), "peak_mb": m and round(m, 1), **base}), flush=True)
             for share in args.nights:
                 night = world.night(tokens * share, args.new_share, 100 + int(share * 1000), "x")
                 night_path = write(night, tmp, "night")
@@ -402,6 +409,10 @@ def main(argv=None) -> None:
     p.add_argument("--new-share", type=float, default=0.5, help="share of a night's documents of the new theme")
     p.add_argument("--night-share", type=float, default=0.01, help="chain/fading: each night's size")
     p.add_argument("--old-sweeps", type=int, default=200)
+    p.add_argument("--keep", help="nights: keep the old corpus's model at this path (a model of 100 M tokens and 200 "
+                                  "sweeps takes an hour: the next night sizes can reuse it)")
+    p.add_argument("--old-model", help="nights: the old corpus's model kept by --keep (the same --tokens, --words, "
+                                       "--true-topics, -k and --old-sweeps), not trained again")
     p.add_argument("--retrain-sweeps", type=int, default=100)
     p.add_argument("--update-sweeps", type=int, default=100)
     p.add_argument("--reference", action="store_true",

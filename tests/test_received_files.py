@@ -262,9 +262,9 @@ def _falling(a):
     return {"topic_word_ptr": ptr}
 
 
-def _shuffled_row(a):
+def _shuffled_row(a, at=0):
     words = a["topic_word_words"].copy()
-    words[[0, 1]] = words[[1, 0]]
+    words[[at, at + 1]] = words[[at + 1, at]]
     return {"topic_word_words": words}
 
 
@@ -285,6 +285,8 @@ def _topic_without_tokens(a):
      "expected 'topic_word_ptr' as integers, found float64"),
     (lambda a: {"doc_topic_topics": a["doc_topic_topics"] + 1}, "expected ids below 3 in 'doc_topic_topics', found 3"),
     (_shuffled_row, "expected the ids of each row in 'topic_word_words' increasing, each once, found cell 1 out of order"),
+    (lambda a: _shuffled_row(a, 2),
+     "expected the ids of each row in 'topic_word_words' increasing, each once, found cell 3 out of order"),
     (lambda a: {"topic_word_sums": a["topic_word_sums"].astype(np.int64) - 2}, "expected 'topic_word_sums' >= 0, found -1"),
     (lambda a: {"doc_topic_sums": np.full(a["doc_topic_sums"].size, 2**60, np.uint64)},
      "expected the values of 'doc_topic_sums' to add up to less than 2^52"),
@@ -317,7 +319,10 @@ def _topic_without_tokens(a):
                                               "topic_word_prior": {"words": [60], "topics": [0], "extra": [1.0]}}))},
      "params 'topic_word_prior': expected word ids in [0, 50), found 60 to 60"),
 ])
-def test_a_models_doctored_counts_are_one_line(model_file, tmp_path, doctor, message):
+@pytest.mark.parametrize("part", [None, 2])  # the cells checked SPREAD_CELLS at a time: as they are, then 2
+def test_a_models_doctored_counts_are_one_line(model_file, tmp_path, monkeypatch, doctor, message, part):
+    if part:
+        monkeypatch.setattr(ldacli.topic_counts, "SPREAD_CELLS", part)
     arrays = _counts_of(model_file)
     for name, value in doctor(arrays).items():
         if value is None:

@@ -15,6 +15,7 @@ from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.write import write_corpus
 from ldacli.corpora.synthetic import generate, planted_topics
 from ldacli.errors import LdacliError
+from ldacli.files.npz import write_npz
 from ldacli.methods import update as updating
 from ldacli.topic_names import seed_ranks
 
@@ -164,6 +165,19 @@ def test_a_night_that_repeats_a_document_or_a_model_that_cannot_be_updated_is_re
     r = run("train", files["night"], "--update", damaged, "-o", out)
     assert r.exit_code == 1 and str(damaged) in r.stderr and "Traceback" not in r.output
     assert not out.exists()
+    # its documents doctored: read and checked once the update is settled, before the night is
+    # sampled, with topics freed for the night or none
+    with np.load(files["old_model"], allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["doc_topic_topics"] = arrays["doc_topic_topics"] + 1
+    doctored = tmp_path / "doctored.npz"
+    write_npz(str(doctored), arrays)
+    for free in (1, 0):
+        r = run("train", files["night"], "--update", doctored, "--free-topics", free, "--checkpoint", tmp_path / "c.npz",
+                "-q", "-o", out)
+        assert r.exit_code == 1 and r.stderr == f"Error: {doctored}: expected ids below 4 in 'doc_topic_topics', " \
+                                                f"found 4\n", r.stderr
+        assert not out.exists() and not (tmp_path / "c.npz").exists()
 
 
 def test_the_command_reads_a_night_of_text_as_its_model_reads_documents(tmp_path):
@@ -399,7 +413,7 @@ def test_the_topics_overlaps_are_those_of_their_dense_distributions(monkeypatch,
     with np.errstate(invalid="ignore"):
         p = np.nan_to_num(E / E.sum(axis=1, keepdims=True))
     cells = words.astype(np.int32), topics.astype(np.int32), E[topics, words]
-    for given in (cells, updating.by_word(*(a.copy() for a in cells))):  # by topic, then as the update sorts them
+    for given in (cells, updating.by_word(*cells, 7, 20)):  # by topic, then by word as the update gives them
         roots = updating.root_distributions(*given, 7, 20)
         assert np.allclose(updating.overlaps(roots), np.sqrt(p) @ np.sqrt(p).T, rtol=0, atol=1e-12)
 

@@ -138,10 +138,10 @@ def decay(half_life: float | None) -> float:
 def parent_of(path: str) -> Model:
     """The model at ``path``, which an update continues, checked for what an update needs: a
     collapsed Gibbs model that records its counts. Its documents' ids are a NumPy text array, as
-    its file holds them (:func:`older_documents`: a list of a million ids would hold 60 MB more);
-    what it says of its documents is checked here and read again at the end
-    (:func:`merged`), so that the run does not hold it (at 100 M tokens and K=1000, 56 M
-    cells, 168 MB, beside the night's first draw)."""
+    its file holds them (:func:`document_ids`: a list of a million ids would hold 60 MB more);
+    what it says of its documents is read and checked once the update is settled
+    (:func:`record`), and read again at the end (:func:`merged`), so that the run does not hold it
+    (at 100 M tokens and K=1000, 56 M cells, 168 MB, beside the night's first draw)."""
     parent = Model.load(path, documents=False)
     method = parent.params.get("method")
     if method != METHOD:
@@ -150,22 +150,14 @@ def parent_of(path: str) -> Model:
     if parent.counts is None:
         raise LdacliError(f"{path}: expected a model that records its word-topic counts (written by ldacli 0.3 or "
                           f"later), found one without: retrain it once, then update it")
-    parent.doc_ids = older_documents(path, parent)[0]
+    parent.doc_ids = document_ids(path)
     return parent
 
 
-# A model file's members that an update reads apart from its topics (:func:`older_documents`)
-DOCUMENT_MEMBERS = ("kind", "format_version", "params", *DOCUMENTS, SEGMENTS)
+# A model file's members that an update reads apart from its topics (:func:`read_documents`)
+DOCUMENT_MEMBERS = ("kind", "format_version", "params", *(m for m in DOCUMENTS if m != "doc_ids"), SEGMENTS)
 # Document ids compared with a night's at a time (:func:`repeated`)
 ID_CHUNK = 1 << 16
-
-
-def older_documents(path: str, parent: Model) -> tuple[np.ndarray, TopicCounts]:
-    """The documents of the model at ``path`` (``parent``, read without them): their ids, a NumPy
-    text array, and its counts with theirs, checked as :meth:`Model.load` checks them."""
-    arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=DOCUMENT_MEMBERS)
-    ids = array(path, arrays, "doc_ids", "U", (None,))
-    return ids, parent.counts.with_documents(path, arrays, ids.size)
 
 
 def released(parent: Model) -> None:
@@ -192,12 +184,12 @@ def document_ids(path: str) -> np.ndarray:
     return array(path, arrays, "doc_ids", "U", (None,))
 
 
-def read_documents(path: str, parent: Model, n_docs: int) -> TopicCounts:
-    """``parent``'s counts with its ``n_docs`` documents', read from its file at ``path`` as they
-    are (:func:`parent_of` checked them)."""
-    members = tuple(m for m in DOCUMENT_MEMBERS if m != "doc_ids")  # (the ids apart: :func:`document_ids`)
-    arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=members)
-    return parent.counts.with_documents(path, arrays, n_docs, checked=False)
+def read_documents(path: str, parent: Model, n_docs: int, checked: bool = True) -> TopicCounts:
+    """``parent``'s counts with its ``n_docs`` documents', read from its file at ``path``, checked
+    as :meth:`Model.load` checks them (:meth:`TopicCounts.with_documents`); ``checked=False``: as
+    they are, read again from a file whose sha256 says it is the one checked."""
+    arrays, _ = read_file(path, "model", READABLE_VERSIONS, members=DOCUMENT_MEMBERS)
+    return parent.counts.with_documents(path, arrays, n_docs, checked=checked)
 
 
 def repeated(night_ids: list[str], ids: np.ndarray) -> str | None:
@@ -244,7 +236,7 @@ def summed(V: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[n
 
 def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The parent's topic-word evidence as cells ``(words, topics, values)`` (int32, int32 and
-    float64 > 0; topics are its ids), sorted by word then topic (:func:`by_word`, the order of a
+    float64 > 0; topics are its ids), by word then topic (:func:`by_word`, the order of a
     prior and of the topics' roots): the word-topic counts its phi is computed from, averaged over the states summed
     (:meth:`~ldacli.model.Model.word_topic_counts`), plus the evidence it carried itself as its
     prior when it was an update (that prior less its seeds, :func:`seeds`)."""
@@ -256,22 +248,30 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         words, topics, values = summed(len(parent.vocab), (words, topics, values), model_ids(held, held.prior), *less)
         words, topics = words.astype(np.int32), topics.astype(np.int32)
     keep = values > 0
-    return by_word(*((words, topics, values) if keep.all() else (words[keep], topics[keep], values[keep])))
+    return by_word(*((words, topics, values) if keep.all() else (words[keep], topics[keep], values[keep])),
+                   parent.n_topics, len(parent.vocab))
 
 
-def by_word(words: np.ndarray, topics: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cells (by topic then word, as a model's counts hold them) sorted by word then topic, as a
-    prior holds them, in place, an array at a time (each topic's cells keep their order)."""
-    order = np.lexsort((topics, words))
-    for a in (words, topics, values):
-        a[...] = a[order]
-    return words, topics, values
+def by_word(words: np.ndarray, topics: np.ndarray, values: np.ndarray, K: int, V: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells (each once) by topic then word, as a model's counts hold them, by word then topic,
+    as a prior holds them: the (K, V) matrix's transpose, by scipy in one pass over the cells
+    (sorting them took three times as long: 0.3 s at 100 M tokens; cells in another order go
+    through COO)."""
+    if topics.size > 1 and not bool(np.all(topics[1:] >= topics[:-1])):
+        columns = sp.csc_matrix((values, (topics, words)), shape=(K, V))
+    else:
+        ptr = np.zeros(K + 1, np.int64)
+        np.cumsum(np.bincount(topics, minlength=K), out=ptr[1:])
+        columns = sp.csr_matrix((values, words, ptr), shape=(K, V)).tocsc()
+    return (np.repeat(np.arange(V, dtype=np.int32), np.diff(columns.indptr)),
+            columns.indices.astype(np.int32, copy=False), columns.data)
 
 
 def root_distributions(words, topics, values, K: int, V: int) -> sp.csc_matrix:
     """The square roots of the topics' word distributions from their evidence, a sparse (K, V)
     matrix (a topic without evidence is a row of zeros); made in place as CSC from cells by word
-    then topic, as :func:`by_word` sorts them (no COO copies: 3.3 M cells at 100 M tokens)."""
+    then topic, as :func:`evidence` gives them (no COO copies: 3.3 M cells at 100 M tokens)."""
     totals = np.bincount(topics, weights=values, minlength=K)
     roots = np.sqrt(values / totals[topics])
     in_order = (words[1:] > words[:-1]) | ((words[1:] == words[:-1]) & (topics[1:] > topics[:-1]))
@@ -454,13 +454,10 @@ def merged_documents(into: np.ndarray, freed: np.ndarray, alpha_into: float, alp
                  + on.sum() * gammaln(alpha_freed))
 
 
-def documents_merged(path: str, parent: Model, pairs, weight: float) -> list[float]:
-    """:func:`merged_documents` of the parent's documents for each pair ``(freed, into)``, their
-    counts weighed ``weight`` as the evidence is: read again from the file at ``path`` (the
-    update's start, :func:`record`), two columns taken, the rest dropped."""
-    if not pairs:
-        return []
-    held = read_documents(path, parent, len(parent.doc_ids))
+def documents_merged(held: TopicCounts, parent: Model, pairs, weight: float) -> list[float]:
+    """:func:`merged_documents` of the parent's documents (``held``, its counts with them,
+    :func:`read_documents`) for each pair ``(freed, into)``, their counts weighed ``weight`` as
+    the evidence is: two columns taken for each."""
     run = np.arange(parent.n_topics) if held.order is None else np.asarray(held.order)  # (model id -> run id)
     states = held.doc_states.astype(np.float64)
     alpha = np.asarray(parent.alpha, dtype=np.float64)
@@ -540,7 +537,8 @@ def night_over(night: Corpus, parent: Model, notes: bool = True) -> Corpus:
     are kept."""
     if night.n_tokens == 0:
         raise LdacliError(f"{night.name}: expected a night with at least one token, found none")
-    base, before = positional(night.doc_ids), positional(parent.doc_ids)
+    base = positional(night.doc_ids)
+    before = None if base is None else positional(parent.doc_ids)  # (845,668 ids at 100 M tokens: 0.1 s)
     if base is not None and before is not None:
         night = dataclasses.replace(night, doc_ids=[str(len(parent.doc_ids) + before + i)
                                                     for i in range(night.n_docs)])
@@ -612,7 +610,11 @@ def record(parent: Model, values: Mapping, night: Corpus, freed, sha256: str) ->
         kept["seeded"] = {**seeded, "topics": [{**t, "topic": int(ids[t["topic"]])} for t in seeded["topics"]]}
     if given is not None:
         kept["topic_word_prior"] = TopicWordPrior.of_cells(len(parent.vocab), parent.n_topics, *given).params()
-    merging = documents_merged(path, parent, freed, decay(half_life))
+    # (the model's documents read and checked here, once the update is settled, and let go: the
+    # run does not hold them; a damaged or doctored file is refused before the night is sampled)
+    held = read_documents(path, parent, len(parent.doc_ids))
+    merging = documents_merged(held, parent, freed, decay(half_life))
+    del held
     return {**kept, "update": {"path": os.path.abspath(path), "sha256": sha256, "night_docs": night.n_docs,
                        "night_tokens": night.n_tokens, "half_life": half_life, "decay": decay(half_life),
                        "since_full": int(before.get("since_full", 0)) + 1,
@@ -669,7 +671,7 @@ def merged(model: Model, parent: Model) -> Model:
         model.alpha = kept_alpha(model, parent, kept)  # (params keep the run's, the parent's: the initial one)
         for j, i in kept:
             log.warning("topic %d freed for a new theme of the night (its old evidence merged into topic %d)", j, i)
-    older = read_documents(update["path"], parent, update["parent_docs"])
+    older = read_documents(update["path"], parent, update["parent_docs"], checked=False)
     model.counts = dataclasses.replace(model.counts.after(older, fold), carried=True)
     del older
     released(parent)  # (its counts read again above: not held beside the model written next)

@@ -149,12 +149,13 @@ def lineage(parent: Model, path: str, corpus: Corpus, descent: list[int | None])
     and gone, and the topics' descent (``descent[k]``: the parent topic topic k continues, or
     None for a topic added; ``added``, ``removed``: the new model's added ids, the parent's
     removed ones)."""
-    grown = len(set(corpus.vocab) - set(parent.vocab))
+    same = corpus.vocab is parent.vocab  # (an update's night shares its model's list: no sets of 200,000 words)
+    grown = 0 if same else len(set(corpus.vocab) - set(parent.vocab))
     this = {"path": os.path.abspath(path), "sha256": file_sha256(path),
             "corpus_fingerprint": parent.params.get("corpus_fingerprint"),
             "method": parent.params.get("method"), "n_topics": parent.n_topics}
     return {"warm_start": {**this, "new_words": grown,
-                           "gone_words": len(set(parent.vocab) - set(corpus.vocab)),
+                           "gone_words": 0 if same else len(set(parent.vocab) - set(corpus.vocab)),
                            "fold_in_sweeps": FOLD_IN_SWEEPS, "descent": list(descent),
                            "added": [k for k, d in enumerate(descent) if d is None],
                            "removed": sorted(set(range(parent.n_topics)) - set(descent))},
