@@ -256,8 +256,9 @@ def by_word(words: np.ndarray, topics: np.ndarray, values: np.ndarray, K: int, V
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cells (each once) by topic then word, as a model's counts hold them, by word then topic,
     as a prior holds them: the (K, V) matrix's transpose, by scipy in one pass over the cells
-    (sorting them took three times as long: 0.3 s at 100 M tokens; cells in another order go
-    through COO)."""
+    (sorting them took three times as long: 0.3 s at 100 M tokens). Cells in another order go
+    through COO, which adds a cell given twice (:func:`prior`'s merged pairs: two values, whose
+    sum is the same in either order)."""
     if topics.size > 1 and not bool(np.all(topics[1:] >= topics[:-1])):
         columns = sp.csc_matrix((values, (topics, words)), shape=(K, V))
     else:
@@ -273,7 +274,9 @@ def root_distributions(words, topics, values, K: int, V: int) -> sp.csc_matrix:
     matrix (a topic without evidence is a row of zeros); made in place as CSC from cells by word
     then topic, as :func:`evidence` gives them (no COO copies: 3.3 M cells at 100 M tokens)."""
     totals = np.bincount(topics, weights=values, minlength=K)
-    roots = np.sqrt(values / totals[topics])
+    roots = totals[topics]  # (then in place: one array of the cells' size, not three)
+    np.divide(values, roots, out=roots)
+    np.sqrt(roots, out=roots)
     in_order = (words[1:] > words[:-1]) | ((words[1:] == words[:-1]) & (topics[1:] > topics[:-1]))
     if not bool(np.all(in_order)):
         return sp.csc_matrix((roots, (topics, words)), shape=(K, V))
@@ -364,10 +367,12 @@ def prior(parent: Model, weight: float, merged_pairs=(), *, freed=(), cells=None
     if freed:
         keep = ~np.isin(topics, np.asarray(freed, dtype=np.int64))
         words, topics, values = words[keep], topics[keep], values[keep]
-    if merged_pairs:  # (a freed topic's cells moved to the one merged into, added to its own when the prior is made)
+    if merged_pairs:  # (a freed topic's cells moved to the one merged into)
         topics = folding(merged_pairs, K).astype(topics.dtype)[topics]
     if weight != 1.0:
         values = values * weight
+    if merged_pairs:  # (in a prior's order again, a moved cell added to the one's own: scipy's, not a sort of them all)
+        words, topics, values = by_word(words, topics, values, K, V)
     if given is not None:  # (a few cells: added here, before the night's absent words are lumped)
         words, topics, values = summed(V, (words, topics, values), given)
     if meets is not None:
@@ -396,10 +401,11 @@ def _night_prior(V: int, K: int, words, topics, values, weight: float, freed, me
     if weight != 1.0:
         values *= weight
     lumped = np.flatnonzero(rest > 0)
-    if lumped.size:
-        words = np.concatenate([words, np.full(lumped.size, absent[0], words.dtype)])
-        topics = np.concatenate([topics, lumped.astype(topics.dtype)])
-        values = np.concatenate([values, rest[lumped]])
+    if lumped.size:  # (where their word's cells go in cells by word: then the prior need not sort them all)
+        at = int(np.searchsorted(words, absent[0]))
+        words = np.insert(words, at, np.full(lumped.size, absent[0], words.dtype))
+        topics = np.insert(topics, at, lumped.astype(topics.dtype))
+        values = np.insert(values, at, rest[lumped])
     return TopicWordPrior.added(V, K, words, topics, values, source="update")
 
 
