@@ -63,6 +63,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -187,7 +188,7 @@ def nights(args) -> None:
                 t, m = run_measured("train", old_path, "-k", str(args.topics), "--iterations", str(args.old_sweeps),
                                     "--seed", "1", "--threads", "1", "-o", model)
                 if args.keep:
-                    os.replace(model, args.keep)
+                    shutil.move(model, args.keep)  # (--keep may be on another file system than --tmp)
                     model = args.keep
             base = scored(model, held)
             print(json.dumps({"tokens": old.n_tokens, "model": model if args.old_model else "old",

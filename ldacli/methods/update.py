@@ -620,9 +620,7 @@ def record(parent: Model, values: Mapping, night: Corpus, freed, sha256: str) ->
         kept["topic_word_prior"] = TopicWordPrior.of_cells(len(parent.vocab), parent.n_topics, *given).params()
     # (the model's documents read and checked here, once the update is settled, and let go: the
     # run does not hold them; a damaged or doctored file is refused before the night is sampled)
-    held = read_documents(path, parent, len(parent.doc_ids))
-    merging = documents_merged(held, parent, freed, decay(half_life))
-    del held
+    merging = documents_merged(read_documents(path, parent, len(parent.doc_ids)), parent, freed, decay(half_life))
     return {**kept, "update": {"path": os.path.abspath(path), "sha256": sha256, "night_docs": night.n_docs,
                        "night_tokens": night.n_tokens, "half_life": half_life, "decay": decay(half_life),
                        "since_full": int(before.get("since_full", 0)) + 1,
