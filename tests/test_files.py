@@ -13,6 +13,7 @@ from click.testing import CliRunner
 import ldacli
 from ldacli.cli import main
 from ldacli.errors import InputError
+from ldacli.files import fileio
 from ldacli.files.npz import write_npz
 
 
@@ -129,3 +130,25 @@ def test_damaged_archives_are_reported_as_damaged(files, tmp_path):
         r = run("topics", tmp_path / name)
         assert r.exit_code == 1 and message in r.stderr, (name, r.stderr)
         assert "allow_pickle" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_file_is_hashed_again_whenever_it_may_have_changed(tmp_path, monkeypatch):
+    # an update checks at its end that its model's file is the one it began from: a digest kept
+    # from the start must never hide bytes changed since (in place, the same size; or replaced)
+    path = tmp_path / "model.npz"
+    path.write_bytes(b"a" * 1000)
+    first = fileio.file_sha256(str(path))
+    path.write_bytes(b"b" * 1000)  # (within the clock's step, perhaps: too fresh to be kept)
+    assert fileio.file_sha256(str(path)) != first
+    monkeypatch.setattr(fileio, "_SETTLED_NS", -10 ** 12)  # (as if written long ago: kept)
+    second = fileio.file_sha256(str(path))
+    assert second in fileio._HASHED.values()
+    reads, sha256 = [], fileio.hashlib.sha256
+    monkeypatch.setattr(fileio.hashlib, "sha256", lambda: reads.append(1) or sha256())
+    assert fileio.file_sha256(str(path)) == second and not reads  # (unchanged: not read again)
+    os.utime(path, ns=(10 ** 18, 10 ** 18))  # another modification time: read again
+    assert fileio.file_sha256(str(path)) == second and reads
+    replaced = tmp_path / "other.npz"
+    replaced.write_bytes(b"c" * 1000)
+    os.replace(replaced, path)  # an atomic replace, as a run writes a model: another file
+    assert fileio.file_sha256(str(path)) != second
