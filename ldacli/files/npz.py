@@ -85,13 +85,16 @@ def _write_pieces(member: IO[bytes], pieces: Iterable[bytes | memoryview]) -> No
         member.write(piece)
 
 
-def mapped(path: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """Read-only memory maps of the arrays ``names`` of the uncompressed ``.npz`` at ``path``
-    (one :func:`write_npz` wrote): nothing is read into memory until it is used, and then
-    only the pages used. Trusts the file (use :func:`read_npz` for one from elsewhere)."""
+def mapped(path: str, names: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """Read-only memory maps of the arrays ``names`` (and of those of ``optional`` that it holds)
+    of the uncompressed ``.npz`` at ``path`` (one :func:`write_npz` wrote, or one read and
+    checked already whose sha256 says it is unchanged): nothing is read into memory until it is
+    used, and then only the pages used. Trusts the file (use :func:`read_npz` for one from
+    elsewhere)."""
     out = {}
     with open(path, "rb") as f, zipfile.ZipFile(f) as zf:
-        for name in names:
+        held = set(zf.namelist())
+        for name in names + tuple(n for n in optional if n + ".npy" in held):
             info = zf.getinfo(name + ".npy")
             f.seek(info.header_offset)
             local = f.read(zipfile.sizeFileHeader)
