@@ -24,6 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ldacli._update import renumbered_rows
 from ldacli.errors import InputError
 from ldacli.files.npz import StreamedArray, array, mapped, scalar
 from ldacli.topic_word_prior import TopicWordPrior, topic_sums
@@ -182,10 +183,10 @@ class SparseRows:
             for codes, values in _nonzero(parts()):
                 yield memoryview(np.ascontiguousarray(of(codes, values)))
 
+        large = pieces(lambda c, v: marked(v, sum_type)[1].astype(large_type)) if n_large else ()
         return cls(ptr, StreamedArray(column_type, (cells,), pieces(lambda c, v: (c % n_columns).astype(column_type))),
                    StreamedArray(sum_type, (cells,), pieces(lambda c, v: marked(v, sum_type)[0])),
-                   StreamedArray(large_type, (n_large,), pieces(lambda c, v: marked(v, sum_type)[1].astype(large_type))),
-                   int(n_columns))
+                   StreamedArray(large_type, (n_large,), large), int(n_columns))
 
     @classmethod
     def of_parts(cls, parts: Parts, n_rows: int, n_columns: int) -> "SparseRows":
@@ -562,42 +563,39 @@ class TopicCounts:
         in the parent's model ids, which the night's run continues); each run of documents keeps
         the number of snapshots its sums add up (:attr:`segments`, when they differ). ``fold``
         (K,) int64: the older documents' topic k counted as topic ``fold[k]`` (an update's freed
-        topics, merged into their nearest); None: each its own."""
+        topics, merged into their nearest); None: each its own. The documents are made as a file
+        takes them (:meth:`SparseRows.streamed`), a block of the older ones at a time."""
         K, old, new = self.n_topics, older.docs.materialized(), self.docs.materialized()
         D_old = old.n_rows
-        inverse = None if older.order is None else np.argsort(older.order)
-        if fold is not None:
-            inverse = (np.arange(K) if inverse is None else inverse)
-            inverse = np.asarray(fold, dtype=np.int64)[inverse]
         runs = [[int(lo), int(s)] for lo, _, s in older._doc_segments(0, D_old)] if D_old else []
         runs.append([D_old, self.snapshots])
         segments = None if len({s for _, s in runs}) == 1 else np.array(runs, np.int64)
-        if inverse is None:  # the older documents' cells as they are: copied
+        if older.order is None and fold is None:  # the older documents' cells as they are: copied
             return replace(self, docs=SparseRows.stacked(old, new), segments=segments)
+        to = np.arange(K, dtype=np.int64) if older.order is None else np.argsort(older.order)
+        if fold is not None:
+            to = np.asarray(fold, dtype=np.int64)[to]
 
         def parts():
             ptr = old.ptr.astype(np.int64)
-            lo = 0
+            lo, mark, taken = 0, np.iinfo(old.sums.dtype).max, 0
             while lo < D_old:  # the older documents, a block of rows at a time (about AFTER_CELLS cells)
                 hi = min(D_old, max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + AFTER_CELLS, "right")) - 1))
                 a, b = int(ptr[lo]), int(ptr[hi])
+                if a < b:  # (each row's topics renumbered, in order again, two folded into one cell)
+                    values = np.asarray(old.sums[a:b])
+                    if old.large.size:  # (the block's marked values taken from the large ones, in order)
+                        n = int(np.count_nonzero(values == mark))
+                        values, taken = unmarked(values, np.asarray(old.large[taken:taken + n])), taken + n
+                    codes, sums = np.empty(b - a, np.int64), np.empty(b - a, np.int64)
+                    n = renumbered_rows(ptr[lo:hi + 1] - a, np.asarray(old.columns[a:b]).astype(np.int64),
+                                        values.astype(np.int64), to, K, lo, codes, sums)
+                    yield codes[:n], sums[:n]
                 lo = hi
-                if a == b:
-                    continue
-                rows, columns = old.rows_of_cells(a, b), np.asarray(old.columns[a:b]).astype(np.int64)
-                codes = rows * K + (columns if inverse is None else inverse[columns])
-                values = np.asarray(old.values[a:b])
-                if inverse is not None:  # (each row's topics renumbered: in order again)
-                    by = np.argsort(codes, kind="stable")
-                    codes, values = codes[by], values[by]
-                if fold is not None:  # (two topics of a row folded into one: one cell)
-                    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-                    codes, values = codes[starts], np.add.reduceat(values.astype(np.int64), starts)
-                yield codes, values
             if new.n_cells:
                 yield (new.rows_of_cells(0, new.n_cells) + D_old) * K + new.columns.astype(np.int64), np.asarray(new.values)
 
-        return replace(self, docs=SparseRows.of_parts(parts, D_old + new.n_rows, K), segments=segments)
+        return replace(self, docs=SparseRows.streamed(parts, D_old + new.n_rows, K), segments=segments)
 
     def without_documents(self) -> "TopicCounts":
         """The counts of the topics alone (no document)."""

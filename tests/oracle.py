@@ -581,6 +581,18 @@ def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
     return log_z
 
 
+def pair_products(ptr, rows, values, K):
+    """ldacli._update.pair_products: returns the (K, K) array it adds to a zero ``out``, column by
+    column in order (each pair of rows gets at most one product a column)."""
+    out = np.zeros((K, K))
+    for c in range(len(ptr) - 1):
+        r, v = rows[ptr[c]:ptr[c + 1]], values[ptr[c]:ptr[c + 1]]
+        i, j = np.triu_indices(r.size, 1)
+        lo, hi = np.minimum(r[i], r[j]), np.maximum(r[i], r[j])
+        out[lo, hi] += v[i] * v[j]
+    return out
+
+
 def exact_posterior(words, doc_ptr, V, K, alpha, beta):
     """p(z | w) for every assignment of a tiny corpus, by enumeration of the collapsed joint:
     the list of states (tuples z) and their probabilities. ``beta`` is the topic-word prior,
@@ -598,3 +610,14 @@ def exact_posterior(words, doc_ptr, V, K, alpha, beta):
     logp = np.array(logp)
     p = np.exp(logp - logp.max())
     return states, p / p.sum()
+
+
+def renumbered_rows(ptr, columns, values, to, n_columns, first_row):
+    """ldacli._update.renumbered_rows: returns the ``(codes, sums)`` it writes."""
+    codes, sums = [], []
+    for r in range(len(ptr) - 1):
+        cols, vals = to[columns[ptr[r]:ptr[r + 1]]], values[ptr[r]:ptr[r + 1]]
+        unique, where = np.unique(cols, return_inverse=True)
+        codes.append((first_row + r) * n_columns + unique)
+        sums.append(np.bincount(where, weights=vals, minlength=unique.size).astype(np.int64))
+    return np.concatenate(codes or [np.zeros(0, np.int64)]), np.concatenate(sums or [np.zeros(0, np.int64)])

@@ -16,6 +16,7 @@ from ldacli._cgs import dense_sweep
 from ldacli import random_streams
 from ldacli.scoring import fixed_topics
 from ldacli._fixed_topics import document_draws, theta_of_documents
+from ldacli._update import pair_products, renumbered_rows
 from ldacli.errors import LdacliError
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.methods.cgs.sampler import SAMPLERS
@@ -464,3 +465,37 @@ def test_the_smoothing_bucket_draws_every_topic_of_every_block_with_its_probabil
         drawn[z[0]] += 1
     sampler.close()
     assert chisquare(drawn, sweeps * alpha / alpha.sum()).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("K", [1, 7, 300])
+def test_pair_products_equal_numpy_oracle_bit_for_bit(K):
+    # columns of 0 to K cells, their rows in any order (as a COO-made matrix may hold them)
+    rng = np.random.default_rng(K)
+    lengths = rng.integers(0, K + 1, 60)
+    ptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    rows = np.concatenate([rng.permutation(K)[:n] for n in lengths]).astype(np.int32)
+    values = rng.random(rows.size) * 10.0 ** rng.integers(-8, 8, rows.size)
+    out = np.zeros((K, K))
+    pair_products(ptr, rows, values, out)
+    assert out.tobytes() == oracle.pair_products(ptr, rows, values, K).tobytes()
+    assert not np.tril(out).any()
+
+
+@pytest.mark.parametrize("fold", [False, True])
+def test_renumbered_rows_equal_numpy_oracle(fold):
+    # rows of 0 to K cells in order of column, renumbered by a permutation (an aligned model's
+    # topics), then with some topics folded into others (an update's freed topics kept)
+    rng = np.random.default_rng(int(fold))
+    K = 9
+    lengths = rng.integers(0, K + 1, 200)
+    ptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    columns = np.concatenate([np.sort(rng.permutation(K)[:n]) for n in lengths]).astype(np.int64)
+    values = rng.integers(1, 2 ** 40, columns.size)
+    to = rng.permutation(K).astype(np.int64)
+    if fold:
+        to[[1, 4, 7]] = to[[2, 0, 8]]
+    codes, sums = np.empty(columns.size, np.int64), np.empty(columns.size, np.int64)
+    n = renumbered_rows(ptr, columns, values, to, K, 5, codes, sums)
+    want = oracle.renumbered_rows(ptr, columns, values, to, K, 5)
+    assert np.array_equal(codes[:n], want[0]) and np.array_equal(sums[:n], want[1])
+    assert np.all(np.diff(codes[:n]) > 0)

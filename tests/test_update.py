@@ -402,10 +402,7 @@ def test_an_update_samples_densely_where_its_model_s_evidence_covers_most_topics
 
 
 
-@pytest.mark.parametrize("dense_products", [0, 10 ** 9])  # the sparse product, then dense blocks of words
-def test_the_topics_overlaps_are_those_of_their_dense_distributions(monkeypatch, dense_products):
-    monkeypatch.setattr(updating, "DENSE_PRODUCTS", dense_products)
-    monkeypatch.setattr(updating, "BLOCK_ENTRIES", 3 * 7)  # blocks of 3 words
+def test_the_topics_overlaps_are_those_of_their_dense_distributions():
     rng = np.random.default_rng(4)
     E = rng.integers(0, 3, (7, 20)) * rng.integers(0, 50, (7, 20)).astype(float)
     E[5] = 0  # a topic without evidence
@@ -415,7 +412,7 @@ def test_the_topics_overlaps_are_those_of_their_dense_distributions(monkeypatch,
     cells = words.astype(np.int32), topics.astype(np.int32), E[topics, words]
     for given in (cells, updating.by_word(*cells, 7, 20)):  # by topic, then by word as the update gives them
         roots = updating.root_distributions(*given, 7, 20)
-        assert np.allclose(updating.overlaps(roots), np.sqrt(p) @ np.sqrt(p).T, rtol=0, atol=1e-12)
+        assert np.allclose(updating.overlaps(roots), np.triu(np.sqrt(p) @ np.sqrt(p).T, 1), rtol=0, atol=1e-12)
 
 
 def test_a_model_rewritten_while_it_is_updated_is_refused_and_nothing_is_written(files, tmp_path):
@@ -483,3 +480,13 @@ def test_a_merge_that_gains_by_itself_keeps_no_topic_that_explains_its_tokens_wo
     (freed,) = new.params["update"]["freed"]
     assert freed["loss"] < 0 and freed["gain"] < 0 and not freed["kept"]
     assert new.params["warm_start"]["descent"] == list(range(8))
+
+
+@pytest.mark.parametrize("ids, base", [
+    ([str(i) for i in range(1000)], 0), ([str(i) for i in range(1, 1001)], 1), ([], 0), (["0"], 0), (["1"], 1),
+    (["0", "01", "2"], None), (["0", "1", "+2"], None), (["0", "1", " 2"], None), (["0", "1", "2x"], None),
+    ([str(i) for i in range(12)][:-1] + ["1l"], None), (["0", "1", "٢"], None), (["1", "2", "4"], None),
+    (["a", "b"], None), ([str(i) for i in range(9)] + ["90"], None)])
+def test_ids_are_positional_only_when_each_is_its_position_in_plain_decimal(ids, base):
+    assert updating.positional(ids) == base
+    assert updating.positional(np.asarray(ids, dtype=np.str_)) == base

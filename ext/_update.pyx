@@ -1,0 +1,79 @@
+"""Kernels of updates (``ldacli.methods.update``).
+
+As in ``_cgs.pyx``: the caller allocates and coerces every array, a kernel updates its output in
+place inside one ``nogil`` block, and nothing is validated here. The plain NumPy each kernel
+equals, bit for bit, is in its docstring and in ``tests/oracle.py``.
+"""
+
+from libc.stdint cimport int32_t, int64_t
+
+
+def pair_products(const int64_t[::1] ptr, const int32_t[::1] rows, const double[::1] values, double[:, ::1] out):
+    """Add to ``out`` ((K, K) float64) the products of each column's pairs of cells, a column at a
+    time, in order: for the cells ``ptr[c]`` to ``ptr[c + 1]`` of column c (rows ``rows``, all
+    different, values ``values``; a CSC matrix of K rows), ``out[a, b] += values[i] * values[j]``
+    for each pair ``i < j``, ``a, b`` their rows, the lower first. ``out`` above the diagonal then
+    holds ``M @ M.T`` (each pair of rows once), summed column by column: one multiply-add per
+    pair of cells that share a column, where scipy's sparse product makes both halves and the
+    diagonal, at about ten times the cost a pair. NumPy: for each column, ``out[lo, hi] +=
+    v[i] * v[j]`` over ``i, j = np.triu_indices(n, 1)``."""
+    cdef Py_ssize_t c, i, j, end
+    cdef int32_t a, b
+    cdef double v
+    with nogil:
+        for c in range(ptr.shape[0] - 1):
+            end = ptr[c + 1]
+            for i in range(ptr[c], end):
+                a = rows[i]
+                v = values[i]
+                for j in range(i + 1, end):
+                    b = rows[j]
+                    if a < b:
+                        out[a, b] += v * values[j]
+                    else:
+                        out[b, a] += v * values[j]
+
+
+def renumbered_rows(const int64_t[::1] ptr, const int64_t[::1] columns, const int64_t[::1] values,
+                    const int64_t[::1] to, int64_t n_columns, int64_t first_row, int64_t[::1] codes,
+                    int64_t[::1] sums):
+    """Rows of cells (CSR: row r's are ``ptr[r]`` to ``ptr[r + 1]``, in order of column) with each
+    column ``c`` renumbered ``to[c]``, written in order again as codes ``(first_row + r) *
+    n_columns + to[c]`` and their ``sums`` (two cells of a row renumbered alike are one, their
+    values added, in the order the row holds them); returns how many were written (``codes`` and
+    ``sums`` hold at least as many as the rows' cells). Each row is put in order by insertion:
+    a renumbering that moves a few columns (an update's freed topic counted in another) moves a
+    few cells. NumPy: for each row, ``np.unique(to[cols], return_inverse=True)`` and the values
+    added with ``np.bincount`` over the inverse."""
+    cdef Py_ssize_t r, i, n = 0, start, lo, hi, mid, k
+    cdef int64_t code, base
+    with nogil:
+        for r in range(ptr.shape[0] - 1):
+            start = n
+            base = (first_row + r) * n_columns
+            for i in range(ptr[r], ptr[r + 1]):
+                code = base + to[columns[i]]
+                if n == start or codes[n - 1] < code:  # (in order: appended)
+                    codes[n] = code
+                    sums[n] = values[i]
+                    n += 1
+                    continue
+                lo, hi = start, n  # (the first of the row's codes at least code)
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if codes[mid] < code:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if codes[lo] == code:
+                    sums[lo] += values[i]
+                    continue
+                k = n
+                while k > lo:
+                    codes[k] = codes[k - 1]
+                    sums[k] = sums[k - 1]
+                    k -= 1
+                codes[lo] = code
+                sums[lo] = values[i]
+                n += 1
+    return n
