@@ -53,9 +53,12 @@ script's own memory, the corpora it holds, in every run's peak).
   the loss, whether it was kept, and its alpha beside the model's mean (docs/guide/retraining.md, "How the judgement was chosen").
 - ``cost``: the same night on models of growing corpora: the first ``--tokens`` of ``--corpus`` (a
   large corpus, ``large_corpus.py make``), each trained for ``--old-sweeps``, then updated with the
-  corpus's last documents (``--night-tokens`` of them, never in an old corpus), ``--repeat`` times: the
-  update's wall time (the median, and every run's) and peak RSS, and the sizes of the model files,
-  to show that an update costs what its night holds, not what the model has seen.
+  corpus's last documents (``--night-tokens`` of them, never in an old corpus; their tokens of words
+  the smallest old corpus lacks left out, so that every model samples the same tokens: the 2 M
+  model would leave 2% of them out, and sample the rest on one shard, not two), ``--repeat`` times:
+  the update's wall time (the median, and every run's) and peak RSS, the tokens it sampled and on
+  how many shards, and the sizes of the model files, to show that an update costs what its night
+  holds, not what the model has seen.
 """
 
 from __future__ import annotations
@@ -370,7 +373,12 @@ def cost(args) -> None:
     ends = np.cumsum(np.asarray(corpus.counts.sum(axis=1)).ravel())
     first_night = int(np.searchsorted(ends, ends[-1] - args.night_tokens))
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        night = Corpus(corpus.counts[first_night:], list(corpus.vocab), corpus.doc_ids[first_night:])
+        smallest = min(first_night, int(np.searchsorted(ends, min(args.tokens))) + 1)
+        known = np.asarray(corpus.counts[:smallest].sum(axis=0)).ravel() > 0  # (the words every model knows)
+        counts = corpus.counts[first_night:].tocsr(copy=True)
+        counts.data[~known[counts.indices]] = 0
+        counts.eliminate_zeros()
+        night = Corpus(counts, list(corpus.vocab), corpus.doc_ids[first_night:])
         night_path = write(night, tmp, "night")
         for tokens in args.tokens:
             n_docs = min(first_night, int(np.searchsorted(ends, tokens)) + 1)
@@ -384,7 +392,9 @@ def cost(args) -> None:
             runs = [run_measured("train", night_path, "--update", model, "--iterations", str(args.update_sweeps),
                                  "--seed", "2", "--threads", "1", "-o", out) for _ in range(args.repeat)]
             seconds = sorted(t for t, _ in runs)
+            sampled = Model.read_params(out)  # (the night's tokens of words the model knows; its shards)
             print(json.dumps({"tokens": old.n_tokens, "documents": old.n_docs, "night_tokens": night.n_tokens,
+                              "night_tokens_sampled": sampled["update"]["night_tokens"], "shards": sampled["shards"],
                               "old_train_seconds": round(t_old, 1), "old_train_peak_mb": round(m_old, 1),
                               "old_model_mb": round(os.path.getsize(model) / 2**20, 1),
                               "update_seconds": round(float(np.median(seconds)), 2),
