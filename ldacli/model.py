@@ -587,7 +587,7 @@ def _topic_word_prior(path: str, arrays: dict, params: dict, n_words: int, n_top
     """The topic-word prior a model's phi is computed with (None without one), checked: its
     arrays (an update's: the evidence it carries), or the seeded topics' its ``params`` record."""
     try:
-        stored = TopicWordPrior.from_arrays(arrays, n_words, n_topics, path)
+        stored = TopicWordPrior.from_arrays(arrays, n_words, n_topics, "the prior it carries")
         recorded = params.get("topic_word_prior")  # (checked even beside the arrays: an update reads it)
         given = None if recorded is None else TopicWordPrior.from_params(recorded, n_words, n_topics,
                                                                           "params 'topic_word_prior'")

@@ -150,14 +150,21 @@ class TopicWordPrior:
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], n_words: int, n_topics: int, source: str
                     ) -> "TopicWordPrior | None":
-        """The prior a checkpoint's ``arrays`` hold (None when they hold none), checked."""
+        """The prior a model's or a checkpoint's ``arrays`` hold (None when they hold none), checked,
+        in the order :meth:`arrays` gives them."""
         present = [name for name in cls.ARRAYS if name in arrays]
         if not present:
             return None
         if len(present) < len(cls.ARRAYS):
             raise LdacliError(f"{source}: expected arrays {', '.join(cls.ARRAYS)} of the topic-word prior, found "
                               f"only {', '.join(present)}")
-        return cls.of_cells(n_words, n_topics, *(arrays[name] for name in cls.ARRAYS), source=source)
+        words, topics, extra = cls._checked(n_words, n_topics, *(arrays[name] for name in cls.ARRAYS), source)
+        if not _in_prior_order(words, topics) or np.any((words[1:] == words[:-1]) & (topics[1:] == topics[:-1])):
+            raise LdacliError(f"{source}: expected the cells of {', '.join(cls.ARRAYS)} each once, by word then "
+                              f"topic, as ldacli writes them, found others")
+        # (the arrays read are the prior's, as the file holds them: an update maps them from it again)
+        return cls(int(n_words), int(n_topics), words.astype(np.int32, copy=False), topics.astype(np.int32, copy=False),
+                   extra)
 
     def params(self) -> dict:
         """The prior as a model's ``params["topic_word_prior"]`` (JSON; floats round-trip)."""

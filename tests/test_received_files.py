@@ -318,6 +318,15 @@ def _topic_without_tokens(a):
                 "params": np.str_(json.dumps({**json.loads(str(a["params"])),
                                               "topic_word_prior": {"words": [60], "topics": [0], "extra": [1.0]}}))},
      "params 'topic_word_prior': expected word ids in [0, 50), found 60 to 60"),
+    # its cells by word then topic, each once, as written: an update maps them from the file again
+    (lambda a: {"prior_words": np.array([2, 1], np.int32), "prior_topics": np.array([0, 0], np.int32),
+                "prior_extra": np.array([1.0, 1.0])},
+     "the prior it carries: expected the cells of prior_words, prior_topics, prior_extra each once, by word then "
+     "topic"),
+    (lambda a: {"prior_words": np.array([1, 1], np.int32), "prior_topics": np.array([2, 2], np.int32),
+                "prior_extra": np.array([1.0, 1.0])},
+     "the prior it carries: expected the cells of prior_words, prior_topics, prior_extra each once, by word then "
+     "topic"),
 ])
 @pytest.mark.parametrize("part", [None, 2])  # the cells checked SPREAD_CELLS at a time: as they are, then 2
 def test_a_models_doctored_counts_are_one_line(model_file, tmp_path, monkeypatch, doctor, message, part):

@@ -947,7 +947,7 @@ def prepare(plan: Plan, client=None, writing: bool = False) -> Run:
     check_fits(memory, plan.estimate_bytes(fitted, threads, early), values["memory_limit"], advice)
     params, parent = _model_params(plan)
     if plan.updated is not None:  # (what the run does not use of it, read again at the end)
-        updating.released(plan.updated)
+        updating.released(plan.updated, values["update"])
     streamed = writing and parent is None and reference is None and plan.updated is None
     check_fits(memory, plan.estimate_bytes(fitted, threads, streamed), values["memory_limit"], advice)
     start = None

@@ -59,7 +59,7 @@ from ldacli.methods.warm_start import FOLD_IN_STREAM, FOLD_IN_SWEEPS
 from ldacli.model import DOCUMENTS, READABLE_VERSIONS, Model
 from ldacli.scoring.fixed_topics import fold_in
 from ldacli.settings import FIXED, Integer, Real, Setting, Text
-from ldacli.topic_counts import DOC_MEMBERS, SEGMENTS, TopicCounts
+from ldacli.topic_counts import DOC_MEMBERS, SEGMENTS, WORD_MEMBERS, SparseRows, TopicCounts
 from ldacli.topic_names import with_names
 from ldacli.topic_word_prior import TopicWordPrior
 
@@ -161,22 +161,32 @@ DOCUMENT_MEMBERS = ("kind", "format_version", "params", *(m for m in DOCUMENTS i
 ID_CHUNK = 1 << 16
 
 
-def released(parent: Model) -> None:
-    """Let go of what an update's run does not use of ``parent`` (:func:`parent_of`) once the
-    run is settled and recorded: its word-topic counts and its documents' ids (at 100 M tokens,
-    18 and 19 MB beside the night's run, which does not grow with the model). :func:`merged`
-    reads them again (:func:`restored`, :func:`document_ids`)."""
-    parent.counts = None
+def released(parent: Model, path: str) -> None:
+    """Let go of what an update's run does not use of ``parent`` (:func:`parent_of`, read from
+    ``path``) once the run is settled and recorded: its documents' ids (19 MB at 100 M tokens,
+    read again at the end, :func:`document_ids`), and its word-topic counts and the evidence it
+    carried (18 and 60 MB), which become memory maps of its file (the same arrays: its reader
+    keeps them as the file holds them), not read into memory until :func:`merged` uses them, once
+    :func:`restored` has checked that the file is still the one read (beside the night's run,
+    which does not grow with the model)."""
+    counts = parent.counts
+    names = WORD_MEMBERS + (TopicWordPrior.ARRAYS if counts.carried else ())
+    held = mapped(path, names)
+    prior = counts.prior
+    if counts.carried:
+        prior = dataclasses.replace(prior, **dict(zip(("words", "topics", "extra"),
+                                                      (held[n] for n in TopicWordPrior.ARRAYS))))
+    parent.counts = dataclasses.replace(counts, words=SparseRows(*(held[n] for n in WORD_MEMBERS), counts.n_words),
+                                        prior=prior)
     parent.doc_ids = np.empty(0, dtype=np.str_)
 
 
-def restored(parent: Model, path: str, sha256: str) -> None:
-    """``parent``'s counts (:func:`released`) read again at the end of an update, from its file at
-    ``path``, as :func:`parent_of` read and checked them; refused, in one line, when the file is
-    no longer the one the update recorded (``sha256``): another run wrote it."""
+def restored(path: str, sha256: str) -> None:
+    """Refuse, in one line, an update whose model's file at ``path`` is no longer the one the
+    update recorded (``sha256``) at its end, before anything is read from it again
+    (:func:`released`): another run wrote it."""
     if file_sha256(path) != sha256:
         raise LdacliError(f"{path}: the model changed while it was updated (another run wrote it?): update it again")
-    parent.counts = Model.load(path, documents=False).counts
 
 
 def document_ids(path: str) -> np.ndarray:
@@ -686,11 +696,11 @@ def merged(model: Model, parent: Model) -> Model:
     (its prior) for the next update. A freed topic that the night took (:func:`taken`) is a new
     topic (its lineage and name say so; the parent's documents count it in the topic it was
     merged into); one it did not take gets its own evidence back, and the topic it was merged
-    into its own. What the run let go of the parent is read again here (:func:`released`); the
+    into its own. What the run let go of the parent is mapped from its file (:func:`released`); the
     model's ``doc_ids`` are a NumPy text array, written as it is."""
     p = model.params
     update = p["update"]
-    restored(parent, update["path"], update["sha256"])
+    restored(update["path"], update["sha256"])
     fold = None
     cells = evidence(parent)  # (in the prior's order: the prior takes them as they are)
     kept = []
@@ -713,8 +723,9 @@ def merged(model: Model, parent: Model) -> Model:
     older = read_documents(update["path"], parent, update["parent_docs"], checked=False)
     model.counts = dataclasses.replace(model.counts.after(older, fold), carried=True)
     del older
-    released(parent)  # (its counts read again above: not held beside the model written next)
-    model.doc_ids = np.concatenate([document_ids(update["path"]), np.asarray(model.doc_ids, dtype=np.str_)])
+    parent.counts = None  # (its maps let go: the pages read are not held beside the model written next)
+    model.doc_ids = np.concatenate([mapped(update["path"], ("doc_ids",))["doc_ids"],
+                                    np.asarray(model.doc_ids, dtype=np.str_)])
     p["n_docs"] = len(model.doc_ids)
     p["n_tokens"] = int(parent.params.get("n_tokens", 0)) + int(p.get("n_tokens", 0))
     return model
