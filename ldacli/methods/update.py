@@ -161,14 +161,14 @@ DOCUMENT_MEMBERS = ("kind", "format_version", "params", *(m for m in DOCUMENTS i
 ID_CHUNK = 1 << 16
 
 
-def released(parent: Model, path: str) -> None:
+def released(parent: Model, path: str, ids: bool = True) -> None:
     """Let go of what an update's run does not use of ``parent`` (:func:`parent_of`, read from
-    ``path``) once the run is settled and recorded: its documents' ids (19 MB at 100 M tokens,
-    read again at the end, :func:`document_ids`), and its word-topic counts and the evidence it
-    carried (18 and 60 MB), which become memory maps of its file (the same arrays: its reader
-    keeps them as the file holds them), not read into memory until :func:`merged` uses them, once
-    :func:`restored` has checked that the file is still the one read (beside the night's run,
-    which does not grow with the model)."""
+    ``path``): its word-topic counts and the evidence it carried (18 and 60 MB at 100 M tokens),
+    once its evidence is taken (:func:`settle`), become memory maps of its file (the same arrays:
+    its reader keeps them as the file holds them), not read into memory until :func:`merged` uses
+    them, once :func:`restored` has checked that the file is still the one read; with ``ids``,
+    once the run is settled and recorded, its documents' ids too (19 MB, mapped again at the
+    end). Beside the night's run, which does not grow with the model."""
     counts = parent.counts
     names = WORD_MEMBERS + (TopicWordPrior.ARRAYS if counts.carried else ())
     held = mapped(path, names)
@@ -178,7 +178,8 @@ def released(parent: Model, path: str) -> None:
                                                       (held[n] for n in TopicWordPrior.ARRAYS))))
     parent.counts = dataclasses.replace(counts, words=SparseRows(*(held[n] for n in WORD_MEMBERS), counts.n_words),
                                         prior=prior)
-    parent.doc_ids = np.empty(0, dtype=np.str_)
+    if ids:
+        parent.doc_ids = np.empty(0, dtype=np.str_)
 
 
 def restored(path: str, sha256: str) -> None:
@@ -267,18 +268,24 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ptr = np.zeros(K + 1, np.int64)
     np.cumsum(np.bincount(topics, minlength=K), out=ptr[1:])
     del topics
-    total = sp.csr_matrix((values, words, ptr), shape=(K, V))
+    total = sp.csr_matrix((values, words, ptr), shape=(K, V)).tocsc()  # (by word: as the prior, then the result)
     del words, values
-    carried = held.prior  # (by word, then topic in the run's ids: as CSC, whatever order the model ids put them in)
+    carried = held.prior  # (by word, then topic in the run's ids: in the model's, put in order again)
     at = np.zeros(V + 1, np.int64)
     np.cumsum(np.bincount(carried.words, minlength=V), out=at[1:])
-    total = total + sp.csc_matrix((carried.extra, model_topic(held)[carried.topics], at), shape=(K, V)).tocsr()
+    if held.order is None:
+        before = sp.csc_matrix((carried.extra, carried.topics, at), shape=(K, V))
+    else:  # (sorted in place: copies, not the prior's arrays)
+        before = sp.csc_matrix((carried.extra.copy(), model_topic(held)[carried.topics], at), shape=(K, V))
+        before.sort_indices()
+    total = total + before
+    del before
     given = seeds(parent)
     if given is not None:
-        total = total - sp.csr_matrix((given[2], (given[1], given[0])), shape=(K, V))
+        total = total - sp.csc_matrix((given[2], (given[1], given[0])), shape=(K, V))
     total.data[total.data < 0] = 0.0  # (what the seeds leave of a cell: none, but for rounding)
     total.eliminate_zeros()
-    return cells_by_word(total.tocsc())
+    return cells_by_word(total)
 
 
 def by_word(words: np.ndarray, topics: np.ndarray, values: np.ndarray, K: int, V: int
@@ -623,6 +630,7 @@ def settle(values: Mapping, given: dict, parent: Model, night: Corpus
         raise SettingError("free_topics", f"free_topics must be at most {K // 2} (half the {K} topics of the model of "
                                           f"update: a pair of topics frees one), found {free}", ("update",))
     cells = evidence(parent)
+    released(parent, values["update"], ids=False)  # (before the merge search and the prior: the peak of settling)
     given = seeds(parent)
     fixed = () if given is None else np.unique(given[1])
     freed = tuple(cheapest_merges(*cells, K, len(parent.vocab), free, fixed))
