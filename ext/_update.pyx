@@ -5,33 +5,40 @@ place inside one ``nogil`` block, and nothing is validated here. The plain NumPy
 equals, bit for bit, is in its docstring and in ``tests/oracle.py``.
 """
 
+from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
 
 
-def pair_products(const int64_t[::1] ptr, const int32_t[::1] rows, const double[::1] values, double[:, ::1] out):
-    """Add to ``out`` ((K, K) float64) the products of each column's pairs of cells, a column at a
-    time, in order: for the cells ``ptr[c]`` to ``ptr[c + 1]`` of column c (rows ``rows``, all
-    different, values ``values``; a CSC matrix of K rows), ``out[a, b] += values[i] * values[j]``
-    for each pair ``i < j``, ``a, b`` their rows, the lower first. ``out`` above the diagonal then
-    holds ``M @ M.T`` (each pair of rows once), summed column by column: one multiply-add per
-    pair of cells that share a column, where scipy's sparse product makes both halves and the
-    diagonal, at about ten times the cost a pair. NumPy: for each column, ``out[lo, hi] +=
-    v[i] * v[j]`` over ``i, j = np.triu_indices(n, 1)``."""
-    cdef Py_ssize_t c, i, j, end
+def root_overlaps(const int64_t[::1] ptr, const int32_t[::1] rows, const double[::1] values,
+                  const double[::1] totals, double[::1] roots, double[:, ::1] out):
+    """Add to ``out`` ((K, K) float64) the products of each column's pairs of cells' roots, a
+    column at a time, in order: column c's cells are ``ptr[c]`` to ``ptr[c + 1]`` (rows ``rows``,
+    all different, values ``values``; a CSC matrix of K rows), the root of cell i is ``sqrt(values[i]
+    / totals[rows[i]])`` (put in ``roots``, (K,) scratch, a column at a time), and ``out[a, b] +=
+    root_i * root_j`` for each pair ``i < j``, ``a, b`` their rows, the lower first. ``out`` above
+    the diagonal then holds ``R @ R.T`` (each pair of rows once), R the matrix of roots, summed
+    column by column: one multiply-add per pair of cells that share a column, where scipy's sparse
+    product makes both halves and the diagonal, at about ten times the cost a pair, and no array
+    of roots as large as the cells. NumPy: for each column, ``r = np.sqrt(v / totals[rows])`` and
+    ``out[lo, hi] += r[i] * r[j]`` over ``i, j = np.triu_indices(n, 1)``."""
+    cdef Py_ssize_t c, i, j, first, n
     cdef int32_t a, b
-    cdef double v
+    cdef double r
     with nogil:
         for c in range(ptr.shape[0] - 1):
-            end = ptr[c + 1]
-            for i in range(ptr[c], end):
-                a = rows[i]
-                v = values[i]
-                for j in range(i + 1, end):
-                    b = rows[j]
+            first = ptr[c]
+            n = ptr[c + 1] - first
+            for i in range(n):
+                roots[i] = sqrt(values[first + i] / totals[rows[first + i]])
+            for i in range(n):
+                a = rows[first + i]
+                r = roots[i]
+                for j in range(i + 1, n):
+                    b = rows[first + j]
                     if a < b:
-                        out[a, b] += v * values[j]
+                        out[a, b] += r * roots[j]
                     else:
-                        out[b, a] += v * values[j]
+                        out[b, a] += r * roots[j]
 
 
 def renumbered_rows(const int64_t[::1] ptr, const int64_t[::1] columns, const int64_t[::1] values,

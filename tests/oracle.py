@@ -581,15 +581,16 @@ def particle_filter(words, doc_ptr, phi_wk, alpha, n_filters, n_particles, rng):
     return log_z
 
 
-def pair_products(ptr, rows, values, K):
-    """ldacli._update.pair_products: returns the (K, K) array it adds to a zero ``out``, column by
+def root_overlaps(ptr, rows, values, totals, K):
+    """ldacli._update.root_overlaps: returns the (K, K) array it adds to a zero ``out``, column by
     column in order (each pair of rows gets at most one product a column)."""
     out = np.zeros((K, K))
     for c in range(len(ptr) - 1):
         r, v = rows[ptr[c]:ptr[c + 1]], values[ptr[c]:ptr[c + 1]]
+        roots = np.sqrt(v / totals[r])
         i, j = np.triu_indices(r.size, 1)
         lo, hi = np.minimum(r[i], r[j]), np.maximum(r[i], r[j])
-        out[lo, hi] += v[i] * v[j]
+        out[lo, hi] += roots[i] * roots[j]
     return out
 
 

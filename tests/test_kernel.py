@@ -16,7 +16,7 @@ from ldacli._cgs import dense_sweep
 from ldacli import random_streams
 from ldacli.scoring import fixed_topics
 from ldacli._fixed_topics import document_draws, theta_of_documents
-from ldacli._update import pair_products, renumbered_rows
+from ldacli._update import renumbered_rows, root_overlaps
 from ldacli.errors import LdacliError
 from ldacli.methods.cgs.threads import ThreadsSampler
 from ldacli.methods.cgs.sampler import SAMPLERS
@@ -468,16 +468,17 @@ def test_the_smoothing_bucket_draws_every_topic_of_every_block_with_its_probabil
 
 
 @pytest.mark.parametrize("K", [1, 7, 300])
-def test_pair_products_equal_numpy_oracle_bit_for_bit(K):
+def test_root_overlaps_equal_numpy_oracle_bit_for_bit(K):
     # columns of 0 to K cells, their rows in any order (as a COO-made matrix may hold them)
     rng = np.random.default_rng(K)
     lengths = rng.integers(0, K + 1, 60)
     ptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
     rows = np.concatenate([rng.permutation(K)[:n] for n in lengths]).astype(np.int32)
     values = rng.random(rows.size) * 10.0 ** rng.integers(-8, 8, rows.size)
+    totals = np.bincount(rows, weights=values, minlength=K)
     out = np.zeros((K, K))
-    pair_products(ptr, rows, values, out)
-    assert out.tobytes() == oracle.pair_products(ptr, rows, values, K).tobytes()
+    root_overlaps(ptr, rows, values, totals, np.zeros(K), out)
+    assert out.tobytes() == oracle.root_overlaps(ptr, rows, values, totals, K).tobytes()
     assert not np.tril(out).any()
 
 

@@ -411,8 +411,7 @@ def test_the_topics_overlaps_are_those_of_their_dense_distributions():
         p = np.nan_to_num(E / E.sum(axis=1, keepdims=True))
     cells = words.astype(np.int32), topics.astype(np.int32), E[topics, words]
     for given in (cells, updating.by_word(*cells, 7, 20)):  # by topic, then by word as the update gives them
-        roots = updating.root_distributions(*given, 7, 20)
-        assert np.allclose(updating.overlaps(roots), np.triu(np.sqrt(p) @ np.sqrt(p).T, 1), rtol=0, atol=1e-12)
+        assert np.allclose(updating.overlaps(*given, 7, 20), np.triu(np.sqrt(p) @ np.sqrt(p).T, 1), rtol=0, atol=1e-12)
 
 
 def test_a_model_rewritten_while_it_is_updated_is_refused_and_nothing_is_written(files, tmp_path):

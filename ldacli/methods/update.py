@@ -47,7 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
-from ldacli._update import pair_products
+from ldacli._update import root_overlaps
 from ldacli.corpora.corpus import Corpus
 from ldacli.corpora.formats.read import READING, READING_FOR_MODEL
 from ldacli.errors import LdacliError, SettingError
@@ -310,32 +310,25 @@ def cells_by_word(columns: sp.csc_matrix) -> tuple[np.ndarray, np.ndarray, np.nd
             columns.indices.astype(np.int32, copy=False), columns.data)
 
 
-def root_distributions(words, topics, values, K: int, V: int) -> sp.csc_matrix:
-    """The square roots of the topics' word distributions from their evidence, a sparse (K, V)
-    matrix (a topic without evidence is a row of zeros); made in place as CSC from cells by word
-    then topic, as :func:`evidence` gives them (no COO copies: 3.3 M cells at 100 M tokens)."""
-    totals = np.bincount(topics, weights=values, minlength=K)
-    roots = totals[topics]  # (then in place: one array of the cells' size, not three)
-    np.divide(values, roots, out=roots)
-    np.sqrt(roots, out=roots)
+def overlaps(words, topics, values, K: int, V: int, totals: np.ndarray | None = None) -> np.ndarray:
+    """(K, K) float64: the topics' Bhattacharyya coefficients ``sum_w sqrt(p_iw p_jw)`` above the
+    diagonal (each pair of topics once; 0 on and below it), their word distributions ``p`` from
+    their evidence (cells, by word then topic as :func:`evidence` gives them, or by topic then
+    word; each topic's ``totals`` when computed already; a topic without evidence has none): the
+    products of each word's pairs of cells' roots, summed word by word
+    (:func:`~ldacli._update.root_overlaps`, no array of the roots). scipy's sparse product of the
+    roots took 1.2 s for the 4.4 M cells of 100 M tokens and K=1000, dense blocks of words 0.15 s
+    at K=100; this takes 0.06 and 0.05."""
     in_order = (words[1:] > words[:-1]) | ((words[1:] == words[:-1]) & (topics[1:] > topics[:-1]))
     if not bool(np.all(in_order)):
-        return sp.csc_matrix((roots, (topics, words)), shape=(K, V))
+        words, topics, values = by_word(words, topics, values, K, V)
+    if totals is None:
+        totals = np.bincount(topics, weights=values, minlength=K)
     ptr = np.zeros(V + 1, np.int64)
     np.cumsum(np.bincount(words, minlength=V), out=ptr[1:])
-    return sp.csc_matrix((roots, topics, ptr), shape=(K, V))
-
-
-def overlaps(roots: sp.spmatrix) -> np.ndarray:
-    """(K, K) float64: ``roots @ roots.T`` above the diagonal (each pair of topics once; 0 on and
-    below it), the topics' Bhattacharyya coefficients (:func:`root_distributions`): the products
-    of each word's pairs of cells, summed word by word (:func:`~ldacli._update.pair_products`).
-    scipy's sparse product took 1.2 s for the 4.4 M cells of 100 M tokens and K=1000, dense blocks
-    of words 0.15 s at K=100; this takes 0.06 and 0.05."""
-    columns = roots.tocsc()
-    out = np.zeros(roots.shape[:1] * 2)
-    pair_products(columns.indptr.astype(np.int64, copy=False), columns.indices.astype(np.int32, copy=False),
-                  np.ascontiguousarray(columns.data, dtype=np.float64), out)
+    out = np.zeros((K, K))
+    root_overlaps(ptr, topics.astype(np.int32, copy=False), np.ascontiguousarray(values, dtype=np.float64),
+                  np.asarray(totals, dtype=np.float64), np.zeros(K), out)
     return out
 
 
@@ -348,10 +341,9 @@ def cheapest_merges(words, topics, values, K: int, V: int, n: int, fixed=()) -> 
     small for two topics alike (a theme split in two) and for a topic of little evidence (a theme
     that faded, or one that never formed)."""
     totals = np.bincount(topics, weights=values, minlength=K)
-    roots = root_distributions(words, topics, values, K, V)
     with np.errstate(invalid="ignore", divide="ignore"):
         weight = np.nan_to_num(np.outer(totals, totals) / np.add.outer(totals, totals))
-    cost = weight * (1.0 - overlaps(roots))
+    cost = weight * (1.0 - overlaps(words, topics, values, K, V, totals))
     cost[np.tril_indices(K)] = np.inf  # each pair once, no topic with itself
     cost[list(fixed), :] = np.inf
     cost[:, list(fixed)] = np.inf
