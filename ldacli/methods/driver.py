@@ -946,7 +946,7 @@ def prepare(plan: Plan, client=None, writing: bool = False) -> Run:
     early = writing and plan.parent is None and reference is None
     check_fits(memory, plan.estimate_bytes(fitted, threads, early), values["memory_limit"], advice)
     params, parent = _model_params(plan)
-    if plan.updated is not None:  # (what the run does not use of it, read again at the end)
+    if plan.updated is not None and ckpt is not None:  # (a fresh update let go of it as it settled)
         updating.released(plan.updated, values["update"])
     streamed = writing and parent is None and reference is None and plan.updated is None
     check_fits(memory, plan.estimate_bytes(fitted, threads, streamed), values["memory_limit"], advice)

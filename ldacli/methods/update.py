@@ -141,8 +141,8 @@ def parent_of(path: str) -> Model:
     collapsed Gibbs model that records its counts. Its documents' ids are a NumPy text array, as
     its file holds them (:func:`document_ids`: a list of a million ids would hold 60 MB more);
     what it says of its documents is read and checked once the update is settled
-    (:func:`record`), and read again at the end (:func:`merged`), so that the run does not hold it
-    (at 100 M tokens and K=1000, 56 M cells, 168 MB, beside the night's first draw)."""
+    (:func:`record`), and mapped from the file at the end (:func:`merged`), so that the run does
+    not hold it (at 100 M tokens and K=1000, 56 M cells, 168 MB, beside the night's first draw)."""
     parent = Model.load(path, documents=False)
     method = parent.params.get("method")
     if method != METHOD:
@@ -161,16 +161,16 @@ DOCUMENT_MEMBERS = ("kind", "format_version", "params", *(m for m in DOCUMENTS i
 ID_CHUNK = 1 << 16
 
 
-def released(parent: Model, path: str, ids: bool = True) -> None:
+def released(parent: Model, path: str) -> None:
     """Let go of what an update's run does not use of ``parent`` (:func:`parent_of`, read from
-    ``path``): its word-topic counts and the evidence it carried (18 and 60 MB at 100 M tokens),
-    once its evidence is taken (:func:`settle`), become memory maps of its file (the same arrays:
-    its reader keeps them as the file holds them), not read into memory until :func:`merged` uses
-    them, once :func:`restored` has checked that the file is still the one read; with ``ids``,
-    once the run is settled and recorded, its documents' ids too (19 MB, mapped again at the
-    end). Beside the night's run, which does not grow with the model."""
+    ``path``) once its evidence is taken (:func:`settle`; a resumed run's once it is recorded):
+    its word-topic counts, the evidence it carried and its documents' ids (18, 60 and 19 MB at 100
+    M tokens) become memory maps of its file (the same arrays: its reader keeps them as the file
+    holds them), not read into memory until :func:`merged` uses them, once :func:`restored` has
+    checked that the file is still the one read (beside the night's run, which does not grow with
+    the model)."""
     counts = parent.counts
-    names = WORD_MEMBERS + (TopicWordPrior.ARRAYS if counts.carried else ())
+    names = WORD_MEMBERS + (TopicWordPrior.ARRAYS if counts.carried else ()) + ("doc_ids",)
     held = mapped(path, names)
     prior = counts.prior
     if counts.carried:
@@ -178,8 +178,7 @@ def released(parent: Model, path: str, ids: bool = True) -> None:
                                                       (held[n] for n in TopicWordPrior.ARRAYS))))
     parent.counts = dataclasses.replace(counts, words=SparseRows(*(held[n] for n in WORD_MEMBERS), counts.n_words),
                                         prior=prior)
-    if ids:
-        parent.doc_ids = np.empty(0, dtype=np.str_)
+    parent.doc_ids = held["doc_ids"]
 
 
 def restored(path: str, sha256: str) -> None:
@@ -622,7 +621,7 @@ def settle(values: Mapping, given: dict, parent: Model, night: Corpus
         raise SettingError("free_topics", f"free_topics must be at most {K // 2} (half the {K} topics of the model of "
                                           f"update: a pair of topics frees one), found {free}", ("update",))
     cells = evidence(parent)
-    released(parent, values["update"], ids=False)  # (before the merge search and the prior: the peak of settling)
+    released(parent, values["update"])  # (before the merge search and the prior: the peak of settling)
     given = seeds(parent)
     fixed = () if given is None else np.unique(given[1])
     freed = tuple(cheapest_merges(*cells, K, len(parent.vocab), free, fixed))
@@ -724,8 +723,7 @@ def merged(model: Model, parent: Model) -> Model:
     model.counts = dataclasses.replace(model.counts.after(older, fold), carried=True)
     del older
     parent.counts = None  # (its maps let go: the pages read are not held beside the model written next)
-    model.doc_ids = np.concatenate([mapped(update["path"], ("doc_ids",))["doc_ids"],
-                                    np.asarray(model.doc_ids, dtype=np.str_)])
+    model.doc_ids = np.concatenate([parent.doc_ids, np.asarray(model.doc_ids, dtype=np.str_)])
     p["n_docs"] = len(model.doc_ids)
     p["n_tokens"] = int(parent.params.get("n_tokens", 0)) + int(p.get("n_tokens", 0))
     return model
