@@ -390,25 +390,23 @@ def cost(args) -> None:
             t_old, m_old = run_measured("train", old_path, "-k", str(args.topics), "--iterations",
                                         str(args.old_sweeps), "--seed", "1", "--threads", "1", "-o", model)
             out = os.path.join(tmp, "next.npz")
-            runs = [run_measured("train", night_path, "--update", model, "--iterations", str(args.update_sweeps),
-                                 "--seed", "2", "--threads", "1", "-o", out) for _ in range(args.repeat)]
-            seconds = sorted(t for t, _ in runs)
-            again = os.path.join(tmp, "after-next.npz")  # (the nightly case: an update's model updated)
-            runs2 = [run_measured("train", night_path, "--update", out, "--iterations", str(args.update_sweeps),
-                                  "--seed", "3", "--threads", "1", "-o", again) for _ in range(args.repeat)]
-            seconds2 = sorted(t for t, _ in runs2)
+            def updates(parent: str, seed: int, prefix: str, output: str) -> dict:
+                runs = [run_measured("train", night_path, "--update", parent, "--iterations", str(args.update_sweeps),
+                                     "--seed", str(seed), "--threads", "1", "-o", output) for _ in range(args.repeat)]
+                seconds = sorted(t for t, _ in runs)
+                return {f"{prefix}_seconds": round(float(np.median(seconds)), 2),
+                        f"{prefix}_seconds_all": [round(t, 2) for t in seconds],
+                        f"{prefix}_peak_mb": round(max(m for _, m in runs), 1)}
+
+            first = updates(model, 2, "update", out)
+            # (the nightly case: an update's model updated)
+            again = updates(out, 3, "update_of_update", os.path.join(tmp, "after-next.npz"))
             sampled = Model.read_params(out)  # (the night's tokens of words the model knows; its shards)
             print(json.dumps({"tokens": old.n_tokens, "documents": old.n_docs, "night_tokens": night.n_tokens,
                               "night_tokens_sampled": sampled["update"]["night_tokens"], "shards": sampled["shards"],
                               "old_train_seconds": round(t_old, 1), "old_train_peak_mb": round(m_old, 1),
                               "old_model_mb": round(os.path.getsize(model) / 2**20, 1),
-                              "update_seconds": round(float(np.median(seconds)), 2),
-                              "update_seconds_all": [round(t, 2) for t in seconds],
-                              "update_peak_mb": round(max(m for _, m in runs), 1),
-                              "next_model_mb": round(os.path.getsize(out) / 2**20, 1),
-                              "update_of_update_seconds": round(float(np.median(seconds2)), 2),
-                              "update_of_update_seconds_all": [round(t, 2) for t in seconds2],
-                              "update_of_update_peak_mb": round(max(m for _, m in runs2), 1)}), flush=True)
+                              **first, "next_model_mb": round(os.path.getsize(out) / 2**20, 1), **again}), flush=True)
 
 
 def main(argv=None) -> None:

@@ -18,7 +18,7 @@ the run computed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -274,19 +274,26 @@ class SparseRows:
         array of 8 bytes a cell: at 56 M cells its running sums took 450 MB)."""
         ptr = self.ptr.astype(np.int64)
         out = np.zeros(self.n_rows, np.int64)
-        mark, taken = np.iinfo(self.sums.dtype).max, 0
         running = np.zeros(min(self.n_cells, SPREAD_CELLS) + 1, np.int64)
-        for lo in range(0, self.n_cells, SPREAD_CELLS):
-            hi = min(lo + SPREAD_CELLS, self.n_cells)
-            values = self.sums[lo:hi]
-            if self.large.size:  # (the part's marked values taken from the large ones, in order)
-                n = int(np.count_nonzero(values == mark))
-                values, taken = unmarked(values, self.large[taken:taken + n]), taken + n
+        bounds = [(lo, min(lo + SPREAD_CELLS, self.n_cells)) for lo in range(0, self.n_cells, SPREAD_CELLS)]
+        for (lo, hi), values in zip(bounds, self.value_blocks(bounds)):
             np.cumsum(values, out=running[1:hi - lo + 1], dtype=np.int64)
             first, last = int(np.searchsorted(ptr, lo, "right")) - 1, int(np.searchsorted(ptr, hi, "left"))
             out[first:last] += running[np.clip(ptr[first + 1:last + 1], lo, hi) - lo] \
                 - running[np.clip(ptr[first:last], lo, hi) - lo]
         return out
+
+    def value_blocks(self, bounds: Iterable[tuple[int, int]]) -> Iterator[np.ndarray]:
+        """The cells' values (:attr:`values`) a block at a time, for consecutive ``bounds`` ``(lo,
+        hi)`` of cells from the first: each block's marked values taken from the large ones, in
+        order, without making every cell's value."""
+        mark, taken = np.iinfo(self.sums.dtype).max, 0
+        for lo, hi in bounds:
+            values = np.asarray(self.sums[lo:hi])
+            if self.large.size:
+                n = int(np.count_nonzero(values == mark))
+                values, taken = unmarked(values, np.asarray(self.large[taken:taken + n])), taken + n
+            yield values
 
     def put(self, out: np.ndarray, first: int) -> None:
         """Rows ``first`` to ``first + len(out)`` into ``out`` ((rows, columns) float64), zeros
@@ -575,23 +582,21 @@ class TopicCounts:
         to = np.arange(K, dtype=np.int64) if older.order is None else np.argsort(older.order)
         if fold is not None:
             to = np.asarray(fold, dtype=np.int64)[to]
+        ptr = old.ptr.astype(np.int64)
+        rows, lo = [], 0  # the older documents, a block of rows at a time (about AFTER_CELLS cells)
+        while lo < D_old:
+            hi = min(D_old, max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + AFTER_CELLS, "right")) - 1))
+            rows.append((lo, hi))
+            lo = hi
+        cells = [(int(ptr[lo]), int(ptr[hi])) for lo, hi in rows]
 
         def parts():
-            ptr = old.ptr.astype(np.int64)
-            lo, mark, taken = 0, np.iinfo(old.sums.dtype).max, 0
-            while lo < D_old:  # the older documents, a block of rows at a time (about AFTER_CELLS cells)
-                hi = min(D_old, max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + AFTER_CELLS, "right")) - 1))
-                a, b = int(ptr[lo]), int(ptr[hi])
+            for (lo, hi), (a, b), values in zip(rows, cells, old.value_blocks(cells)):
                 if a < b:  # (each row's topics renumbered, in order again, two folded into one cell)
-                    values = np.asarray(old.sums[a:b])
-                    if old.large.size:  # (the block's marked values taken from the large ones, in order)
-                        n = int(np.count_nonzero(values == mark))
-                        values, taken = unmarked(values, np.asarray(old.large[taken:taken + n])), taken + n
                     codes, sums = np.empty(b - a, np.int64), np.empty(b - a, np.int64)
                     n = renumbered_rows(ptr[lo:hi + 1] - a, np.asarray(old.columns[a:b]).astype(np.int64),
                                         values.astype(np.int64), to, K, lo, codes, sums)
                     yield codes[:n], sums[:n]
-                lo = hi
             if new.n_cells:
                 yield (new.rows_of_cells(0, new.n_cells) + D_old) * K + new.columns.astype(np.int64), np.asarray(new.values)
 

@@ -174,8 +174,7 @@ def released(parent: Model, path: str) -> None:
     held = mapped(path, names)
     prior = counts.prior
     if counts.carried:
-        prior = dataclasses.replace(prior, **dict(zip(("words", "topics", "extra"),
-                                                      (held[n] for n in TopicWordPrior.ARRAYS))))
+        prior = TopicWordPrior(prior.n_words, prior.n_topics, *(held[n] for n in TopicWordPrior.ARRAYS))
     parent.counts = dataclasses.replace(counts, words=SparseRows(*(held[n] for n in WORD_MEMBERS), counts.n_words),
                                         prior=prior)
     parent.doc_ids = held["doc_ids"]
@@ -264,18 +263,13 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not (held.carried and held.prior is not None):
         keep = values > 0
         return by_word(*((words, topics, values) if keep.all() else (words[keep], topics[keep], values[keep])), K, V)
-    ptr = np.zeros(K + 1, np.int64)
-    np.cumsum(np.bincount(topics, minlength=K), out=ptr[1:])
-    del topics
-    total = sp.csr_matrix((values, words, ptr), shape=(K, V)).tocsc()  # (by word: as the prior, then the result)
-    del words, values
-    carried = held.prior  # (by word, then topic in the run's ids: in the model's, put in order again)
-    at = np.zeros(V + 1, np.int64)
-    np.cumsum(np.bincount(carried.words, minlength=V), out=at[1:])
+    total = topic_rows(words, topics, values, K, V).tocsc()  # (by word: as the prior, then the result)
+    del words, topics, values
+    at, run_topics, extra = held.prior.by_word()  # (topics in the run's ids: in the model's, put in order again)
     if held.order is None:
-        before = sp.csc_matrix((carried.extra, carried.topics, at), shape=(K, V))
+        before = sp.csc_matrix((extra, run_topics, at), shape=(K, V))
     else:  # (sorted in place: copies, not the prior's arrays)
-        before = sp.csc_matrix((carried.extra.copy(), model_topic(held)[carried.topics], at), shape=(K, V))
+        before = sp.csc_matrix((extra.copy(), model_topic(held)[run_topics], at), shape=(K, V))
         before.sort_indices()
     total = total + before
     del before
@@ -296,9 +290,20 @@ def by_word(words: np.ndarray, topics: np.ndarray, values: np.ndarray, K: int, V
     sum is the same in either order)."""
     if topics.size > 1 and not bool(np.all(topics[1:] >= topics[:-1])):
         return cells_by_word(sp.csc_matrix((values, (topics, words)), shape=(K, V)))
-    ptr = np.zeros(K + 1, np.int64)
-    np.cumsum(np.bincount(topics, minlength=K), out=ptr[1:])
-    return cells_by_word(sp.csr_matrix((values, words, ptr), shape=(K, V)).tocsc())
+    return cells_by_word(topic_rows(words, topics, values, K, V).tocsc())
+
+
+def topic_rows(words, topics, values, K: int, V: int) -> sp.csr_matrix:
+    """The (K, V) matrix of cells by topic then word (each once), as CSR on their own arrays."""
+    return sp.csr_matrix((values, words, starts(topics, K)), shape=(K, V))
+
+
+def starts(ids: np.ndarray, n: int) -> np.ndarray:
+    """(n + 1,) int64: where each of ``n`` ids begins among ``ids`` sorted, and their end (a
+    sparse matrix's pointers)."""
+    out = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(ids, minlength=n), out=out[1:])
+    return out
 
 
 def cells_by_word(columns: sp.csc_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -323,10 +328,8 @@ def overlaps(words, topics, values, K: int, V: int, totals: np.ndarray | None = 
         words, topics, values = by_word(words, topics, values, K, V)
     if totals is None:
         totals = np.bincount(topics, weights=values, minlength=K)
-    ptr = np.zeros(V + 1, np.int64)
-    np.cumsum(np.bincount(words, minlength=V), out=ptr[1:])
     out = np.zeros((K, K))
-    root_overlaps(ptr, topics.astype(np.int32, copy=False), np.ascontiguousarray(values, dtype=np.float64),
+    root_overlaps(starts(words, V), topics.astype(np.int32, copy=False), np.ascontiguousarray(values, dtype=np.float64),
                   np.asarray(totals, dtype=np.float64), np.zeros(K), out)
     return out
 
@@ -570,7 +573,7 @@ def numbered(ids: np.ndarray, base: int) -> bool:
         for place in range(width):  # (a digit within its number's length, nothing after it)
             code = chunk[:, place].astype(np.int64) - 48
             inside = digits > place
-            if not np.array_equal(np.where(inside, (code >= 0) & (code <= 9), code == -48), np.ones(code.size, bool)):
+            if not np.where(inside, (code >= 0) & (code <= 9), code == -48).all():
                 return False
             read = np.where(inside, read * 10 + code, read)
         if not np.array_equal(read, number):
