@@ -10,7 +10,6 @@ the same numbers, for any number of threads or Dask workers: each chunk of about
 
 from __future__ import annotations
 
-import io
 import os
 import tempfile
 from collections import deque
@@ -316,7 +315,10 @@ def _write_npz(model: Model, stream, chunks, output: str, v: dict, entropy: int)
     when done), then the archive is written in its member order."""
     folder = os.path.dirname(os.path.abspath(output))
     K = model.n_topics
-    with tempfile.TemporaryFile(dir=folder) as theta_file, tempfile.TemporaryFile(dir=folder) as ids_file:
+    def spool():
+        return tempfile.TemporaryFile(dir=folder, buffering=1 << 20)
+
+    with spool() as theta_file, spool() as ids_file:
         n_docs, longest = 0, 0
         for ids, theta in chunks:
             theta_file.write(np.ascontiguousarray(theta, dtype=np.float64).tobytes())
@@ -334,10 +336,9 @@ def _write_npz(model: Model, stream, chunks, output: str, v: dict, entropy: int)
 
         def id_bytes():
             ids_file.seek(0)
-            reader = io.BufferedReader(ids_file, 1 << 20)
             out: list[bytes] = []
             for _ in range(n_docs):
-                e = reader.read(int.from_bytes(reader.read(4), "little"))
+                e = ids_file.read(int.from_bytes(ids_file.read(4), "little"))
                 out.append(e + b"\0" * (4 * width - len(e)))
                 if len(out) == 4096:
                     yield b"".join(out)
