@@ -21,6 +21,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ldacli.corpora.counts import starts
 from ldacli.errors import LdacliError, SettingError
 
 
@@ -124,9 +125,7 @@ class TopicWordPrior:
     def by_word(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The cells by word, as the kernels take them: ``ptr`` (V+1,) int64 (word w's cells
         are ``ptr[w]:ptr[w+1]``), ``topics`` (E,) int32, ``extra`` (E,) float64."""
-        ptr = np.zeros(self.n_words + 1, np.int64)
-        np.cumsum(np.bincount(self.words, minlength=self.n_words), out=ptr[1:])
-        return ptr, np.ascontiguousarray(self.topics), np.ascontiguousarray(self.extra)
+        return starts(self.words, self.n_words), np.ascontiguousarray(self.topics), np.ascontiguousarray(self.extra)
 
     def dense(self, beta: float) -> np.ndarray:
         """(K, V) float64: every cell's prior ``beta + extra_kw``."""

@@ -19,14 +19,21 @@ from ldacli.errors import InputError
 COUNT_MAX = int(np.iinfo(np.int32).max)
 
 
+def starts(ids: np.ndarray, n: int) -> np.ndarray:
+    """(n + 1,) int64: where each of ``n`` ids begins among ``ids`` sorted, and their end (a
+    sparse matrix's pointers)."""
+    out = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(ids, minlength=n), out=out[1:])
+    return out
+
+
 def build_csr(rows: np.ndarray, cols: np.ndarray, data: np.ndarray, shape: tuple[int, int]) -> sp.csr_array:
     """CSR int32 matrix from COO entries with distinct (row, col) pairs; indices sorted."""
     rows = np.asarray(rows, dtype=np.int64)
     order = np.lexsort((cols, rows)) if rows.size and np.any(np.diff(rows) < 0) else None
     if order is not None:
         rows, cols, data = rows[order], cols[order], data[order]
-    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+    indptr = starts(rows, shape[0])
     index_dtype = np.int32 if max(indptr[-1], shape[1]) < np.iinfo(np.int32).max else np.int64
     counts = sp.csr_array(
         (np.ascontiguousarray(data, dtype=np.int32),

@@ -49,6 +49,7 @@ from scipy.special import gammaln
 
 from ldacli._update import root_overlaps
 from ldacli.corpora.corpus import Corpus
+from ldacli.corpora.counts import starts
 from ldacli.corpora.formats.read import READING, READING_FOR_MODEL
 from ldacli.errors import LdacliError, SettingError
 from ldacli.files.fileio import file_sha256
@@ -296,14 +297,6 @@ def by_word(words: np.ndarray, topics: np.ndarray, values: np.ndarray, K: int, V
 def topic_rows(words, topics, values, K: int, V: int) -> sp.csr_matrix:
     """The (K, V) matrix of cells by topic then word (each once), as CSR on their own arrays."""
     return sp.csr_matrix((values, words, starts(topics, K)), shape=(K, V))
-
-
-def starts(ids: np.ndarray, n: int) -> np.ndarray:
-    """(n + 1,) int64: where each of ``n`` ids begins among ``ids`` sorted, and their end (a
-    sparse matrix's pointers)."""
-    out = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(ids, minlength=n), out=out[1:])
-    return out
 
 
 def cells_by_word(columns: sp.csc_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

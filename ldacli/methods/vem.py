@@ -25,7 +25,7 @@ from scipy.special import digamma, gammaln, polygamma
 from ldacli import random_streams
 from ldacli._vem import estep, word_stats
 from ldacli.corpora.corpus import Corpus
-from ldacli.corpora.counts import doc_topic_counts
+from ldacli.corpora.counts import doc_topic_counts, starts
 from ldacli.methods.base import Method, Start, word_topic_counts
 from ldacli.errors import SettingError
 from ldacli.model import Checkpoint
@@ -121,8 +121,7 @@ class _Arrays:
         self.csr_pos = np.ascontiguousarray(order, dtype=np.int64)
         docs = np.repeat(np.arange(corpus.n_docs, dtype=np.int32), np.diff(self.indptr))
         self.rows = np.ascontiguousarray(docs[order])
-        self.colptr = np.zeros(corpus.n_words + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.indices, minlength=corpus.n_words), out=self.colptr[1:])
+        self.colptr = starts(self.indices, corpus.n_words)
         self.doc_ranges = doc_ranges(self.indptr)
         self.word_ranges = doc_ranges(self.colptr)
         self.max_len = int(np.diff(self.indptr).max(initial=0))  # most unique words in a document

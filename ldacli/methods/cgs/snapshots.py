@@ -8,6 +8,7 @@ import logging
 
 import numpy as np
 
+from ldacli.corpora.counts import starts
 from ldacli.errors import LdacliError
 from ldacli.methods.base import Method
 from ldacli.model import Checkpoint
@@ -451,9 +452,7 @@ class RowPart:
             merged_sums[moved], merged_sums[places] = sums, values[miss]
             old, sums = merged, merged_sums
         rows = self.ptr.size - 1
-        ptr = np.zeros(rows + 1, np.int64)
-        np.cumsum(np.bincount(old // self.n_columns, minlength=rows), out=ptr[1:])
-        return RowPart(ptr, (old % self.n_columns).astype(self.columns.dtype), *_kept(sums), most, self.n_columns)
+        return RowPart(starts(old // self.n_columns, rows), (old % self.n_columns).astype(self.columns.dtype), *_kept(sums), most, self.n_columns)
 
     def _slice(self, a: int, b: int) -> "RowPart":
         """Rows ``a`` to ``b`` as a part (arrays of their own)."""
