@@ -26,7 +26,7 @@ import numpy as np
 
 from ldacli._update import renumbered_rows
 from ldacli.errors import InputError
-from ldacli.files.npz import StreamedArray, array, mapped, scalar
+from ldacli.files.npz import StreamedArray, array, blocks, let_go, mapped, scalar
 from ldacli.topic_word_prior import TopicWordPrior, topic_sums
 
 # Whole numbers up to here are exact in float64: every sum, and all of them added up, stay below.
@@ -209,12 +209,14 @@ class SparseRows:
                                                       top.reaching() + bottom.reaching())
         ptr = np.empty(top.n_rows + bottom.n_rows + 1, narrowest(cells))
         ptr[:top.n_rows + 1] = top.ptr
+        let_go(top.ptr)
         ptr[top.n_rows + 1:] = bottom.ptr[1:].astype(np.int64) + top.n_cells
         column_type = narrowest(max(top.n_columns - 1, 0))
 
-        def pieces(of, kind):
+        def pieces(of, kind):  # (a block at a time: the older documents are mapped from their file)
             for part in (top, bottom):
-                yield memoryview(np.ascontiguousarray(np.asarray(of(part)).astype(kind, copy=False)))
+                for block in blocks(np.asarray(of(part))):
+                    yield memoryview(np.ascontiguousarray(block.astype(kind, copy=False)))
 
         return cls(ptr, StreamedArray(column_type, (cells,), pieces(lambda p: p.columns, column_type)),
                    StreamedArray(sum_type, (cells,), pieces(lambda p: p.kept_as(sum_type)[0], sum_type)),
@@ -223,15 +225,17 @@ class SparseRows:
 
     def largest(self) -> int:
         """The largest value (0 without cells)."""
-        if self.large.size:
-            return int(self.large.max())
-        return int(self.sums.max()) if self.n_cells else 0
+        return max((int(b.max()) for b in blocks(self.large if self.large.size else self.sums)), default=0)
 
     def reaching(self) -> np.ndarray:
-        """(len(MARKS),) int64: how many values are at least each of :data:`MARKS`."""
+        """(len(MARKS),) int64: how many values are at least each of :data:`MARKS` (a block of
+        them at a time)."""
         mark = np.iinfo(self.sums.dtype).max
-        return np.array([np.count_nonzero(self.sums >= m) if m < mark else np.count_nonzero(self.large >= m)
-                         for m in MARKS], np.int64)
+        out = np.zeros(len(MARKS), np.int64)
+        for values, marks in ((self.sums, [m < mark for m in MARKS]), (self.large, [m >= mark for m in MARKS])):
+            for block in blocks(values):
+                out += [np.count_nonzero(block >= m) if on else 0 for m, on in zip(MARKS, marks)]
+        return out
 
     def kept_as(self, kind: np.dtype) -> tuple[np.ndarray, np.ndarray]:
         """``sums`` and ``large`` as they are kept in the unsigned dtype ``kind`` (its largest the mark)."""
@@ -289,11 +293,15 @@ class SparseRows:
         order, without making every cell's value."""
         mark, taken = np.iinfo(self.sums.dtype).max, 0
         for lo, hi in bounds:
-            values = np.asarray(self.sums[lo:hi])
+            values = sums = np.asarray(self.sums[lo:hi])
+            large = self.large[taken:taken]
             if self.large.size:
                 n = int(np.count_nonzero(values == mark))
-                values, taken = unmarked(values, np.asarray(self.large[taken:taken + n])), taken + n
+                large = self.large[taken:taken + n]
+                values, taken = unmarked(values, np.asarray(large)), taken + n
             yield values
+            let_go(sums)  # (pages of a mapped file: see files.npz.blocks)
+            let_go(large)
 
     def put(self, out: np.ndarray, first: int) -> None:
         """Rows ``first`` to ``first + len(out)`` into ``out`` ((rows, columns) float64), zeros
@@ -583,6 +591,7 @@ class TopicCounts:
         if fold is not None:
             to = np.asarray(fold, dtype=np.int64)[to]
         ptr = old.ptr.astype(np.int64)
+        let_go(old.ptr)
         rows, lo = [], 0  # the older documents, a block of rows at a time (about AFTER_CELLS cells)
         while lo < D_old:
             hi = min(D_old, max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + AFTER_CELLS, "right")) - 1))
@@ -594,8 +603,10 @@ class TopicCounts:
             for (lo, hi), (a, b), values in zip(rows, cells, old.value_blocks(cells)):
                 if a < b:  # (each row's topics renumbered, in order again, two folded into one cell)
                     codes, sums = np.empty(b - a, np.int64), np.empty(b - a, np.int64)
-                    n = renumbered_rows(ptr[lo:hi + 1] - a, np.asarray(old.columns[a:b]).astype(np.int64),
-                                        values.astype(np.int64), to, K, lo, codes, sums)
+                    columns = np.asarray(old.columns[a:b])
+                    n = renumbered_rows(ptr[lo:hi + 1] - a, columns.astype(np.int64), values.astype(np.int64), to, K,
+                                        lo, codes, sums)
+                    let_go(columns)
                     yield codes[:n], sums[:n]
             if new.n_cells:
                 yield (new.rows_of_cells(0, new.n_cells) + D_old) * K + new.columns.astype(np.int64), np.asarray(new.values)

@@ -2,6 +2,7 @@
 a damaged or doctored file is one clear error (exit 1) naming the file, never a traceback, a
 huge allocation, silent nonsense or advice to allow pickles."""
 
+import mmap
 import os
 import struct
 import zipfile
@@ -14,7 +15,7 @@ import ldacli
 from ldacli.cli import main
 from ldacli.errors import InputError
 from ldacli.files import fileio
-from ldacli.files.npz import write_npz
+from ldacli.files.npz import BLOCK_BYTES, blocks, let_go, mapped, write_npz
 
 
 def run(*args):
@@ -152,3 +153,33 @@ def test_a_file_is_hashed_again_whenever_it_may_have_changed(tmp_path, monkeypat
     replaced.write_bytes(b"c" * 1000)
     os.replace(replaced, path)  # an atomic replace, as a run writes a model: another file
     assert fileio.file_sha256(str(path)) != second
+
+
+def _mapped_kb() -> int:
+    """This process's resident pages of mapped files (kB)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("RssFile:"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status") or not hasattr(mmap, "MADV_DONTNEED"),
+                    reason="needs Linux's /proc/self/status and madvise(MADV_DONTNEED)")
+def test_an_array_mapped_from_its_file_and_read_in_blocks_is_not_held_by_the_process(tmp_path):
+    # an update reads its model's documents once, through a map, into the model it writes: read
+    # in blocks, the process lets each block's pages go (64 MB here, more at 100 M tokens)
+    path = str(tmp_path / "a.npz")
+    whole = np.arange(8 << 20, dtype=np.int64)
+    write_npz(path, {"a": whole})
+    held = mapped(path, ("a",))["a"]
+    before = _mapped_kb()
+    assert sum(int(block.sum()) for block in blocks(held)) == int(whole.sum())
+    after_blocks = _mapped_kb()
+    assert after_blocks - before < (BLOCK_BYTES >> 10) + 64
+    assert int(np.asarray(held).sum()) == int(whole.sum())  # read whole through the map: all of it held
+    assert _mapped_kb() - after_blocks > 60 << 10
+    # a map written to is left alone: its pages, let go, would lose what was written
+    changed = np.memmap(tmp_path / "b.bin", dtype=np.int64, mode="w+", shape=(1 << 20,))
+    changed.flush()
+    copy = np.memmap(tmp_path / "b.bin", dtype=np.int64, mode="c", shape=(1 << 20,))
+    copy[:] = 7
+    let_go(copy)
+    assert bool(np.all(copy == 7))

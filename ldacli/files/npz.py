@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -33,6 +34,8 @@ _DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedE
 MAX_DEFLATE_RATIO = 1032
 # A 'kind' member is a short string; anything bigger is not an ldacli file's.
 _MAX_KIND_BYTES = 4096
+# The bytes of a mapped array read at a time by :func:`blocks`.
+BLOCK_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,36 @@ def _write_pieces(member: IO[bytes], pieces: Iterable[bytes | memoryview]) -> No
     a buffer that the next array should not find still held)."""
     for piece in pieces:
         member.write(piece)
+
+
+def blocks(a: np.ndarray, nbytes: int = BLOCK_BYTES) -> Iterator[np.ndarray]:
+    """``a`` (1-D) as consecutive slices of about ``nbytes``, each let go (:func:`let_go`) once
+    the next is asked for: an array :func:`mapped` made read through once, without the process
+    holding every page of it by the end."""
+    step = max(1, nbytes // max(a.itemsize, 1))
+    for lo in range(0, a.shape[0], step):
+        piece = a[lo:lo + step]
+        yield piece
+        let_go(piece)
+
+
+def let_go(a: np.ndarray) -> None:
+    """Unmap from this process the whole pages of ``a``, a contiguous view of an array
+    :func:`mapped` made (nothing for another array, nor for a writable map, whose changes this
+    would lose): a map holds each page it has read until it is closed, so an array read once
+    through it would count whole in the process's memory. The pages stay in the page cache,
+    shared and reclaimable, and are read again if ``a`` is."""
+    if a.flags.writeable or not a.flags.c_contiguous or not a.nbytes or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    base = a
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "base", None)
+    if base is None:
+        return
+    lo = a.ctypes.data - np.frombuffer(base, np.uint8, count=1).ctypes.data
+    first, end = -(-lo // mmap.PAGESIZE) * mmap.PAGESIZE, (lo + a.nbytes) // mmap.PAGESIZE * mmap.PAGESIZE
+    if end > first:
+        base.madvise(mmap.MADV_DONTNEED, first, end - first)
 
 
 def mapped(path: str, names: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
