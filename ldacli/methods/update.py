@@ -276,9 +276,14 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     words, topics, values = held.word_means()
     if not (held.carried and held.prior is not None):
         keep = values > 0
-        return by_word(*((words, topics, values) if keep.all() else (words[keep], topics[keep], values[keep])), K, V)
-    total = topic_rows(words, topics, values, K, V).tocsc()  # (by word: as the prior, then the result)
-    del words, topics, values
+        if not keep.all():
+            words, topics, values = words[keep], topics[keep], values[keep]
+        del keep
+    total = topic_rows(words, topics, values, K, V)
+    del words, topics, values  # (each copy let go as soon as it is not needed: the peak of settling)
+    total = total.tocsc()  # (by word: as the prior, then the result)
+    if not (held.carried and held.prior is not None):
+        return cells_by_word(total)
     at, run_topics, extra = held.prior.by_word()  # (topics in the run's ids: in the model's, put in order again)
     if held.order is None:
         before = sp.csc_matrix((extra, run_topics, at), shape=(K, V))
