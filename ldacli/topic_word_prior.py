@@ -30,6 +30,12 @@ def _in_prior_order(words: np.ndarray, topics: np.ndarray) -> bool:
     return bool(np.all((words[1:] > words[:-1]) | ((words[1:] == words[:-1]) & (topics[1:] >= topics[:-1]))))
 
 
+def _repeats(words: np.ndarray, topics: np.ndarray) -> np.ndarray:
+    """(E - 1,) bool: whether each cell after the first is the one before it again (cells in a
+    prior's order: a cell given twice, next to itself)."""
+    return (words[1:] == words[:-1]) & (topics[1:] == topics[:-1])
+
+
 def _sorted(words: np.ndarray, topics: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The cells in a prior's order, stably (a cell given twice keeps the order given)."""
     order = np.lexsort((topics, words))
@@ -61,7 +67,7 @@ class TopicWordPrior:
             words, topics, extra = words.copy(), topics.copy(), extra.copy()
         else:
             words, topics, extra = _sorted(words, topics, extra)
-        if np.any((words[1:] == words[:-1]) & (topics[1:] == topics[:-1])):
+        if np.any(_repeats(words, topics)):
             raise LdacliError(f"{source}: expected each (topic, word) cell once, found one twice")
         return cls(int(n_words), int(n_topics), words.astype(np.int32, copy=False),
                    topics.astype(np.int32, copy=False), extra)
@@ -78,7 +84,7 @@ class TopicWordPrior:
             words, topics, extra = _sorted(words, topics, extra)
         words, topics = words.astype(np.int32, copy=False), topics.astype(np.int32, copy=False)
         first = np.ones(words.size, bool)
-        first[1:] = (words[1:] != words[:-1]) | (topics[1:] != topics[:-1])
+        first[1:] = ~_repeats(words, topics)
         if not first.all():
             at = np.flatnonzero(first)
             extra = np.add.reduceat(extra, at)
@@ -158,7 +164,7 @@ class TopicWordPrior:
             raise LdacliError(f"{source}: expected arrays {', '.join(cls.ARRAYS)} of the topic-word prior, found "
                               f"only {', '.join(present)}")
         words, topics, extra = cls._checked(n_words, n_topics, *(arrays[name] for name in cls.ARRAYS), source)
-        if not _in_prior_order(words, topics) or np.any((words[1:] == words[:-1]) & (topics[1:] == topics[:-1])):
+        if not _in_prior_order(words, topics) or np.any(_repeats(words, topics)):
             raise LdacliError(f"{source}: expected the cells of {', '.join(cls.ARRAYS)} each once, by word then "
                               f"topic, as ldacli writes them, found others")
         # (the arrays read are the prior's, as the file holds them: an update maps them from it again)
