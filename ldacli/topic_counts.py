@@ -604,8 +604,7 @@ class TopicCounts:
                 if a < b:  # (each row's topics renumbered, in order again, two folded into one cell)
                     codes, sums = np.empty(b - a, np.int64), np.empty(b - a, np.int64)
                     columns = np.asarray(old.columns[a:b])
-                    n = renumbered_rows(ptr[lo:hi + 1] - a, columns.astype(np.int64), values.astype(np.int64), to, K,
-                                        lo, codes, sums)
+                    n = renumbered_rows(ptr[lo:hi + 1] - a, columns, values, to, K, lo, codes, sums)
                     let_go(columns)
                     yield codes[:n], sums[:n]
             if new.n_cells:

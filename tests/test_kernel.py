@@ -482,21 +482,26 @@ def test_root_overlaps_equal_numpy_oracle_bit_for_bit(K):
     assert not np.tril(out).any()
 
 
-@pytest.mark.parametrize("fold", [False, True])
-def test_renumbered_rows_equal_numpy_oracle(fold):
+@pytest.mark.parametrize("fold, column_type, value_type", [(False, np.int64, np.int64), (True, np.int64, np.int64),
+                                                          (True, np.uint8, np.uint16), (True, np.uint16, np.uint8),
+                                                          (True, np.uint32, np.uint64), (True, np.uint64, np.uint32)])
+def test_renumbered_rows_equal_numpy_oracle(fold, column_type, value_type):
     # rows of 0 to K cells in order of column, renumbered by a permutation (an aligned model's
-    # topics), then with some topics folded into others (an update's freed topics kept)
+    # topics), then with some topics folded into others (an update's freed topics kept); the
+    # columns and values in the dtypes a model's file keeps them in, as the kernel reads them
     rng = np.random.default_rng(int(fold))
     K = 9
     lengths = rng.integers(0, K + 1, 200)
     ptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
-    columns = np.concatenate([np.sort(rng.permutation(K)[:n]) for n in lengths]).astype(np.int64)
-    values = rng.integers(1, 2 ** 40, columns.size)
+    columns = np.concatenate([np.sort(rng.permutation(K)[:n]) for n in lengths]).astype(column_type)
+    values = rng.integers(1, min(2 ** 40, np.iinfo(value_type).max), columns.size).astype(value_type)
+    columns.setflags(write=False)  # (read-only, as a model's file mapped)
+    values.setflags(write=False)
     to = rng.permutation(K).astype(np.int64)
     if fold:
         to[[1, 4, 7]] = to[[2, 0, 8]]
     codes, sums = np.empty(columns.size, np.int64), np.empty(columns.size, np.int64)
     n = renumbered_rows(ptr, columns, values, to, K, 5, codes, sums)
-    want = oracle.renumbered_rows(ptr, columns, values, to, K, 5)
+    want = oracle.renumbered_rows(ptr, columns.astype(np.int64), values.astype(np.int64), to, K, 5)
     assert np.array_equal(codes[:n], want[0]) and np.array_equal(sums[:n], want[1])
     assert np.all(np.diff(codes[:n]) > 0)
