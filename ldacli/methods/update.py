@@ -197,7 +197,7 @@ def read_through(counts: TopicCounts) -> None:
     words = counts.words
     arrays = [words.ptr, words.columns, words.sums, words.large]
     if counts.carried:
-        arrays += [counts.prior.words, counts.prior.topics, counts.prior.extra]
+        arrays += counts.prior.arrays().values()
     for a in arrays:
         let_go(np.asarray(a))
 
@@ -273,8 +273,9 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     :func:`summed` adds them."""
     held = parent.counts
     K, V = parent.n_topics, len(parent.vocab)
+    carried = held.carried and held.prior is not None
     words, topics, values = held.word_means()
-    if not (held.carried and held.prior is not None):
+    if not carried:
         keep = values > 0
         if not keep.all():
             words, topics, values = words[keep], topics[keep], values[keep]
@@ -282,7 +283,7 @@ def evidence(parent: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     total = topic_rows(words, topics, values, K, V)
     del words, topics, values  # (each copy let go as soon as it is not needed: the peak of settling)
     total = total.tocsc()  # (by word: as the prior, then the result)
-    if not (held.carried and held.prior is not None):
+    if not carried:
         return cells_by_word(total)
     at, run_topics, extra = held.prior.by_word()  # (topics in the run's ids: in the model's, put in order again)
     if held.order is None:

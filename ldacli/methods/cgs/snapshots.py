@@ -452,7 +452,8 @@ class RowPart:
             merged_sums[moved], merged_sums[places] = sums, values[miss]
             old, sums = merged, merged_sums
         rows = self.ptr.size - 1
-        return RowPart(starts(old // self.n_columns, rows), (old % self.n_columns).astype(self.columns.dtype), *_kept(sums), most, self.n_columns)
+        return RowPart(starts(old // self.n_columns, rows), (old % self.n_columns).astype(self.columns.dtype),
+                       *_kept(sums), most, self.n_columns)
 
     def _slice(self, a: int, b: int) -> "RowPart":
         """Rows ``a`` to ``b`` as a part (arrays of their own)."""
